@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// Entry point of the root npm scripts: installs dependencies when missing, finds or
+// starts Redis, then runs the task. Node built-ins only (it runs before `npm ci`).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureRedis } from './redis.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+// onnxruntime-node's install script would download CUDA libraries; CPU binaries are bundled.
+const env = {
+  ...process.env,
+  ONNXRUNTIME_NODE_INSTALL: 'skip',
+  TURBO_TELEMETRY_DISABLED: '1',
+  DO_NOT_TRACK: '1',
+};
+
+function ensureDependencies() {
+  const marker = path.join(root, 'node_modules', '.package-lock.json');
+  const lock = path.join(root, 'package-lock.json');
+  const fresh =
+    existsSync(marker) && (!existsSync(lock) || statSync(marker).mtimeMs >= statSync(lock).mtimeMs);
+  if (fresh) return;
+  console.error('anneal: installing dependencies (npm ci)…');
+  const args = existsSync(lock)
+    ? ['ci', '--no-audit', '--no-fund']
+    : ['install', '--no-audit', '--no-fund'];
+  const result = spawnSync('npm', args, { cwd: root, env, stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+function run(command, args, extraEnv = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: root,
+      env: { ...env, ...extraEnv },
+      stdio: 'inherit',
+    });
+    const forward = (signal) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function withRedis(fn) {
+  let redis;
+  try {
+    redis = await ensureRedis(env);
+  } catch (err) {
+    console.error(`anneal: ${err.message}`);
+    return 1;
+  }
+  console.error(`anneal: using Redis at ${redis.url} (${redis.source})`);
+  try {
+    return await fn({ REDIS_URL: redis.url });
+  } finally {
+    redis.stop();
+  }
+}
+
+const tasks = {
+  test: (extra) =>
+    withRedis((redisEnv) =>
+      run(bin('turbo'), ['run', 'test', '--concurrency=1', ...extra], redisEnv),
+    ),
+  bench: (extra) =>
+    withRedis((redisEnv) =>
+      run(bin('turbo'), ['run', 'bench', '--concurrency=1', ...extra], redisEnv),
+    ),
+  demo: (extra) =>
+    withRedis((redisEnv) =>
+      run(
+        process.execPath,
+        [path.join(root, 'apps/cli/bin/anneal.js'), 'demo', ...extra],
+        redisEnv,
+      ),
+    ),
+  lint: async (extra) => {
+    for (const [cmd, args] of [
+      [bin('prettier'), ['--check', '.']],
+      [bin('eslint'), ['.', ...extra]],
+      [bin('turbo'), ['run', 'typecheck']],
+      [
+        bin('dpdm'),
+        [
+          '--no-warning',
+          '--no-tree',
+          '--exit-code',
+          'circular:1',
+          '-T',
+          'apps/*/src/**/*.ts',
+          'packages/*/src/**/*.ts',
+        ],
+      ],
+    ]) {
+      const code = await run(cmd, args);
+      if (code !== 0) return code;
+    }
+    return 0;
+  },
+};
+
+const [task, ...extra] = process.argv.slice(2);
+if (!task || !(task in tasks)) {
+  console.error(`usage: node scripts/run.mjs <${Object.keys(tasks).join('|')}> [args…]`);
+  process.exit(2);
+}
+ensureDependencies();
+process.exit(await tasks[task](extra));
