@@ -1,0 +1,136 @@
+// The engine contracts every implementation honours: vLLM + Tinker-HTTP in production,
+// the embedded ONNX sampler + TypeScript trainer on a laptop/CI. Workers only see these.
+
+/** Token-in/token-out sampling request (VLLM_API.md: token-id prompts, never text). */
+export interface SampleRequest {
+  /** Prompt token ids. */
+  prompt: readonly number[];
+  /** Number of samples for this prompt (vLLM `n`). */
+  n: number;
+  maxTokens: number;
+  temperature: number;
+  topP: number;
+  /** Sample k uses seed + k (vLLM semantics). */
+  seed?: number;
+  stopTokenIds?: readonly number[];
+  /** Weights to sample from: a name returned by `InferenceEngine.loadWeights`; default = base. */
+  model?: string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'abort' | 'context_overflow';
+
+export interface SampledSequence {
+  /** Generated token ids (exact, as sampled). */
+  tokens: number[];
+  /** Sampling log-probabilities of each generated token (same length as `tokens`). */
+  logprobs: number[];
+  finishReason: FinishReason;
+}
+
+/** Reference to weights the sampler can load (Tinker `save_weights_for_sampler` result). */
+export interface SamplerWeights {
+  /** Name the sampler serves them under (LoRA adapter name for vLLM). */
+  name: string;
+  /** Where the weights are: `tinker://…`, a file path, or a shared-storage path. */
+  path: string;
+}
+
+export interface InferenceEngine {
+  sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]>;
+  /** Weight sync: make `weights` servable under `weights.name` (and reset caches). */
+  loadWeights(weights: SamplerWeights): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Tinker TensorData, in-process form. */
+export type Tensor = Float32Array | Int32Array;
+
+/** One training example (Tinker `Datum`): model input tokens + per-target-token inputs. */
+export interface Datum {
+  /** Input token ids (prompt + completion minus the last token, Tinker convention). */
+  modelInput: readonly number[];
+  /** Loss inputs keyed by name, each aligned with `modelInput` positions:
+   * `target_tokens` (Int32Array), `weights`, `logprobs`, `advantages` (Float32Array). */
+  lossFnInputs: Record<string, Tensor>;
+}
+
+/** Losses of TRAINER_API.md, plus `bradley_terry` for value-head reward models. */
+export type LossFn = 'cross_entropy' | 'importance_sampling' | 'ppo' | 'bradley_terry';
+
+export interface LossFnConfig {
+  clipLowThreshold?: number;
+  clipHighThreshold?: number;
+}
+
+export interface ForwardResult {
+  /** Per datum: the trainer's logprobs of each target token (π_train), or scores for value heads. */
+  logprobs: Float32Array[];
+  /** Backend metrics with Tinker's `name:reduction` keys, e.g. `loss:sum`. */
+  metrics: Record<string, number>;
+}
+
+export interface AdamParams {
+  learningRate: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** Clip the global gradient norm to this value when > 0. */
+  gradClipNorm: number;
+}
+
+export interface OptimStepResult {
+  /** Global L2 gradient norm before clipping; null when the backend reports none. */
+  gradNorm: number | null;
+  metrics: Record<string, number>;
+}
+
+/** How a backend reduces token losses (TRAINER_API.md "Reduction"). */
+export type LossReduction = 'sum' | 'mean_per_sequence';
+
+export interface TrainerCapabilities {
+  kinds: ReadonlyArray<'sft' | 'rm' | 'grpo' | 'eval'>;
+  losses: readonly LossFn[];
+  reduction: LossReduction;
+}
+
+export interface CreateModelOptions {
+  baseModel: string;
+  loraRank: number;
+  seed?: number;
+  /** `value` replaces the LM head with a scalar value head (reward models, RECIPE §5). */
+  head?: 'lm' | 'value';
+}
+
+/** A model being trained (a Tinker `model_id`). */
+export interface TrainerModel {
+  readonly id: string;
+  forward(data: readonly Datum[], lossFn: LossFn, config?: LossFnConfig): Promise<ForwardResult>;
+  forwardBackward(
+    data: readonly Datum[],
+    lossFn: LossFn,
+    config?: LossFnConfig,
+  ): Promise<ForwardResult>;
+  optimStep(params: AdamParams): Promise<OptimStepResult>;
+  /** Full training state (weights + optimizer) under `name`; returns its path. */
+  saveWeights(name: string): Promise<string>;
+  /** Restore a `saveWeights` path (right after creation). */
+  loadWeights(path: string): Promise<void>;
+  /** Weights for the sampler (ONNX export for embedded, LoRA adapter for vLLM). */
+  saveWeightsForSampler(name: string): Promise<SamplerWeights>;
+}
+
+export interface TrainerEngine {
+  readonly capabilities: TrainerCapabilities;
+  createModel(options: CreateModelOptions): Promise<TrainerModel>;
+  close(): Promise<void>;
+}
+
+/** Scores (prompt, response) token sequences with a value-head reward model (RECIPE §5). */
+export interface RewardScorer {
+  /** Scalar score s(x, y) per pair. */
+  score(
+    pairs: ReadonlyArray<{ prompt: readonly number[]; response: readonly number[] }>,
+  ): Promise<Float32Array>;
+  close(): Promise<void>;
+}
