@@ -1,1 +1,13 @@
-console.log('anneal');
+// The `anneal` command. Each command family lives in src/commands/<name>.ts and exports
+// `register(program)`; this file only wires them.
+import { Command } from 'commander';
+
+const program = new Command('anneal')
+  .description('Anneal: RL post-training orchestrator (SFT -> reward model -> GRPO -> eval)')
+  .showHelpAfterError()
+  .exitOverride((err) => {
+    // Usage errors (unknown flags, missing arguments) exit 2, like other Unix tools.
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+
+await program.parseAsync(process.argv);

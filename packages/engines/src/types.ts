@@ -134,3 +134,12 @@ export interface RewardScorer {
   ): Promise<Float32Array>;
   close(): Promise<void>;
 }
+
+/** Text <-> token ids for one model. Rollouts stay token-in/token-out: tokenizers are only
+ * used for text that enters the sequence from outside (prompts, tool outputs). */
+export interface Tokenizer {
+  encode(text: string): number[];
+  decode(tokens: readonly number[]): string;
+  readonly eosTokenId: number;
+  readonly vocabSize: number;
+}
