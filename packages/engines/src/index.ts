@@ -1,1 +1,2 @@
 export type * from './types.ts';
+export { ByteTokenizer, SPECIAL_MARKERS } from './embedded/tokenizer.ts';

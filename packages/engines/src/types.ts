@@ -142,4 +142,6 @@ export interface Tokenizer {
   decode(tokens: readonly number[]): string;
   readonly eosTokenId: number;
   readonly vocabSize: number;
+  /** Id of a special marker such as `<|call|>`, or undefined if the tokenizer has none. */
+  specialTokenId(marker: string): number | undefined;
 }
