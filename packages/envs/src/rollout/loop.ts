@@ -1,0 +1,175 @@
+// Multi-turn rollout loop (README "Tool-call format"): generate until <|/call|>, <|eos|> or a
+// budget; run the call; append the tool output as tokens (masked); continue. Token-in/token-out:
+// model tokens are kept exactly as sampled, only tool outputs are encoded.
+import type { InferenceEngine, SampledSequence } from '@anneal/engines';
+import type { ToolCallFormat } from '../format/toolCallFormat.ts';
+import type { SearchWebTool, ToolSession } from '../search/searchWeb.ts';
+import { parseSegment } from './parse.ts';
+import { segmentSeed } from './seeds.ts';
+import { RolloutSequence } from './sequence.ts';
+import type { Rollout, RolloutConfig, RolloutFinish, RolloutRequest } from './types.ts';
+
+export interface RolloutEnv {
+  engine: InferenceEngine;
+  format: ToolCallFormat;
+  tool: SearchWebTool;
+  config: RolloutConfig;
+}
+
+const DEFAULT_MIN_GENERATION = 8;
+
+function remainingBudget(seq: RolloutSequence, config: RolloutConfig): number {
+  const contextLeft = config.maxContextTokens - seq.length;
+  const responseLeft = config.maxResponseTokens - (seq.length - seq.promptLength);
+  return Math.min(contextLeft, responseLeft);
+}
+
+async function sampleSegment(
+  env: RolloutEnv,
+  seq: RolloutSequence,
+  n: number,
+  seed: number | undefined,
+  signal?: AbortSignal,
+): Promise<SampledSequence[]> {
+  const { config, format } = env;
+  const samples = await env.engine.sample(
+    {
+      prompt: seq.tokens,
+      n,
+      maxTokens: remainingBudget(seq, config),
+      temperature: config.temperature,
+      topP: config.topP,
+      stopTokenIds: format.stopTokenIds,
+      ...(seed === undefined ? {} : { seed }),
+      ...(config.model === undefined ? {} : { model: config.model }),
+    },
+    signal,
+  );
+  if (samples.length !== n)
+    throw new Error(`engine returned ${samples.length} samples, asked ${n}`);
+  return samples;
+}
+
+function finishRollout(
+  seq: RolloutSequence,
+  session: ToolSession,
+  finish: RolloutFinish,
+  answer: string | null,
+): Rollout {
+  return {
+    tokens: seq.tokens,
+    promptLength: seq.promptLength,
+    lossMask: seq.lossMask,
+    logprobs: seq.logprobs,
+    generatedTokens: seq.generatedCount(),
+    toolCalls: session.calls,
+    toolErrors: session.errors,
+    refusedCalls: session.refused,
+    calls: [...session.records],
+    answer,
+    finish,
+    truncated: finish === 'length' || finish === 'context_overflow',
+  };
+}
+
+/** Continue one rollout from its first sampled segment until it answers or runs out of budget. */
+async function continueRollout(
+  env: RolloutEnv,
+  seq: RolloutSequence,
+  first: SampledSequence,
+  seeds: { seed: number | undefined; index: number },
+  signal?: AbortSignal,
+): Promise<Rollout> {
+  const { format, config } = env;
+  const session = env.tool.session();
+  const reserve = config.minGenerationTokens ?? DEFAULT_MIN_GENERATION;
+  let sample = first;
+  for (let turn = 1; ; turn++) {
+    seq.appendGenerated(sample);
+    if (sample.finishReason === 'context_overflow')
+      return finishRollout(seq, session, 'context_overflow', null);
+    const action = parseSegment(sample.tokens, format);
+    if (action.kind === 'answer') return finishRollout(seq, session, 'answer', action.answer);
+    if (action.kind === 'no_answer') return finishRollout(seq, session, 'no_answer', null);
+    if (action.kind === 'incomplete') {
+      const out: RolloutFinish = sample.finishReason === 'stop' ? 'no_answer' : 'length';
+      return finishRollout(seq, session, out, null);
+    }
+    const record =
+      action.kind === 'call'
+        ? await session.call(action.query, signal)
+        : session.malformed(action.detail);
+    const room = remainingBudget(seq, config) - reserve;
+    if (room < 2) return finishRollout(seq, session, 'length', null);
+    seq.appendEnvironment(format.encodeResult(record.output, room));
+    if (remainingBudget(seq, config) <= 0) return finishRollout(seq, session, 'length', null);
+    const seed = seeds.seed === undefined ? undefined : segmentSeed(seeds.seed, seeds.index, turn);
+    [sample] = (await sampleSegment(env, seq, 1, seed, signal)) as [SampledSequence];
+  }
+}
+
+/** One GRPO group: the first segment of all n rollouts in one request (shared prompt), then each
+ * rollout continues on its own; the engine decides how to batch the concurrent requests. */
+export async function runRolloutGroup(
+  env: RolloutEnv,
+  request: RolloutRequest,
+  signal?: AbortSignal,
+): Promise<Rollout[]> {
+  const promptSeq = new RolloutSequence(request.prompt);
+  if (remainingBudget(promptSeq, env.config) <= 0) {
+    // Like a vLLM context overflow: the rollouts are truncated, the run goes on.
+    return Array.from({ length: request.n }, () =>
+      finishRollout(
+        new RolloutSequence(request.prompt),
+        env.tool.session(),
+        'context_overflow',
+        null,
+      ),
+    );
+  }
+  return allOrAbort(signal, async (inner) => {
+    const firsts = await sampleSegment(env, promptSeq, request.n, request.seed, inner);
+    return firsts.map((first, index) =>
+      continueRollout(
+        env,
+        new RolloutSequence(request.prompt),
+        first,
+        { seed: request.seed, index },
+        inner,
+      ),
+    );
+  });
+}
+
+/** Many groups concurrently (Promise-based); results in request order. */
+export function runRollouts(
+  env: RolloutEnv,
+  requests: readonly RolloutRequest[],
+  signal?: AbortSignal,
+): Promise<Rollout[][]> {
+  return allOrAbort(signal, (inner) =>
+    Promise.resolve(requests.map((request) => runRolloutGroup(env, request, inner))),
+  );
+}
+
+/** Promise.all that aborts the siblings' engine requests when one of them fails. */
+async function allOrAbort<T>(
+  signal: AbortSignal | undefined,
+  start: (inner: AbortSignal) => Promise<Promise<T>[]>,
+): Promise<T[]> {
+  const controller = new AbortController();
+  const inner = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
+  try {
+    const pending = await start(inner);
+    return await Promise.all(
+      pending.map((p) =>
+        p.catch((err: unknown) => {
+          controller.abort(err);
+          throw err;
+        }),
+      ),
+    );
+  } finally {
+    controller.abort(); // nothing is left running once this returns
+  }
+}

@@ -1,0 +1,41 @@
+// Reads one generated segment (token ids, as sampled) as an action of the tool-call format.
+// Decoding model output to text is fine for parsing; it is never re-encoded.
+import type { ToolCallFormat } from '../format/toolCallFormat.ts';
+
+export type SegmentAction =
+  | { kind: 'call'; query: string }
+  | { kind: 'malformed_call'; detail: string }
+  | { kind: 'answer'; answer: string }
+  /** Ended with <|eos|> but without an <|answer|> marker. */
+  | { kind: 'no_answer' }
+  /** Ended without a stop token (token budget or engine limit). */
+  | { kind: 'incomplete' };
+
+function lastIndexOf(tokens: readonly number[], id: number, before: number): number {
+  for (let i = before - 1; i >= 0; i--) if (tokens[i] === id) return i;
+  return -1;
+}
+
+/** Parse a segment that the engine stopped at <|/call|>, <|eos|>, or a budget. */
+export function parseSegment(tokens: readonly number[], format: ToolCallFormat): SegmentAction {
+  const { ids, tokenizer } = format;
+  const last = tokens.length - 1;
+  const lastToken = tokens[last];
+  const structural = new Set(Object.values(ids));
+  if (lastToken === ids.callEnd) {
+    const start = lastIndexOf(tokens, ids.callStart, last);
+    if (start < 0) return { kind: 'malformed_call', detail: 'call end without call start' };
+    const body = tokens.slice(start + 1, last);
+    if (body.some((t) => structural.has(t))) {
+      return { kind: 'malformed_call', detail: 'special token inside the query' };
+    }
+    return { kind: 'call', query: tokenizer.decode(body) };
+  }
+  if (lastToken === ids.eos) {
+    const start = lastIndexOf(tokens, ids.answer, last);
+    if (start < 0) return { kind: 'no_answer' };
+    const body = tokens.slice(start + 1, last).filter((t) => !structural.has(t));
+    return { kind: 'answer', answer: tokenizer.decode(body).trim() };
+  }
+  return { kind: 'incomplete' };
+}

@@ -1,0 +1,57 @@
+// Multi-turn rollout results: exact token ids, per-token sampling logprobs and the loss mask.
+import type { ToolCallRecord } from '../search/searchWeb.ts';
+
+export interface RolloutConfig {
+  /** Longest whole sequence (prompt + generated + tool output); the model's context. */
+  maxContextTokens: number;
+  /** Most tokens after the prompt (generated + tool output), e.g. 8192 (RECIPE §6). */
+  maxResponseTokens: number;
+  temperature: number;
+  topP: number;
+  /** Weights to sample from (a name from `InferenceEngine.loadWeights`); default = base. */
+  model?: string;
+  /** Tokens kept free for generation after a tool output; the output is clipped to leave them
+   * (default 8). */
+  minGenerationTokens?: number;
+}
+
+export type RolloutFinish =
+  /** `<|answer|>…<|eos|>` */
+  | 'answer'
+  /** `<|eos|>` without an answer marker */
+  | 'no_answer'
+  /** token budget (context or response) ran out */
+  | 'length'
+  /** the engine reported the context was exceeded */
+  | 'context_overflow';
+
+export interface Rollout {
+  /** Prompt + everything after it, exact ids. */
+  tokens: number[];
+  promptLength: number;
+  /** 1 for model-generated tokens, 0 for prompt and tool-output tokens. Same length as tokens. */
+  lossMask: number[];
+  /** Sampling logprob (μ_infer) of each generated token; 0 where lossMask is 0. */
+  logprobs: number[];
+  /** Model-generated tokens (Σ lossMask). */
+  generatedTokens: number;
+  /** c_i: tool calls the model emitted (including failed and refused). */
+  toolCalls: number;
+  /** e_i: failed tool calls. */
+  toolErrors: number;
+  refusedCalls: number;
+  calls: ToolCallRecord[];
+  /** Final answer text, or null when the model did not produce `<|answer|>…<|eos|>`. */
+  answer: string | null;
+  finish: RolloutFinish;
+  /** Stopped by a budget (context or max tokens) rather than by the model. */
+  truncated: boolean;
+}
+
+/** One prompt, `n` rollouts (a GRPO group). */
+export interface RolloutRequest {
+  prompt: readonly number[];
+  n: number;
+  /** Base seed; rollout k's first segment uses seed + k. */
+  seed?: number;
+}
