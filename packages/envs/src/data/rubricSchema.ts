@@ -2,16 +2,8 @@
 import { checkProblems } from '../rubrics/programmatic.ts';
 import type { LanguageCode } from '../rubrics/language.ts';
 import type { Rubric, RubricCheck } from '../rubrics/types.ts';
-import {
-  Issues,
-  arrayOf,
-  isObject,
-  join,
-  nonEmptyString,
-  noUnknownFields,
-  stringItem,
-} from './fields.ts';
-import type { Json } from './fields.ts';
+import { arrayOf, isObject, join, nonEmptyString, noUnknownFields, stringItem } from './fields.ts';
+import type { Json, Issues } from './fields.ts';
 
 const LANGUAGES: readonly Exclude<LanguageCode, 'und'>[] = [
   'en',

@@ -1,7 +1,6 @@
 // Row shapes of the JSONL datasets (README "Datasets") and their validators.
 import type { Rubric } from '../rubrics/types.ts';
 import {
-  Issues,
   arrayOf,
   isObject,
   join,
@@ -10,7 +9,7 @@ import {
   optionalString,
   stringItem,
 } from './fields.ts';
-import type { Json } from './fields.ts';
+import type { Json, Issues } from './fields.ts';
 import { rubricItem } from './rubricSchema.ts';
 
 export interface QaRow {
