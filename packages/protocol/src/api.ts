@@ -1,0 +1,78 @@
+// Response shapes of the REST API v1 (the same schemas feed OpenAPI at /docs).
+import { Type, type Static } from '@sinclair/typebox';
+import { RunKindSchema } from './run-spec/kind.ts';
+import { RunStateSchema, Transition } from './run-state.ts';
+import { StepRecord } from './step-record.ts';
+import { WorkerRecord } from './control.ts';
+
+export const CheckpointPointer = Type.Object(
+  {
+    step: Type.Integer({ minimum: 0 }),
+    path: Type.String(),
+    at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false, description: 'Latest checkpoint; a retried run resumes from it.' },
+);
+export type CheckpointPointer = Static<typeof CheckpointPointer>;
+
+/** A run as the API returns it. `spec` is the resolved spec (defaults applied). */
+export const RunResource = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  kind: RunKindSchema,
+  state: RunStateSchema,
+  pool: Type.String(),
+  priority: Type.Integer(),
+  labels: Type.Record(Type.String(), Type.String()),
+  name: Type.Optional(Type.String()),
+  spec: Type.Record(Type.String(), Type.Unknown()),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  endedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  workerId: Type.Optional(Type.String()),
+  attempt: Type.Integer({ minimum: 0, description: 'Times the run has been started.' }),
+  waitingReason: Type.Optional(
+    Type.String({ description: 'Why a queued/retrying run is not running yet.' }),
+  ),
+  cancelRequested: Type.Boolean(),
+  error: Type.Optional(Type.String()),
+  lastStep: Type.Optional(Type.Integer()),
+  checkpoint: Type.Optional(CheckpointPointer),
+  transitions: Type.Optional(Type.Array(Transition)),
+});
+export type RunResource = Static<typeof RunResource>;
+
+export const RunList = Type.Object({
+  runs: Type.Array(RunResource),
+  nextCursor: Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` to get the next page; null at the end.',
+  }),
+});
+
+export const StepHistory = Type.Object({
+  runId: Type.String(),
+  steps: Type.Array(StepRecord),
+});
+
+export const QueueCounts = Type.Object({
+  waiting: Type.Integer(),
+  prioritized: Type.Integer(),
+  delayed: Type.Integer(),
+  active: Type.Integer(),
+  completed: Type.Integer(),
+  failed: Type.Integer(),
+});
+
+export const PoolStatus = Type.Object({
+  name: Type.String(),
+  slotsPerWorker: Type.Integer({ description: 'Configured run slots per worker.' }),
+  workers: Type.Object({ online: Type.Integer(), busy: Type.Integer(), draining: Type.Integer() }),
+  slots: Type.Object({ total: Type.Integer(), busy: Type.Integer(), free: Type.Integer() }),
+  queue: QueueCounts,
+  oldestWaitingAgeSeconds: Type.Union([Type.Number(), Type.Null()]),
+});
+export type PoolStatus = Static<typeof PoolStatus>;
+
+export const PoolList = Type.Object({ pools: Type.Array(PoolStatus) });
+export const WorkerList = Type.Object({ workers: Type.Array(WorkerRecord) });

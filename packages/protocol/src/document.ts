@@ -1,0 +1,142 @@
+// JSON/YAML text -> value, and schema validation that reports JSON pointers (and YAML lines).
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { LineCounter, parseDocument } from 'yaml';
+
+/** One problem with an input document: JSON pointer of the field, message, and source line. */
+export interface Issue {
+  /** JSON pointer (RFC 6901) of the offending field, `''` for the whole document. */
+  path: string;
+  message: string;
+  /** 1-based line in the source text, when known. */
+  line?: number;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: Issue[] };
+
+/** A parsed document plus a way to find the source line of a JSON pointer. */
+export interface SourceDocument {
+  value: unknown;
+  lineOf(pointer: string): number | undefined;
+}
+
+const MAX_ISSUES = 50;
+
+export function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+export function joinPointer(...segments: Array<string | number>): string {
+  return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}
+
+/** Parses JSON or YAML (JSON is YAML 1.2); syntax errors carry their line. */
+export function parseSourceText(text: string): Parsed<SourceDocument> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.slice(0, MAX_ISSUES).map((e) => ({
+        path: '',
+        message: `syntax error: ${e.message.split('\n')[0] ?? e.code}`,
+        line: lineCounter.linePos(e.pos[0]).line,
+      })),
+    };
+  }
+  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  const lineOf = (pointer: string): number | undefined => {
+    const segments = pointerSegments(pointer).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    for (let depth = segments.length; depth >= 0; depth--) {
+      const node = doc.getIn(segments.slice(0, depth), true) as {
+        range?: [number, number, number];
+      };
+      if (node && typeof node === 'object' && Array.isArray(node.range)) {
+        return lineCounter.linePos(node.range[0]).line;
+      }
+    }
+    return undefined;
+  };
+  return { ok: true, value: { value, lineOf } };
+}
+
+function describe(error: {
+  path: string;
+  message: string;
+  value: unknown;
+  schema: TSchema;
+}): Issue {
+  const segments = pointerSegments(error.path);
+  if (error.message === 'Unexpected property') {
+    return { path: error.path, message: `unknown field '${segments.at(-1) ?? ''}'` };
+  }
+  if (error.value === undefined) {
+    return { path: error.path, message: `required field is missing` };
+  }
+  return { path: error.path, message: error.message.replace(/^Expected/, 'expected') };
+}
+
+/** The `type` discriminator values of a union of objects, or undefined for other unions. */
+function discriminators(schema: TSchema): string[] | undefined {
+  const variants = schema.anyOf as TSchema[] | undefined;
+  if (!Array.isArray(variants)) return undefined;
+  const tags = variants.map(
+    (v) => (v.properties as Record<string, TSchema> | undefined)?.type?.const,
+  );
+  return tags.every((t) => typeof t === 'string') ? (tags as string[]) : undefined;
+}
+
+/** Errors of a `type`-discriminated union: explain against the variant the value names. */
+function unionIssues(schema: TSchema, value: unknown, path: string): Issue[] | undefined {
+  const tags = discriminators(schema);
+  if (!tags) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return [{ path, message: 'expected a mapping' }];
+  }
+  const tag = (value as { type?: unknown }).type;
+  const index = tags.indexOf(String(tag));
+  if (typeof tag !== 'string' || index < 0) {
+    return [{ path: `${path}/type`, message: `expected one of ${tags.join(', ')}` }];
+  }
+  const variant = (schema.anyOf as TSchema[])[index] as TSchema;
+  return schemaIssues(variant, value).map((i) => ({ ...i, path: path + i.path }));
+}
+
+/** Validates `value` against `schema`; returns issues sorted by path, one per path. */
+export function schemaIssues(
+  schema: TSchema,
+  value: unknown,
+  lineOf?: (pointer: string) => number | undefined,
+): Issue[] {
+  const byPath = new Map<string, Issue>();
+  for (const error of Value.Errors(schema, value)) {
+    if (byPath.has(error.path)) continue;
+    const nested = unionIssues(error.schema, error.value, error.path);
+    for (const issue of nested ?? [describe(error)]) {
+      if (byPath.has(issue.path)) continue;
+      const line = lineOf?.(issue.path);
+      byPath.set(issue.path, line === undefined ? issue : { ...issue, line });
+    }
+    if (byPath.size >= MAX_ISSUES) break;
+  }
+  return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Applies schema defaults to a deep copy of `value` (never mutates the input). */
+export function withDefaults<T>(schema: TSchema, value: unknown): T {
+  return Value.Default(schema, Value.Clone(value)) as T;
+}
+
+/** Renders issues one per line: `/rollout/groupSize (line 4): expected integer`. */
+export function formatIssues(issues: readonly Issue[]): string {
+  return issues
+    .map(
+      (i) =>
+        `${i.path || '(document)'}${i.line === undefined ? '' : ` (line ${i.line})`}: ${i.message}`,
+    )
+    .join('\n');
+}

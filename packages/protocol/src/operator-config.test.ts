@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { localOperatorConfig, parseOperatorConfig } from './operator-config.ts';
+
+const HASH = 'a'.repeat(64);
+const VALID = `
+pools:
+  gpu: {slots: 2}
+inference:
+  qwen: {type: vllm, replicas: ["http://10.0.0.1:8000", "http://10.0.0.2:8000"]}
+trainers:
+  tinker: {type: tinker, url: "http://10.0.0.3:8080", apiKeyEnv: TINKER_API_KEY,
+           capabilities: {kinds: [sft, grpo], losses: [cross_entropy, importance_sampling]}}
+search:
+  web: {type: searxng, url: "http://searx:8080"}
+baseModels:
+  qwen3-8b: {model: Qwen/Qwen3-8B}
+defaults: {pool: gpu, inference: qwen, trainer: tinker, search: web, baseModel: qwen3-8b}
+tenants:
+  acme: {maxConcurrentRuns: 2}
+  beta: {}
+tokens:
+  - {name: alice, sha256: ${HASH}, role: submitter, tenant: acme}
+`;
+
+function errorsOf(text: string) {
+  const result = parseOperatorConfig(text);
+  if (result.ok) throw new Error('expected errors');
+  return result.errors;
+}
+
+describe('parseOperatorConfig', () => {
+  it('accepts a full config and applies defaults', () => {
+    const result = parseOperatorConfig(VALID);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.value.tenants.beta?.maxConcurrentRuns).toBe(4);
+    expect(result.value.rateLimit).toEqual({ max: 600, windowSeconds: 60 });
+    expect(result.value.trainers.tinker?.capabilities.reduction).toBe('sum');
+    expect(result.value.rewardModels).toEqual({});
+  });
+
+  it('explains a bad discriminated entry against the variant it names', () => {
+    const errs = errorsOf(
+      VALID.replace('type: searxng, url: "http://searx:8080"', 'type: searxng'),
+    );
+    expect(errs).toEqual([
+      { path: '/search/web/url', message: 'required field is missing', line: 10 },
+    ]);
+    const unknownType = errorsOf(VALID.replace('type: searxng', 'type: bing'));
+    expect(unknownType[0]).toMatchObject({
+      path: '/search/web/type',
+      message: 'expected one of local, searxng',
+    });
+  });
+
+  it('names unknown tenants, duplicate hashes and bad defaults', () => {
+    const text =
+      VALID.replace('pool: gpu,', 'pool: cpu,') +
+      `  - {name: bob, sha256: ${HASH}, role: viewer, tenant: nobody}\n`;
+    const errs = errorsOf(text);
+    expect(errs.map((e) => e.path)).toEqual([
+      '/defaults/pool',
+      '/tokens/1/tenant',
+      '/tokens/1/sha256',
+    ]);
+    expect(errs[0]?.message).toBe("unknown pools name 'cpu' (declared: gpu)");
+  });
+
+  it('rejects URLs where names belong and unknown keys', () => {
+    const errs = errorsOf(VALID.replace('gpu: {slots: 2}', 'gpu: {slots: 2, url: "http://x"}'));
+    expect(errs[0]).toMatchObject({ path: '/pools/gpu/url', line: 3 });
+  });
+
+  it('builds the local single-tenant config', () => {
+    const config = localOperatorConfig(HASH);
+    expect(Object.keys(config.tenants)).toEqual(['default']);
+    expect(config.tokens[0]).toMatchObject({ role: 'operator', tenant: 'default', sha256: HASH });
+    expect(config.defaults.trainer).toBe('embedded');
+  });
+});

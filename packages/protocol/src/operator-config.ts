@@ -1,0 +1,320 @@
+// The operator config file (YAML): pools, named endpoints, models, tenants and tokens.
+// Runs refer to these by name; URLs and secrets live only here (secrets as env-var names).
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  type Issue,
+  type Parsed,
+  joinPointer,
+  parseSourceText,
+  schemaIssues,
+  withDefaults,
+} from './document.ts';
+import { RESOURCE_NAME_PATTERN } from './names.ts';
+import { RUN_KINDS } from './run-spec/common.ts';
+
+const Name = Type.String({ pattern: RESOURCE_NAME_PATTERN });
+const Url = Type.String({ pattern: '^https?://[^\\s]+$', description: 'http(s) URL.' });
+const EnvVarName = Type.String({
+  pattern: '^[A-Z_][A-Z0-9_]*$',
+  description: 'Name of an environment variable holding a secret (never the secret itself).',
+});
+const named = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Union>>(
+  value: T,
+  description: string,
+) =>
+  // `default: {}` on the value schema makes TypeBox apply defaults inside each entry.
+  Type.Record(
+    Type.String({ pattern: RESOURCE_NAME_PATTERN }),
+    { ...value, default: {} },
+    {
+      additionalProperties: false,
+      default: {},
+      description,
+    },
+  );
+
+export const PoolConfig = Type.Object(
+  {
+    slots: Type.Integer({
+      minimum: 1,
+      maximum: 1024,
+      default: 1,
+      description: 'Run slots per worker.',
+    }),
+    description: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const InferenceEndpointConfig = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('vllm'),
+      replicas: Type.Array(Url, { minItems: 1, maxItems: 256, uniqueItems: true }),
+      apiKeyEnv: Type.Optional(EnvVarName),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object({ type: Type.Literal('embedded') }, { additionalProperties: false }),
+]);
+
+const LOSSES = ['cross_entropy', 'importance_sampling', 'ppo', 'bradley_terry'] as const;
+export type TrainerLoss = (typeof LOSSES)[number];
+
+export const TrainerCapabilitiesConfig = Type.Object(
+  {
+    kinds: Type.Array(Type.Union(RUN_KINDS.map((k) => Type.Literal(k))), {
+      minItems: 1,
+      uniqueItems: true,
+    }),
+    losses: Type.Array(Type.Union(LOSSES.map((l) => Type.Literal(l))), {
+      minItems: 1,
+      uniqueItems: true,
+    }),
+    reduction: Type.Union([Type.Literal('sum'), Type.Literal('mean_per_sequence')], {
+      default: 'sum',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const TrainerEndpointConfig = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('tinker'),
+      url: Url,
+      apiKeyEnv: Type.Optional(EnvVarName),
+      capabilities: TrainerCapabilitiesConfig,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { type: Type.Literal('embedded'), capabilities: TrainerCapabilitiesConfig },
+    { additionalProperties: false },
+  ),
+]);
+
+export const SearchBackendConfig = Type.Union([
+  Type.Object(
+    { type: Type.Literal('local'), corpus: Type.Optional(Type.String({ minLength: 1 })) },
+    { additionalProperties: false },
+  ),
+  Type.Object({ type: Type.Literal('searxng'), url: Url }, { additionalProperties: false }),
+]);
+
+export const RewardModelConfig = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('onnx'),
+      path: Type.String({ minLength: 1 }),
+      executionProvider: Type.Union([Type.Literal('cpu'), Type.Literal('cuda')], {
+        default: 'cpu',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('run'),
+      run: Type.String({ description: 'An Anneal rm run whose latest checkpoint is the model.' }),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+export const BaseModelConfig = Type.Object(
+  {
+    model: Type.String({
+      minLength: 1,
+      description: 'Identifier the engines load, e.g. `Qwen/Qwen3-8B` or `embedded:tiny`.',
+    }),
+    tokenizer: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const RateLimitConfig = Type.Object(
+  {
+    max: Type.Integer({ minimum: 1, description: 'Requests per window per token.' }),
+    windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
+  },
+  { additionalProperties: false },
+);
+
+export const TenantConfig = Type.Object(
+  {
+    maxConcurrentRuns: Type.Integer({
+      minimum: 1,
+      default: 4,
+      description: 'Runs of this tenant that may be running at once; the rest wait queued.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const ROLES = ['viewer', 'submitter', 'operator'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const TokenConfig = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, description: 'Who holds it (logs only).' }),
+    sha256: Type.String({
+      pattern: '^[0-9a-f]{64}$',
+      description: 'Lower-case hex SHA-256 of the bearer token.',
+    }),
+    role: Type.Union(ROLES.map((r) => Type.Literal(r))),
+    tenant: Name,
+    rateLimit: Type.Optional(RateLimitConfig),
+  },
+  { additionalProperties: false },
+);
+
+export const DefaultsConfig = Type.Object(
+  {
+    pool: Type.Optional(Name),
+    inference: Type.Optional(Name),
+    trainer: Type.Optional(Name),
+    search: Type.Optional(Name),
+    rewardModel: Type.Optional(Name),
+    baseModel: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' })),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const OperatorConfig = Type.Object(
+  {
+    pools: Type.Record(Type.String({ pattern: RESOURCE_NAME_PATTERN }), PoolConfig, {
+      additionalProperties: false,
+      minProperties: 1,
+    }),
+    inference: named(InferenceEndpointConfig, 'Inference endpoints (vLLM replicas or embedded).'),
+    trainers: named(TrainerEndpointConfig, 'Trainer endpoints with declared capabilities.'),
+    search: named(SearchBackendConfig, 'Search backends for the search_web tool.'),
+    rewardModels: named(RewardModelConfig, 'Preference (reward) models.'),
+    baseModels: Type.Record(
+      Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }),
+      BaseModelConfig,
+      {
+        additionalProperties: false,
+        default: {},
+      },
+    ),
+    defaults: DefaultsConfig,
+    tenants: Type.Record(Type.String({ pattern: RESOURCE_NAME_PATTERN }), TenantConfig, {
+      additionalProperties: false,
+      minProperties: 1,
+    }),
+    tokens: Type.Array(TokenConfig, { minItems: 1 }),
+    rateLimit: Type.Object(
+      {
+        max: Type.Integer({ minimum: 1, default: 600 }),
+        windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
+      },
+      { additionalProperties: false, default: {}, description: 'Default per-token rate limit.' },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type OperatorConfig = Static<typeof OperatorConfig>;
+export type TokenConfig = Static<typeof TokenConfig>;
+export type TrainerEndpointConfig = Static<typeof TrainerEndpointConfig>;
+
+/** Section of the config each `defaults` entry must name. */
+const DEFAULT_TARGETS = {
+  pool: 'pools',
+  inference: 'inference',
+  trainer: 'trainers',
+  search: 'search',
+  rewardModel: 'rewardModels',
+  baseModel: 'baseModels',
+} as const;
+
+function crossReferenceIssues(config: OperatorConfig): Issue[] {
+  const issues: Issue[] = [];
+  const known = (section: keyof typeof config) => Object.keys(config[section] as object);
+  for (const [key, section] of Object.entries(DEFAULT_TARGETS)) {
+    const name = config.defaults[key as keyof typeof DEFAULT_TARGETS];
+    if (name !== undefined && !known(section).includes(name)) {
+      const declared = known(section).join(', ') || 'none';
+      issues.push({
+        path: joinPointer('defaults', key),
+        message: `unknown ${section} name '${name}' (declared: ${declared})`,
+      });
+    }
+  }
+  const hashes = new Map<string, number>();
+  config.tokens.forEach((token, i) => {
+    if (!(token.tenant in config.tenants)) {
+      issues.push({
+        path: joinPointer('tokens', i, 'tenant'),
+        message: `unknown tenant '${token.tenant}' (declared: ${Object.keys(config.tenants).join(', ')})`,
+      });
+    }
+    const first = hashes.get(token.sha256);
+    if (first !== undefined) {
+      issues.push({
+        path: joinPointer('tokens', i, 'sha256'),
+        message: `same token hash as /tokens/${first}`,
+      });
+    } else hashes.set(token.sha256, i);
+  });
+  return issues;
+}
+
+/** Validates a parsed operator config and applies defaults. */
+export function validateOperatorConfig(
+  value: unknown,
+  lineOf?: (pointer: string) => number | undefined,
+): Parsed<OperatorConfig> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, errors: [{ path: '', message: 'the operator config must be a mapping' }] };
+  }
+  const defaulted = withDefaults<OperatorConfig>(OperatorConfig, value);
+  const issues = schemaIssues(OperatorConfig, defaulted, lineOf);
+  if (issues.length > 0) return { ok: false, errors: issues };
+  const crossIssues = crossReferenceIssues(defaulted).map((issue) => {
+    const line = lineOf?.(issue.path);
+    return line === undefined ? issue : { ...issue, line };
+  });
+  return crossIssues.length > 0
+    ? { ok: false, errors: crossIssues }
+    : { ok: true, value: defaulted };
+}
+
+/** Parses the operator config YAML (or JSON); errors name the JSON pointer and line. */
+export function parseOperatorConfig(text: string): Parsed<OperatorConfig> {
+  const source = parseSourceText(text);
+  if (!source.ok) return source;
+  return validateOperatorConfig(source.value.value, source.value.lineOf);
+}
+
+/** The single-tenant config `anneal up` uses without a config file: embedded engines only. */
+export function localOperatorConfig(operatorTokenSha256: string): OperatorConfig {
+  const allKinds = [...RUN_KINDS];
+  const result = validateOperatorConfig({
+    pools: { default: { slots: 1 } },
+    inference: { embedded: { type: 'embedded' } },
+    trainers: {
+      embedded: {
+        type: 'embedded',
+        capabilities: { kinds: allKinds, losses: [...LOSSES], reduction: 'sum' },
+      },
+    },
+    search: { local: { type: 'local' } },
+    baseModels: { tiny: { model: 'embedded:tiny' } },
+    defaults: {
+      pool: 'default',
+      inference: 'embedded',
+      trainer: 'embedded',
+      search: 'local',
+      baseModel: 'tiny',
+    },
+    tenants: { default: { maxConcurrentRuns: 4 } },
+    tokens: [
+      { name: 'local-operator', sha256: operatorTokenSha256, role: 'operator', tenant: 'default' },
+    ],
+  });
+  if (!result.ok)
+    throw new Error(`local operator config is invalid: ${JSON.stringify(result.errors)}`);
+  return result.value;
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { localOperatorConfig, validateOperatorConfig } from './operator-config.ts';
+import { resolveRunSpec } from './resolve.ts';
+import { parseRunSpec, type RunSpec } from './run-spec/index.ts';
+
+function spec(text: string): RunSpec {
+  const result = parseRunSpec(text);
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  return result.value;
+}
+
+const local = localOperatorConfig('b'.repeat(64));
+
+describe('resolveRunSpec', () => {
+  it('fills operator defaults for pool, model and the endpoints the kind uses', () => {
+    const result = resolveRunSpec(spec('kind: grpo'), local);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.value.pool).toBe('default');
+    expect(result.value.model).toEqual({ base: 'tiny' });
+    expect(result.value.endpoints).toEqual({
+      inference: 'embedded',
+      trainer: 'embedded',
+      search: 'local',
+    });
+    const sft = resolveRunSpec(spec('kind: sft'), local);
+    expect(sft.ok && sft.value.endpoints).toEqual({ trainer: 'embedded' });
+  });
+
+  it('names the field of an unknown resource', () => {
+    const result = resolveRunSpec(spec('kind: grpo\npool: gpu\nendpoints: {search: bing}'), local);
+    expect(result.ok).toBe(false);
+    expect(result.errors?.map((e) => [e.path, e.reason])).toEqual([
+      ['/pool', 'unknown'],
+      ['/endpoints/search', 'unknown'],
+    ]);
+    expect(result.errors?.[1]?.message).toBe("unknown search endpoint 'bing' (declared: local)");
+  });
+
+  it('rejects a kind or loss the trainer endpoint does not declare', () => {
+    const parsed = validateOperatorConfig({
+      ...local,
+      trainers: {
+        sftonly: {
+          type: 'embedded',
+          capabilities: { kinds: ['sft', 'grpo'], losses: ['cross_entropy'] },
+        },
+      },
+      defaults: { ...local.defaults, trainer: 'sftonly' },
+    });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const rm = resolveRunSpec(spec('kind: rm'), parsed.value);
+    expect(rm.errors?.map((e) => e.reason)).toEqual(['capability', 'capability']);
+    expect(rm.errors?.[0]?.message).toMatch(/cannot run rm runs/);
+    const grpo = resolveRunSpec(spec('kind: grpo'), parsed.value);
+    expect(grpo.errors?.[0]?.message).toMatch(/lacks the importance_sampling loss/);
+    expect(resolveRunSpec(spec('kind: sft'), parsed.value).ok).toBe(true);
+  });
+
+  it('reports missing required endpoints when there is no default', () => {
+    const parsed = validateOperatorConfig({
+      ...local,
+      defaults: { pool: 'default', baseModel: 'tiny' },
+    });
+    if (!parsed.ok) throw new Error('config');
+    const result = resolveRunSpec(spec('kind: eval'), parsed.value);
+    expect(result.errors?.map((e) => [e.path, e.reason])).toEqual([
+      ['/endpoints/inference', 'missing'],
+      ['/endpoints/search', 'missing'],
+    ]);
+  });
+});

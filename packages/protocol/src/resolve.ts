@@ -1,0 +1,149 @@
+// Resolves a run spec's named resources against the operator config: fills operator defaults,
+// rejects unknown names (naming the field) and runs the trainer endpoint cannot do.
+import { type Issue, type Parsed, joinPointer } from './document.ts';
+import type { OperatorConfig, TrainerLoss } from './operator-config.ts';
+import type { RunKind } from './run-spec/common.ts';
+import type { RunSpec } from './run-spec/index.ts';
+
+type EndpointKey = 'inference' | 'trainer' | 'search' | 'rewardModel';
+
+/** Endpoints each kind must have (after defaults); rewardModel is always optional. */
+export const REQUIRED_ENDPOINTS: Readonly<Record<RunKind, readonly EndpointKey[]>> = {
+  sft: ['trainer'],
+  rm: ['trainer'],
+  grpo: ['trainer', 'inference', 'search'],
+  eval: ['inference', 'search'],
+};
+
+/** Trainer losses a spec needs (TRAINER_API.md "Losses"). */
+export function requiredLosses(spec: RunSpec): TrainerLoss[] {
+  switch (spec.kind) {
+    case 'sft':
+      return ['cross_entropy'];
+    case 'rm':
+      return ['bradley_terry'];
+    case 'grpo':
+      return ['importance_sampling'];
+    case 'eval':
+      return [];
+  }
+}
+
+const SECTION_OF: Record<EndpointKey, 'inference' | 'trainers' | 'search' | 'rewardModels'> = {
+  inference: 'inference',
+  trainer: 'trainers',
+  search: 'search',
+  rewardModel: 'rewardModels',
+};
+
+/** A resolution problem: an unknown/missing name, or a capability the trainer lacks. */
+export interface ResolveIssue extends Issue {
+  reason: 'unknown' | 'missing' | 'capability';
+}
+
+/** A spec whose pool, model and required endpoints are all set and exist in the config. */
+export type ResolvedRunSpec = RunSpec & { pool: string };
+
+function declared(names: readonly string[]): string {
+  return names.length > 0 ? names.join(', ') : 'none';
+}
+
+function endpointIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  const issues: ResolveIssue[] = [];
+  for (const key of Object.keys(SECTION_OF) as EndpointKey[]) {
+    const name = spec.endpoints[key];
+    const names = Object.keys(config[SECTION_OF[key]]);
+    if (name === undefined) {
+      if (REQUIRED_ENDPOINTS[spec.kind].includes(key)) {
+        issues.push({
+          path: joinPointer('endpoints', key),
+          message: `a ${spec.kind} run needs a ${key} endpoint and the operator config has no default (declared: ${declared(names)})`,
+          reason: 'missing',
+        });
+      }
+    } else if (!names.includes(name)) {
+      issues.push({
+        path: joinPointer('endpoints', key),
+        message: `unknown ${key} endpoint '${name}' (declared: ${declared(names)})`,
+        reason: 'unknown',
+      });
+    }
+  }
+  return issues;
+}
+
+function capabilityIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  const name = spec.endpoints.trainer;
+  const trainer = name === undefined ? undefined : config.trainers[name];
+  if (!trainer || !REQUIRED_ENDPOINTS[spec.kind].includes('trainer')) return [];
+  const issues: ResolveIssue[] = [];
+  const path = joinPointer('endpoints', 'trainer');
+  if (!trainer.capabilities.kinds.includes(spec.kind)) {
+    issues.push({
+      path,
+      message: `trainer endpoint '${name}' cannot run ${spec.kind} runs (it declares kinds: ${trainer.capabilities.kinds.join(', ')})`,
+      reason: 'capability',
+    });
+  }
+  const missing = requiredLosses(spec).filter((l) => !trainer.capabilities.losses.includes(l));
+  if (missing.length > 0) {
+    issues.push({
+      path,
+      message: `trainer endpoint '${name}' lacks the ${missing.join(', ')} loss a ${spec.kind} run needs (it declares losses: ${trainer.capabilities.losses.join(', ')})`,
+      reason: 'capability',
+    });
+  }
+  return issues;
+}
+
+/** Fills operator defaults into `spec` and checks every named resource exists and fits. */
+export function resolveRunSpec(
+  spec: RunSpec,
+  config: OperatorConfig,
+): Parsed<ResolvedRunSpec> & { errors?: ResolveIssue[] } {
+  const defaults = config.defaults;
+  // Operator defaults fill endpoints the kind uses; rewardModel is optional (grpo/eval only).
+  const uses = (key: EndpointKey) =>
+    REQUIRED_ENDPOINTS[spec.kind].includes(key) ||
+    (key === 'rewardModel' && (spec.kind === 'grpo' || spec.kind === 'eval'));
+  const endpoints: RunSpec['endpoints'] = { ...spec.endpoints };
+  for (const key of Object.keys(SECTION_OF) as EndpointKey[]) {
+    const fallback = uses(key) ? defaults[key] : undefined;
+    if (endpoints[key] === undefined && fallback !== undefined) endpoints[key] = fallback;
+  }
+  const pool = spec.pool ?? defaults.pool;
+  const model = spec.model ?? (defaults.baseModel ? { base: defaults.baseModel } : undefined);
+  const resolved = { ...spec, endpoints, pool, model } as ResolvedRunSpec;
+
+  const issues: ResolveIssue[] = [];
+  const pools = Object.keys(config.pools);
+  if (pool === undefined) {
+    issues.push({
+      path: '/pool',
+      message: `no pool given and the operator config has no default (declared: ${declared(pools)})`,
+      reason: 'missing',
+    });
+  } else if (!pools.includes(pool)) {
+    issues.push({
+      path: '/pool',
+      message: `unknown pool '${pool}' (declared: ${declared(pools)})`,
+      reason: 'unknown',
+    });
+  }
+  const bases = Object.keys(config.baseModels);
+  if (model === undefined) {
+    issues.push({
+      path: '/model',
+      message: `no model given and the operator config has no default base model (declared: ${declared(bases)})`,
+      reason: 'missing',
+    });
+  } else if (model.base !== undefined && !bases.includes(model.base)) {
+    issues.push({
+      path: '/model/base',
+      message: `unknown base model '${model.base}' (declared: ${declared(bases)})`,
+      reason: 'unknown',
+    });
+  }
+  issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
+  return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, value: resolved };
+}

@@ -1,0 +1,197 @@
+// Sections shared by several run kinds. Every default here is documented in docs/api.md
+// ("Run spec reference"); a test checks each path appears there.
+import { Type, type Static } from '@sinclair/typebox';
+import { Labels, RESOURCE_NAME_PATTERN, RunId } from '../names.ts';
+
+export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
+/** Where a run's weights start: an earlier run's latest checkpoint, or a registered base model. */
+export const ModelRef = Type.Object(
+  {
+    checkpoint: Type.Optional(
+      Type.Object(
+        { run: RunId },
+        {
+          additionalProperties: false,
+          description: "Start from this run's latest checkpoint (same tenant).",
+        },
+      ),
+    ),
+    base: Type.Optional(
+      Type.String({
+        pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$',
+        description: 'Name of a base model registered in the operator config (`baseModels`).',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of `checkpoint` or `base`. Omitted: the operator default base model.',
+  },
+);
+export type ModelRef = Static<typeof ModelRef>;
+
+function endpointName(description: string) {
+  return Type.String({ pattern: RESOURCE_NAME_PATTERN, description });
+}
+
+/** Named endpoints a run uses; names resolve to URLs only inside the operator config. */
+export const EndpointRefs = Type.Object(
+  {
+    inference: Type.Optional(
+      endpointName('Inference endpoint (operator `inference`), vLLM or embedded.'),
+    ),
+    trainer: Type.Optional(endpointName('Trainer endpoint (operator `trainers`).')),
+    search: Type.Optional(
+      endpointName('Search backend for the search_web tool (operator `search`).'),
+    ),
+    rewardModel: Type.Optional(endpointName('Preference model (operator `rewardModels`).')),
+  },
+  {
+    additionalProperties: false,
+    default: {},
+    description:
+      'Named endpoints (never URLs). Omitted names take the operator defaults; rewardModel omitted and no default means preference score s = 1 (RECIPE §4).',
+  },
+);
+export type EndpointRefs = Static<typeof EndpointRefs>;
+
+/** Fields every run kind has. */
+export const commonFields = {
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Display name.' })),
+  pool: Type.Optional(
+    Type.String({
+      pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
+      description: 'Worker pool to run on. Omitted: the operator default pool.',
+    }),
+  ),
+  priority: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    default: 50,
+    description: 'Scheduling priority within the pool queue, 0 (lowest) to 100 (highest).',
+  }),
+  labels: Labels,
+  model: Type.Optional(ModelRef),
+  endpoints: EndpointRefs,
+  seed: Type.Integer({
+    minimum: 0,
+    maximum: 2 ** 31 - 1,
+    default: 0,
+    description: 'Seed of every RNG the run uses (prompt sampling, anchors, sampling seeds).',
+  }),
+};
+
+/** One weighted data source; weights are normalised over the mix (RECIPE §3 "Prompt mix"). */
+export const DataSource = Type.Object(
+  {
+    source: Type.String({
+      pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$',
+      description: 'Dataset name known to the worker (packages/envs).',
+    }),
+    weight: Type.Number({ exclusiveMinimum: 0, description: 'Relative sampling weight (> 0).' }),
+  },
+  { additionalProperties: false },
+);
+export type DataSource = Static<typeof DataSource>;
+
+export function dataSection(defaultMix: DataSource[], description: string) {
+  return Type.Object(
+    {
+      mix: Type.Array(DataSource, {
+        minItems: 1,
+        maxItems: 32,
+        default: defaultMix,
+        description,
+      }),
+    },
+    { additionalProperties: false, default: {} },
+  );
+}
+
+/** Adam(W) settings passed to the trainer's `optim_step` (TRAINER_API.md). */
+export function optimizerSection(defaultLearningRate: number) {
+  return Type.Object(
+    {
+      learningRate: Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1,
+        default: defaultLearningRate,
+        description: 'Adam learning rate.',
+      }),
+      beta1: Type.Number({
+        minimum: 0,
+        exclusiveMaximum: 1,
+        default: 0.9,
+        description: 'Adam β1.',
+      }),
+      beta2: Type.Number({
+        minimum: 0,
+        exclusiveMaximum: 1,
+        default: 0.95,
+        description: 'Adam β2.',
+      }),
+      eps: Type.Number({ exclusiveMinimum: 0, default: 1e-8, description: 'Adam ε.' }),
+      weightDecay: Type.Number({ minimum: 0, default: 0, description: 'Decoupled weight decay.' }),
+      gradClipNorm: Type.Number({
+        minimum: 0,
+        default: 1,
+        description: 'Clip the global gradient L2 norm to this value; 0 disables clipping.',
+      }),
+    },
+    { additionalProperties: false, default: {} },
+  );
+}
+
+export const LoraSection = Type.Object(
+  {
+    rank: Type.Integer({ minimum: 1, maximum: 1024, default: 32, description: 'LoRA rank.' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** Steps + checkpoint cadence shared by training kinds. */
+export function trainingFields(defaultSteps: number, defaultLearningRate: number) {
+  return {
+    steps: Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      default: defaultSteps,
+      description: 'Optimizer steps to run.',
+    }),
+    checkpointInterval: Type.Integer({
+      minimum: 1,
+      default: 10,
+      description: 'Checkpoint every N steps (the final step is always checkpointed).',
+    }),
+    optimizer: optimizerSection(defaultLearningRate),
+    lora: LoraSection,
+  };
+}
+
+/** search_web limits (RECIPE §6: ≤ 10 results per call, query ≤ 250 chars, ≤ 5 calls). */
+export const ToolLimits = Type.Object(
+  {
+    resultsPerCall: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+      description: 'Maximum search results returned per search_web call.',
+    }),
+    maxQueryLength: Type.Integer({
+      minimum: 1,
+      maximum: 4096,
+      default: 250,
+      description: 'Maximum search query length in characters (longer queries are a failed call).',
+    }),
+    maxCallsPerRollout: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      default: 5,
+      description: 'Maximum tool calls per rollout.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type ToolLimits = Static<typeof ToolLimits>;

@@ -1,0 +1,96 @@
+// Evaluation with the budget-forced protocol (RECIPE §6, §8).
+import { Type, type Static } from '@sinclair/typebox';
+import { commonFields } from './common.ts';
+
+const DEFAULT_BUDGETS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+
+export const EvalBudgets = Type.Object(
+  {
+    toolCallBudgets: Type.Array(Type.Integer({ minimum: 0, maximum: 100 }), {
+      minItems: 1,
+      maxItems: 101,
+      uniqueItems: true,
+      default: DEFAULT_BUDGETS,
+      description: 'Budget-forced sweep: hard caps b on tool calls, one accuracy point per b.',
+    }),
+    maxToolCalls: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      default: 5,
+      description: 'Tool-call cap of the standard (non-swept) evaluation.',
+    }),
+    resultsPerCall: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+      description: 'Search results per call.',
+    }),
+    maxQueryLength: Type.Integer({
+      minimum: 1,
+      maximum: 4096,
+      default: 250,
+      description: 'Maximum search query length in characters.',
+    }),
+    maxOutputTokens: Type.Integer({
+      minimum: 1,
+      maximum: 1_048_576,
+      default: 8192,
+      description: 'Maximum output tokens per answer.',
+    }),
+    temperature: Type.Number({
+      minimum: 0,
+      maximum: 10,
+      default: 0.6,
+      description: 'Sampling temperature.',
+    }),
+    topP: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: 1,
+      description: 'Nucleus sampling top-p.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** Price table for dollars per query (RECIPE §8 "Cost"); all zero means cost is not reported. */
+export const PriceTable = Type.Object(
+  {
+    promptPerMillionTokens: Type.Number({
+      minimum: 0,
+      default: 0,
+      description: 'USD per million prompt tokens.',
+    }),
+    completionPerMillionTokens: Type.Number({
+      minimum: 0,
+      default: 0,
+      description: 'USD per million completion tokens.',
+    }),
+    perToolCall: Type.Number({ minimum: 0, default: 0, description: 'USD per tool call.' }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const EvalSpec = Type.Object(
+  {
+    kind: Type.Literal('eval'),
+    ...commonFields,
+    datasets: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), {
+      minItems: 1,
+      maxItems: 32,
+      uniqueItems: true,
+      default: ['search-qa'],
+      description: 'Benchmark datasets known to the worker (packages/envs).',
+    }),
+    examples: Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 200,
+      description: 'Examples per dataset (and per budget in the sweep).',
+    }),
+    budgets: EvalBudgets,
+    prices: PriceTable,
+  },
+  { additionalProperties: false },
+);
+export type EvalSpec = Static<typeof EvalSpec>;

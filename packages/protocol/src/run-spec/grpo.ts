@@ -1,0 +1,156 @@
+// On-policy GRPO with tools, composite gated reward and IS correction (RECIPE §2–§4, §6).
+import { Type, type Static } from '@sinclair/typebox';
+import { ToolLimits, commonFields, dataSection, trainingFields } from './common.ts';
+
+export const RolloutSection = Type.Object(
+  {
+    groupSize: Type.Integer({
+      minimum: 2,
+      maximum: 1024,
+      default: 8,
+      description: 'G: rollouts per prompt (one GRPO group, RECIPE §2).',
+    }),
+    promptsPerStep: Type.Integer({
+      minimum: 1,
+      maximum: 65_536,
+      default: 16,
+      description: 'Prompts (groups) per optimizer step.',
+    }),
+    temperature: Type.Number({
+      minimum: 0,
+      maximum: 10,
+      default: 1,
+      description: 'Sampling temperature.',
+    }),
+    topP: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: 1,
+      description: 'Nucleus sampling top-p.',
+    }),
+    maxTokens: Type.Integer({
+      minimum: 1,
+      maximum: 1_048_576,
+      default: 2048,
+      description: 'Maximum generated tokens per rollout (all turns together).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** R = r_base·s − (λ_tool·pen_tool + λ_len·pen_len) (RECIPE §4). */
+export const RewardSection = Type.Object(
+  {
+    gate: Type.Boolean({
+      default: true,
+      description:
+        'true: R = r_base·s − pen (correctness gates preference); false: linear R = r_base + s − pen (ablation).',
+    }),
+    alphaWin: Type.Number({
+      minimum: 0,
+      default: 1,
+      description: 'α_win: tool-penalty weight for winners (r_base = 1).',
+    }),
+    alphaLose: Type.Number({
+      minimum: 0,
+      default: 1,
+      description: 'α_lose: tool-penalty weight for losers.',
+    }),
+    betaLose: Type.Number({
+      minimum: 0,
+      default: 0.1,
+      description: 'β_lose: constant tool penalty added for losers.',
+    }),
+    lambdaTool: Type.Number({
+      minimum: 0,
+      default: 0.1,
+      description: 'λ_tool: weight of the anchored tool-call penalty.',
+    }),
+    lambdaLen: Type.Number({
+      minimum: 0,
+      default: 0.1,
+      description: 'λ_len: weight of the anchored length penalty.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** Importance-sampling correction of the train–inference mismatch (RECIPE §2). */
+export const ImportanceSamplingSection = Type.Object(
+  {
+    level: Type.Union([Type.Literal('token'), Type.Literal('sequence')], {
+      default: 'token',
+      description:
+        'token: per-token ratio; sequence: geometric mean over the sequence (GSPO-style).',
+    }),
+    truncate: Type.Boolean({
+      default: false,
+      description: 'Truncated IS (TIS): clip ratios at clipMax.',
+    }),
+    clipMax: Type.Number({
+      exclusiveMinimum: 1,
+      default: 2,
+      description: 'TIS clip maximum (used when truncate is true).',
+    }),
+    mask: Type.Boolean({
+      default: false,
+      description: 'Masked IS: drop tokens/sequences whose ratio leaves [maskLow, maskHigh].',
+    }),
+    maskLow: Type.Number({
+      minimum: 0,
+      exclusiveMaximum: 1,
+      default: 0.5,
+      description: 'Lower ratio bound for masked IS.',
+    }),
+    maskHigh: Type.Number({
+      exclusiveMinimum: 1,
+      default: 2,
+      description: 'Upper ratio bound for masked IS.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const AdvantageSection = Type.Object(
+  {
+    normalizeStd: Type.Boolean({
+      default: false,
+      description: 'Divide group-relative advantages by std_j R_j + 1e-6 (RECIPE §2).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const ReferenceSection = Type.Object(
+  {
+    cacheGenerations: Type.Boolean({
+      default: true,
+      description:
+        "Cache the frozen reference model's generations per prompt across steps (RECIPE §4).",
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const GrpoSpec = Type.Object(
+  {
+    kind: Type.Literal('grpo'),
+    ...commonFields,
+    ...trainingFields(100, 1e-5),
+    data: dataSection(
+      [
+        { source: 'search-qa', weight: 0.9 },
+        { source: 'rubric-chat', weight: 0.1 },
+      ],
+      'Prompt mix: 90% verifiable search QA, 10% rubric chat by default (RECIPE §3).',
+    ),
+    rollout: RolloutSection,
+    tools: ToolLimits,
+    reward: RewardSection,
+    importanceSampling: ImportanceSamplingSection,
+    advantage: AdvantageSection,
+    reference: ReferenceSection,
+  },
+  { additionalProperties: false },
+);
+export type GrpoSpec = Static<typeof GrpoSpec>;

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { RUN_STATES, RUN_TRANSITIONS, canTransition, isTerminal } from './run-state.ts';
+
+describe('run state machine', () => {
+  it('follows queued -> running -> terminal, with retrying after a lost worker', () => {
+    expect(canTransition('queued', 'running')).toBe(true);
+    expect(canTransition('running', 'retrying')).toBe(true);
+    expect(canTransition('retrying', 'running')).toBe(true);
+    expect(canTransition('running', 'succeeded')).toBe(true);
+    expect(canTransition('queued', 'succeeded')).toBe(false);
+    expect(canTransition('queued', 'retrying')).toBe(false);
+  });
+
+  it('has no transition out of a terminal state', () => {
+    for (const state of RUN_STATES) {
+      expect(RUN_TRANSITIONS[state].length === 0).toBe(isTerminal(state));
+    }
+  });
+});
