@@ -1,0 +1,124 @@
+// The per-step token math of RECIPE.md §2 fused into one pass over a batch in the flat layout
+// (ragged.ts): IS ratios, train–inference KL (k1, k3), ratio statistics, the objective J, and the
+// per-token advantages for the trainer's reduction (token-advantages.ts). No allocation per
+// rollout or token; this is what the worker runs every step and what bench/rl measures.
+// Accumulation: per rollout, Σ_t r and Σ_t logRatio; then k3_i = Σ_t (r − 1 − logRatio)
+// = Σ r − |o_i| − Σ logRatio (same value as kl.ts, summed in a different order).
+import { assertOffsets, assertSameLength, rolloutCount } from './ragged.ts';
+import { RATIO_BAND_HIGH, RATIO_BAND_LOW } from './ratio-stats.ts';
+import { tokenAdvantageScale, type LossReduction } from './token-advantages.ts';
+
+export interface StepBatch {
+  logpTrain: Float32Array; // (T,)
+  logpInfer: Float32Array; // (T,)
+  offsets: Int32Array; // (N + 1,)
+  advantages: ArrayLike<number>; // Â_i (N,)
+}
+
+export interface StepOutputs {
+  /** A_{i,t} for the backend's reduction (T,), always written. */
+  tokenAdvantages: Float32Array;
+  /** r_{i,t} (T,), written only when given. */
+  ratios?: Float32Array;
+}
+
+export interface StepMetrics {
+  tokens: number;
+  k1: number;
+  k3: number;
+  ratioMean: number;
+  ratioMin: number;
+  ratioMax: number;
+  ratioFractionOutside: number;
+  objective: number;
+}
+
+interface RolloutSums {
+  ratioSum: number;
+  logRatioSum: number;
+  min: number;
+  max: number;
+  outside: number;
+}
+
+/** One rollout's tokens [start, end): Σ r, Σ logRatio, min/max r, count outside [0.5, 2]. */
+function scanRollout(
+  batch: StepBatch,
+  start: number,
+  end: number,
+  ratios: Float32Array | undefined,
+  sums: RolloutSums,
+): void {
+  const { logpTrain, logpInfer } = batch;
+  let ratioSum = 0;
+  let logRatioSum = 0;
+  let min = sums.min;
+  let max = sums.max;
+  let outside = 0;
+  for (let t = start; t < end; t++) {
+    const logRatio = logpTrain[t]! - logpInfer[t]!;
+    const ratio = Math.exp(logRatio);
+    ratioSum += ratio;
+    logRatioSum += logRatio;
+    if (ratio < min) min = ratio;
+    if (ratio > max) max = ratio;
+    if (ratio < RATIO_BAND_LOW || ratio > RATIO_BAND_HIGH) outside++;
+    if (ratios !== undefined) ratios[t] = ratio;
+  }
+  sums.ratioSum = ratioSum;
+  sums.logRatioSum = logRatioSum;
+  sums.min = min;
+  sums.max = max;
+  sums.outside += outside;
+}
+
+/** RECIPE.md §2 step math over a whole batch in one pass; see the file comment. */
+export function stepTokenMath(
+  batch: StepBatch,
+  reduction: LossReduction,
+  outputs: StepOutputs,
+): StepMetrics {
+  const { offsets, advantages, logpTrain } = batch;
+  assertSameLength(logpTrain, batch.logpInfer, 'logpTrain/logpInfer');
+  assertSameLength(logpTrain, outputs.tokenAdvantages, 'logpTrain/tokenAdvantages');
+  if (outputs.ratios !== undefined) assertSameLength(logpTrain, outputs.ratios, 'logpTrain/ratios');
+  assertOffsets(offsets, logpTrain.length);
+  const sequenceCount = rolloutCount(offsets);
+  if (advantages.length !== sequenceCount)
+    throw new RangeError(`advantages: ${advantages.length} values for ${sequenceCount} rollouts`);
+  const sums: RolloutSums = {
+    ratioSum: 0,
+    logRatioSum: 0,
+    min: Infinity,
+    max: -Infinity,
+    outside: 0,
+  };
+  let ratioTotal = 0;
+  let logRatioTotal = 0;
+  let objectiveSum = 0;
+  for (let i = 0; i < sequenceCount; i++) {
+    const start = offsets[i]!;
+    const end = offsets[i + 1]!;
+    scanRollout(batch, start, end, outputs.ratios, sums);
+    ratioTotal += sums.ratioSum;
+    logRatioTotal += sums.logRatioSum;
+    if (end > start) objectiveSum += (advantages[i]! * sums.ratioSum) / (end - start);
+    outputs.tokenAdvantages.fill(
+      advantages[i]! * tokenAdvantageScale(reduction, sequenceCount, end - start),
+      start,
+      end,
+    );
+  }
+  const tokens = logpTrain.length;
+  const mismatchKl = Math.max(0, (ratioTotal - tokens - logRatioTotal) / tokens); // k3
+  return {
+    tokens,
+    k1: -logRatioTotal / tokens, // mean d, d = logp_infer − logp_train
+    k3: tokens === 0 ? NaN : mismatchKl,
+    ratioMean: ratioTotal / tokens,
+    ratioMin: tokens === 0 ? NaN : sums.min,
+    ratioMax: tokens === 0 ? NaN : sums.max,
+    ratioFractionOutside: sums.outside / tokens,
+    objective: sequenceCount === 0 ? 0 : objectiveSum / sequenceCount,
+  };
+}

@@ -1,0 +1,50 @@
+// Per-token advantages that make a trainer backend optimise RECIPE.md §2's J exactly, whatever its
+// loss reduction (TRAINER_API.md "Reduction"). The `importance_sampling` loss of token t of datum i
+// is ℓ_{i,t} = −r_{i,t} · A_{i,t}, and backends reduce these differently:
+//   'sum'               L = Σ_i Σ_t ℓ_{i,t}             (Tinker, SkyRL-FSDP, the embedded trainer)
+//                       → A_{i,t} = Â_i / (N · |o_i|)
+//   'mean_per_sequence' L = Σ_i (1/|o_i|) Σ_t ℓ_{i,t}   (SkyRL-JAX: each sequence's token mean)
+//                       → A_{i,t} = Â_i / N
+// Either way L = −J and ∂L/∂logp_train = −∂J/∂logp_train, N = sequences in the forward_backward
+// call. Same names as LossReduction in @anneal/engines (not imported: @anneal/rl depends on nothing).
+import { assertOffsets, rolloutCount } from './ragged.ts';
+
+export type LossReduction = 'sum' | 'mean_per_sequence';
+
+/** Weight of Â_i in each of its tokens' advantages for a backend's reduction. */
+export function tokenAdvantageScale(
+  reduction: LossReduction,
+  sequenceCount: number,
+  tokens: number,
+): number {
+  if (tokens === 0 || sequenceCount === 0) return 0;
+  switch (reduction) {
+    case 'sum':
+      return 1 / (sequenceCount * tokens);
+    case 'mean_per_sequence':
+      return 1 / sequenceCount;
+    default:
+      throw new RangeError(`reduction: unknown '${String(reduction)}'`);
+  }
+}
+
+/** A_{i,t} for every token of the batch, flat (T,), written into `out`. */
+export function perTokenAdvantages(
+  advantages: ArrayLike<number>,
+  offsets: Int32Array,
+  reduction: LossReduction,
+  out: Float32Array = new Float32Array(offsets[offsets.length - 1] ?? 0),
+): Float32Array {
+  const sequenceCount = rolloutCount(offsets);
+  assertOffsets(offsets, out.length);
+  if (advantages.length !== sequenceCount) {
+    throw new RangeError(`advantages: ${advantages.length} values for ${sequenceCount} rollouts`);
+  }
+  for (let i = 0; i < sequenceCount; i++) {
+    const start = offsets[i]!;
+    const end = offsets[i + 1]!;
+    const scale = tokenAdvantageScale(reduction, sequenceCount, end - start);
+    out.fill(advantages[i]! * scale, start, end);
+  }
+  return out;
+}
