@@ -1,1 +1,39 @@
-export {};
+export {
+  METRICS,
+  allExposedSeriesNames,
+  exposedSeriesNames,
+  getMetricDefinition,
+  type CatalogueEntry,
+  type MetricDefinition,
+  type MetricName,
+  type MetricScope,
+  type MetricType,
+  type MetricUnit,
+} from './catalogue.ts';
+export { renderMetricsDoc } from './doc.ts';
+export { eventLogFields, logEvents } from './event-log.ts';
+export {
+  createEventBus,
+  noopEmitter,
+  type EventBus,
+  type EventBusOptions,
+  type StepCommitted,
+  type TelemetryEmitter,
+  type TelemetryEventName,
+  type TelemetryEvents,
+} from './events.ts';
+export * from './labels.ts';
+export {
+  DEFAULT_REDACT_PATHS,
+  LOG_LEVELS,
+  createLogger,
+  noopLogger,
+  type CreateLoggerOptions,
+  type LogFn,
+  type LogLevel,
+  type Logger,
+} from './logger.ts';
+export { createMetrics, type CreateMetricsOptions, type MetricsSink } from './metrics.ts';
+export { lintCatalogue, type Violation } from './naming.ts';
+export { metricsEmittedBy, registerCatalogue } from './registry.ts';
+export type { WorkerIdentity } from './worker-mapping.ts';

@@ -1,0 +1,381 @@
+// The one table of every `anneal_*` metric. docs/metrics.md is rendered from it
+// (`npm run gen:metrics-doc -w @anneal/telemetry`); a test fails when the two drift.
+// Naming follows Prometheus: base units, unit suffix, `_total` on counters only; histograms,
+// never summaries. Per-run series carry `run_id` and are removed when the run ends.
+import { QUEUE_STATES, RUN_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+/** `none` = dimensionless (rewards, KL, norms, counts of things). */
+export type MetricUnit = 'seconds' | 'bytes' | 'ratio' | 'tokens' | 'none';
+/** run: per-run training series (label run_id); worker: per worker process; control-plane; process: both apps. */
+export type MetricScope = 'run' | 'worker' | 'control-plane' | 'process';
+
+export interface MetricDefinition {
+  name: string;
+  type: MetricType;
+  unit: MetricUnit;
+  scope: MetricScope;
+  labels: readonly LabelName[];
+  /** Closed value sets for labels whose values depend on the metric (e.g. `state`). */
+  labelValues?: Partial<Record<LabelName, readonly string[]>>;
+  help: string;
+  emittedBy: readonly AppName[];
+  /** Histogram upper bounds, strictly increasing, in the metric's unit. */
+  buckets?: readonly number[];
+}
+
+/** Step phases last from milliseconds (embedded, tiny) to tens of minutes (large GPU steps). */
+const STEP_PHASE_BUCKETS = [0.05, 0.25, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const ENGINE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600];
+const QUEUE_WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 1800, 3600, 7200, 21600, 86400];
+
+export const METRICS = [
+  // ── per run (worker; label run_id; removed when the run ends) ──────────────────────────
+  {
+    name: 'anneal_run_info',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id', 'kind', 'pool'],
+    help: 'Always 1 while a worker holds the run; carries its kind and pool for joins.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_step',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Number of the last committed step.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_last_step_timestamp_seconds',
+    type: 'gauge',
+    unit: 'seconds',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Unix time of the last committed step (the run start until the first step commits).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_loss',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Training loss of the last committed step (IS objective, cross-entropy or Bradley-Terry by run kind).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_grad_norm',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Global L2 gradient norm before clipping at the last step (RECIPE.md §2).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_train_inference_kl',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id', 'estimator'],
+    help: 'Train-inference KL on sampled tokens, d = logp_infer - logp_train: k1 = mean(d), k3 = mean(exp(-d) - 1 + d) (RECIPE.md §2).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_importance_ratio',
+    type: 'gauge',
+    unit: 'ratio',
+    scope: 'run',
+    labels: ['run_id', 'stat'],
+    help: 'Token-level IS ratio exp(logp_train - logp_infer) over the step: mean, min, max (RECIPE.md §2).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_importance_ratio_out_of_range_ratio',
+    type: 'gauge',
+    unit: 'ratio',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Fraction of the step’s token IS ratios outside [0.5, 2] (RECIPE.md §2).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_reward',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id', 'component'],
+    help: 'Mean composite reward R = r_base * s - pen_eff over the step’s rollouts (RECIPE.md §4).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_base_reward',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id', 'component'],
+    help: 'Mean base reward r_base in [0, 1]: QA answer correct or all rubrics pass (RECIPE.md §4).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_preference_score',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Mean preference score s in [0, 1] against the paired reference rollout (RECIPE.md §5).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_tool_penalty',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Mean anchored tool-call penalty pen_tool (RECIPE.md §4).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_length_penalty',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Mean anchored length penalty pen_len (RECIPE.md §4).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_tool_calls_per_rollout',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Mean number of tool calls per rollout at the last step, failed calls included.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_response_length_tokens',
+    type: 'gauge',
+    unit: 'tokens',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Mean generated tokens per rollout at the last step (tool outputs excluded).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_zero_variance_groups',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'GRPO groups of the last step whose rewards all tie (zero advantage, RECIPE.md §2).',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_step_phase_duration_seconds',
+    type: 'histogram',
+    unit: 'seconds',
+    scope: 'run',
+    labels: ['run_id', 'phase'],
+    help: 'Wall time of each phase of a training step.',
+    emittedBy: ['worker'],
+    buckets: STEP_PHASE_BUCKETS,
+  },
+  {
+    name: 'anneal_run_rollout_tokens_total',
+    type: 'counter',
+    unit: 'tokens',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Tokens sampled by the inference engine for the run; rate() is generation tokens/s.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_trained_tokens_total',
+    type: 'counter',
+    unit: 'tokens',
+    scope: 'run',
+    labels: ['run_id'],
+    help: 'Tokens the trainer took a loss on for the run; rate() is training tokens/s.',
+    emittedBy: ['worker'],
+  },
+  // ── per worker process (labels pool, worker) ──────────────────────────────────────────
+  {
+    name: 'anneal_worker_heartbeat_timestamp_seconds',
+    type: 'gauge',
+    unit: 'seconds',
+    scope: 'worker',
+    labels: ['pool', 'worker'],
+    help: 'Unix time of the worker’s last successful heartbeat to the registry in Redis.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_worker_slots',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker'],
+    help: 'Run slots the worker offers.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_worker_slots_busy',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker'],
+    help: 'Run slots currently holding a run.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_worker_inflight_requests',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'engine'],
+    help: 'Requests the worker has in flight to each engine.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_worker_engine_request_duration_seconds',
+    type: 'histogram',
+    unit: 'seconds',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'engine', 'outcome'],
+    help: 'Duration of engine requests as seen by the worker (retries are separate requests).',
+    emittedBy: ['worker'],
+    buckets: ENGINE_BUCKETS,
+  },
+  {
+    name: 'anneal_worker_errors_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'subsystem'],
+    help: 'Failed attempts by subsystem, whether or not they were retried.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_worker_retries_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'subsystem'],
+    help: 'Retries scheduled after a failed attempt, by subsystem.',
+    emittedBy: ['worker'],
+  },
+  // ── control plane ─────────────────────────────────────────────────────────────────────
+  {
+    name: 'anneal_http_requests_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'control-plane',
+    labels: ['route', 'method', 'status_code'],
+    help: 'HTTP requests answered by the control plane.',
+    emittedBy: ['control-plane'],
+  },
+  {
+    name: 'anneal_http_request_duration_seconds',
+    type: 'histogram',
+    unit: 'seconds',
+    scope: 'control-plane',
+    labels: ['route', 'method'],
+    help: 'Control-plane HTTP request latency, from request received to response sent.',
+    emittedBy: ['control-plane'],
+    buckets: HTTP_BUCKETS,
+  },
+  {
+    name: 'anneal_queue_depth',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'control-plane',
+    labels: ['pool', 'state'],
+    labelValues: { state: QUEUE_STATES },
+    help: 'Runs in the pool’s BullMQ queue by job state (KEDA scales workers on waiting + prioritized + active).',
+    emittedBy: ['control-plane'],
+  },
+  {
+    name: 'anneal_queue_oldest_waiting_age_seconds',
+    type: 'gauge',
+    unit: 'seconds',
+    scope: 'control-plane',
+    labels: ['pool'],
+    help: 'Age of the oldest run waiting in the pool’s queue; 0 when none waits.',
+    emittedBy: ['control-plane'],
+  },
+  {
+    name: 'anneal_queue_wait_duration_seconds',
+    type: 'histogram',
+    unit: 'seconds',
+    scope: 'control-plane',
+    labels: ['pool'],
+    help: 'Time runs spent queued before a worker started them.',
+    emittedBy: ['control-plane'],
+    buckets: QUEUE_WAIT_BUCKETS,
+  },
+  {
+    name: 'anneal_pool_workers',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'control-plane',
+    labels: ['pool', 'state'],
+    labelValues: { state: WORKER_STATES },
+    help: 'Registered workers with a live heartbeat (online), and those of them busy or draining.',
+    emittedBy: ['control-plane'],
+  },
+  {
+    name: 'anneal_runs',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'control-plane',
+    labels: ['state', 'kind'],
+    labelValues: { state: RUN_STATES },
+    help: 'Runs by lifecycle state and kind.',
+    emittedBy: ['control-plane'],
+  },
+  {
+    name: 'anneal_runs_transitions_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'control-plane',
+    labels: ['state', 'kind'],
+    labelValues: { state: RUN_STATES },
+    help: 'Run state transitions, by the state entered.',
+    emittedBy: ['control-plane'],
+  },
+  // ── both apps ─────────────────────────────────────────────────────────────────────────
+  {
+    name: 'anneal_build_info',
+    type: 'gauge',
+    unit: 'none',
+    scope: 'process',
+    labels: ['app', 'version'],
+    help: 'Always 1; the running Anneal application and version.',
+    emittedBy: ['control-plane', 'worker'],
+  },
+] as const satisfies readonly MetricDefinition[];
+
+export type CatalogueEntry = (typeof METRICS)[number];
+export type MetricName = CatalogueEntry['name'];
+
+const BY_NAME: ReadonlyMap<string, MetricDefinition> = new Map(METRICS.map((m) => [m.name, m]));
+
+export function getMetricDefinition(name: string): MetricDefinition | undefined {
+  return BY_NAME.get(name);
+}
+
+/** Names of the series a metric exposes (histograms add _bucket, _sum and _count). */
+export function exposedSeriesNames(metric: MetricDefinition): string[] {
+  if (metric.type !== 'histogram') return [metric.name];
+  return [`${metric.name}_bucket`, `${metric.name}_sum`, `${metric.name}_count`];
+}
+
+/** Every series name the catalogue exposes, for cross-checks of dashboards, rules and KEDA. */
+export function allExposedSeriesNames(): Set<string> {
+  return new Set(METRICS.flatMap((m) => exposedSeriesNames(m)));
+}

@@ -1,0 +1,145 @@
+// Typed `noun:verb` events. Packages and app code emit them; metrics (createMetrics) and logs
+// (logEvents) subscribe. Payloads carry only what the metrics and logs need, in plain numbers,
+// so a step record from any executor maps onto `step:committed` without depending on this package.
+import type {
+  EngineName,
+  KlEstimator,
+  Outcome,
+  QueueState,
+  RatioStat,
+  RewardComponent,
+  RunKind,
+  RunState,
+  StepPhase,
+  Subsystem,
+  WorkerState,
+} from './labels.ts';
+
+/** Metrics of one committed training step. Absent fields are not reported (e.g. no reward in sft). */
+export interface StepCommitted {
+  runId: string;
+  step: number;
+  /** Unix time of the commit, ms. */
+  atMs: number;
+  loss?: number;
+  gradNorm?: number;
+  trainInferenceKl?: Readonly<Record<KlEstimator, number>>;
+  importanceRatio?: Readonly<Record<RatioStat, number>> & { outOfRangeFraction: number };
+  /** Mean composite reward R by data component (RECIPE.md §4). */
+  reward?: Readonly<Partial<Record<RewardComponent, number>>>;
+  /** Mean base reward r_base by data component. */
+  baseReward?: Readonly<Partial<Record<RewardComponent, number>>>;
+  preferenceScore?: number;
+  toolPenalty?: number;
+  lengthPenalty?: number;
+  toolCallsPerRollout?: number;
+  /** Mean generated tokens per rollout. */
+  responseTokens?: number;
+  zeroVarianceGroups?: number;
+  phaseSeconds?: Readonly<Partial<Record<StepPhase, number>>>;
+  /** Tokens sampled during this step. */
+  rolloutTokens?: number;
+  /** Tokens the trainer took a loss on during this step. */
+  trainedTokens?: number;
+}
+
+export interface TelemetryEvents {
+  // worker: run lifecycle and training steps
+  'run:started': { runId: string; kind: RunKind; pool: string; atMs: number };
+  /** The worker let go of the run: finished, or handed back (drain, shutdown, lost lease). */
+  'run:ended': {
+    runId: string;
+    reason: 'succeeded' | 'failed' | 'cancelled' | 'released';
+    atMs: number;
+  };
+  'step:committed': StepCommitted;
+  // worker: process health
+  'worker:heartbeat': { atMs: number };
+  'worker:slots': { busy: number; total: number };
+  'request:started': { engine: EngineName };
+  'request:finished': { engine: EngineName; outcome: Outcome; durationSeconds: number };
+  'attempt:failed': { subsystem: Subsystem; willRetry: boolean; error?: unknown };
+  // control plane
+  'http:responded': {
+    route: string;
+    method: string;
+    statusCode: number;
+    durationSeconds: number;
+  };
+  /** A snapshot of one pool, taken by the control plane (on scrape or on a timer). */
+  'pool:observed': {
+    pool: string;
+    queue: Readonly<Record<QueueState, number>>;
+    /** null when no run waits. */
+    oldestWaitingAgeSeconds: number | null;
+    workers: Readonly<Record<WorkerState, number>>;
+  };
+  /** Run counts by state and kind; missing combinations are reported as 0. */
+  'runs:observed': {
+    counts: ReadonlyArray<{ state: RunState; kind: RunKind; count: number }>;
+  };
+  'run:transitioned': {
+    runId: string;
+    kind: RunKind;
+    pool: string;
+    state: RunState;
+    /** Set when the run entered `running`: how long it waited in the queue. */
+    queuedSeconds?: number;
+  };
+}
+
+export type TelemetryEventName = keyof TelemetryEvents;
+
+/** What packages accept to report events (satisfied by createEventBus and by createMetrics). */
+export interface TelemetryEmitter {
+  emit<K extends TelemetryEventName>(name: K, payload: TelemetryEvents[K]): void;
+}
+
+export const noopEmitter: TelemetryEmitter = { emit: () => undefined };
+
+type Listener<K extends TelemetryEventName> = (payload: TelemetryEvents[K]) => void;
+type AnyListener = <K extends TelemetryEventName>(name: K, payload: TelemetryEvents[K]) => void;
+
+export interface EventBus extends TelemetryEmitter {
+  on<K extends TelemetryEventName>(name: K, listener: Listener<K>): () => void;
+  /** Subscribe to every event (metrics, logs); returns the unsubscribe function. */
+  onAny(listener: AnyListener): () => void;
+}
+
+export interface EventBusOptions {
+  /**
+   * Called when a listener throws. Default: rethrow to the emitter, so a broken subscriber is
+   * loud. Apps pass a logging handler so a telemetry bug cannot fail a training step.
+   */
+  onListenerError?: (error: unknown, event: TelemetryEventName) => void;
+}
+
+/** Synchronous typed event bus; listeners run in subscription order. */
+export function createEventBus(options: EventBusOptions = {}): EventBus {
+  const named = new Map<TelemetryEventName, Set<(payload: never) => void>>();
+  const any = new Set<AnyListener>();
+  const call = (event: TelemetryEventName, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      if (!options.onListenerError) throw error;
+      options.onListenerError(error, event);
+    }
+  };
+  return {
+    emit(name, payload) {
+      for (const listener of named.get(name) ?? []) call(name, () => listener(payload as never));
+      for (const listener of any) call(name, () => listener(name, payload));
+    },
+    on(name, listener) {
+      const set = named.get(name) ?? new Set();
+      named.set(name, set);
+      set.add(listener as (payload: never) => void);
+      return () => set.delete(listener as (payload: never) => void);
+    },
+    onAny(listener) {
+      any.add(listener);
+      return () => any.delete(listener);
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// Every label an `anneal_*` metric may carry, with its closed value set where one exists.
+// Closed sets keep cardinality bounded and give the events their TypeScript types.
+
+export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
+/** Run lifecycle states (control plane, issue 3). */
+export const RUN_STATES = [
+  'queued',
+  'running',
+  'retrying',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/** Train–inference KL estimators of RECIPE.md §2. */
+export const KL_ESTIMATORS = ['k1', 'k3'] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
+
+export const RATIO_STATS = ['mean', 'min', 'max'] as const;
+export type RatioStat = (typeof RATIO_STATS)[number];
+
+/** `all` = every rollout of the step; `qa` / `rubric` = the data-mix components (RECIPE.md §3, §7). */
+export const REWARD_COMPONENTS = ['all', 'qa', 'rubric'] as const;
+export type RewardComponent = (typeof REWARD_COMPONENTS)[number];
+
+/** Phases of one GRPO step (ARCHITECTURE.md "One GRPO step"). */
+export const STEP_PHASES = ['rollout', 'reward', 'train', 'weight_sync', 'checkpoint'] as const;
+export type StepPhase = (typeof STEP_PHASES)[number];
+
+/** Where a worker-side failure happened. */
+export const SUBSYSTEMS = [
+  'rollout',
+  'inference',
+  'trainer',
+  'reward',
+  'tool',
+  'checkpoint',
+] as const;
+export type Subsystem = (typeof SUBSYSTEMS)[number];
+
+/** Remote or embedded engines a worker sends requests to. */
+export const ENGINES = ['inference', 'trainer', 'reward_model', 'judge', 'search'] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+export const OUTCOMES = ['ok', 'error'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** BullMQ job states that count as queue depth (completed/failed are history, not depth). */
+export const QUEUE_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'paused'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
+/** online = registered with a live heartbeat; busy and draining are subsets of online. */
+export const WORKER_STATES = ['online', 'busy', 'draining'] as const;
+export type WorkerState = (typeof WORKER_STATES)[number];
+
+export const APPS = ['control-plane', 'worker'] as const;
+export type AppName = (typeof APPS)[number];
+
+export interface LabelDefinition {
+  description: string;
+  /** Closed value set; absent = open but bounded by configuration (pools, workers, routes). */
+  values?: readonly string[];
+}
+
+export const LABELS = {
+  run_id: { description: 'Run id. Only on per-run series; removed when the run ends.' },
+  kind: { description: 'Run kind.', values: RUN_KINDS },
+  pool: { description: 'Worker pool name (operator config).' },
+  worker: { description: 'Worker id (pod or container hostname).' },
+  estimator: { description: 'KL estimator (RECIPE.md §2).', values: KL_ESTIMATORS },
+  stat: { description: 'Statistic over the step’s sampled tokens.', values: RATIO_STATS },
+  component: { description: 'Data-mix component of the rollouts.', values: REWARD_COMPONENTS },
+  phase: { description: 'Phase of a training step.', values: STEP_PHASES },
+  subsystem: { description: 'Worker subsystem that failed or retried.', values: SUBSYSTEMS },
+  engine: { description: 'Engine the worker sent the request to.', values: ENGINES },
+  outcome: { description: 'Result of an engine request.', values: OUTCOMES },
+  state: {
+    description:
+      'Queue state (anneal_queue_depth), worker state (anneal_pool_workers) or run state (anneal_runs*).',
+  },
+  route: { description: 'Fastify route pattern (e.g. /v1/runs/:id), never the raw URL.' },
+  method: { description: 'HTTP method.' },
+  status_code: { description: 'HTTP response status code.' },
+  app: { description: 'Anneal application.', values: APPS },
+  version: { description: 'Anneal version string.' },
+} as const satisfies Record<string, LabelDefinition>;
+
+export type LabelName = keyof typeof LABELS;
+
+/**
+ * Label names that must never appear: per-prompt, per-rollout and per-user identifiers have
+ * unbounded cardinality (and user ids are personal data). Such ids belong in logs and step records.
+ */
+export const FORBIDDEN_LABELS = [
+  'prompt',
+  'prompt_id',
+  'rollout_id',
+  'sample_id',
+  'group_id',
+  'request_id',
+  'trace_id',
+  'user',
+  'user_id',
+  'email',
+  'token',
+  'job_id',
+] as const;

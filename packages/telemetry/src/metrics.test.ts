@@ -1,0 +1,339 @@
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { samples, valueOf } from '../test/prom.ts';
+import type { StepCommitted } from './events.ts';
+import { createMetrics, type MetricsSink } from './metrics.ts';
+
+const worker = { pool: 'gpu', id: 'w-1' };
+const sinks: MetricsSink[] = [];
+
+function workerSink(graceMs = 0): MetricsSink {
+  const sink = createMetrics(new Registry(), {
+    app: 'worker',
+    version: '1.2.3',
+    worker,
+    runSeriesGraceMs: graceMs,
+    defaultMetrics: false,
+  });
+  sinks.push(sink);
+  return sink;
+}
+
+function step(runId: string, n: number, extra: Partial<StepCommitted> = {}): StepCommitted {
+  return {
+    runId,
+    step: n,
+    atMs: 1_700_000_000_000 + n * 1000,
+    loss: 0.25,
+    gradNorm: 1.5,
+    trainInferenceKl: { k1: 0.0004, k3: 0.0009 },
+    importanceRatio: { mean: 1.01, min: 0.4, max: 2.5, outOfRangeFraction: 0.03 },
+    reward: { all: 0.5, qa: 0.6, rubric: 0.4 },
+    baseReward: { all: 0.7, qa: 0.8 },
+    preferenceScore: 0.55,
+    toolPenalty: 0.1,
+    lengthPenalty: 0.05,
+    toolCallsPerRollout: 2.25,
+    responseTokens: 310,
+    zeroVarianceGroups: 3,
+    phaseSeconds: { rollout: 12, reward: 1, train: 4, weight_sync: 0.5 },
+    rolloutTokens: 1000,
+    trainedTokens: 800,
+    ...extra,
+  };
+}
+
+afterEach(() => {
+  for (const sink of sinks.splice(0)) sink.close();
+  vi.useRealTimers();
+});
+
+describe('step:committed', () => {
+  it('sets every per-run gauge from the step record', async () => {
+    const sink = workerSink();
+    sink.emit('step:committed', step('r1', 7));
+    const r = sink.registry;
+    const run = { run_id: 'r1' };
+    expect(await valueOf(r, 'anneal_run_step', run)).toBe(7);
+    expect(await valueOf(r, 'anneal_run_last_step_timestamp_seconds', run)).toBe(1_700_000_007);
+    expect(await valueOf(r, 'anneal_run_loss', run)).toBe(0.25);
+    expect(await valueOf(r, 'anneal_run_grad_norm', run)).toBe(1.5);
+    expect(await valueOf(r, 'anneal_run_train_inference_kl', { ...run, estimator: 'k1' })).toBe(
+      0.0004,
+    );
+    expect(await valueOf(r, 'anneal_run_train_inference_kl', { ...run, estimator: 'k3' })).toBe(
+      0.0009,
+    );
+    expect(await valueOf(r, 'anneal_run_importance_ratio', { ...run, stat: 'min' })).toBe(0.4);
+    expect(await valueOf(r, 'anneal_run_importance_ratio', { ...run, stat: 'max' })).toBe(2.5);
+    expect(await valueOf(r, 'anneal_run_importance_ratio_out_of_range_ratio', run)).toBe(0.03);
+    expect(await valueOf(r, 'anneal_run_reward', { ...run, component: 'rubric' })).toBe(0.4);
+    expect(await valueOf(r, 'anneal_run_base_reward', { ...run, component: 'qa' })).toBe(0.8);
+    // components absent from the record are not invented
+    expect(
+      await valueOf(r, 'anneal_run_base_reward', { ...run, component: 'rubric' }),
+    ).toBeUndefined();
+    expect(await valueOf(r, 'anneal_run_preference_score', run)).toBe(0.55);
+    expect(await valueOf(r, 'anneal_run_tool_penalty', run)).toBe(0.1);
+    expect(await valueOf(r, 'anneal_run_length_penalty', run)).toBe(0.05);
+    expect(await valueOf(r, 'anneal_run_tool_calls_per_rollout', run)).toBe(2.25);
+    expect(await valueOf(r, 'anneal_run_response_length_tokens', run)).toBe(310);
+    expect(await valueOf(r, 'anneal_run_zero_variance_groups', run)).toBe(3);
+    expect(await valueOf(r, 'anneal_run_rollout_tokens_total', run)).toBe(1000);
+    expect(await valueOf(r, 'anneal_run_trained_tokens_total', run)).toBe(800);
+    const phase = 'anneal_run_step_phase_duration_seconds';
+    expect(await valueOf(r, phase, { ...run, phase: 'rollout' }, `${phase}_sum`)).toBe(12);
+    expect(
+      await valueOf(r, phase, { ...run, phase: 'checkpoint' }, `${phase}_count`),
+    ).toBeUndefined();
+  });
+
+  it('leaves out what an executor does not report (an sft step has no reward)', async () => {
+    const sink = workerSink();
+    sink.emit('step:committed', { runId: 'sft1', step: 1, atMs: 1000, loss: 2.1, gradNorm: 0.9 });
+    expect(await valueOf(sink.registry, 'anneal_run_loss', { run_id: 'sft1' })).toBe(2.1);
+    expect(await samples(sink.registry, 'anneal_run_reward')).toEqual([]);
+    expect(await samples(sink.registry, 'anneal_run_rollout_tokens_total')).toEqual([]);
+  });
+
+  it('counts a replayed step once (steps commit idempotently after a crash)', async () => {
+    const sink = workerSink();
+    sink.emit('step:committed', step('r1', 1));
+    sink.emit('step:committed', step('r1', 2));
+    sink.emit('step:committed', step('r1', 2, { loss: 0.1 }));
+    const r = sink.registry;
+    expect(await valueOf(r, 'anneal_run_rollout_tokens_total', { run_id: 'r1' })).toBe(2000);
+    const count = 'anneal_run_step_phase_duration_seconds_count';
+    expect(
+      await valueOf(
+        r,
+        'anneal_run_step_phase_duration_seconds',
+        { run_id: 'r1', phase: 'train' },
+        count,
+      ),
+    ).toBe(2);
+    expect(await valueOf(r, 'anneal_run_loss', { run_id: 'r1' })).toBe(0.1);
+  });
+
+  it('rejects malformed numbers with the field name', () => {
+    const sink = workerSink();
+    expect(() => sink.emit('step:committed', step('r1', -1))).toThrow(/step must be an integer/);
+    expect(() => sink.emit('step:committed', step('r1', 1, { rolloutTokens: -5 }))).toThrow(
+      /rolloutTokens/,
+    );
+    expect(() =>
+      sink.emit('step:committed', step('r1', 2, { phaseSeconds: { train: Number.NaN } })),
+    ).toThrow(/anneal_run_step_phase_duration_seconds: observed value must be finite/);
+  });
+
+  it('keeps a NaN loss visible instead of dropping it', async () => {
+    const sink = workerSink();
+    sink.emit('step:committed', step('r1', 1, { loss: Number.NaN }));
+    expect(await valueOf(sink.registry, 'anneal_run_loss', { run_id: 'r1' })).toBeNaN();
+  });
+});
+
+describe('removeRunSeries', () => {
+  it('removes every series of one run and keeps the others', async () => {
+    const sink = workerSink();
+    sink.emit('run:started', { runId: 'a', kind: 'grpo', pool: 'gpu', atMs: 0 });
+    sink.emit('step:committed', step('a', 1));
+    sink.emit('step:committed', step('b', 1));
+    sink.emit('worker:slots', { busy: 2, total: 4 });
+    expect(sink.runIds().sort()).toEqual(['a', 'b']);
+
+    const removed = sink.removeRunSeries('a');
+    expect(removed).toBeGreaterThan(20);
+    const text = await sink.registry.metrics();
+    expect(text).not.toMatch(/run_id="a"/);
+    expect(text).toMatch(/anneal_run_step\{run_id="b"\} 1/);
+    expect(text).toMatch(/anneal_worker_slots_busy\{pool="gpu",worker="w-1"\} 2/);
+    expect(sink.runIds()).toEqual(['b']);
+    expect(sink.removeRunSeries('a')).toBe(0);
+  });
+
+  it('on run:ended waits the grace period so the last step still gets scraped', async () => {
+    vi.useFakeTimers();
+    const sink = workerSink(60_000);
+    sink.emit('run:started', { runId: 'a', kind: 'grpo', pool: 'gpu', atMs: 0 });
+    sink.emit('step:committed', step('a', 1));
+    sink.emit('run:ended', { runId: 'a', reason: 'succeeded', atMs: 2000 });
+    vi.advanceTimersByTime(59_000);
+    expect(await valueOf(sink.registry, 'anneal_run_step', { run_id: 'a' })).toBe(1);
+    vi.advanceTimersByTime(1_000);
+    expect(await sink.registry.metrics()).not.toMatch(/run_id="a"/);
+  });
+
+  it('a run that restarts on the same worker within the grace period keeps its series', async () => {
+    vi.useFakeTimers();
+    const sink = workerSink(60_000);
+    sink.emit('step:committed', step('a', 1));
+    sink.emit('run:ended', { runId: 'a', reason: 'released', atMs: 2000 });
+    sink.emit('run:started', { runId: 'a', kind: 'grpo', pool: 'gpu', atMs: 3000 });
+    vi.advanceTimersByTime(120_000);
+    expect(await valueOf(sink.registry, 'anneal_run_step', { run_id: 'a' })).toBe(1);
+    expect(await valueOf(sink.registry, 'anneal_run_info', { run_id: 'a', kind: 'grpo' })).toBe(1);
+  });
+
+  it('after a run ends its next step number starts counting again', async () => {
+    const sink = workerSink(0);
+    sink.emit('step:committed', step('a', 5));
+    sink.emit('run:ended', { runId: 'a', reason: 'released', atMs: 0 });
+    sink.emit('step:committed', step('a', 5));
+    expect(await valueOf(sink.registry, 'anneal_run_rollout_tokens_total', { run_id: 'a' })).toBe(
+      1000,
+    );
+  });
+});
+
+describe('worker process events', () => {
+  it('maps heartbeat, slots, requests and failures with the worker’s pool and id', async () => {
+    const sink = workerSink();
+    const me = { pool: 'gpu', worker: 'w-1' };
+    sink.emit('worker:heartbeat', { atMs: 1_700_000_000_500 });
+    sink.emit('worker:slots', { busy: 1, total: 2 });
+    sink.emit('request:started', { engine: 'inference' });
+    sink.emit('request:started', { engine: 'inference' });
+    sink.emit('request:finished', { engine: 'inference', outcome: 'error', durationSeconds: 0.2 });
+    sink.emit('attempt:failed', { subsystem: 'inference', willRetry: true });
+    sink.emit('attempt:failed', { subsystem: 'inference', willRetry: false });
+    const r = sink.registry;
+    expect(await valueOf(r, 'anneal_worker_heartbeat_timestamp_seconds', me)).toBe(1_700_000_000.5);
+    expect(await valueOf(r, 'anneal_worker_slots', me)).toBe(2);
+    expect(await valueOf(r, 'anneal_worker_slots_busy', me)).toBe(1);
+    expect(
+      await valueOf(r, 'anneal_worker_inflight_requests', { ...me, engine: 'inference' }),
+    ).toBe(1);
+    const duration = 'anneal_worker_engine_request_duration_seconds';
+    const labels = { ...me, engine: 'inference', outcome: 'error' };
+    expect(await valueOf(r, duration, labels, `${duration}_count`)).toBe(1);
+    expect(await valueOf(r, 'anneal_worker_errors_total', { ...me, subsystem: 'inference' })).toBe(
+      2,
+    );
+    expect(await valueOf(r, 'anneal_worker_retries_total', { ...me, subsystem: 'inference' })).toBe(
+      1,
+    );
+    expect(await valueOf(r, 'anneal_build_info', { app: 'worker', version: '1.2.3' })).toBe(1);
+  });
+
+  it('refuses control-plane events and control-plane metrics are not registered', () => {
+    const sink = workerSink();
+    expect(() =>
+      sink.emit('http:responded', {
+        route: '/x',
+        method: 'GET',
+        statusCode: 200,
+        durationSeconds: 0,
+      }),
+    ).toThrow(/http:responded is a control-plane event; this sink is worker's/);
+    expect(sink.registry.getSingleMetric('anneal_http_requests_total')).toBeUndefined();
+  });
+});
+
+describe('control-plane events', () => {
+  const controlPlane = () => {
+    const sink = createMetrics(new Registry(), {
+      app: 'control-plane',
+      version: '1',
+      defaultMetrics: false,
+    });
+    sinks.push(sink);
+    return sink;
+  };
+
+  it('maps HTTP requests by route, method and status', async () => {
+    const sink = controlPlane();
+    sink.emit('http:responded', {
+      route: '/v1/runs/:id',
+      method: 'GET',
+      statusCode: 404,
+      durationSeconds: 0.003,
+    });
+    sink.emit('http:responded', {
+      route: '/v1/runs/:id',
+      method: 'GET',
+      statusCode: 404,
+      durationSeconds: 0.004,
+    });
+    const r = sink.registry;
+    const labels = { route: '/v1/runs/:id', method: 'GET' };
+    expect(await valueOf(r, 'anneal_http_requests_total', { ...labels, status_code: '404' })).toBe(
+      2,
+    );
+    const d = 'anneal_http_request_duration_seconds';
+    expect(await valueOf(r, d, { ...labels, le: '0.005' }, `${d}_bucket`)).toBe(2);
+    expect(await valueOf(r, d, { ...labels, le: '0.0025' }, `${d}_bucket`)).toBe(0);
+  });
+
+  it('maps a pool snapshot to queue depth, oldest wait and worker counts', async () => {
+    const sink = controlPlane();
+    sink.emit('pool:observed', {
+      pool: 'gpu',
+      queue: { waiting: 3, prioritized: 1, delayed: 0, active: 2, paused: 0 },
+      oldestWaitingAgeSeconds: null,
+      workers: { online: 4, busy: 2, draining: 1 },
+    });
+    const r = sink.registry;
+    expect(await valueOf(r, 'anneal_queue_depth', { pool: 'gpu', state: 'waiting' })).toBe(3);
+    expect(await valueOf(r, 'anneal_queue_depth', { pool: 'gpu', state: 'active' })).toBe(2);
+    expect(await valueOf(r, 'anneal_queue_oldest_waiting_age_seconds', { pool: 'gpu' })).toBe(0);
+    expect(await valueOf(r, 'anneal_pool_workers', { pool: 'gpu', state: 'draining' })).toBe(1);
+  });
+
+  it('reports every state x kind of the run counts, zero when absent', async () => {
+    const sink = controlPlane();
+    sink.emit('runs:observed', {
+      counts: [
+        { state: 'running', kind: 'grpo', count: 2 },
+        { state: 'running', kind: 'grpo', count: 1 },
+      ],
+    });
+    const all = await samples(sink.registry, 'anneal_runs');
+    expect(all).toHaveLength(6 * 4);
+    expect(await valueOf(sink.registry, 'anneal_runs', { state: 'running', kind: 'grpo' })).toBe(3);
+    expect(await valueOf(sink.registry, 'anneal_runs', { state: 'failed', kind: 'sft' })).toBe(0);
+  });
+
+  it('counts transitions and observes the queue wait when a run starts', async () => {
+    const sink = controlPlane();
+    sink.emit('run:transitioned', { runId: 'a', kind: 'grpo', pool: 'gpu', state: 'queued' });
+    sink.emit('run:transitioned', {
+      runId: 'a',
+      kind: 'grpo',
+      pool: 'gpu',
+      state: 'running',
+      queuedSeconds: 42,
+    });
+    const r = sink.registry;
+    expect(
+      await valueOf(r, 'anneal_runs_transitions_total', { state: 'running', kind: 'grpo' }),
+    ).toBe(1);
+    const w = 'anneal_queue_wait_duration_seconds';
+    expect(await valueOf(r, w, { pool: 'gpu' }, `${w}_sum`)).toBe(42);
+    expect(await r.metrics()).not.toMatch(/run_id/);
+  });
+});
+
+describe('createMetrics', () => {
+  it('needs the worker identity for the worker app', () => {
+    expect(() => createMetrics(new Registry(), { app: 'worker', version: '1' })).toThrow(
+      /options.worker/,
+    );
+  });
+
+  it('refuses to register twice on one registry', () => {
+    const registry = new Registry();
+    sinks.push(
+      createMetrics(registry, { app: 'control-plane', version: '1', defaultMetrics: false }),
+    );
+    expect(() => createMetrics(registry, { app: 'control-plane', version: '1' })).toThrow(
+      /already registered/,
+    );
+  });
+
+  it('exports process metrics by default, on the app registry only', async () => {
+    const registry = new Registry();
+    sinks.push(createMetrics(registry, { app: 'control-plane', version: '1' }));
+    expect(await registry.metrics()).toMatch(/process_cpu_seconds_total/);
+  });
+});
