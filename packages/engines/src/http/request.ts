@@ -1,0 +1,80 @@
+// One JSON HTTP exchange with a per-request timeout. Transport failures become coded
+// EngineErrors (connection -> retryable, timeout -> retryable); a caller's abort propagates
+// unchanged (never retried). Status handling is the caller's: every reply is returned.
+import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
+import type { EngineErrorContext } from './errors.ts';
+import type { Timers } from './timing.ts';
+
+export interface HttpReply {
+  status: number;
+  /** Parsed JSON body, or undefined when the body is empty or not JSON. */
+  json: unknown;
+  text: string;
+}
+
+export interface SendOptions {
+  method: 'GET' | 'POST';
+  body?: unknown;
+  headers?: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  timers: Timers;
+}
+
+export async function sendJson(
+  context: EngineErrorContext & { url: string; route: string },
+  options: SendOptions,
+): Promise<HttpReply> {
+  const timeout = options.timers.timeoutSignal(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    const response = await fetch(context.url + context.route, {
+      method: options.method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal,
+    });
+    const text = await response.text();
+    return { status: response.status, json: parseJson(text), text };
+  } catch (error) {
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (timeout.aborted) {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.timeout,
+        context,
+        `no reply within ${options.timeoutMs} ms`,
+        { retryable: true, cause: error },
+      );
+    }
+    throw new EngineError(
+      ENGINE_ERROR_CODES.connection,
+      context,
+      `connection failed: ${transportReason(error)}`,
+      { retryable: true, cause: error },
+    );
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** undici wraps the socket error: `TypeError: fetch failed` with `cause.code = ECONNREFUSED`. */
+function transportReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const causeMessage = typeof cause?.message === 'string' ? cause.message : undefined;
+  return [error.message, code ?? causeMessage].filter(Boolean).join(': ');
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

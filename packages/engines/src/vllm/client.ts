@@ -1,0 +1,222 @@
+/**
+ * vLLM inference engine: token-in/token-out rollouts through `POST /v1/completions`.
+ *
+ * Targets vLLM v0.11.x (OpenAI-compatible server; `return_token_ids` from v0.10.2), and
+ * stays compatible with older servers (>= v0.8: `return_tokens_as_token_ids`, the old error
+ * envelope, explicit nulls). Run vLLM with `--logprobs-mode processed_logprobs` so sampling
+ * logprobs match the sampled distribution (VLLM_API.md), and with `--enable-lora`,
+ * `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`, `VLLM_SERVER_DEV_MODE=1` for weight sync.
+ */
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import { isObject } from '../http/request.ts';
+import { realScheduler, realTimers, seededRng } from '../http/timing.ts';
+import type { Rng, Scheduler, Timers } from '../http/timing.ts';
+import type { InferenceEngine, SampleRequest, SampledSequence, SamplerWeights } from '../types.ts';
+import { resolveVllmConfig } from './config.ts';
+import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
+import { isContextOverflow } from './errors.ts';
+import { parseCompletion } from './parse.ts';
+import type { ReplicaSnapshot } from './replicas.ts';
+import { VllmTransport } from './transport.ts';
+import type { VllmEvent } from './transport.ts';
+import { validateSampleRequest } from './validate.ts';
+import { AdapterRegistry } from './weight-sync.ts';
+import type { CompletionRequest, DetokenizeRequest, TokenizeRequest } from './wire.ts';
+
+export const COMPLETIONS_ROUTE = '/v1/completions';
+
+export interface VllmDeps {
+  timers?: Timers;
+  scheduler?: Scheduler;
+  rng?: Rng;
+  onEvent?: (event: VllmEvent) => void;
+}
+
+export interface VllmStats {
+  replicas: ReplicaSnapshot[];
+  inFlight: number;
+  queued: number;
+}
+
+export class VllmInferenceEngine implements InferenceEngine {
+  readonly config: ResolvedVllmConfig;
+  private readonly transport: VllmTransport;
+  private readonly adapters: AdapterRegistry;
+  private readonly lifetime = new AbortController();
+  private readonly healthTimer: { cancel(): void } | undefined;
+  private healthRun: Promise<void> | undefined;
+  private readonly emit: (event: VllmEvent) => void;
+
+  constructor(config: VllmEndpointConfig, deps: VllmDeps = {}) {
+    this.config = resolveVllmConfig(config);
+    this.emit = deps.onEvent ?? (() => {});
+    const rng = deps.rng ?? seededRng(this.config.jitterSeed);
+    this.transport = new VllmTransport(this.config, deps.timers ?? realTimers, rng, this.emit, () =>
+      this.checkHealth().then(() => undefined),
+    );
+    this.adapters = new AdapterRegistry(this.transport, this.emit);
+    const interval = this.config.healthCheckIntervalMs;
+    this.healthTimer =
+      interval > 0
+        ? (deps.scheduler ?? realScheduler).every(interval, () => void this.checkHealth())
+        : undefined;
+  }
+
+  async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]> {
+    validateSampleRequest(request, this.config.name);
+    const room = this.config.maxModelLen ?? Number.POSITIVE_INFINITY;
+    const maxTokens = Math.min(request.maxTokens, room - request.prompt.length);
+    const overflow = (): SampledSequence[] => {
+      this.emitOverflow(request.prompt.length);
+      return Array.from({ length: request.n }, () => ({
+        tokens: [],
+        logprobs: [],
+        finishReason: 'context_overflow' as const,
+      }));
+    };
+    if (maxTokens < 1) return overflow();
+    const body: CompletionRequest = {
+      model: request.model ?? this.config.model,
+      prompt: [...request.prompt],
+      n: request.n,
+      max_tokens: maxTokens,
+      temperature: request.temperature,
+      top_p: request.topP,
+      ...(request.seed === undefined ? {} : { seed: request.seed }),
+      ...(request.stopTokenIds ? { stop_token_ids: [...request.stopTokenIds] } : {}),
+      logprobs: 0,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+      skip_special_tokens: false,
+    };
+    return this.transport.routed(
+      COMPLETIONS_ROUTE,
+      body,
+      {
+        signal: this.withLifetime(signal),
+        timeoutMs: this.config.requestTimeoutMs,
+        onErrorReply: (reply) => (isContextOverflow(reply) ? overflow() : undefined),
+      },
+      (reply, replica) =>
+        parseCompletion(
+          reply.json,
+          request.n,
+          this.transport.context(replica.url, COMPLETIONS_ROUTE),
+        ),
+    );
+  }
+
+  /** LoRA hot-reload on every admitted replica, then reset each one's prefix cache.
+   * Replicas that fail with connection loss / 5xx are dropped and get the adapter when
+   * re-admitted; a 4xx (e.g. `--enable-lora` missing) fails the sync. */
+  async loadWeights(weights: SamplerWeights): Promise<void> {
+    if (!weights.name)
+      throw new TypeError(`vLLM endpoint '${this.config.name}': weights.name is empty`);
+    const path = this.config.resolveLoraPath(weights);
+    this.adapters.set(weights.name, path);
+    let targets = this.transport.pool.replicas.filter((r) => r.healthy);
+    if (targets.length === 0) {
+      await this.checkHealth();
+      targets = this.transport.pool.replicas.filter((r) => r.healthy);
+    }
+    const outcomes = await Promise.allSettled(
+      targets.map((replica) => this.adapters.loadOnto(replica, [[weights.name, path]])),
+    );
+    const errors: unknown[] = [];
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') return;
+      const replica = targets[i];
+      const error: unknown = outcome.reason;
+      if (replica && error instanceof EngineError && error.retryable) {
+        this.transport.dropReplica(replica, error.message); // resynced when re-admitted
+      }
+      errors.push(error);
+    });
+    const fatal = errors.find((e) => !(e instanceof EngineError && e.retryable));
+    if (fatal !== undefined) throw fatal;
+    if (errors.length === targets.length) {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.noReplica,
+        { engine: 'vLLM', endpoint: this.config.name },
+        `no replica accepted weights '${weights.name}' (${path}): ` +
+          (errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ') ||
+            'no replica is healthy'),
+      );
+    }
+  }
+
+  /** Probe `/health` on every replica now (also run every `healthCheckIntervalMs`). */
+  checkHealth(): Promise<ReplicaSnapshot[]> {
+    this.healthRun ??= this.adapters.checkHealth().finally(() => {
+      this.healthRun = undefined;
+    });
+    return this.healthRun.then(() => this.transport.pool.snapshot());
+  }
+
+  /** Text -> token ids with the served model's tokenizer (`POST /tokenize`). */
+  async tokenize(text: string, options: { addSpecialTokens?: boolean } = {}): Promise<number[]> {
+    const body: TokenizeRequest = {
+      model: this.config.model,
+      prompt: text,
+      add_special_tokens: options.addSpecialTokens ?? false,
+    };
+    return this.auxiliary('/tokenize', body, (json) =>
+      isObject(json) && Array.isArray(json['tokens']) && json['tokens'].every(Number.isInteger)
+        ? (json['tokens'] as number[])
+        : undefined,
+    );
+  }
+
+  /** Token ids -> text (`POST /detokenize`). */
+  async detokenize(tokens: readonly number[]): Promise<string> {
+    const body: DetokenizeRequest = { model: this.config.model, tokens: [...tokens] };
+    return this.auxiliary('/detokenize', body, (json) =>
+      isObject(json) && typeof json['prompt'] === 'string' ? json['prompt'] : undefined,
+    );
+  }
+
+  stats(): VllmStats {
+    const { pool, limiter } = this.transport;
+    return { replicas: pool.snapshot(), inFlight: limiter.inFlight, queued: limiter.queued };
+  }
+
+  /** Stops health checks and aborts requests in flight. */
+  async close(): Promise<void> {
+    this.healthTimer?.cancel();
+    this.lifetime.abort(new Error(`vLLM endpoint '${this.config.name}' is closed`));
+    await this.healthRun?.catch(() => undefined);
+  }
+
+  private auxiliary<T>(
+    route: string,
+    body: unknown,
+    read: (json: unknown) => T | undefined,
+  ): Promise<T> {
+    return this.transport.routed(
+      route,
+      body,
+      { signal: this.withLifetime(), timeoutMs: this.config.healthTimeoutMs },
+      (reply, replica) => {
+        const value = read(reply.json);
+        if (value !== undefined) return value;
+        throw new EngineError(
+          ENGINE_ERROR_CODES.response,
+          this.transport.context(replica.url, route),
+          `malformed reply: ${reply.text.slice(0, 200)}`,
+        );
+      },
+    );
+  }
+
+  private withLifetime(signal?: AbortSignal): AbortSignal {
+    return signal ? AbortSignal.any([signal, this.lifetime.signal]) : this.lifetime.signal;
+  }
+
+  private emitOverflow(promptTokens: number): void {
+    this.emit({
+      type: 'rollout:context_overflow',
+      endpoint: this.config.name,
+      promptTokens,
+    });
+  }
+}

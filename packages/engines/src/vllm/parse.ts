@@ -1,0 +1,100 @@
+// `/v1/completions` reply -> SampledSequence[] (token ids + sampling logprobs per choice).
+// New servers (v0.10.2+) give `token_ids`; older ones only the logprob token strings
+// `"token_id:{id}"` (with `return_tokens_as_token_ids`). Text is never re-tokenised.
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import type { EngineErrorContext } from '../http/errors.ts';
+import { isObject } from '../http/request.ts';
+import type { FinishReason, SampledSequence } from '../types.ts';
+
+const TOKEN_ID_PREFIX = 'token_id:';
+
+/** vLLM finish reasons -> ours. `repetition` (newer servers) stopped a degenerate loop
+ * before a natural end, so it counts as a truncation, like `length`. */
+const FINISH_REASONS: Record<string, FinishReason> = {
+  stop: 'stop',
+  length: 'length',
+  abort: 'abort',
+  repetition: 'length',
+};
+
+export function parseCompletion(
+  body: unknown,
+  expectedChoices: number,
+  context: EngineErrorContext,
+): SampledSequence[] {
+  const fail = (detail: string): EngineError =>
+    new EngineError(ENGINE_ERROR_CODES.response, context, `malformed completion: ${detail}`);
+  if (!isObject(body) || !Array.isArray(body['choices'])) throw fail('no `choices` array');
+  const choices: unknown[] = body['choices'];
+  if (choices.length !== expectedChoices) {
+    throw fail(`expected ${expectedChoices} choices (n), got ${choices.length}`);
+  }
+  const ordered = choices.map((choice, position) => {
+    if (!isObject(choice)) throw fail(`choices[${position}] is not an object`);
+    const index = typeof choice['index'] === 'number' ? choice['index'] : position;
+    return { index, choice };
+  });
+  ordered.sort((a, b) => a.index - b.index);
+  return ordered.map(({ choice }, position) => parseChoice(choice, `choices[${position}]`, fail));
+}
+
+function parseChoice(
+  choice: Record<string, unknown>,
+  where: string,
+  fail: (detail: string) => EngineError,
+): SampledSequence {
+  const logprobs = choice['logprobs'];
+  if (!isObject(logprobs)) throw fail(`${where}.logprobs is missing (request sent logprobs: 0)`);
+  const tokenLogprobs = logprobs['token_logprobs'];
+  if (!Array.isArray(tokenLogprobs)) throw fail(`${where}.logprobs.token_logprobs is missing`);
+  const tokens = readTokenIds(choice, logprobs, where, fail);
+  if (tokenLogprobs.length !== tokens.length) {
+    throw fail(
+      `${where} has ${tokens.length} token ids but ${tokenLogprobs.length} token_logprobs`,
+    );
+  }
+  const values = tokenLogprobs.map((value: unknown, i) => {
+    if (typeof value !== 'number') throw fail(`${where}.logprobs.token_logprobs[${i}] is ${value}`);
+    return value;
+  });
+  const finish = choice['finish_reason'];
+  const finishReason = typeof finish === 'string' ? FINISH_REASONS[finish] : undefined;
+  if (finishReason === undefined) throw fail(`${where}.finish_reason ${JSON.stringify(finish)}`);
+  return { tokens, logprobs: values, finishReason };
+}
+
+function readTokenIds(
+  choice: Record<string, unknown>,
+  logprobs: Record<string, unknown>,
+  where: string,
+  fail: (detail: string) => EngineError,
+): number[] {
+  const direct = choice['token_ids'];
+  if (Array.isArray(direct)) {
+    return direct.map((id: unknown, i) => {
+      if (!Number.isInteger(id)) throw fail(`${where}.token_ids[${i}] is ${String(id)}`);
+      return id as number;
+    });
+  }
+  const strings = logprobs['tokens'];
+  if (!Array.isArray(strings)) {
+    throw fail(
+      `${where} has neither token_ids (vLLM >= 0.10.2) nor "token_id:<id>" logprob tokens ` +
+        '(return_tokens_as_token_ids)',
+    );
+  }
+  return strings.map((token: unknown, i) => {
+    const id = typeof token === 'string' ? parseTokenIdString(token) : undefined;
+    if (id === undefined) {
+      throw fail(`${where}.logprobs.tokens[${i}] ${JSON.stringify(token)} is not "token_id:<id>"`);
+    }
+    return id;
+  });
+}
+
+/** `"token_id:1234"` -> 1234. */
+export function parseTokenIdString(token: string): number | undefined {
+  if (!token.startsWith(TOKEN_ID_PREFIX)) return undefined;
+  const digits = token.slice(TOKEN_ID_PREFIX.length);
+  return /^\d+$/.test(digits) ? Number(digits) : undefined;
+}

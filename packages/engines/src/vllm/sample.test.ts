@@ -1,0 +1,207 @@
+// Contract tests of VllmInferenceEngine.sample against the fake vLLM server over loopback HTTP.
+import { afterEach, describe, expect, it } from 'vitest';
+import { fakeTimers } from '../../test/fake-timers.ts';
+import { EngineError } from '../http/errors.ts';
+import type { SampleRequest } from '../types.ts';
+import { VllmInferenceEngine } from './client.ts';
+import type { VllmEndpointConfig } from './config.ts';
+import type { VllmEvent } from './transport.ts';
+import { errorBody } from './testing/fixtures.ts';
+import { FakeVllmServer } from './testing/fake-server.ts';
+import type { FakeVllmOptions } from './testing/fake-server.ts';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((x) => x.close()));
+});
+
+async function setup(
+  server: FakeVllmOptions = {},
+  config: Partial<VllmEndpointConfig> = {},
+): Promise<{
+  fake: FakeVllmServer;
+  engine: VllmInferenceEngine;
+  events: VllmEvent[];
+  sleeps: number[];
+}> {
+  const fake = await FakeVllmServer.start(server);
+  const time = fakeTimers();
+  const events: VllmEvent[] = [];
+  const engine = new VllmInferenceEngine(
+    {
+      name: 'vllm-test',
+      replicas: [fake.url],
+      model: 'base-model',
+      healthCheckIntervalMs: 0,
+      retry: { attempts: 3, baseDelayMs: 100, maxDelayMs: 1000 },
+      ...config,
+    },
+    { timers: time.timers, onEvent: (e) => events.push(e) },
+  );
+  open.push(engine, fake);
+  return { fake, engine, events, sleeps: time.sleeps };
+}
+
+const request: SampleRequest = {
+  prompt: [11, 22, 33],
+  n: 3,
+  maxTokens: 5,
+  temperature: 1,
+  topP: 1,
+  seed: 7,
+};
+
+describe('vLLM completions contract', () => {
+  it('sends a token-id prompt with n, max_tokens, logprobs 0 and return_token_ids', async () => {
+    const { fake, engine } = await setup();
+    await engine.sample({ ...request, stopTokenIds: [2], temperature: 0.7, topP: 0.9 });
+    const [sent] = fake.requestsTo('/v1/completions');
+    expect(sent?.body).toEqual({
+      model: 'base-model',
+      prompt: [11, 22, 33],
+      n: 3,
+      max_tokens: 5,
+      temperature: 0.7,
+      top_p: 0.9,
+      seed: 7,
+      stop_token_ids: [2],
+      logprobs: 0,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+      skip_special_tokens: false,
+    });
+  });
+
+  it('returns token ids and sampling logprobs per choice (new shape: token_ids)', async () => {
+    const { engine } = await setup({ shape: 'new' });
+    const out = await engine.sample(request);
+    expect(out).toHaveLength(3);
+    // The fake samples token i of choice k as (sum(prompt) + 31 (seed + k) + 7 i) % vocab.
+    expect(out[0]?.tokens).toEqual([66 + 217, 66 + 224, 66 + 231, 66 + 238, 66 + 245]);
+    expect(out[1]?.tokens[0]).toBe(66 + 31 * 8);
+    for (const seq of out) {
+      expect(seq.logprobs).toEqual(seq.tokens.map((id) => -((id % 17) + 1) / 8));
+      expect(seq.finishReason).toBe('length');
+    }
+  });
+
+  it('parses the old shape ("token_id:{id}" strings, explicit nulls) identically', async () => {
+    const fresh = await setup({ shape: 'new' });
+    const old = await setup({ shape: 'old' });
+    const expected = await fresh.engine.sample(request);
+    expect(await old.engine.sample(request)).toEqual(expected);
+  });
+
+  it('reports a stop token as finish reason stop, keeping the token', async () => {
+    const { engine } = await setup({ stopAfter: 2 });
+    const [seq] = await engine.sample({ ...request, n: 1, stopTokenIds: [2] });
+    expect(seq?.tokens).toHaveLength(3);
+    expect(seq?.tokens[2]).toBe(2);
+    expect(seq?.finishReason).toBe('stop');
+  });
+
+  it.each(['new', 'old'] as const)(
+    'surfaces a %s-envelope 404 with endpoint, replica and message, unretried',
+    async (shape) => {
+      const { fake, engine } = await setup({ shape });
+      const error = await engine
+        .sample({ ...request, model: 'missing-lora' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EngineError);
+      const message = (error as EngineError).message;
+      expect(message).toContain("vLLM endpoint 'vllm-test'");
+      expect(message).toContain(`${fake.url}/v1/completions`);
+      expect(message).toContain('HTTP 404 NotFoundError: The model `missing-lora` does not exist.');
+      expect((error as EngineError).status).toBe(404);
+      expect(fake.requestsTo('/v1/completions')).toHaveLength(1);
+    },
+  );
+
+  it('surfaces the API-key middleware 401 {"error":"Unauthorized"}; the right key works', async () => {
+    const wrong = await setup({ apiKey: 'sk-right' }, { apiKey: 'sk-wrong' });
+    await expect(wrong.engine.sample(request)).rejects.toThrow('HTTP 401: Unauthorized');
+    const right = await setup({ apiKey: 'sk-right' }, { apiKey: 'sk-right' });
+    await expect(right.engine.sample(request)).resolves.toHaveLength(3);
+    expect(right.fake.requests[0]?.headers.authorization).toBe('Bearer sk-right');
+  });
+
+  it('marks a context-length overflow as a context_overflow rollout instead of failing', async () => {
+    const { fake, engine, events } = await setup({ maxModelLen: 8 });
+    const out = await engine.sample({ ...request, maxTokens: 6 });
+    expect(out).toEqual(
+      Array.from({ length: 3 }, () => ({
+        tokens: [],
+        logprobs: [],
+        finishReason: 'context_overflow',
+      })),
+    );
+    expect(fake.requestsTo('/v1/completions')).toHaveLength(1); // a 400: never retried
+    expect(events).toContainEqual({
+      type: 'rollout:context_overflow',
+      endpoint: 'vllm-test',
+      promptTokens: 3,
+    });
+  });
+
+  it('with maxModelLen configured, clamps max_tokens and skips prompts that fill the window', async () => {
+    const { fake, engine } = await setup({ maxModelLen: 8 }, { maxModelLen: 8 });
+    const [seq] = await engine.sample({ ...request, n: 1, maxTokens: 100 });
+    expect(seq?.tokens).toHaveLength(5);
+    expect((fake.requests[0]?.body as { max_tokens: number }).max_tokens).toBe(5);
+    const full = await engine.sample({ ...request, prompt: [1, 2, 3, 4, 5, 6, 7, 8], n: 2 });
+    expect(full.map((s) => s.finishReason)).toEqual(['context_overflow', 'context_overflow']);
+    expect(fake.requestsTo('/v1/completions')).toHaveLength(1);
+  });
+
+  it('retries a 5xx with exponential backoff + jitter, then succeeds', async () => {
+    const { fake, engine, events, sleeps } = await setup();
+    const overloaded = errorBody('new', 503, 'ServiceUnavailableError', 'engine overloaded');
+    fake.enqueue('/v1/completions', { kind: 'reply', status: 503, body: overloaded });
+    fake.enqueue('/v1/completions', { kind: 'reply', status: 500, body: overloaded });
+    await expect(engine.sample(request)).resolves.toHaveLength(3);
+    expect(fake.requestsTo('/v1/completions')).toHaveLength(3);
+    expect(sleeps).toHaveLength(2);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(50); // equal jitter: [cap/2, cap], cap 100 then 200
+    expect(sleeps[0]).toBeLessThanOrEqual(100);
+    expect(sleeps[1]).toBeGreaterThanOrEqual(100);
+    expect(sleeps[1]).toBeLessThanOrEqual(200);
+    expect(events.filter((e) => e.type === 'request:retry').map((e) => e.type)).toHaveLength(2);
+  });
+
+  it('gives up after the configured attempts with a clear error', async () => {
+    const { fake, engine } = await setup({ shape: 'old' }, { failuresBeforeDrop: 10 });
+    const body = errorBody('old', 500, 'InternalServerError', 'CUDA error: device-side assert');
+    for (let i = 0; i < 3; i += 1)
+      fake.enqueue('/v1/completions', { kind: 'reply', status: 500, body });
+    const error = (await engine.sample(request).catch((e: unknown) => e)) as EngineError;
+    expect(error.message).toBe(
+      `vLLM endpoint 'vllm-test' (${fake.url}/v1/completions): HTTP 500 InternalServerError: ` +
+        'CUDA error: device-side assert (gave up after 3 attempts)',
+    );
+    expect(error.attempts).toBe(3);
+    expect(fake.requestsTo('/v1/completions')).toHaveLength(3);
+  });
+
+  it('does not retry other 4xx replies', async () => {
+    const { fake, engine, sleeps } = await setup();
+    const body = errorBody(
+      'new',
+      400,
+      'BadRequestError',
+      'top_k must be -1 (disable), or at least 1',
+    );
+    fake.enqueue('/v1/completions', { kind: 'reply', status: 400, body });
+    await expect(engine.sample(request)).rejects.toThrow('HTTP 400 BadRequestError: top_k must be');
+    expect(fake.requestsTo('/v1/completions')).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('rejects a malformed request before any HTTP, naming the field', async () => {
+    const { fake, engine } = await setup();
+    await expect(engine.sample({ ...request, topP: 0 })).rejects.toThrow(
+      '`topP` must be in (0, 1]',
+    );
+    await expect(engine.sample({ ...request, prompt: [1, -2] })).rejects.toThrow('`prompt[1]`');
+    expect(fake.requests).toHaveLength(0);
+  });
+});

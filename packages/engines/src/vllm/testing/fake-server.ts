@@ -1,0 +1,235 @@
+// An in-repo vLLM stand-in over real HTTP (node:http, ephemeral port) for contract tests.
+// It validates requests the way vLLM does, answers in the `new` or `old` shapes of
+// fixtures.ts, and lets a test script failures: error replies, dropped connections,
+// requests held open (timeouts), a dead engine (`/health` 503) or a stopped process.
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { completionResponse, contextOverflowMessage, errorBody } from './fixtures.ts';
+import type { FixtureChoice, ServerShape } from './fixtures.ts';
+import { validateCompletion } from './validate-request.ts';
+
+export type ScriptedReply =
+  | { kind: 'reply'; status: number; body: unknown }
+  | { kind: 'drop' } // destroy the socket: a connection error
+  | { kind: 'hang' }; // never answer (until the client gives up or `close`)
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: unknown;
+  headers: IncomingMessage['headers'];
+}
+
+export interface FakeVllmOptions {
+  shape?: ServerShape;
+  servedModel?: string;
+  apiKey?: string;
+  maxModelLen?: number;
+  vocabSize?: number;
+  /** Generate this many tokens then the first stop token id (finish `stop`), if any given. */
+  stopAfter?: number;
+  devMode?: boolean;
+  loraEnabled?: boolean;
+}
+
+export class FakeVllmServer {
+  readonly requests: RecordedRequest[] = [];
+  /** One-off replies per path, consumed in order before normal handling. */
+  readonly script = new Map<string, ScriptedReply[]>();
+  readonly adapters = new Map<string, string>();
+  healthStatus = 200;
+  prefixCacheResets = 0;
+  /** Requests currently held open by a `hang` script entry. */
+  hanging = 0;
+  private server: Server;
+  private port = 0;
+  readonly options: Required<Omit<FakeVllmOptions, 'apiKey' | 'stopAfter'>> &
+    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter'>;
+
+  private constructor(options: FakeVllmOptions) {
+    this.options = {
+      shape: 'new',
+      servedModel: 'base-model',
+      maxModelLen: 4096,
+      vocabSize: 32_000,
+      devMode: true,
+      loraEnabled: true,
+      ...options,
+    };
+    this.server = this.createHttpServer();
+  }
+
+  static async start(options: FakeVllmOptions = {}): Promise<FakeVllmServer> {
+    const fake = new FakeVllmServer(options);
+    await fake.listen(0);
+    return fake;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  enqueue(path: string, ...replies: ScriptedReply[]): void {
+    this.script.set(path, [...(this.script.get(path) ?? []), ...replies]);
+  }
+
+  requestsTo(path: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === path);
+  }
+
+  /** Stop listening (clients get ECONNREFUSED); `restart` listens on the same port again. */
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  async restart(): Promise<void> {
+    this.server = this.createHttpServer();
+    await this.listen(this.port);
+  }
+
+  async close(): Promise<void> {
+    if (this.server.listening) await this.stop();
+  }
+
+  private async listen(port: number): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private createHttpServer(): Server {
+    return createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => this.handle(req, res, Buffer.concat(chunks).toString('utf8')));
+    });
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    let body: unknown;
+    try {
+      body = raw.length > 0 ? JSON.parse(raw) : undefined;
+    } catch {
+      body = raw;
+    }
+    this.requests.push({ method: req.method ?? 'GET', path, body, headers: req.headers });
+    const scripted = this.script.get(path)?.shift();
+    if (scripted?.kind === 'drop') return void req.socket.destroy();
+    if (scripted?.kind === 'hang') {
+      this.hanging += 1;
+      res.on('close', () => (this.hanging -= 1));
+      return;
+    }
+    if (scripted) return send(res, scripted.status, scripted.body);
+    this.route(req, res, path, body);
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, path: string, body: unknown): void {
+    const { apiKey } = this.options;
+    if (path === '/health') return send(res, this.healthStatus, undefined);
+    if (path === '/reset_prefix_cache' && this.options.devMode) {
+      this.prefixCacheResets += 1;
+      return send(res, 200, undefined);
+    }
+    if (path.startsWith('/v1/') && apiKey && req.headers.authorization !== `Bearer ${apiKey}`) {
+      return send(res, 401, { error: 'Unauthorized' });
+    }
+    if (path === '/v1/completions') return this.completions(res, body);
+    if (path === '/v1/load_lora_adapter' && this.options.loraEnabled)
+      return this.loadLora(res, body);
+    if (path === '/tokenize') {
+      const prompt = (body as { prompt: string }).prompt;
+      const tokens = [...Buffer.from(prompt, 'utf8')];
+      const max = this.options.maxModelLen;
+      return send(res, 200, { count: tokens.length, max_model_len: max, tokens, token_strs: null });
+    }
+    if (path === '/detokenize') {
+      const tokens = (body as { tokens: number[] }).tokens;
+      return send(res, 200, { prompt: Buffer.from(tokens).toString('utf8') });
+    }
+    send(res, 404, { detail: 'Not Found' }); // FastAPI's reply for unregistered routes
+  }
+
+  private completions(res: ServerResponse, body: unknown): void {
+    const { shape, servedModel, maxModelLen } = this.options;
+    const invalid = validateCompletion(body);
+    if (invalid) return send(res, 400, errorBody(shape, 400, 'BadRequestError', invalid));
+    const request = body as Record<string, unknown> & { prompt: number[]; model: string };
+    if (request.model !== servedModel && !this.adapters.has(request.model)) {
+      const message = `The model \`${request.model}\` does not exist.`;
+      return send(res, 404, errorBody(shape, 404, 'NotFoundError', message));
+    }
+    const maxTokens = (request['max_tokens'] as number | undefined) ?? 16; // vLLM's default
+    if (request.prompt.length + maxTokens > maxModelLen) {
+      const message = contextOverflowMessage(maxModelLen, request.prompt.length, maxTokens);
+      return send(res, 400, errorBody(shape, 400, 'BadRequestError', message));
+    }
+    const n = (request['n'] as number | undefined) ?? 1;
+    const seed = (request['seed'] as number | undefined) ?? 0;
+    const stopIds = (request['stop_token_ids'] as number[] | undefined) ?? [];
+    const choices = Array.from({ length: n }, (_, k) =>
+      this.generate(request.prompt, maxTokens, seed + k, stopIds),
+    );
+    const tokensAsIds = request['return_tokens_as_token_ids'] === true;
+    send(
+      res,
+      200,
+      completionResponse(shape, request.model, request.prompt, choices, { tokensAsIds }),
+    );
+  }
+
+  /** Deterministic "sampling": sample k of a request uses seed + k (vLLM semantics). */
+  private generate(
+    prompt: number[],
+    maxTokens: number,
+    seed: number,
+    stopIds: number[],
+  ): FixtureChoice {
+    const { vocabSize, stopAfter } = this.options;
+    const promptSum = prompt.reduce((a, b) => a + b, 0);
+    const stopAt =
+      stopAfter !== undefined && stopIds.length > 0 && stopAfter < maxTokens ? stopAfter : -1;
+    const length = stopAt >= 0 ? stopAt + 1 : maxTokens;
+    const tokens = Array.from({ length }, (_, i) =>
+      i === stopAt ? (stopIds[0] as number) : (promptSum + 31 * seed + 7 * i) % vocabSize,
+    );
+    const logprobs = tokens.map((id) => -((id % 17) + 1) / 8);
+    return stopAt >= 0
+      ? { tokens, logprobs, finishReason: 'stop', stopReason: stopIds[0] as number }
+      : { tokens, logprobs, finishReason: 'length' };
+  }
+
+  private loadLora(res: ServerResponse, body: unknown): void {
+    const {
+      lora_name: name,
+      lora_path: path,
+      load_inplace: inplace,
+    } = body as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof path !== 'string') {
+      const message = 'lora_name and lora_path are required';
+      return send(res, 400, errorBody(this.options.shape, 400, 'InvalidUserInput', message));
+    }
+    if (this.adapters.has(name) && inplace !== true) {
+      const message =
+        `The lora adapter '${name}' has already been loaded. If you want to load the adapter ` +
+        "in place, set 'load_inplace' to True.";
+      return send(res, 400, errorBody(this.options.shape, 400, 'InvalidUserInput', message));
+    }
+    this.adapters.set(name, path);
+    sendText(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (body === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+}

@@ -1,0 +1,108 @@
+// Response and error bodies of a vLLM server, field for field as VLLM_API.md documents them:
+// `new` = v0.10.2+ (`token_ids`, new error envelope), `old` = earlier servers (logprob
+// tokens `"token_id:{id}"`, explicit nulls, `{"object":"error",…}` envelope).
+import type {
+  CompletionChoice,
+  CompletionResponse,
+  ErrorEnvelopeNew,
+  ErrorEnvelopeOld,
+  VllmFinishReason,
+} from '../wire.ts';
+
+export type ServerShape = 'new' | 'old';
+
+export interface FixtureChoice {
+  tokens: number[];
+  logprobs: number[];
+  finishReason: VllmFinishReason;
+  stopReason?: number | string | null;
+}
+
+/** Text a fixture server "decodes" a token to. */
+export const fakeTokenText = (id: number): string => `<${id}>`;
+
+export function completionResponse(
+  shape: ServerShape,
+  model: string,
+  prompt: readonly number[],
+  choices: readonly FixtureChoice[],
+  options: { tokensAsIds: boolean } = { tokensAsIds: true },
+): CompletionResponse & Record<string, unknown> {
+  const completionTokens = choices.reduce((sum, c) => sum + c.tokens.length, 0);
+  const body: CompletionResponse & Record<string, unknown> = {
+    id: `cmpl-${prompt.length}-${completionTokens}`,
+    object: 'text_completion',
+    created: 1_760_000_000,
+    model,
+    choices: choices.map((choice, index) =>
+      completionChoice(shape, index, prompt, choice, options),
+    ),
+    usage: {
+      prompt_tokens: prompt.length,
+      completion_tokens: completionTokens,
+      total_tokens: prompt.length + completionTokens,
+      prompt_tokens_details: null,
+    },
+  };
+  // Fields a client must ignore: newer servers add some, older ones send nulls.
+  if (shape === 'new') {
+    body['service_tier'] = null;
+    body['system_fingerprint'] = null;
+    body['kv_transfer_params'] = null;
+  }
+  return body;
+}
+
+function completionChoice(
+  shape: ServerShape,
+  index: number,
+  prompt: readonly number[],
+  choice: FixtureChoice,
+  options: { tokensAsIds: boolean },
+): CompletionChoice & Record<string, unknown> {
+  const texts = choice.tokens.map(fakeTokenText);
+  const tokenStrings = options.tokensAsIds ? choice.tokens.map((id) => `token_id:${id}`) : texts;
+  const offsets = texts.map((_, i) => texts.slice(0, i).join('').length);
+  const logprobs = {
+    text_offset: offsets,
+    token_logprobs: [...choice.logprobs],
+    tokens: tokenStrings,
+    top_logprobs: tokenStrings.map((token, i) => ({ [token]: choice.logprobs[i] as number })),
+  };
+  const base: CompletionChoice & Record<string, unknown> = {
+    index,
+    text: texts.join(''),
+    logprobs,
+    finish_reason: choice.finishReason,
+    stop_reason: choice.stopReason ?? null,
+    prompt_logprobs: null,
+  };
+  if (shape === 'new') {
+    base.token_ids = [...choice.tokens];
+    base.prompt_token_ids = [...prompt];
+  }
+  return base;
+}
+
+export function errorBody(
+  shape: ServerShape,
+  status: number,
+  type: string,
+  message: string,
+): ErrorEnvelopeNew | ErrorEnvelopeOld {
+  if (shape === 'new') return { error: { message, type, param: null, code: status } };
+  return { object: 'error', message, type, param: null, code: status };
+}
+
+/** vLLM's context-window message (400 BadRequestError). */
+export function contextOverflowMessage(
+  maxModelLen: number,
+  prompt: number,
+  completion: number,
+): string {
+  return (
+    `This model's maximum context length is ${maxModelLen} tokens. However, you requested ` +
+    `${prompt + completion} tokens (${prompt} in the messages, ${completion} in the completion). ` +
+    'Please reduce the length of the messages or completion.'
+  );
+}

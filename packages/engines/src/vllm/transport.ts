@@ -1,0 +1,163 @@
+// HTTP to the replicas of one vLLM endpoint: in-flight accounting, the concurrency limit,
+// least-in-flight routing, retries with backoff + jitter, dropping replicas that fail.
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import { ConcurrencyLimiter } from '../http/limiter.ts';
+import { sendJson } from '../http/request.ts';
+import type { HttpReply } from '../http/request.ts';
+import { withRetry } from '../http/retry.ts';
+import type { Rng, Timers } from '../http/timing.ts';
+import type { ResolvedVllmConfig } from './config.ts';
+import { vllmHttpError } from './errors.ts';
+import { ReplicaPool } from './replicas.ts';
+import type { Replica } from './replicas.ts';
+
+/** Typed events for metrics and logs (`noun:verb`). */
+export type VllmEvent =
+  | { type: 'request:retry'; endpoint: string; attempt: number; delayMs: number; error: string }
+  | { type: 'replica:down'; endpoint: string; replica: string; reason: string }
+  | { type: 'replica:up'; endpoint: string; replica: string }
+  | { type: 'rollout:context_overflow'; endpoint: string; promptTokens: number };
+
+export interface RouteOptions<T> {
+  signal?: AbortSignal;
+  timeoutMs: number;
+  /** Turn a non-2xx reply into a result instead of an error (e.g. context overflow). */
+  onErrorReply?: (reply: HttpReply) => T | undefined;
+}
+
+export class VllmTransport {
+  readonly pool: ReplicaPool;
+  readonly limiter: ConcurrencyLimiter;
+
+  constructor(
+    readonly config: ResolvedVllmConfig,
+    private readonly timers: Timers,
+    private readonly rng: Rng,
+    private readonly emit: (event: VllmEvent) => void,
+    /** Runs a health check (re-admitting replicas) when none is admitted. */
+    private readonly recover: () => Promise<void>,
+  ) {
+    this.pool = new ReplicaPool(config.replicas, config.failuresBeforeDrop);
+    this.limiter = new ConcurrencyLimiter(config.maxInFlight);
+  }
+
+  /** One request, routed to the best admitted replica, retried on 5xx/connection loss. */
+  async routed<T>(
+    route: string,
+    body: unknown,
+    options: RouteOptions<T>,
+    accept: (reply: HttpReply, replica: Replica) => T,
+  ): Promise<T> {
+    const failedOn = new Set<string>();
+    return withRetry(
+      () =>
+        this.limiter.run(async () => {
+          const replica = await this.choose(route, failedOn);
+          failedOn.add(replica.url);
+          const reply = await this.send(replica, 'POST', route, body, options);
+          if (reply.status >= 200 && reply.status < 300) {
+            this.pool.recordSuccess(replica);
+            return accept(reply, replica);
+          }
+          const handled = options.onErrorReply?.(reply);
+          if (handled !== undefined) return handled;
+          throw this.failed(replica, vllmHttpError(this.context(replica.url, route), reply));
+        }, options.signal),
+      this.retryOptions(options.signal),
+    );
+  }
+
+  /** A call to one specific replica (weight sync), retried on that replica. */
+  async direct(replica: Replica, route: string, body: unknown, timeoutMs: number): Promise<void> {
+    await withRetry(async () => {
+      const reply = await this.send(replica, 'POST', route, body, { timeoutMs });
+      if (reply.status < 200 || reply.status >= 300) {
+        throw vllmHttpError(this.context(replica.url, route), reply);
+      }
+    }, this.retryOptions());
+  }
+
+  /** Raw exchange; connection loss / timeouts count against the replica. */
+  async send(
+    replica: Replica,
+    method: 'GET' | 'POST',
+    route: string,
+    body: unknown,
+    options: { timeoutMs: number; signal?: AbortSignal },
+  ): Promise<HttpReply> {
+    const headers: Record<string, string> = {};
+    if (this.config.apiKey) headers['authorization'] = `Bearer ${this.config.apiKey}`;
+    replica.inFlight += 1;
+    try {
+      return await sendJson(this.context(replica.url, route), {
+        method,
+        body,
+        headers,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        timers: this.timers,
+      });
+    } catch (error) {
+      if (error instanceof EngineError) this.failed(replica, error);
+      throw error;
+    } finally {
+      replica.inFlight -= 1;
+    }
+  }
+
+  context(
+    url: string,
+    route: string,
+  ): { engine: 'vLLM'; endpoint: string; url: string; route: string } {
+    return { engine: 'vLLM', endpoint: this.config.name, url, route };
+  }
+
+  dropReplica(replica: Replica, reason: string): void {
+    if (this.pool.drop(replica)) {
+      this.emit({ type: 'replica:down', endpoint: this.config.name, replica: replica.url, reason });
+    }
+  }
+
+  private failed(replica: Replica, error: EngineError): EngineError {
+    if (this.pool.recordFailure(replica, error)) {
+      const reason = error.message;
+      this.emit({ type: 'replica:down', endpoint: this.config.name, replica: replica.url, reason });
+    }
+    return error;
+  }
+
+  private async choose(route: string, failedOn: ReadonlySet<string>): Promise<Replica> {
+    let replica = this.pool.pick(failedOn);
+    if (replica === undefined) {
+      await this.recover();
+      replica = this.pool.pick(failedOn);
+    }
+    if (replica === undefined) {
+      const urls = this.config.replicas.join(', ');
+      throw new EngineError(
+        ENGINE_ERROR_CODES.noReplica,
+        { engine: 'vLLM', endpoint: this.config.name, route },
+        `no healthy replica (all of ${urls} failed their last request or health check)`,
+        { retryable: true },
+      );
+    }
+    return replica;
+  }
+
+  private retryOptions(signal?: AbortSignal): Parameters<typeof withRetry>[1] {
+    return {
+      policy: this.config.retry,
+      sleep: this.timers.sleep,
+      rng: this.rng,
+      signal,
+      onRetry: ({ attempt, delayMs, error }) =>
+        this.emit({
+          type: 'request:retry',
+          endpoint: this.config.name,
+          attempt,
+          delayMs,
+          error: error.message,
+        }),
+    };
+  }
+}
