@@ -31,7 +31,7 @@ export function judgeMessages(
 /** Parse "<n>: PASS|FAIL" lines; every rubric needs a verdict (the first one given counts). */
 export function parseVerdicts(content: string, count: number): boolean[] {
   const verdicts = new Array<boolean | undefined>(count).fill(undefined);
-  for (const match of content.matchAll(/^\W*(\d+)\s*[:.)-]\s*\**\s*(PASS|FAIL)\b/gim)) {
+  for (const match of content.matchAll(/^\W*(\d+)\**\s*[:.)-]\s*\**\s*(PASS|FAIL)\b/gim)) {
     const index = Number(match[1]) - 1;
     if (index >= 0 && index < count && verdicts[index] === undefined) {
       verdicts[index] = (match[2] as string).toUpperCase() === 'PASS';

@@ -7,11 +7,11 @@ export type RubricCheck =
   | { type: 'language'; language: Exclude<LanguageCode, 'und'> }
   /** Every term appears. Terms of word characters match whole words; others (e.g. '&') match
    * anywhere. Case-insensitive unless caseSensitive. */
-  | { type: 'contains_all'; terms: string[]; caseSensitive?: boolean }
+  | { type: 'contains_all'; terms: readonly string[]; caseSensitive?: boolean }
   /** At least one term appears. */
-  | { type: 'contains_any'; terms: string[]; caseSensitive?: boolean }
+  | { type: 'contains_any'; terms: readonly string[]; caseSensitive?: boolean }
   /** No term appears ("contains neither u, Plz nor &"). */
-  | { type: 'contains_none'; terms: string[]; caseSensitive?: boolean }
+  | { type: 'contains_none'; terms: readonly string[]; caseSensitive?: boolean }
   /** The regex matches (or, with `mustMatch: false`, does not match) somewhere. */
   | { type: 'regex'; pattern: string; flags?: string; mustMatch: boolean }
   /** At most this many words. */
