@@ -1,6 +1,7 @@
 // The `anneal` command. Each command family lives in src/commands/<name>.ts and exports
 // `register(program)`; this file only wires them.
 import { Command } from 'commander';
+import { register as registerReward } from './commands/reward.ts';
 
 const program = new Command('anneal')
   .description('Anneal: RL post-training orchestrator (SFT -> reward model -> GRPO -> eval)')
@@ -9,5 +10,7 @@ const program = new Command('anneal')
     // Usage errors (unknown flags, missing arguments) exit 2, like other Unix tools.
     process.exit(err.exitCode === 0 ? 0 : 2);
   });
+
+registerReward(program);
 
 await program.parseAsync(process.argv);

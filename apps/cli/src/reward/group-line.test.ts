@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { parseGroupLine } from './group-line.ts';
+
+const rollout = {
+  base: 1,
+  preference: 0.5,
+  toolCalls: 2,
+  toolErrors: 1,
+  length: 10,
+  refLength: 12,
+};
+const line = (value: unknown) => JSON.stringify(value);
+
+describe('parseGroupLine', () => {
+  it('reads a valid group into columns and ignores extra keys', () => {
+    const parsed = parseGroupLine(
+      line({ group: 'g', rollouts: [rollout, { ...rollout, base: 0, text: 'hi' }] }),
+    );
+    expect(parsed).toEqual({
+      ok: true,
+      value: {
+        group: 'g',
+        outcomes: {
+          base: [1, 0],
+          preference: [0.5, 0.5],
+          toolCalls: [2, 2],
+          toolErrors: [1, 1],
+          length: [10, 10],
+          refLength: [12, 12],
+        },
+      },
+    });
+  });
+
+  it.each([
+    {
+      name: 'malformed JSON',
+      text: '{"group":',
+      problems: [{ field: '$', problem: expect.stringMatching(/^invalid JSON/) }],
+    },
+    {
+      name: 'not an object',
+      text: '[1]',
+      problems: [{ field: '$', problem: 'must be a JSON object, got [1]' }],
+    },
+    {
+      name: 'missing group and rollouts',
+      text: '{}',
+      problems: [
+        { field: 'group', problem: 'missing' },
+        { field: 'rollouts', problem: 'missing' },
+      ],
+    },
+    {
+      name: 'empty rollouts',
+      text: line({ group: 'g', rollouts: [] }),
+      problems: [{ field: 'rollouts', problem: 'must be a non-empty array, got []' }],
+    },
+    {
+      name: 'mistyped and out-of-range fields',
+      text: line({
+        group: 'g',
+        rollouts: [
+          rollout,
+          { ...rollout, base: true, preference: 1.01, length: 2.5, refLength: '3' },
+        ],
+      }),
+      problems: [
+        { field: 'rollouts[1].base', problem: 'must be 0 or 1, got true' },
+        { field: 'rollouts[1].preference', problem: 'must be a number in [0, 1], got 1.01' },
+        { field: 'rollouts[1].length', problem: 'must be an integer >= 0, got 2.5' },
+        { field: 'rollouts[1].refLength', problem: 'must be an integer >= 0, got "3"' },
+      ],
+    },
+    {
+      name: 'negative counts and toolErrors > toolCalls',
+      text: line({
+        group: 'g',
+        rollouts: [
+          { ...rollout, toolCalls: -1 },
+          { ...rollout, toolCalls: 1, toolErrors: 2 },
+        ],
+      }),
+      problems: [
+        { field: 'rollouts[0].toolCalls', problem: 'must be an integer >= 0, got -1' },
+        { field: 'rollouts[1].toolErrors', problem: 'exceeds toolCalls (2 > 1)' },
+      ],
+    },
+    {
+      name: 'a rollout that is not an object, a missing field',
+      text: line({ group: 'g', rollouts: [null, { ...rollout, preference: undefined }] }),
+      problems: [
+        { field: 'rollouts[0]', problem: 'must be an object, got null' },
+        { field: 'rollouts[1].preference', problem: 'missing' },
+      ],
+    },
+  ])('$name', ({ text, problems }) => {
+    expect(parseGroupLine(text)).toEqual({ ok: false, problems });
+  });
+});

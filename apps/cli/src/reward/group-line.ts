@@ -1,0 +1,119 @@
+// One input line of `anneal reward score`: a GRPO group
+//   {"group": "<id>", "rollouts": [{"base": 0|1, "preference": 0..1, "toolCalls": int,
+//    "toolErrors": int, "length": int, "refLength": int}, ...]}
+// Every problem is reported with its field path; extra keys are ignored (recorded rollouts may
+// carry more, e.g. the text).
+import type { GroupOutcomes } from '@anneal/rl';
+import { describeValue, type FieldProblem } from './problems.ts';
+
+export interface GroupLine {
+  group: string;
+  outcomes: GroupOutcomes;
+}
+
+export type GroupLineResult =
+  { ok: true; value: GroupLine } | { ok: false; problems: FieldProblem[] };
+
+type Check = (value: unknown) => string | null;
+
+const isCount: Check = (v) =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0
+    ? null
+    : `must be an integer >= 0, got ${describeValue(v)}`;
+
+const ROLLOUT_FIELDS: ReadonlyArray<[keyof GroupOutcomes, Check]> = [
+  ['base', (v) => (v === 0 || v === 1 ? null : `must be 0 or 1, got ${describeValue(v)}`)],
+  [
+    'preference',
+    (v) =>
+      typeof v === 'number' && v >= 0 && v <= 1
+        ? null
+        : `must be a number in [0, 1], got ${describeValue(v)}`,
+  ],
+  ['toolCalls', isCount],
+  ['toolErrors', isCount],
+  ['length', isCount],
+  ['refLength', isCount],
+];
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function emptyOutcomes(size: number): { [K in keyof GroupOutcomes]: number[] } {
+  const column = () => new Array<number>(size).fill(0);
+  return {
+    base: column(),
+    preference: column(),
+    toolCalls: column(),
+    toolErrors: column(),
+    length: column(),
+    refLength: column(),
+  };
+}
+
+/** Validate rollouts[i] into the column arrays; push problems with their paths. */
+function readRollout(
+  raw: unknown,
+  i: number,
+  columns: ReturnType<typeof emptyOutcomes>,
+  problems: FieldProblem[],
+): void {
+  const path = `rollouts[${i}]`;
+  if (!isObject(raw)) {
+    problems.push({ field: path, problem: `must be an object, got ${describeValue(raw)}` });
+    return;
+  }
+  for (const [key, check] of ROLLOUT_FIELDS) {
+    const value = raw[key];
+    const problem = value === undefined ? 'missing' : check(value);
+    if (problem !== null) problems.push({ field: `${path}.${key}`, problem });
+    else columns[key][i] = value as number;
+  }
+  const { toolCalls, toolErrors } = raw;
+  if (
+    isCount(toolCalls) === null &&
+    isCount(toolErrors) === null &&
+    (toolErrors as number) > (toolCalls as number)
+  ) {
+    problems.push({
+      field: `${path}.toolErrors`,
+      problem: `exceeds toolCalls (${toolErrors} > ${toolCalls})`,
+    });
+  }
+}
+
+/** Parse and validate one line (already known to be non-blank). */
+export function parseGroupLine(text: string): GroupLineResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      problems: [{ field: '$', problem: `invalid JSON (${(error as Error).message})` }],
+    };
+  }
+  if (!isObject(raw))
+    return {
+      ok: false,
+      problems: [{ field: '$', problem: `must be a JSON object, got ${describeValue(raw)}` }],
+    };
+  const problems: FieldProblem[] = [];
+  if (raw.group === undefined) problems.push({ field: 'group', problem: 'missing' });
+  else if (typeof raw.group !== 'string')
+    problems.push({ field: 'group', problem: `must be a string, got ${describeValue(raw.group)}` });
+  const rollouts = raw.rollouts;
+  if (!Array.isArray(rollouts) || rollouts.length === 0) {
+    const problem =
+      rollouts === undefined
+        ? 'missing'
+        : `must be a non-empty array, got ${describeValue(rollouts)}`;
+    problems.push({ field: 'rollouts', problem });
+    return { ok: false, problems };
+  }
+  const columns = emptyOutcomes(rollouts.length);
+  rollouts.forEach((rollout, i) => readRollout(rollout, i, columns, problems));
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, value: { group: raw.group as string, outcomes: columns } };
+}
