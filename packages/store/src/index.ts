@@ -1,0 +1,14 @@
+// @anneal/store: Anneal's Redis storage as plain functions taking a StoreContext
+// ({ redis, prefix }). Used by the control plane and by workers. See README.md.
+export { DEFAULT_PREFIX, type StoreContext, createStoreContext, keys } from './context.ts';
+export { newRunId } from './ids.ts';
+export * from './runs.ts';
+export * from './transitions.ts';
+export * from './steps.ts';
+export * from './events.ts';
+export * from './checkpoints.ts';
+export * from './workers.ts';
+export * from './control.ts';
+export * from './tenants.ts';
+export * from './queues.ts';
+export { EVENTS_MAX_LEN } from './scripts.ts';

@@ -1,0 +1,71 @@
+// Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
+import type { RunKind, RunResource, RunSpec, RunState, Transition } from '@anneal/protocol';
+
+/** Hash fields of a new run (what createRun writes). */
+export function newRunFields(input: {
+  id: string;
+  tenant: string;
+  spec: RunSpec & { pool: string };
+  nowIso: string;
+  idempotencyKey?: string;
+}): Record<string, string> {
+  const { id, tenant, spec, nowIso } = input;
+  return {
+    id,
+    tenant,
+    kind: spec.kind,
+    state: 'queued',
+    pool: spec.pool,
+    priority: String(spec.priority),
+    labels: JSON.stringify(spec.labels),
+    spec: JSON.stringify(spec),
+    createdAt: nowIso,
+    updatedAt: nowIso,
+    attempt: '0',
+    cancelRequested: '0',
+    ...(spec.name !== undefined && { name: spec.name }),
+    ...(input.idempotencyKey !== undefined && { idempotencyKey: input.idempotencyKey }),
+  };
+}
+
+function optional<K extends string>(key: K, value: string | undefined) {
+  return value === undefined || value === '' ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+/** Converts a run hash to the API resource; null when the hash is empty (no such run). */
+export function runFromHash(
+  hash: Record<string, string>,
+  transitions?: Transition[],
+): RunResource | null {
+  if (!hash.id) return null;
+  const checkpointStep = hash.checkpointStep;
+  return {
+    id: hash.id,
+    tenant: hash.tenant ?? '',
+    kind: hash.kind as RunKind,
+    state: hash.state as RunState,
+    pool: hash.pool ?? '',
+    priority: Number(hash.priority ?? 0),
+    labels: JSON.parse(hash.labels ?? '{}') as Record<string, string>,
+    ...optional('name', hash.name),
+    spec: JSON.parse(hash.spec ?? '{}') as Record<string, unknown>,
+    createdAt: hash.createdAt ?? '',
+    updatedAt: hash.updatedAt ?? '',
+    ...optional('startedAt', hash.startedAt),
+    ...optional('endedAt', hash.endedAt),
+    ...optional('workerId', hash.workerId),
+    attempt: Number(hash.attempt ?? 0),
+    ...optional('waitingReason', hash.waitingReason),
+    cancelRequested: hash.cancelRequested === '1',
+    ...optional('error', hash.error),
+    ...(hash.lastStep !== undefined && { lastStep: Number(hash.lastStep) }),
+    ...(checkpointStep !== undefined && {
+      checkpoint: {
+        step: Number(checkpointStep),
+        path: hash.checkpointPath ?? '',
+        at: hash.checkpointAt ?? '',
+      },
+    }),
+    ...(transitions !== undefined && { transitions }),
+  };
+}

@@ -1,0 +1,176 @@
+// Run records: create (with Idempotency-Key handling), get, list with filters and cursor.
+import { createHash } from 'node:crypto';
+import type {
+  RunEvent,
+  RunKind,
+  RunResource,
+  RunSpec,
+  RunState,
+  Transition,
+} from '@anneal/protocol';
+import { type StoreContext, keys } from './context.ts';
+import { newRunId } from './ids.ts';
+import { newRunFields, runFromHash } from './run-record.ts';
+import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+
+export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+export interface NewRun {
+  tenant: string;
+  /** A validated spec with its pool resolved (protocol `resolveRunSpec`). */
+  spec: RunSpec & { pool: string };
+  idempotency?: {
+    key: string;
+    /** Hash of the request body; the same key with another hash is a conflict. */
+    bodyHash: string;
+    ttlSeconds?: number;
+  };
+  now?: Date;
+  /** Override the generated id (tests). */
+  id?: string;
+}
+
+export type CreateRunResult =
+  | { status: 'created'; run: RunResource }
+  | { status: 'existing'; run: RunResource }
+  | { status: 'conflict'; runId: string };
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Creates a queued run atomically: record, history, event, indexes, idempotency key. */
+export async function createRun(ctx: StoreContext, input: NewRun): Promise<CreateRunResult> {
+  const k = keys(ctx.prefix);
+  const now = input.now ?? new Date();
+  const nowIso = now.toISOString();
+  const id = input.id ?? newRunId(now.getTime());
+  const idem = input.idempotency;
+  const transition: Transition = { from: null, to: 'queued', at: nowIso, reason: 'submitted' };
+  const event: RunEvent = { type: 'run:state', runId: id, ...transition };
+  const fields = newRunFields({
+    id,
+    tenant: input.tenant,
+    spec: input.spec,
+    nowIso,
+    ...(idem && { idempotencyKey: idem.key }),
+  });
+  const reply = await runScript(
+    ctx.redis,
+    'annealCreateRun',
+    [
+      k.run(id),
+      k.transitions(id),
+      k.events(id),
+      k.tenantRuns(input.tenant),
+      k.poolWaiting(input.spec.pool),
+      k.unenqueued(),
+      k.idempotency(input.tenant, sha256(idem?.key ?? '')),
+    ],
+    [
+      id,
+      now.getTime(),
+      JSON.stringify(transition),
+      JSON.stringify(event),
+      idem ? '1' : '0',
+      JSON.stringify({ runId: id, bodyHash: idem?.bodyHash ?? '' }),
+      idem?.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+      EVENTS_MAX_LEN,
+      ...Object.entries(fields).flat(),
+    ],
+  );
+  if (reply[0] === 'existing') {
+    const previous = JSON.parse(reply[1] ?? '{}') as { runId: string; bodyHash: string };
+    if (previous.bodyHash !== idem?.bodyHash) return { status: 'conflict', runId: previous.runId };
+    const run = await getRun(ctx, previous.runId);
+    if (!run) throw new Error(`idempotency key points at missing run ${previous.runId}`);
+    return { status: 'existing', run };
+  }
+  if (reply[0] !== 'created') throw new Error(`run id collision: ${id}`);
+  const run = await getRun(ctx, id);
+  if (!run) throw new Error(`run ${id} vanished right after creation`);
+  return { status: 'created', run };
+}
+
+export interface GetRunOptions {
+  /** Only return the run if it belongs to this tenant. */
+  tenant?: string;
+  /** Include the transition history. */
+  transitions?: boolean;
+}
+
+export async function getRun(
+  ctx: StoreContext,
+  runId: string,
+  options: GetRunOptions = {},
+): Promise<RunResource | null> {
+  const k = keys(ctx.prefix);
+  const [hash, history] = await Promise.all([
+    ctx.redis.hgetall(k.run(runId)),
+    options.transitions ? getTransitions(ctx, runId) : Promise.resolve(undefined),
+  ]);
+  const run = runFromHash(hash, history);
+  if (!run || (options.tenant !== undefined && run.tenant !== options.tenant)) return null;
+  return run;
+}
+
+export async function getTransitions(ctx: StoreContext, runId: string): Promise<Transition[]> {
+  const raw = await ctx.redis.lrange(keys(ctx.prefix).transitions(runId), 0, -1);
+  return raw.map((entry) => JSON.parse(entry) as Transition);
+}
+
+export interface ListRunsOptions {
+  tenant: string;
+  state?: RunState;
+  kind?: RunKind;
+  /** All must match. */
+  labels?: Record<string, string>;
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunResource[];
+  nextCursor: string | null;
+}
+
+function matches(run: RunResource, options: ListRunsOptions): boolean {
+  if (options.state && run.state !== options.state) return false;
+  if (options.kind && run.kind !== options.kind) return false;
+  return Object.entries(options.labels ?? {}).every(([key, value]) => run.labels[key] === value);
+}
+
+/** Newest first. Scans the tenant's index in batches, filtering, up to a bounded scan. */
+export async function listRuns(ctx: StoreContext, options: ListRunsOptions): Promise<RunPage> {
+  const limit = Math.max(1, Math.min(options.limit ?? 50, 500));
+  const maxScanned = limit * 20 + 1000;
+  const index = keys(ctx.prefix).tenantRuns(options.tenant);
+  const runs: RunResource[] = [];
+  let upper = options.cursor ? `(${options.cursor}` : '+';
+  let scanned = 0;
+  while (runs.length < limit && scanned < maxScanned) {
+    const batchSize = Math.min(Math.max(limit * 2, 50), 500);
+    const ids = await ctx.redis.zrevrangebylex(index, upper, '-', 'LIMIT', 0, batchSize);
+    if (ids.length === 0) return { runs, nextCursor: null };
+    const pipeline = ctx.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(keys(ctx.prefix).run(id));
+    const hashes = (await pipeline.exec()) ?? [];
+    for (const [i, [, hash]] of hashes.entries()) {
+      scanned += 1;
+      upper = `(${ids[i]}`;
+      const run = runFromHash((hash ?? {}) as Record<string, string>);
+      if (run && matches(run, options)) runs.push(run);
+      if (runs.length === limit) break;
+    }
+    if (ids.length < batchSize && runs.length < limit) return { runs, nextCursor: null };
+  }
+  return { runs, nextCursor: upper.slice(1) };
+}
+
+/** Runs created but not yet confirmed in their BullMQ queue (enqueue after a crash). */
+export async function listUnenqueued(ctx: StoreContext): Promise<string[]> {
+  return ctx.redis.smembers(keys(ctx.prefix).unenqueued());
+}
+
+export async function markEnqueued(ctx: StoreContext, runId: string): Promise<void> {
+  await ctx.redis.srem(keys(ctx.prefix).unenqueued(), runId);
+}

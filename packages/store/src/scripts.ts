@@ -1,0 +1,150 @@
+// Lua scripts that make multi-key updates atomic (run creation, state transitions, step
+// commits, checkpoint pointers). Defined once per ioredis client with defineCommand, so
+// ioredis caches them (EVALSHA with an EVAL fallback).
+import type { Redis } from 'ioredis';
+import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
+
+const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
+
+/** KEYS: run, transitions, events, tenantRuns, poolWaiting, unenqueued, idempotency.
+ * ARGV: runId, nowMs, transitionJson, eventJson, useIdem, idemValue, idemTtl, maxLen, field/value… */
+const CREATE_RUN = `
+if ARGV[5] == '1' then
+  local existing = redis.call('GET', KEYS[7])
+  if existing then return {'existing', existing} end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'duplicate'} end
+local fields = {}
+for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', ARGV[4])
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+redis.call('SADD', KEYS[6], ARGV[1])
+if ARGV[5] == '1' then redis.call('SET', KEYS[7], ARGV[6], 'EX', ARGV[7]) end
+return {'created', ARGV[1]}
+`;
+
+/** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting.
+ * ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen, field/value… */
+const TRANSITION = `
+local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
+local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+local to = ARGV[1]
+if ARGV[2] ~= '' then
+  local expected = false
+  for s in string.gmatch(ARGV[2], '[^,]+') do
+    if s == state then expected = true end
+  end
+  if not expected then return {'conflict', state} end
+end
+local legal = false
+for _, s in ipairs(allowed[state]) do
+  if s == to then legal = true end
+end
+if not legal then return {'illegal', state} end
+local runId = ARGV[7]
+if to == 'running' and redis.call('SISMEMBER', KEYS[4], runId) == 0 then
+  local limit = tonumber(redis.call('HGET', KEYS[5], 'maxConcurrentRuns') or '')
+  local running = redis.call('SCARD', KEYS[4])
+  if limit and running >= limit then
+    local tenant = redis.call('HGET', KEYS[1], 'tenant')
+    local reason = "tenant '" .. tenant .. "' is at its limit of " .. limit .. ' concurrently running runs'
+    redis.call('HSET', KEYS[1], 'waitingReason', reason)
+    return {'blocked', state, reason}
+  end
+end
+local fields = {'state', to, 'updatedAt', ARGV[5]}
+if to == 'running' then
+  redis.call('SADD', KEYS[4], runId)
+  redis.call('ZREM', KEYS[6], runId)
+  redis.call('HINCRBY', KEYS[1], 'attempt', 1)
+  redis.call('HDEL', KEYS[1], 'waitingReason')
+  if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
+    fields[#fields + 1] = 'startedAt'
+    fields[#fields + 1] = ARGV[5]
+  end
+else
+  redis.call('SREM', KEYS[4], runId)
+end
+if to == 'retrying' then redis.call('ZADD', KEYS[6], ARGV[6], runId) end
+if terminal[to] then
+  redis.call('ZREM', KEYS[6], runId)
+  redis.call('HDEL', KEYS[1], 'waitingReason')
+  fields[#fields + 1] = 'endedAt'
+  fields[#fields + 1] = ARGV[5]
+end
+if ARGV[4] ~= '' then
+  fields[#fields + 1] = 'workerId'
+  fields[#fields + 1] = ARGV[4]
+end
+for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+local transition = {from = state, to = to, at = ARGV[5], reason = ARGV[3]}
+if ARGV[4] ~= '' then transition.workerId = ARGV[4] end
+redis.call('RPUSH', KEYS[2], cjson.encode(transition))
+local event = {type = 'run:state', runId = runId, from = state, to = to, reason = ARGV[3], at = ARGV[5]}
+local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', cjson.encode(event))
+return {'ok', state, id}
+`;
+
+/** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso. */
+const APPEND_STEP = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+if state ~= 'running' then return {'not-running', state} end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {'duplicate'} end
+redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
+local id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', ARGV[3])
+local last = tonumber(redis.call('HGET', KEYS[1], 'lastStep') or '-1')
+if tonumber(ARGV[1]) > last then redis.call('HSET', KEYS[1], 'lastStep', ARGV[1]) end
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[5])
+return {'committed', id}
+`;
+
+/** KEYS: run, events. ARGV: step, path, atIso, eventJson, maxLen. Never moves backwards. */
+const SET_CHECKPOINT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+local current = tonumber(redis.call('HGET', KEYS[1], 'checkpointStep') or '-1')
+if tonumber(ARGV[1]) < current then return {'stale', tostring(current)} end
+redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARGV[4])
+return {'saved', id}
+`;
+
+export const SCRIPTS = {
+  annealCreateRun: { numberOfKeys: 7, lua: CREATE_RUN },
+  annealTransition: { numberOfKeys: 6, lua: TRANSITION },
+  annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
+  annealSetCheckpoint: { numberOfKeys: 2, lua: SET_CHECKPOINT },
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+const defined = new WeakSet<Redis>();
+
+export function defineScripts(redis: Redis): void {
+  if (defined.has(redis)) return;
+  for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(name, script);
+  defined.add(redis);
+}
+
+/** Runs one of the scripts above; the reply is a flat array of strings. */
+export async function runScript(
+  redis: Redis,
+  name: ScriptName,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number>,
+): Promise<string[]> {
+  defineScripts(redis);
+  const command = (redis as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name];
+  if (!command) throw new Error(`script ${name} is not defined on this client`);
+  const reply = await command.call(redis, ...keys, ...args.map(String));
+  return (reply as unknown[]).map((v) => String(v));
+}
+
+/** Stream length cap per run (approximate trimming). */
+export const EVENTS_MAX_LEN = 100_000;

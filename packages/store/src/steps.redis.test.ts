@@ -1,0 +1,94 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
+import { getCheckpoint, setCheckpoint } from './checkpoints.ts';
+import { readEvents, waitForEvents } from './events.ts';
+import { createRun, getRun } from './runs.ts';
+import { appendStep, readSteps } from './steps.ts';
+import { startRun } from './transitions.ts';
+
+let store: TestStore;
+let runId: string;
+beforeEach(async () => {
+  store = await testStore();
+  const result = await createRun(store.ctx, { tenant: 't', spec: testSpec('kind: grpo') });
+  if (result.status !== 'created') throw new Error('create');
+  runId = result.run.id;
+});
+afterEach(async () => {
+  await store.cleanup();
+});
+
+describe('appendStep', () => {
+  it('only accepts steps while the run is running', async () => {
+    expect(await appendStep(store.ctx, runId, 1, { loss: 1 })).toEqual({
+      status: 'not-running',
+      state: 'queued',
+    });
+    expect(await appendStep(store.ctx, 'run_missing', 1, { loss: 1 })).toEqual({
+      status: 'missing',
+    });
+  });
+
+  it('ignores a repeated step number, even under concurrent commits', async () => {
+    await startRun(store.ctx, runId, 'w1');
+    expect((await appendStep(store.ctx, runId, 0, { loss: 2 })).status).toBe('committed');
+    const racing = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => appendStep(store.ctx, runId, 1, { loss: i })),
+    );
+    expect(racing.filter((r) => r.status === 'committed')).toHaveLength(1);
+    expect(await appendStep(store.ctx, runId, 0, { loss: 99 })).toEqual({ status: 'duplicate' });
+    const steps = await readSteps(store.ctx, runId);
+    expect(steps.map((s) => s.step)).toEqual([0, 1]);
+    expect(steps[0]?.metrics).toEqual({ loss: 2 });
+    const stepEvents = (await readEvents(store.ctx, runId)).filter(
+      (e) => e.event.type === 'step:committed',
+    );
+    expect(stepEvents).toHaveLength(2);
+    expect((await getRun(store.ctx, runId))?.lastStep).toBe(1);
+  });
+
+  it('reads history from a step, keeping only the requested names, in step order', async () => {
+    await startRun(store.ctx, runId, 'w1');
+    for (const step of [3, 1, 2, 10]) {
+      await appendStep(store.ctx, runId, step, { reward: step / 10, grad_norm: null, kl: 0.001 });
+    }
+    const steps = await readSteps(store.ctx, runId, {
+      fromStep: 2,
+      names: ['reward', 'grad_norm'],
+    });
+    expect(steps.map((s) => s.step)).toEqual([2, 3, 10]);
+    expect(steps[0]?.metrics).toEqual({ reward: 0.2, grad_norm: null });
+    expect((await readSteps(store.ctx, runId, { limit: 2 })).map((s) => s.step)).toEqual([1, 2]);
+  });
+});
+
+describe('events', () => {
+  it('resumes after an event id and wakes a blocked reader on new events', async () => {
+    const all = await readEvents(store.ctx, runId);
+    expect(all).toHaveLength(1);
+    const first = all[0]?.id ?? '';
+    const reader = store.connection();
+    const waiting = waitForEvents(reader, store.prefix, runId, first, 5000);
+    await startRun(store.ctx, runId, 'w1');
+    const woken = await waiting;
+    expect(woken[0]?.event).toMatchObject({ type: 'run:state', from: 'queued', to: 'running' });
+    await appendStep(store.ctx, runId, 1, { loss: 1 });
+    const after = await readEvents(store.ctx, runId, woken[0]?.id);
+    expect(after.map((e) => e.event.type)).toEqual(['step:committed']);
+  });
+});
+
+describe('checkpoints', () => {
+  it('keeps the latest pointer and never moves it backwards', async () => {
+    expect(await getCheckpoint(store.ctx, runId)).toBeNull();
+    expect(await setCheckpoint(store.ctx, runId, { step: 10, path: '/ckpt/10' })).toBe(true);
+    expect(await setCheckpoint(store.ctx, runId, { step: 5, path: '/ckpt/5' })).toBe(false);
+    expect(await getCheckpoint(store.ctx, runId)).toMatchObject({ step: 10, path: '/ckpt/10' });
+    expect((await getRun(store.ctx, runId))?.checkpoint).toMatchObject({ step: 10 });
+    const types = (await readEvents(store.ctx, runId)).map((e) => e.event.type);
+    expect(types).toEqual(['run:state', 'checkpoint:saved']);
+    await expect(setCheckpoint(store.ctx, 'run_missing', { step: 1, path: 'x' })).rejects.toThrow(
+      /does not exist/,
+    );
+  });
+});

@@ -1,0 +1,80 @@
+// Per-step records: appended idempotently by step number, read back as history.
+import type { StepCommittedEvent, StepMetrics, StepRecord } from '@anneal/protocol';
+import { type StoreContext, keys } from './context.ts';
+import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+
+export type AppendStepResult =
+  | { status: 'committed'; eventId: string }
+  /** This step number was committed before; nothing changed. */
+  | { status: 'duplicate' }
+  | { status: 'missing' }
+  /** Steps are only accepted while the run is running. */
+  | { status: 'not-running'; state: string };
+
+/** Commits step `step` once: a repeated step number is ignored, never duplicated. */
+export async function appendStep(
+  ctx: StoreContext,
+  runId: string,
+  step: number,
+  metrics: StepMetrics,
+  now: Date = new Date(),
+): Promise<AppendStepResult> {
+  if (!Number.isInteger(step) || step < 0)
+    throw new Error(`step must be a non-negative integer, got ${step}`);
+  const k = keys(ctx.prefix);
+  const at = now.toISOString();
+  const record: StepRecord = { step, metrics, at };
+  const event: StepCommittedEvent = { type: 'step:committed', runId, step, metrics, at };
+  const [status, extra] = await runScript(
+    ctx.redis,
+    'annealAppendStep',
+    [k.run(runId), k.steps(runId), k.stepIndex(runId), k.events(runId)],
+    [step, JSON.stringify(record), JSON.stringify(event), EVENTS_MAX_LEN, at],
+  );
+  if (status === 'committed') return { status, eventId: extra ?? '' };
+  if (status === 'not-running') return { status, state: extra ?? '' };
+  if (status === 'duplicate') return { status };
+  return { status: 'missing' };
+}
+
+export interface ReadStepsOptions {
+  /** First step to return (inclusive). */
+  fromStep?: number;
+  /** Keep only these metric names. */
+  names?: readonly string[];
+  limit?: number;
+}
+
+/** Step records ordered by step number. */
+export async function readSteps(
+  ctx: StoreContext,
+  runId: string,
+  options: ReadStepsOptions = {},
+): Promise<StepRecord[]> {
+  const k = keys(ctx.prefix);
+  const limit = Math.max(1, Math.min(options.limit ?? 1000, 100_000));
+  const steps = await ctx.redis.zrangebyscore(
+    k.stepIndex(runId),
+    options.fromStep ?? 0,
+    '+inf',
+    'LIMIT',
+    0,
+    limit,
+  );
+  if (steps.length === 0) return [];
+  const raw = await ctx.redis.hmget(k.steps(runId), ...steps);
+  const wanted = options.names && options.names.length > 0 ? new Set(options.names) : null;
+  return raw
+    .filter((entry): entry is string => entry !== null)
+    .map((entry) => JSON.parse(entry) as StepRecord)
+    .map((record) =>
+      wanted
+        ? {
+            ...record,
+            metrics: Object.fromEntries(
+              Object.entries(record.metrics).filter(([name]) => wanted.has(name)),
+            ),
+          }
+        : record,
+    );
+}

@@ -1,0 +1,184 @@
+// Atomic run state transitions (one Lua script): legality check against the protocol's
+// transition table, tenant concurrency cap on entering `running`, history + event append.
+import type { RunState } from '@anneal/protocol';
+import { type StoreContext, keys } from './context.ts';
+import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+
+export interface TransitionRequest {
+  to: RunState;
+  reason: string;
+  /** Only transition if the current state is one of these (compare-and-set). */
+  from?: readonly RunState[];
+  workerId?: string;
+  /** Extra hash fields to set with the transition, e.g. `{ error: '…' }`. */
+  fields?: Record<string, string>;
+  now?: Date;
+}
+
+export type TransitionResult =
+  | { status: 'ok'; from: RunState; to: RunState; eventId: string }
+  /** No such run. */
+  | { status: 'missing' }
+  /** The current state is not in `from`. */
+  | { status: 'conflict'; state: RunState }
+  /** The lifecycle does not allow current -> to. */
+  | { status: 'illegal'; state: RunState }
+  /** Entering `running` would exceed the tenant's cap; `waitingReason` was recorded. */
+  | { status: 'blocked'; state: RunState; reason: string };
+
+/** Thrown by helpers when a transition the caller requires did not happen. */
+export class TransitionError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly result: Exclude<TransitionResult, { status: 'ok' }>,
+    readonly to: RunState,
+  ) {
+    super(
+      result.status === 'missing'
+        ? `run ${runId} does not exist`
+        : `run ${runId}: cannot go ${result.state} -> ${to} (${result.status})`,
+    );
+    this.name = 'TransitionError';
+  }
+}
+
+export async function transitionRun(
+  ctx: StoreContext,
+  runId: string,
+  request: TransitionRequest,
+): Promise<TransitionResult> {
+  const k = keys(ctx.prefix);
+  const [tenant, pool] = await ctx.redis.hmget(k.run(runId), 'tenant', 'pool');
+  if (!tenant || !pool) return { status: 'missing' };
+  const now = request.now ?? new Date();
+  const reply = await runScript(
+    ctx.redis,
+    'annealTransition',
+    [
+      k.run(runId),
+      k.transitions(runId),
+      k.events(runId),
+      k.tenantRunning(tenant),
+      k.tenantLimits(tenant),
+      k.poolWaiting(pool),
+    ],
+    [
+      request.to,
+      (request.from ?? []).join(','),
+      request.reason,
+      request.workerId ?? '',
+      now.toISOString(),
+      now.getTime(),
+      runId,
+      EVENTS_MAX_LEN,
+      ...Object.entries(request.fields ?? {}).flat(),
+    ],
+  );
+  const [status, state, extra] = reply as [string, RunState, string];
+  switch (status) {
+    case 'ok':
+      return { status: 'ok', from: state, to: request.to, eventId: extra };
+    case 'blocked':
+      return { status: 'blocked', state, reason: extra };
+    case 'conflict':
+    case 'illegal':
+      return { status, state };
+    default:
+      return { status: 'missing' };
+  }
+}
+
+export type StartResult =
+  | { status: 'started'; attempt: number }
+  | { status: 'blocked'; reason: string }
+  /** The run is cancelled/finished (or already running elsewhere): drop the job. */
+  | { status: 'not-startable'; state: RunState | null };
+
+/**
+ * Worker side, when BullMQ hands it the run's job: queued|retrying -> running, honouring the
+ * tenant's concurrency cap. A run still marked `running` is taken over: BullMQ only re-delivers
+ * a job whose lock expired, so its previous holder is lost; the run goes running -> retrying
+ * (reason names the lost worker) -> running, and the caller resumes from the checkpoint.
+ */
+export async function startRun(
+  ctx: StoreContext,
+  runId: string,
+  workerId: string,
+  now?: Date,
+): Promise<StartResult> {
+  const start = () =>
+    transitionRun(ctx, runId, {
+      to: 'running',
+      from: ['queued', 'retrying'],
+      reason: `started on worker ${workerId}`,
+      workerId,
+      ...(now && { now }),
+    });
+  let result = await start();
+  if (result.status === 'conflict' && result.state === 'running') {
+    const previous = await ctx.redis.hget(keys(ctx.prefix).run(runId), 'workerId');
+    await releaseRun(ctx, runId, `worker ${previous ?? 'unknown'} lost (job lock expired)`);
+    result = await start();
+  }
+  if (result.status === 'ok') {
+    const attempt = Number(await ctx.redis.hget(keys(ctx.prefix).run(runId), 'attempt'));
+    return { status: 'started', attempt };
+  }
+  if (result.status === 'blocked') return { status: 'blocked', reason: result.reason };
+  return { status: 'not-startable', state: result.status === 'missing' ? null : result.state };
+}
+
+/** Worker side: running -> succeeded | failed | cancelled. */
+export async function finishRun(
+  ctx: StoreContext,
+  runId: string,
+  outcome: { state: 'succeeded' | 'failed' | 'cancelled'; reason: string; error?: string },
+  workerId?: string,
+): Promise<TransitionResult> {
+  return transitionRun(ctx, runId, {
+    to: outcome.state,
+    from: ['running'],
+    reason: outcome.reason,
+    ...(workerId && { workerId }),
+    ...(outcome.error !== undefined && { fields: { error: outcome.error } }),
+  });
+}
+
+/** running -> retrying: the worker was lost or released the run; it resumes from its checkpoint. */
+export async function releaseRun(
+  ctx: StoreContext,
+  runId: string,
+  reason: string,
+  workerId?: string,
+): Promise<TransitionResult> {
+  return transitionRun(ctx, runId, {
+    to: 'retrying',
+    from: ['running'],
+    reason,
+    ...(workerId && { workerId }),
+  });
+}
+
+/** Records why a waiting run is not running yet (shown by GET /v1/runs/{id}). */
+export async function setWaitingReason(
+  ctx: StoreContext,
+  runId: string,
+  reason: string | null,
+): Promise<void> {
+  const key = keys(ctx.prefix).run(runId);
+  if (reason === null) await ctx.redis.hdel(key, 'waitingReason');
+  else await ctx.redis.hset(key, 'waitingReason', reason);
+}
+
+/** Sets the run's cancelRequested flag (workers also check it at step boundaries). */
+export async function markCancelRequested(ctx: StoreContext, runId: string): Promise<boolean> {
+  const key = keys(ctx.prefix).run(runId);
+  const exists = await ctx.redis.exists(key);
+  if (!exists) return false;
+  await ctx.redis.hset(key, 'cancelRequested', '1');
+  return true;
+}
+
+export async function isCancelRequested(ctx: StoreContext, runId: string): Promise<boolean> {
+  return (await ctx.redis.hget(keys(ctx.prefix).run(runId), 'cancelRequested')) === '1';
+}

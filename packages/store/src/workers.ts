@@ -1,0 +1,96 @@
+// Worker registry: each worker refreshes a record with a TTL (heartbeat); drain requests live
+// in a separate key so a heartbeat never overwrites them.
+import type { WorkerRecord } from '@anneal/protocol';
+import { DEFAULT_WORKER_TTL_SECONDS } from '@anneal/protocol';
+import { type StoreContext, keys } from './context.ts';
+import { publishControl } from './control.ts';
+
+export interface DrainState {
+  draining: boolean;
+  checkpointAndRelease: boolean;
+}
+
+/** The fields a worker reports; drain flags come from the store. */
+export type WorkerHeartbeat = Omit<
+  WorkerRecord,
+  'draining' | 'checkpointAndRelease' | 'lastHeartbeat'
+>;
+
+/** Refreshes the worker's record (TTL `ttlSeconds`) and returns its drain state. */
+export async function heartbeatWorker(
+  ctx: StoreContext,
+  heartbeat: WorkerHeartbeat,
+  ttlSeconds: number = DEFAULT_WORKER_TTL_SECONDS,
+  now: Date = new Date(),
+): Promise<DrainState> {
+  const k = keys(ctx.prefix);
+  const drain = await getDrainState(ctx, heartbeat.id);
+  const record: WorkerRecord = { ...heartbeat, ...drain, lastHeartbeat: now.toISOString() };
+  await ctx.redis
+    .multi()
+    .set(k.worker(heartbeat.id), JSON.stringify(record), 'EX', ttlSeconds)
+    .zadd(k.workers(), now.getTime(), heartbeat.id)
+    .exec();
+  return drain;
+}
+
+export async function getDrainState(ctx: StoreContext, workerId: string): Promise<DrainState> {
+  const raw = await ctx.redis.get(keys(ctx.prefix).workerDrain(workerId));
+  if (raw === null) return { draining: false, checkpointAndRelease: false };
+  return { draining: true, checkpointAndRelease: raw === 'release' };
+}
+
+/** Live workers (expired records are pruned from the index), optionally of one pool. */
+export async function listWorkers(
+  ctx: StoreContext,
+  options: { pool?: string } = {},
+): Promise<WorkerRecord[]> {
+  const k = keys(ctx.prefix);
+  const ids = await ctx.redis.zrange(k.workers(), 0, -1);
+  if (ids.length === 0) return [];
+  const raw = await ctx.redis.mget(...ids.map((id) => k.worker(id)));
+  const expired = ids.filter((_, i) => raw[i] === null);
+  if (expired.length > 0) await ctx.redis.zrem(k.workers(), ...expired);
+  return raw
+    .filter((entry): entry is string => entry !== null)
+    .map((entry) => JSON.parse(entry) as WorkerRecord)
+    .filter((w) => options.pool === undefined || w.pool === options.pool)
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export async function getWorker(ctx: StoreContext, workerId: string): Promise<WorkerRecord | null> {
+  const raw = await ctx.redis.get(keys(ctx.prefix).worker(workerId));
+  return raw === null ? null : (JSON.parse(raw) as WorkerRecord);
+}
+
+/** Graceful shutdown: forget the worker and its drain flag. */
+export async function removeWorker(ctx: StoreContext, workerId: string): Promise<void> {
+  const k = keys(ctx.prefix);
+  await ctx.redis
+    .multi()
+    .del(k.worker(workerId), k.workerDrain(workerId))
+    .zrem(k.workers(), workerId)
+    .exec();
+}
+
+/** Marks the worker draining (persisted) and tells it over pub/sub. Null if it is not live. */
+export async function requestDrain(
+  ctx: StoreContext,
+  workerId: string,
+  checkpointAndRelease: boolean,
+  drainTtlSeconds = 7 * 24 * 60 * 60,
+): Promise<WorkerRecord | null> {
+  const k = keys(ctx.prefix);
+  const worker = await getWorker(ctx, workerId);
+  if (!worker) return null;
+  await ctx.redis.set(
+    k.workerDrain(workerId),
+    checkpointAndRelease ? 'release' : 'finish',
+    'EX',
+    drainTtlSeconds,
+  );
+  const updated: WorkerRecord = { ...worker, draining: true, checkpointAndRelease };
+  await ctx.redis.set(k.worker(workerId), JSON.stringify(updated), 'KEEPTTL');
+  await publishControl(ctx, { type: 'drain', workerId, checkpointAndRelease });
+  return updated;
+}

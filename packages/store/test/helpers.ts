@@ -1,0 +1,63 @@
+// Test support: a real Redis (REDIS_URL) with a unique key prefix per test, cleaned up after.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { RunSpec } from '@anneal/protocol';
+import { parseRunSpec } from '@anneal/protocol';
+import { type StoreContext, createStoreContext } from '../src/index.ts';
+
+// Test support reads the test environment (like *.test.ts files, which the lint rule exempts).
+// eslint-disable-next-line no-restricted-properties
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestStore {
+  ctx: StoreContext;
+  redis: Redis;
+  prefix: string;
+  /** Extra connections (subscribers, blocking readers) closed by cleanup. */
+  connection(): Redis;
+  cleanup(): Promise<void>;
+}
+
+export async function testStore(): Promise<TestStore> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const prefix = `{anneal-test-${randomUUID()}}`;
+  const extra: Redis[] = [];
+  return {
+    ctx: createStoreContext(redis, prefix),
+    redis,
+    prefix,
+    connection() {
+      const c = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      extra.push(c);
+      return c;
+    },
+    async cleanup() {
+      await Promise.all(extra.map((c) => c.quit().catch(() => c.disconnect())));
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (found.length > 0) await redis.del(...found);
+      } while (cursor !== '0');
+      await redis.quit();
+    },
+  };
+}
+
+/** A resolved spec for tests. */
+export function testSpec(yaml: string, pool = 'default'): RunSpec & { pool: string } {
+  const parsed = parseRunSpec(yaml);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return { ...parsed.value, pool: parsed.value.pool ?? pool };
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes. */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
