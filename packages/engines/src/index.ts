@@ -1,2 +1,31 @@
 export type * from './types.ts';
 export { ByteTokenizer, SPECIAL_MARKERS } from './embedded/tokenizer.ts';
+
+// HTTP engine clients: vLLM (inference) and Tinker-compatible (training); see README.md.
+export { ENGINE_ERROR_CODES, EngineError } from './http/errors.ts';
+export type { EngineErrorCode, EngineErrorContext, EngineKind } from './http/errors.ts';
+export type { RetryPolicy } from './http/retry.ts';
+export { realScheduler, realTimers, seededRng } from './http/timing.ts';
+export type { Rng, Scheduler, Sleep, Timers } from './http/timing.ts';
+export { VllmInferenceEngine } from './vllm/client.ts';
+export type { VllmDeps, VllmStats } from './vllm/client.ts';
+export type { VllmEndpointConfig } from './vllm/config.ts';
+export type { ReplicaSnapshot } from './vllm/replicas.ts';
+export type { VllmEvent } from './vllm/transport.ts';
+export { TinkerTrainerEngine } from './tinker/engine.ts';
+export type { TinkerDeps } from './tinker/engine.ts';
+export { TinkerTrainerModel } from './tinker/model.ts';
+export type { FuturePollPolicy, TinkerEndpointConfig } from './tinker/config.ts';
+export type { TinkerEvent } from './tinker/transport.ts';
+export { gradNormOf, parseMetricKey, parseMetrics } from './tinker/convert.ts';
+export type { ParsedMetricKey } from './tinker/convert.ts';
+export { CHECKPOINT_NAME_PATTERN, TINKER_API_PREFIX, TINKER_ROUTES } from './tinker/wire.ts';
+export type * as TinkerWire from './tinker/wire.ts';
+export {
+  KIND_LOSSES,
+  SKYRL_FSDP_CAPABILITIES,
+  SKYRL_JAX_CAPABILITIES,
+  TINKER_CAPABILITIES,
+  checkRunSupported,
+} from './capabilities.ts';
+export type { RunKind } from './capabilities.ts';

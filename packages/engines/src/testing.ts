@@ -1,0 +1,12 @@
+// Test doubles for other workspaces' tests (`@anneal/engines/testing`): in-repo vLLM and
+// Tinker-compatible servers over real HTTP that answer with the documented shapes.
+export { FakeVllmServer } from './vllm/testing/fake-server.ts';
+export type {
+  FakeVllmOptions,
+  ScriptedReply as VllmScriptedReply,
+} from './vllm/testing/fake-server.ts';
+export { FakeTinkerServer } from './tinker/testing/fake-server.ts';
+export type {
+  FakeTinkerOptions,
+  ScriptedReply as TinkerScriptedReply,
+} from './tinker/testing/fake-server.ts';

@@ -1,0 +1,113 @@
+// Configuration of one named Tinker-compatible trainer endpoint (passed in; no env reads).
+import type { RetryPolicy } from '../http/retry.ts';
+import type { TrainerCapabilities } from '../types.ts';
+
+export interface FuturePollPolicy {
+  /** First wait after a 408 (default 100 ms); grows by `factor` up to `maxDelayMs`. */
+  initialDelayMs: number;
+  factor: number;
+  maxDelayMs: number;
+  /** Give up waiting for one future after this long (default 30 min). */
+  timeoutMs: number;
+}
+
+export interface TinkerEndpointConfig {
+  /** Operator-registered endpoint name (appears in every error). */
+  name: string;
+  /** Server root; routes live under `/api/v1`. */
+  baseUrl: string;
+  /** Sent as `X-API-Key`. */
+  apiKey?: string;
+  /** What this backend can run: kinds, losses, and its token-loss reduction. */
+  capabilities: TrainerCapabilities;
+  tags?: string[];
+  /** Reported as `sdk_version`; we speak the subset of tinker SDK 0.24.1 (default). */
+  sdkVersion?: string;
+  userMetadata?: Record<string, unknown>;
+  /** Session heartbeat period (default 10 s; servers unload after ~300 s without one).
+   * 0 = only explicit `heartbeat()` calls. */
+  heartbeatIntervalMs?: number;
+  /** Per-HTTP-call timeout (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Default: 5 attempts, 500 ms base delay, 10 s cap. */
+  retry?: Partial<RetryPolicy>;
+  futurePoll?: Partial<FuturePollPolicy>;
+  /** Seed of the retry-jitter RNG (default 0). */
+  jitterSeed?: number;
+}
+
+export interface ResolvedTinkerConfig {
+  name: string;
+  baseUrl: string;
+  apiKey: string | undefined;
+  capabilities: TrainerCapabilities;
+  tags: string[];
+  sdkVersion: string;
+  userMetadata: Record<string, unknown> | undefined;
+  heartbeatIntervalMs: number;
+  requestTimeoutMs: number;
+  retry: RetryPolicy;
+  futurePoll: FuturePollPolicy;
+  jitterSeed: number;
+}
+
+export function resolveTinkerConfig(config: TinkerEndpointConfig): ResolvedTinkerConfig {
+  if (!config.name) throw new TypeError('trainer endpoint: `name` is required');
+  const where = `trainer endpoint '${config.name}'`;
+  let url: URL;
+  try {
+    url = new URL(config.baseUrl);
+  } catch {
+    throw new TypeError(`${where}: baseUrl ${JSON.stringify(config.baseUrl)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`${where}: baseUrl ${JSON.stringify(config.baseUrl)} is not http(s)`);
+  }
+  const number = (
+    field: string,
+    value: number | undefined,
+    fallback: number,
+    min: number,
+  ): number => {
+    const chosen = value ?? fallback;
+    if (!Number.isFinite(chosen) || chosen < min) {
+      throw new RangeError(`${where}: \`${field}\` must be >= ${min}, got ${chosen}`);
+    }
+    return chosen;
+  };
+  const attempts = number('retry.attempts', config.retry?.attempts, 5, 1);
+  if (!Number.isInteger(attempts)) {
+    throw new RangeError(`${where}: \`retry.attempts\` must be an integer, got ${attempts}`);
+  }
+  if (config.capabilities.losses.length === 0) {
+    throw new TypeError(`${where}: \`capabilities.losses\` is empty`);
+  }
+  return {
+    name: config.name,
+    baseUrl: config.baseUrl.replace(/\/+$/, ''),
+    apiKey: config.apiKey,
+    capabilities: config.capabilities,
+    tags: config.tags ?? ['anneal'],
+    sdkVersion: config.sdkVersion ?? '0.24.1',
+    userMetadata: config.userMetadata,
+    heartbeatIntervalMs: number('heartbeatIntervalMs', config.heartbeatIntervalMs, 10_000, 0),
+    requestTimeoutMs: number('requestTimeoutMs', config.requestTimeoutMs, 60_000, 1),
+    retry: {
+      attempts,
+      baseDelayMs: number('retry.baseDelayMs', config.retry?.baseDelayMs, 500, 0),
+      maxDelayMs: number('retry.maxDelayMs', config.retry?.maxDelayMs, 10_000, 0),
+    },
+    futurePoll: {
+      initialDelayMs: number(
+        'futurePoll.initialDelayMs',
+        config.futurePoll?.initialDelayMs,
+        100,
+        0,
+      ),
+      factor: number('futurePoll.factor', config.futurePoll?.factor, 1.5, 1),
+      maxDelayMs: number('futurePoll.maxDelayMs', config.futurePoll?.maxDelayMs, 2_000, 0),
+      timeoutMs: number('futurePoll.timeoutMs', config.futurePoll?.timeoutMs, 1_800_000, 1),
+    },
+    jitterSeed: config.jitterSeed ?? 0,
+  };
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import {
+  fromWireForward,
+  gradNormOf,
+  parseMetricKey,
+  parseMetrics,
+  toWireDatum,
+} from './convert.ts';
+
+describe('Tinker conversions', () => {
+  it('parses name:reduction metric keys', () => {
+    expect(parseMetricKey('loss:sum')).toEqual({ name: 'loss', reduction: 'sum' });
+    expect(parseMetricKey('clip_fraction:mean')).toEqual({
+      name: 'clip_fraction',
+      reduction: 'mean',
+    });
+    expect(parseMetricKey('skyrl.ai/grad_norm')).toEqual({
+      name: 'skyrl.ai/grad_norm',
+      reduction: undefined,
+    });
+    expect(parseMetricKey(':x')).toEqual({ name: ':x', reduction: undefined });
+    expect(parseMetrics({ 'loss:sum': 2 })).toEqual([
+      { key: 'loss:sum', value: 2, name: 'loss', reduction: 'sum' },
+    ]);
+  });
+
+  it('reads the grad norm only from what the backend reports', () => {
+    expect(gradNormOf({ 'skyrl.ai/grad_norm': 3, 'skyrl.ai/learning_rate': 1e-4 })).toBe(3);
+    expect(gradNormOf({ 'grad_norm:last': 2 })).toBe(2);
+    expect(gradNormOf({ 'grad_norm:mean': 4 })).toBe(4);
+    expect(gradNormOf({ 'loss:sum': 1 })).toBeNull();
+  });
+
+  it('rejects malformed forward results with the path of the bad field', () => {
+    expect(() => fromWireForward({ loss_fn_outputs: [] }, 1)).toThrow('has 0 entries for 1 datums');
+    expect(() => fromWireForward({ loss_fn_outputs: [{}] }, 1)).toThrow(
+      'loss_fn_outputs[0].logprobs is missing',
+    );
+    const scores = fromWireForward(
+      {
+        loss_fn_outputs: [{ scores: { data: [0.5], dtype: 'float32' } }],
+        metrics: { 'loss:mean': 1, x: null },
+      },
+      1,
+    );
+    expect(Array.from(scores.logprobs[0] ?? [])).toEqual([0.5]);
+    expect(scores.metrics).toEqual({ 'loss:mean': 1 });
+  });
+
+  it('rejects an empty model input', () => {
+    expect(() => toWireDatum({ modelInput: [], lossFnInputs: {} }, 4)).toThrow(
+      'data[4].modelInput is empty',
+    );
+  });
+});

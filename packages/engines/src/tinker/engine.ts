@@ -1,0 +1,178 @@
+/**
+ * Trainer engine over the Tinker-compatible HTTP API (TRAINER_API.md): Thinking Machines'
+ * hosted Tinker, SkyRL's Tinker server, or Anneal's embedded trainer served over HTTP.
+ * Speaks the JSON subset of tinker SDK <= 0.24.1. A session is created on `connect` and kept
+ * alive with `session_heartbeat` every `heartbeatIntervalMs` until `close`.
+ *
+ * Reduction: backends differ (Tinker and SkyRL-FSDP sum token losses, SkyRL-JAX averages per
+ * sequence). This client does not rescale; it exposes the declared `capabilities.reduction`
+ * so the caller (packages/rl) scales per-token advantages to optimise RECIPE.md's J exactly.
+ */
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import { isObject } from '../http/request.ts';
+import { realScheduler, realTimers, seededRng } from '../http/timing.ts';
+import type { Rng, Scheduler, Timers } from '../http/timing.ts';
+import type { CreateModelOptions, TrainerCapabilities, TrainerEngine } from '../types.ts';
+import { resolveTinkerConfig } from './config.ts';
+import type { ResolvedTinkerConfig, TinkerEndpointConfig } from './config.ts';
+import { resultOf } from './futures.ts';
+import { TinkerTrainerModel } from './model.ts';
+import { TinkerTransport } from './transport.ts';
+import type { TinkerEvent } from './transport.ts';
+import { TINKER_ROUTES } from './wire.ts';
+import type * as Wire from './wire.ts';
+
+export interface TinkerDeps {
+  timers?: Timers;
+  scheduler?: Scheduler;
+  rng?: Rng;
+  onEvent?: (event: TinkerEvent) => void;
+}
+
+export class TinkerTrainerEngine implements TrainerEngine {
+  readonly config: ResolvedTinkerConfig;
+  private heartbeatTimer: { cancel(): void } | undefined;
+  private closed = false;
+
+  private constructor(
+    config: ResolvedTinkerConfig,
+    private readonly transport: TinkerTransport,
+    readonly sessionId: string,
+    scheduler: Scheduler,
+  ) {
+    this.config = config;
+    if (config.heartbeatIntervalMs > 0) {
+      this.heartbeatTimer = scheduler.every(config.heartbeatIntervalMs, () => {
+        void this.heartbeat().catch(() => undefined); // reported through onEvent
+      });
+    }
+  }
+
+  /** Creates a session on the server and starts its heartbeat. */
+  static async connect(
+    config: TinkerEndpointConfig,
+    deps: TinkerDeps = {},
+  ): Promise<TinkerTrainerEngine> {
+    const resolved = resolveTinkerConfig(config);
+    const transport = new TinkerTransport(
+      resolved,
+      deps.timers ?? realTimers,
+      deps.rng ?? seededRng(resolved.jitterSeed),
+      deps.onEvent ?? (() => {}),
+    );
+    const body: Wire.CreateSessionRequest = {
+      tags: resolved.tags,
+      sdk_version: resolved.sdkVersion,
+    };
+    if (resolved.userMetadata) body.user_metadata = resolved.userMetadata;
+    const reply = await transport.post(TINKER_ROUTES.createSession, body);
+    const session = reply.json;
+    if (!isObject(session) || typeof session['session_id'] !== 'string') {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.response,
+        transport.context(TINKER_ROUTES.createSession),
+        `create_session reply has no session_id: ${reply.text.slice(0, 200)}`,
+      );
+    }
+    return new TinkerTrainerEngine(
+      resolved,
+      transport,
+      session['session_id'],
+      deps.scheduler ?? realScheduler,
+    );
+  }
+
+  get capabilities(): TrainerCapabilities {
+    return this.config.capabilities;
+  }
+
+  async createModel(options: CreateModelOptions): Promise<TinkerTrainerModel> {
+    this.assertOpen();
+    const head = options.head ?? 'lm';
+    const caps = this.config.capabilities;
+    if (head === 'value' && !caps.losses.includes('bradley_terry')) {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.unsupported,
+        this.transport.context(TINKER_ROUTES.createModel),
+        'value-head models (rm runs) need a backend with the bradley_terry loss; this one ' +
+          `declares [${caps.losses.join(', ')}] (use the embedded trainer)`,
+      );
+    }
+    if (!Number.isInteger(options.loraRank) || options.loraRank < 1) {
+      throw new RangeError(
+        `createModel: loraRank must be an integer >= 1, got ${options.loraRank}`,
+      );
+    }
+    const body: Wire.CreateModelRequest = {
+      session_id: this.sessionId,
+      base_model: options.baseModel,
+      lora_config: {
+        rank: options.loraRank,
+        ...(options.seed === undefined ? {} : { seed: options.seed }),
+      },
+      model_role: 'policy',
+      ...(head === 'value' ? { head } : {}),
+    };
+    const reply = await this.transport.post(TINKER_ROUTES.createModel, body);
+    // Servers answer with the model directly; a pending future is also accepted.
+    const created =
+      isObject(reply.json) && typeof reply.json['model_id'] === 'string'
+        ? reply.json
+        : await resultOf(this.transport, reply.json, `create_model (${options.baseModel})`);
+    if (!isObject(created) || typeof created['model_id'] !== 'string') {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.response,
+        this.transport.context(TINKER_ROUTES.createModel),
+        `create_model reply has no model_id: ${reply.text.slice(0, 200)}`,
+      );
+    }
+    return new TinkerTrainerModel(created['model_id'], this.transport, caps);
+  }
+
+  /** Attach to an existing `model_id` (e.g. after a worker restart) without creating one.
+   * `firstSeqId` must continue past the seq_ids the server has seen for this model, else
+   * reused seq_ids with new payloads are answered 409 (ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT). */
+  attachModel(modelId: string, firstSeqId = 1): TinkerTrainerModel {
+    this.assertOpen();
+    return new TinkerTrainerModel(modelId, this.transport, this.config.capabilities, firstSeqId);
+  }
+
+  /** One `session_heartbeat` (also sent every `heartbeatIntervalMs`). Failures are reported
+   * as `session:heartbeat_failed` events and rethrown; a 404 means the session is gone. */
+  async heartbeat(): Promise<void> {
+    if (this.closed) return;
+    const body: Wire.SessionHeartbeatRequest = { session_id: this.sessionId };
+    try {
+      await this.transport.post(TINKER_ROUTES.sessionHeartbeat, body);
+    } catch (error) {
+      this.transport.emit({
+        type: 'session:heartbeat_failed',
+        endpoint: this.config.name,
+        sessionId: this.sessionId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+  }
+
+  /** `GET healthz`. */
+  async healthy(): Promise<boolean> {
+    try {
+      const reply = await this.transport.get(TINKER_ROUTES.healthz);
+      return isObject(reply.json) && reply.json['status'] === 'ok';
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stops the heartbeat (the server unloads the session's models after its timeout). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.heartbeatTimer?.cancel();
+    this.heartbeatTimer = undefined;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`trainer endpoint '${this.config.name}' is closed`);
+  }
+}

@@ -1,0 +1,158 @@
+// One model on a Tinker-compatible server (a `model_id`): training operations as futures.
+// Each operation gets the next `seq_id` of this model; retries resend the same seq_id, so a
+// request that reached the server before its reply was lost is not run twice. A 409 means
+// a seq_id was reused with a different payload and surfaces as an error
+// (ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT), never retried.
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import { isObject } from '../http/request.ts';
+import type {
+  AdamParams,
+  Datum,
+  ForwardResult,
+  LossFn,
+  LossFnConfig,
+  OptimStepResult,
+  SamplerWeights,
+  TrainerCapabilities,
+  TrainerModel,
+} from '../types.ts';
+import {
+  checkLossInputs,
+  fromWireForward,
+  fromWireOptimStep,
+  toWireAdam,
+  toWireDatum,
+  toWireLossConfig,
+} from './convert.ts';
+import { resultOf } from './futures.ts';
+import type { TinkerTransport } from './transport.ts';
+import { CHECKPOINT_NAME_PATTERN, TINKER_ROUTES } from './wire.ts';
+import type * as Wire from './wire.ts';
+
+export class TinkerTrainerModel implements TrainerModel {
+  private nextSeqId: number;
+
+  constructor(
+    readonly id: string,
+    private readonly transport: TinkerTransport,
+    private readonly capabilities: TrainerCapabilities,
+    firstSeqId = 1,
+  ) {
+    if (!Number.isInteger(firstSeqId) || firstSeqId < 0) {
+      throw new RangeError(`firstSeqId must be an integer >= 0, got ${firstSeqId}`);
+    }
+    this.nextSeqId = firstSeqId;
+  }
+
+  forward(data: readonly Datum[], lossFn: LossFn, config?: LossFnConfig): Promise<ForwardResult> {
+    return this.lossOp(TINKER_ROUTES.forward, 'forward_input', data, lossFn, config);
+  }
+
+  forwardBackward(
+    data: readonly Datum[],
+    lossFn: LossFn,
+    config?: LossFnConfig,
+  ): Promise<ForwardResult> {
+    return this.lossOp(
+      TINKER_ROUTES.forwardBackward,
+      'forward_backward_input',
+      data,
+      lossFn,
+      config,
+    );
+  }
+
+  async optimStep(params: AdamParams): Promise<OptimStepResult> {
+    if (!(params.learningRate >= 0)) {
+      throw new RangeError(`optim_step: learningRate must be >= 0, got ${params.learningRate}`);
+    }
+    const result = await this.submit(TINKER_ROUTES.optimStep, { adam_params: toWireAdam(params) });
+    return fromWireOptimStep(result);
+  }
+
+  async saveWeights(name: string): Promise<string> {
+    checkName(name, 'saveWeights');
+    const result = await this.submit(TINKER_ROUTES.saveWeights, { path: name });
+    return this.readPath(result, TINKER_ROUTES.saveWeights);
+  }
+
+  async loadWeights(path: string): Promise<void> {
+    if (!path) throw new RangeError('loadWeights: path is empty');
+    const body: Omit<Wire.LoadWeightsRequest, 'model_id'> = { path, optimizer: true };
+    await this.submit(TINKER_ROUTES.loadWeights, body);
+  }
+
+  async saveWeightsForSampler(name: string): Promise<SamplerWeights> {
+    checkName(name, 'saveWeightsForSampler');
+    const result = await this.submit(TINKER_ROUTES.saveWeightsForSampler, { path: name });
+    return { name, path: this.readPath(result, TINKER_ROUTES.saveWeightsForSampler) };
+  }
+
+  /** `get_info`: the server's view of this model. */
+  async getInfo(): Promise<Wire.GetInfoResponse> {
+    const body: Wire.GetInfoRequest = { model_id: this.id };
+    const reply = await this.transport.post(TINKER_ROUTES.getInfo, body);
+    const info = reply.json;
+    if (!isObject(info) || info['model_id'] !== this.id || !isObject(info['model_data'])) {
+      throw this.malformed(TINKER_ROUTES.getInfo, `get_info reply ${reply.text.slice(0, 200)}`);
+    }
+    return info as unknown as Wire.GetInfoResponse;
+  }
+
+  private async lossOp(
+    route: string,
+    key: 'forward_input' | 'forward_backward_input',
+    data: readonly Datum[],
+    lossFn: LossFn,
+    config: LossFnConfig | undefined,
+  ): Promise<ForwardResult> {
+    if (!this.capabilities.losses.includes(lossFn)) {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.unsupported,
+        this.transport.context(route),
+        `loss '${lossFn}' is not supported by this backend (it declares ` +
+          `[${this.capabilities.losses.join(', ')}])`,
+      );
+    }
+    if (data.length === 0) throw new RangeError(`${route}: data is empty`);
+    checkLossInputs(data, lossFn);
+    const input: Wire.ForwardBackwardInput = {
+      data: data.map((datum, i) => toWireDatum(datum, i)),
+      loss_fn: lossFn,
+    };
+    const lossConfig = toWireLossConfig(config);
+    if (lossConfig) input.loss_fn_config = lossConfig;
+    const result = await this.submit(route, { [key]: input });
+    try {
+      return fromWireForward(result, data.length);
+    } catch (error) {
+      throw this.malformed(route, (error as Error).message);
+    }
+  }
+
+  /** POST with this model's next seq_id, then wait for the future. */
+  private async submit(route: string, payload: Record<string, unknown>): Promise<unknown> {
+    const seqId = this.nextSeqId;
+    this.nextSeqId += 1;
+    const body = { model_id: this.id, ...payload, seq_id: seqId };
+    const reply = await this.transport.post(route, body, { seqId });
+    return resultOf(this.transport, reply.json, `${route} (model ${this.id}, seq_id ${seqId})`);
+  }
+
+  private readPath(result: unknown, route: string): string {
+    if (isObject(result) && typeof result['path'] === 'string') return result['path'];
+    throw this.malformed(route, `result has no path: ${JSON.stringify(result)?.slice(0, 200)}`);
+  }
+
+  private malformed(route: string, detail: string): EngineError {
+    return new EngineError(ENGINE_ERROR_CODES.response, this.transport.context(route), detail);
+  }
+}
+
+function checkName(name: string, operation: string): void {
+  if (!CHECKPOINT_NAME_PATTERN.test(name)) {
+    throw new RangeError(
+      `${operation}: checkpoint name ${JSON.stringify(name)} must match ${CHECKPOINT_NAME_PATTERN}`,
+    );
+  }
+}
