@@ -2,7 +2,18 @@
 // endpoint) and the executors (what one run kind does per step). The runtime builds an
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
+import type { SearchBackend } from '@anneal/envs';
 import type { RunSpec } from '@anneal/protocol';
+
+/** A run's starting weights, resolved by the runtime from `spec.model` + the operator config. */
+export interface ResolvedModel {
+  /** Engine model id to create/load, e.g. `embedded:tiny` or `Qwen/Qwen3-8B`. */
+  baseModel: string;
+  /** Tokenizer name from the operator config (`baseModels.<name>.tokenizer`), if set. */
+  tokenizer?: string;
+  /** `model: {checkpoint: {run}}`: that run's final checkpoint path (load it after createModel). */
+  checkpoint: string | null;
+}
 
 /** Named, already-resolved resources a run may use (from the operator config). */
 export interface RunResources {
@@ -13,6 +24,10 @@ export interface RunResources {
   referenceInference?: InferenceEngine;
   /** Preference scorer for GRPO (RECIPE §5); absent when the spec names no reward model. */
   rewardScorer?: RewardScorer;
+  /** Starting weights (added by the runtime; absent only in hand-built test resources). */
+  model?: ResolvedModel;
+  /** The spec's named search backend; absent = the built-in tasks' local corpus. */
+  search?: SearchBackend;
 }
 
 export interface ExecutorContext {
