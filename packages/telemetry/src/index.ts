@@ -37,3 +37,5 @@ export { createMetrics, type CreateMetricsOptions, type MetricsSink } from './me
 export { lintCatalogue, type Violation } from './naming.ts';
 export { metricsEmittedBy, registerCatalogue } from './registry.ts';
 export type { WorkerIdentity } from './worker-mapping.ts';
+/** Re-exported so apps create their own registry without depending on prom-client directly. */
+export { Registry } from 'prom-client';

@@ -1,0 +1,199 @@
+// Small builders for Grafana dashboard JSON (schema 39, Grafana 10/11). Every panel and every
+// query names the provisioned Prometheus datasource by its fixed uid.
+
+export const DATASOURCE_UID = 'anneal-prometheus';
+export const DATASOURCE = { type: 'prometheus', uid: DATASOURCE_UID } as const;
+
+export interface Query {
+  expr: string;
+  legend?: string;
+}
+
+export interface PanelSpec {
+  title: string;
+  description?: string;
+  queries: readonly Query[];
+  /** Grafana unit id: s, short, percentunit, reqps, … */
+  unit?: string;
+  kind?: 'timeseries' | 'stat';
+  stacked?: boolean;
+  /** Width in grid columns (24 per row); default 12. */
+  width?: number;
+  height?: number;
+  min?: number;
+}
+
+export interface GrafanaTarget {
+  refId: string;
+  datasource: typeof DATASOURCE;
+  expr: string;
+  legendFormat: string;
+  range: boolean;
+  instant: boolean;
+}
+
+export interface GrafanaPanel {
+  id: number;
+  type: string;
+  title: string;
+  description: string;
+  datasource: typeof DATASOURCE;
+  gridPos: { h: number; w: number; x: number; y: number };
+  targets: GrafanaTarget[];
+  fieldConfig: { defaults: Record<string, unknown>; overrides: unknown[] };
+  options: Record<string, unknown>;
+}
+
+export interface GrafanaVariable {
+  name: string;
+  label: string;
+  type: 'query';
+  datasource: typeof DATASOURCE;
+  /** `label_values(metric, label)`. */
+  definition: string;
+  query: { query: string; refId: string; qryType: number };
+  refresh: 2;
+  sort: 1;
+  includeAll: boolean;
+  multi: boolean;
+  allValue?: string;
+  current: Record<string, never>;
+  options: never[];
+}
+
+export interface GrafanaDashboard {
+  uid: string;
+  title: string;
+  description: string;
+  tags: string[];
+  timezone: 'browser';
+  schemaVersion: 39;
+  version: 1;
+  editable: true;
+  graphTooltip: 1;
+  refresh: string;
+  time: { from: string; to: string };
+  templating: { list: GrafanaVariable[] };
+  annotations: { list: unknown[] };
+  links: unknown[];
+  panels: GrafanaPanel[];
+}
+
+const REF_IDS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+function fieldDefaults(spec: PanelSpec): Record<string, unknown> {
+  const custom =
+    (spec.kind ?? 'timeseries') === 'timeseries'
+      ? {
+          drawStyle: 'line',
+          lineWidth: 1,
+          fillOpacity: spec.stacked ? 30 : 0,
+          showPoints: 'never',
+          spanNulls: true,
+          stacking: { mode: spec.stacked ? 'normal' : 'none', group: 'A' },
+        }
+      : {};
+  return {
+    unit: spec.unit ?? 'short',
+    ...(spec.min === undefined ? {} : { min: spec.min }),
+    custom,
+  };
+}
+
+/** Lays panels out left to right, wrapping at 24 columns; ids are 1..n in order. */
+export function layout(specs: readonly PanelSpec[]): GrafanaPanel[] {
+  let x = 0;
+  let y = 0;
+  let rowHeight = 0;
+  return specs.map((spec, index) => {
+    const w = spec.width ?? 12;
+    const h = spec.height ?? 8;
+    if (x + w > 24) {
+      x = 0;
+      y += rowHeight;
+      rowHeight = 0;
+    }
+    const gridPos = { h, w, x, y };
+    x += w;
+    rowHeight = Math.max(rowHeight, h);
+    const kind = spec.kind ?? 'timeseries';
+    return {
+      id: index + 1,
+      type: kind,
+      title: spec.title,
+      description: spec.description ?? '',
+      datasource: DATASOURCE,
+      gridPos,
+      targets: spec.queries.map((q, i) => ({
+        refId: REF_IDS[i] ?? `Q${i}`,
+        datasource: DATASOURCE,
+        expr: q.expr,
+        legendFormat: q.legend ?? '__auto',
+        range: kind === 'timeseries',
+        instant: kind === 'stat',
+      })),
+      fieldConfig: { defaults: fieldDefaults(spec), overrides: [] },
+      options:
+        kind === 'stat'
+          ? {
+              reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
+              colorMode: 'value',
+            }
+          : {
+              legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+              tooltip: { mode: 'multi', sort: 'none' },
+            },
+    };
+  });
+}
+
+export function variable(
+  name: string,
+  label: string,
+  metric: string,
+  options: { multi?: boolean } = {},
+): GrafanaVariable {
+  const definition = `label_values(${metric}, ${name})`;
+  const multi = options.multi ?? false;
+  return {
+    name,
+    label,
+    type: 'query',
+    datasource: DATASOURCE,
+    definition,
+    query: { query: definition, refId: 'PrometheusVariableQueryEditor-VariableQuery', qryType: 1 },
+    refresh: 2,
+    sort: 1,
+    includeAll: multi,
+    multi,
+    ...(multi ? { allValue: '.*' } : {}),
+    current: {},
+    options: [],
+  };
+}
+
+export function dashboard(fields: {
+  uid: string;
+  title: string;
+  description: string;
+  variables?: GrafanaVariable[];
+  panels: readonly PanelSpec[];
+}): GrafanaDashboard {
+  return {
+    uid: fields.uid,
+    title: fields.title,
+    description: fields.description,
+    tags: ['anneal'],
+    timezone: 'browser',
+    schemaVersion: 39,
+    version: 1,
+    editable: true,
+    graphTooltip: 1,
+    refresh: '30s',
+    time: { from: 'now-3h', to: 'now' },
+    templating: { list: fields.variables ?? [] },
+    annotations: { list: [] },
+    links: [],
+    panels: layout(fields.panels),
+  };
+}

@@ -1,0 +1,156 @@
+// Grafana dashboards: generated files in sync, valid structure, known series, PromQL that parses.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { dashboardExpressions, kedaExpressions, readDashboards } from '../src/expressions.ts';
+import { DATASOURCE_UID } from '../src/grafana/panels.ts';
+import { renderDashboards } from '../src/grafana/render.ts';
+import { unknownSeriesReason } from '../src/known-series.ts';
+import { checkExpressionsParse } from '../src/parse-check.ts';
+import { DASHBOARDS_DIR } from '../src/paths.ts';
+import { assertPromtool } from '../src/promtool.ts';
+import { expandGrafanaVariables, GRAFANA_INTERVALS, seriesNamesIn } from '../src/promql.ts';
+
+const boards = readDashboards();
+
+describe('dashboard files', () => {
+  it('are exactly what the generator renders (npm run gen:dashboards -w @anneal/infra)', () => {
+    const rendered = renderDashboards();
+    expect(readdirSync(DASHBOARDS_DIR).sort()).toEqual([...rendered.keys()].sort());
+    for (const [file, content] of rendered) {
+      expect(readFileSync(path.join(DASHBOARDS_DIR, file), 'utf8'), file).toBe(content);
+    }
+  });
+
+  it('are the four issue 6 asks for, each with a unique uid', () => {
+    const titles = [...boards.values()].map((b) => b.title).sort();
+    expect(titles).toEqual([
+      'Anneal / Control plane',
+      'Anneal / Inference (vLLM)',
+      'Anneal / Pools & workers',
+      'Anneal / Run',
+    ]);
+    const uids = [...boards.values()].map((b) => b.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+  });
+
+  it.each([...boards.keys()])(
+    '%s: valid JSON with unique panel ids and non-overlapping grid',
+    (file) => {
+      const raw = readFileSync(path.join(DASHBOARDS_DIR, file), 'utf8');
+      expect(() => JSON.parse(raw)).not.toThrow();
+      const board = boards.get(file)!;
+      const ids = board.panels.map((p) => p.id);
+      expect(new Set(ids).size, 'duplicate panel id').toBe(ids.length);
+      const cells = new Set<string>();
+      for (const p of board.panels) {
+        const { x, y, w, h } = p.gridPos;
+        expect(x + w, `${p.title} exceeds 24 columns`).toBeLessThanOrEqual(24);
+        for (let i = x; i < x + w; i++) {
+          for (let j = y; j < y + h; j++) {
+            expect(cells.has(`${i},${j}`), `${p.title} overlaps another panel`).toBe(false);
+            cells.add(`${i},${j}`);
+          }
+        }
+      }
+    },
+  );
+
+  it.each([...boards.keys()])(
+    '%s: every panel and query uses the anneal-prometheus datasource',
+    (file) => {
+      const board = boards.get(file)!;
+      for (const p of board.panels) {
+        expect(p.datasource?.uid, p.title).toBe(DATASOURCE_UID);
+        expect(p.targets.length, `${p.title} has no query`).toBeGreaterThan(0);
+        for (const t of p.targets)
+          expect(t.datasource?.uid, `${p.title} ${t.refId}`).toBe(DATASOURCE_UID);
+      }
+      for (const v of board.templating.list) expect(v.datasource.uid).toBe(DATASOURCE_UID);
+    },
+  );
+
+  it.each([...boards.keys()])('%s: queries use only variables the dashboard defines', (file) => {
+    const board = boards.get(file)!;
+    const defined = new Set([
+      ...board.templating.list.map((v) => v.name),
+      ...Object.keys(GRAFANA_INTERVALS),
+    ]);
+    for (const p of board.panels) {
+      for (const t of p.targets) {
+        for (const [, name] of t.expr.matchAll(/\$\{?(\w+)/g)) {
+          expect(defined.has(name!), `${p.title}: $${name} is not defined`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('the Run dashboard is selected by run_id and shows every per-run series family', () => {
+    const run = [...boards.values()].find((b) => b.uid === 'anneal-run')!;
+    expect(run.templating.list.map((v) => v.name)).toEqual(['run_id']);
+    const selected = new Set(
+      run.panels.flatMap((p) => p.targets.flatMap((t) => seriesNamesIn(t.expr))),
+    );
+    for (const needed of [
+      'anneal_run_reward',
+      'anneal_run_base_reward',
+      'anneal_run_preference_score',
+      'anneal_run_tool_penalty',
+      'anneal_run_length_penalty',
+      'anneal_run_tool_calls_per_rollout',
+      'anneal_run_response_length_tokens',
+      'anneal_run_train_inference_kl',
+      'anneal_run_importance_ratio',
+      'anneal_run_importance_ratio_out_of_range_ratio',
+      'anneal_run_grad_norm',
+      'anneal_run_loss',
+      'run_id_phase:anneal_run_step_phase_duration_seconds:mean15m',
+      'run_id:anneal_run_rollout_tokens:rate5m',
+    ]) {
+      expect(selected, needed).toContain(needed);
+    }
+    for (const p of run.panels) {
+      for (const t of p.targets) expect(t.expr, p.title).toContain('run_id="$run_id"');
+    }
+  });
+});
+
+describe('dashboard and KEDA expressions', () => {
+  const expressions = [...dashboardExpressions(), ...kedaExpressions()];
+
+  it('select only catalogue metrics, recording rules, vllm:* and up', () => {
+    const problems = expressions.flatMap((e) =>
+      seriesNamesIn(e.expr).flatMap((name) => {
+        const reason = unknownSeriesReason(name);
+        return reason ? [`${e.origin}: ${reason}`] : [];
+      }),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('each select at least one series', () => {
+    for (const e of expressions) expect(seriesNamesIn(e.expr).length, e.origin).toBeGreaterThan(0);
+  });
+
+  describe('parse (promtool)', () => {
+    beforeAll(() => {
+      assertPromtool();
+    });
+
+    it('every expression parses once Grafana variables are expanded', () => {
+      const values = { run_id: 'run_01HZX0000000000000000000', pool: '.*', model_name: '.*' };
+      const expanded = new Map(
+        expressions.map((e) => [e.origin, expandGrafanaVariables(e.expr, values)]),
+      );
+      const result = checkExpressionsParse(expanded);
+      expect(result.ok, result.output).toBe(true);
+      expect(result.output).toContain(`SUCCESS: ${expanded.size} rules found`);
+    });
+
+    it('a broken expression is reported with its origin', () => {
+      const result = checkExpressionsParse(new Map([['broken panel 7', 'sum(rate(x[5m])']]));
+      expect(result.ok).toBe(false);
+      expect(result.output).toContain('broken panel 7');
+    });
+  });
+});
