@@ -35,6 +35,7 @@ export function keys(prefix: string) {
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
     unenqueued: () => `${prefix}:unenqueued`,
     workers: () => `${prefix}:workers`,
+    poolWorkers: (pool: string) => `${prefix}:pool:${pool}:workers`,
     worker: (id: string) => `${prefix}:worker:${id}`,
     workerDrain: (id: string) => `${prefix}:worker:${id}:drain`,
     controlChannel: () => `${prefix}:control`,

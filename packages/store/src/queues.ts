@@ -64,6 +64,7 @@ export interface QueueCounts {
   prioritized: number;
   delayed: number;
   active: number;
+  paused: number;
   completed: number;
   failed: number;
 }
@@ -77,11 +78,14 @@ export async function queueCounts(queue: Queue): Promise<QueueCounts> {
     'completed',
     'failed',
   );
+  // BullMQ 6 has no separate paused list: jobs of a paused queue stay in `wait`.
+  const paused = await queue.isPaused();
   return {
-    waiting: counts.waiting ?? 0,
+    waiting: paused ? 0 : (counts.waiting ?? 0),
     prioritized: counts.prioritized ?? 0,
     delayed: counts.delayed ?? 0,
     active: counts.active ?? 0,
+    paused: paused ? (counts.waiting ?? 0) : 0,
     completed: counts.completed ?? 0,
     failed: counts.failed ?? 0,
   };

@@ -171,6 +171,10 @@ export async function listUnenqueued(ctx: StoreContext): Promise<string[]> {
   return ctx.redis.smembers(keys(ctx.prefix).unenqueued());
 }
 
+export async function isUnenqueued(ctx: StoreContext, runId: string): Promise<boolean> {
+  return (await ctx.redis.sismember(keys(ctx.prefix).unenqueued(), runId)) === 1;
+}
+
 export async function markEnqueued(ctx: StoreContext, runId: string): Promise<void> {
   await ctx.redis.srem(keys(ctx.prefix).unenqueued(), runId);
 }

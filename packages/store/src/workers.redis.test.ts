@@ -3,7 +3,14 @@ import type { ControlMessage } from '@anneal/protocol';
 import { type TestStore, eventually, testSpec, testStore } from '../test/helpers.ts';
 import { requestCancel, subscribeControl } from './control.ts';
 import { createRun, getRun } from './runs.ts';
-import { getWorker, heartbeatWorker, listWorkers, removeWorker, requestDrain } from './workers.ts';
+import {
+  getWorker,
+  heartbeatWorker,
+  listWorkers,
+  onlineWorkerCount,
+  removeWorker,
+  requestDrain,
+} from './workers.ts';
 import { isCancelRequested } from './transitions.ts';
 
 let store: TestStore;
@@ -29,6 +36,8 @@ describe('worker registry', () => {
     await heartbeatWorker(store.ctx, beat('w2', 'cpu'), 1);
     expect((await listWorkers(store.ctx)).map((w) => w.id)).toEqual(['w1', 'w2']);
     expect((await listWorkers(store.ctx, { pool: 'gpu' })).map((w) => w.id)).toEqual(['w1']);
+    expect(await onlineWorkerCount(store.ctx, 'cpu', 1)).toBe(1);
+    expect(await onlineWorkerCount(store.ctx, 'cpu', 1, new Date(Date.now() + 2000))).toBe(0);
     await eventually(async () => (await listWorkers(store.ctx)).length === 1, 5000);
     expect(await getWorker(store.ctx, 'w2')).toBeNull();
     await removeWorker(store.ctx, 'w1');

@@ -30,8 +30,23 @@ export async function heartbeatWorker(
     .multi()
     .set(k.worker(heartbeat.id), JSON.stringify(record), 'EX', ttlSeconds)
     .zadd(k.workers(), now.getTime(), heartbeat.id)
+    .zadd(k.poolWorkers(heartbeat.pool), now.getTime(), heartbeat.id)
     .exec();
   return drain;
+}
+
+/** Workers of `pool` whose last heartbeat is within `ttlSeconds` (one ZCOUNT, no record reads). */
+export async function onlineWorkerCount(
+  ctx: StoreContext,
+  pool: string,
+  ttlSeconds: number = DEFAULT_WORKER_TTL_SECONDS,
+  now: Date = new Date(),
+): Promise<number> {
+  return ctx.redis.zcount(
+    keys(ctx.prefix).poolWorkers(pool),
+    now.getTime() - ttlSeconds * 1000,
+    '+inf',
+  );
 }
 
 export async function getDrainState(ctx: StoreContext, workerId: string): Promise<DrainState> {
@@ -51,6 +66,12 @@ export async function listWorkers(
   const raw = await ctx.redis.mget(...ids.map((id) => k.worker(id)));
   const expired = ids.filter((_, i) => raw[i] === null);
   if (expired.length > 0) await ctx.redis.zrem(k.workers(), ...expired);
+  // Per-pool indexes only need trimming by age (onlineWorkerCount counts by score).
+  const cutoff = Date.now() - 24 * 60 * 60 * 1000;
+  const pools = new Set(
+    raw.filter((e): e is string => e !== null).map((e) => (JSON.parse(e) as WorkerRecord).pool),
+  );
+  for (const pool of pools) await ctx.redis.zremrangebyscore(k.poolWorkers(pool), '-inf', cutoff);
   return raw
     .filter((entry): entry is string => entry !== null)
     .map((entry) => JSON.parse(entry) as WorkerRecord)
@@ -66,6 +87,8 @@ export async function getWorker(ctx: StoreContext, workerId: string): Promise<Wo
 /** Graceful shutdown: forget the worker and its drain flag. */
 export async function removeWorker(ctx: StoreContext, workerId: string): Promise<void> {
   const k = keys(ctx.prefix);
+  const worker = await getWorker(ctx, workerId);
+  if (worker) await ctx.redis.zrem(k.poolWorkers(worker.pool), workerId);
   await ctx.redis
     .multi()
     .del(k.worker(workerId), k.workerDrain(workerId))
