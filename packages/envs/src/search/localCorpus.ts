@@ -50,17 +50,21 @@ export class LocalCorpusBackend implements SearchBackend {
   }
 
   search(query: string, limit: number): Promise<SearchResult[]> {
+    return Promise.resolve(this.searchSync(query, limit));
+  }
+
+  /** The same search, synchronously (data generation needs no event-loop turn). */
+  searchSync(query: string, limit: number): SearchResult[] {
     const hits = this.index.search(query, {
       boost: { title: this.titleBoost },
       prefix: false,
       fuzzy: false,
       combineWith: 'OR',
     });
-    const results = hits.slice(0, limit).map((hit) => ({
+    return hits.slice(0, limit).map((hit) => ({
       title: String(hit['title']),
       url: String(hit['url']),
       snippet: String(hit['text']),
     }));
-    return Promise.resolve(results);
   }
 }
