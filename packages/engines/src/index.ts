@@ -17,8 +17,8 @@ export type { TinkerDeps } from './tinker/engine.ts';
 export { TinkerTrainerModel } from './tinker/model.ts';
 export type { FuturePollPolicy, TinkerEndpointConfig } from './tinker/config.ts';
 export type { TinkerEvent } from './tinker/transport.ts';
-export { gradNormOf, parseMetricKey, parseMetrics } from './tinker/convert.ts';
-export type { ParsedMetricKey } from './tinker/convert.ts';
+export { combineMetrics, gradNormOf, parseMetricKey, parseMetrics } from './tinker/metrics.ts';
+export type { ParsedMetricKey } from './tinker/metrics.ts';
 export { CHECKPOINT_NAME_PATTERN, TINKER_API_PREFIX, TINKER_ROUTES } from './tinker/wire.ts';
 export type * as TinkerWire from './tinker/wire.ts';
 export {

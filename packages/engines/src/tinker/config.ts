@@ -32,6 +32,9 @@ export interface TinkerEndpointConfig {
   /** Default: 5 attempts, 500 ms base delay, 10 s cap. */
   retry?: Partial<RetryPolicy>;
   futurePoll?: Partial<FuturePollPolicy>;
+  /** forward / forward_backward batches larger than this go in several requests
+   * (default 128, the tinker SDK's chunk size). */
+  maxDatumsPerRequest?: number;
   /** Seed of the retry-jitter RNG (default 0). */
   jitterSeed?: number;
 }
@@ -48,6 +51,7 @@ export interface ResolvedTinkerConfig {
   requestTimeoutMs: number;
   retry: RetryPolicy;
   futurePoll: FuturePollPolicy;
+  maxDatumsPerRequest: number;
   jitterSeed: number;
 }
 
@@ -108,6 +112,9 @@ export function resolveTinkerConfig(config: TinkerEndpointConfig): ResolvedTinke
       maxDelayMs: number('futurePoll.maxDelayMs', config.futurePoll?.maxDelayMs, 2_000, 0),
       timeoutMs: number('futurePoll.timeoutMs', config.futurePoll?.timeoutMs, 1_800_000, 1),
     },
+    maxDatumsPerRequest: Math.floor(
+      number('maxDatumsPerRequest', config.maxDatumsPerRequest, 128, 1),
+    ),
     jitterSeed: config.jitterSeed ?? 0,
   };
 }

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  fromWireForward,
-  gradNormOf,
-  parseMetricKey,
-  parseMetrics,
-  toWireDatum,
-} from './convert.ts';
+import { fromWireForward, toWireDatum } from './convert.ts';
+import { combineMetrics, gradNormOf, parseMetricKey, parseMetrics } from './metrics.ts';
 
 describe('Tinker conversions', () => {
   it('parses name:reduction metric keys', () => {
@@ -22,6 +17,26 @@ describe('Tinker conversions', () => {
     expect(parseMetrics({ 'loss:sum': 2 })).toEqual([
       { key: 'loss:sum', value: 2, name: 'loss', reduction: 'sum' },
     ]);
+  });
+
+  it('combines chunk metrics by their reduction suffix', () => {
+    const combined = combineMetrics([
+      {
+        metrics: { 'loss:sum': 1, 'kl:mean': 0.5, 'r:min': 2, 'r:max': 2, 'step:last': 1 },
+        weight: 3,
+      },
+      {
+        metrics: { 'loss:sum': 2, 'kl:mean': 0.1, 'r:min': 1, 'r:max': 5, 'step:last': 2 },
+        weight: 1,
+      },
+    ]);
+    expect(combined).toEqual({
+      'loss:sum': 3,
+      'kl:mean': (1.5 + 0.1) / 4,
+      'r:min': 1,
+      'r:max': 5,
+      'step:last': 2,
+    });
   });
 
   it('reads the grad norm only from what the backend reports', () => {

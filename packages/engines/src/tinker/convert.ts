@@ -9,6 +9,7 @@ import type {
   Tensor,
 } from '../types.ts';
 import { isObject } from '../http/request.ts';
+import { gradNormOf, readMetrics } from './metrics.ts';
 import type * as Wire from './wire.ts';
 
 /** Tensor aligned with `modelInput` positions -> TensorData (Int32Array = int64 ids). */
@@ -101,43 +102,6 @@ export function fromWireForward(body: unknown, expected: number): ForwardResult 
     return Float32Array.from(data as number[]);
   });
   return { logprobs, metrics: readMetrics(body['metrics']) };
-}
-
-/** Keeps numeric metrics; drops nulls and non-numbers (never invents values). */
-export function readMetrics(value: unknown): Record<string, number> {
-  const metrics: Record<string, number> = {};
-  if (!isObject(value)) return metrics;
-  for (const [key, metric] of Object.entries(value)) {
-    if (typeof metric === 'number' && Number.isFinite(metric)) metrics[key] = metric;
-  }
-  return metrics;
-}
-
-export interface ParsedMetricKey {
-  name: string;
-  /** `sum`, `mean`, `min`, `max`, `last`, …; undefined for unsuffixed keys. */
-  reduction: string | undefined;
-}
-
-/** `loss:sum` -> {name: 'loss', reduction: 'sum'}; `skyrl.ai/grad_norm` -> no reduction. */
-export function parseMetricKey(key: string): ParsedMetricKey {
-  const colon = key.lastIndexOf(':');
-  if (colon <= 0 || colon === key.length - 1) return { name: key, reduction: undefined };
-  return { name: key.slice(0, colon), reduction: key.slice(colon + 1) };
-}
-
-export function parseMetrics(
-  metrics: Record<string, number>,
-): Array<ParsedMetricKey & { key: string; value: number }> {
-  return Object.entries(metrics).map(([key, value]) => ({ key, value, ...parseMetricKey(key) }));
-}
-
-/** Grad norm as the backend reports it (TRAINER_API.md "Gradient norm"), else null. */
-export function gradNormOf(metrics: Record<string, number>): number | null {
-  const preferred = metrics['grad_norm:last'] ?? metrics['skyrl.ai/grad_norm'];
-  if (preferred !== undefined) return preferred;
-  const other = parseMetrics(metrics).find((m) => m.name === 'grad_norm');
-  return other ? other.value : null;
 }
 
 export function fromWireOptimStep(body: unknown): OptimStepResult {

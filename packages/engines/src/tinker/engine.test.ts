@@ -127,6 +127,25 @@ describe('Tinker training operations', () => {
     expect(time.sleeps).toEqual([100, 150]); // poll backoff: initial 100 ms, x1.5
   });
 
+  it('sends large batches in chunks with consecutive seq_ids and sums loss:sum', async () => {
+    const { fake, engine } = await setup({ pendingPolls: 1 }, { maxDatumsPerRequest: 2 });
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    const batch = [sftDatum, sftDatum, sftDatum, sftDatum, sftDatum];
+    const whole = await model.forwardBackward(batch, 'cross_entropy');
+    const sent = fake.requestsTo('forward_backward') as Array<{
+      seq_id: number;
+      forward_backward_input: { data: unknown[] };
+    }>;
+    expect(sent.map((b) => [b.seq_id, b.forward_backward_input.data.length])).toEqual([
+      [1, 2],
+      [2, 2],
+      [3, 1],
+    ]);
+    expect(whole.logprobs).toHaveLength(5);
+    const one = -(fakeLogprob(3, 0) + fakeLogprob(4, 0));
+    expect(whole.metrics['loss:sum']).toBeCloseTo(5 * one, 6);
+  });
+
   it('forward uses forward_input; ppo passes its clip thresholds', async () => {
     const { fake, engine } = await setup({ pendingPolls: 0 });
     const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });

@@ -16,6 +16,7 @@ import type {
   TrainerCapabilities,
   TrainerModel,
 } from '../types.ts';
+import { combineMetrics } from './metrics.ts';
 import {
   checkLossInputs,
   fromWireForward,
@@ -66,25 +67,25 @@ export class TinkerTrainerModel implements TrainerModel {
     if (!(params.learningRate >= 0)) {
       throw new RangeError(`optim_step: learningRate must be >= 0, got ${params.learningRate}`);
     }
-    const result = await this.submit(TINKER_ROUTES.optimStep, { adam_params: toWireAdam(params) });
+    const result = await this.run(TINKER_ROUTES.optimStep, { adam_params: toWireAdam(params) });
     return fromWireOptimStep(result);
   }
 
   async saveWeights(name: string): Promise<string> {
     checkName(name, 'saveWeights');
-    const result = await this.submit(TINKER_ROUTES.saveWeights, { path: name });
+    const result = await this.run(TINKER_ROUTES.saveWeights, { path: name });
     return this.readPath(result, TINKER_ROUTES.saveWeights);
   }
 
   async loadWeights(path: string): Promise<void> {
     if (!path) throw new RangeError('loadWeights: path is empty');
     const body: Omit<Wire.LoadWeightsRequest, 'model_id'> = { path, optimizer: true };
-    await this.submit(TINKER_ROUTES.loadWeights, body);
+    await this.run(TINKER_ROUTES.loadWeights, body);
   }
 
   async saveWeightsForSampler(name: string): Promise<SamplerWeights> {
     checkName(name, 'saveWeightsForSampler');
-    const result = await this.submit(TINKER_ROUTES.saveWeightsForSampler, { path: name });
+    const result = await this.run(TINKER_ROUTES.saveWeightsForSampler, { path: name });
     return { name, path: this.readPath(result, TINKER_ROUTES.saveWeightsForSampler) };
   }
 
@@ -116,27 +117,56 @@ export class TinkerTrainerModel implements TrainerModel {
     }
     if (data.length === 0) throw new RangeError(`${route}: data is empty`);
     checkLossInputs(data, lossFn);
-    const input: Wire.ForwardBackwardInput = {
-      data: data.map((datum, i) => toWireDatum(datum, i)),
-      loss_fn: lossFn,
-    };
+    const wireData = data.map((datum, i) => toWireDatum(datum, i));
     const lossConfig = toWireLossConfig(config);
-    if (lossConfig) input.loss_fn_config = lossConfig;
-    const result = await this.submit(route, { [key]: input });
-    try {
-      return fromWireForward(result, data.length);
-    } catch (error) {
-      throw this.malformed(route, (error as Error).message);
+    // Large batches go in chunks (gradients accumulate until optim_step): all chunks are
+    // submitted in seq_id order first, then their futures are awaited together.
+    const size = this.transport.config.maxDatumsPerRequest;
+    const pending: Array<{ count: number; result: Promise<unknown> }> = [];
+    for (let start = 0; start < wireData.length; start += size) {
+      const input: Wire.ForwardBackwardInput = {
+        data: wireData.slice(start, start + size),
+        loss_fn: lossFn,
+      };
+      if (lossConfig) input.loss_fn_config = lossConfig;
+      const result = await this.submit(route, { [key]: input });
+      pending.push({ count: input.data.length, result: result.result });
     }
+    const parts = await Promise.all(
+      pending.map(async ({ count, result }) => {
+        try {
+          return { count, output: fromWireForward(await result, count) };
+        } catch (error) {
+          if (error instanceof EngineError) throw error;
+          throw this.malformed(route, (error as Error).message);
+        }
+      }),
+    );
+    const metrics =
+      parts.length === 1
+        ? (parts[0] as (typeof parts)[number]).output.metrics
+        : combineMetrics(parts.map((p) => ({ metrics: p.output.metrics, weight: p.count })));
+    return { logprobs: parts.flatMap((p) => p.output.logprobs), metrics };
   }
 
-  /** POST with this model's next seq_id, then wait for the future. */
-  private async submit(route: string, payload: Record<string, unknown>): Promise<unknown> {
+  /** POST with this model's next seq_id; `result` waits for its future. Awaiting the POST
+   * itself keeps seq_ids in submission order. */
+  private async submit(
+    route: string,
+    payload: Record<string, unknown>,
+  ): Promise<{ result: Promise<unknown> }> {
     const seqId = this.nextSeqId;
     this.nextSeqId += 1;
     const body = { model_id: this.id, ...payload, seq_id: seqId };
     const reply = await this.transport.post(route, body, { seqId });
-    return resultOf(this.transport, reply.json, `${route} (model ${this.id}, seq_id ${seqId})`);
+    const label = `${route} (model ${this.id}, seq_id ${seqId})`;
+    const result = resultOf(this.transport, reply.json, label);
+    result.catch(() => undefined); // handled by whoever awaits it
+    return { result };
+  }
+
+  private async run(route: string, payload: Record<string, unknown>): Promise<unknown> {
+    return (await this.submit(route, payload)).result;
   }
 
   private readPath(result: unknown, route: string): string {
