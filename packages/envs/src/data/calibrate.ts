@@ -1,14 +1,10 @@
 // Rubric calibration (RECIPE §3, pass@k filter): sample k responses per rubric prompt, judge
 // each against the full rubric set, keep prompts where some but not all pass (0 < passes < k).
 // Prompts every sample passes (or none does) give GRPO groups with zero advantage.
+import { keepForCalibration } from '@anneal/rl';
 import type { LlmJudge } from '../rubrics/judge.ts';
 import { rubricsPass } from '../rubrics/evaluate.ts';
 import type { RubricPromptRow } from './schemas.ts';
-
-/** The pass@k filter: keep when 0 < passes < k. */
-export function keepForCalibration(passes: number, k: number): boolean {
-  return passes > 0 && passes < k;
-}
 
 export interface CalibrationOptions {
   k: number;

@@ -1,5 +1,6 @@
 // Weighted prompt mix over named sources (RECIPE §3: 90% verifiable QA, 10% rubric prompts,
 // configurable). Items of a source are drawn without replacement, reshuffled each epoch.
+import { samplePromptMix } from '@anneal/rl';
 import { shuffled, weightedIndex } from '../random.ts';
 import type { Rng } from '../random.ts';
 
@@ -64,22 +65,15 @@ export class PromptMix<T> {
     );
   }
 
-  /** A batch whose source counts follow the weights as closely as integers allow (each source
-   * gets ⌊n·w⌋, the remainder is drawn by the fractional parts), in shuffled order. This keeps
-   * the per-step mix (and so the gradient variance of each component) steady. */
+  /** A batch whose source counts follow the weights as closely as integers allow (each within
+   * 1 of n·w, systematic sampling of @anneal/rl), in shuffled order. This keeps the per-step mix
+   * (and so the gradient variance of each component) steady. */
   batch(n: number): MixDraw<T>[] {
-    const weights = this.weights;
-    const exact = this.sources.map((s) => n * (weights[s.name] as number));
-    const counts = exact.map(Math.floor);
-    let left = n - counts.reduce((a, b) => a + b, 0);
-    const fractions = exact.map((e, i) => e - (counts[i] as number));
-    while (left > 0) {
-      const i = weightedIndex(this.rng, fractions);
-      counts[i] = (counts[i] as number) + 1;
-      fractions[i] = 0;
-      left--;
-    }
-    const draws = counts.flatMap((count, i) => Array.from({ length: count }, () => this.draw(i)));
-    return shuffled(this.rng, draws);
+    const sources = samplePromptMix(
+      this.sources.map((s) => s.weight),
+      n,
+      this.rng,
+    );
+    return Array.from(sources, (index) => this.draw(index));
   }
 }
