@@ -167,6 +167,18 @@ describe('vLLM replicas', () => {
     );
   });
 
+  it('close aborts requests in flight and refuses new ones', async () => {
+    const { fakes, engine } = await setup(1);
+    const [a] = fakes as [FakeVllmServer];
+    a.enqueue('/v1/completions', { kind: 'hang' });
+    const pending = engine.sample(request).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(a.hanging).toBe(1));
+    await engine.close();
+    expect(String(await pending)).toContain("vLLM endpoint 'vllm-pool' is closed");
+    await expect(engine.sample(request)).rejects.toThrow('is closed');
+    expect(completions(a)).toBe(1);
+  });
+
   it('retries a dropped connection and names the cause when every replica is gone', async () => {
     const { fakes, engine } = await setup(1);
     const [a] = fakes as [FakeVllmServer];
