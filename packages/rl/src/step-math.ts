@@ -16,10 +16,8 @@ export interface StepBatch {
 }
 
 export interface StepOutputs {
-  /** A_{i,t} for the backend's reduction (T,), always written. */
+  /** A_{i,t} for the backend's reduction (T,). Ratios themselves: tokenIsRatios (is-ratio.ts). */
   tokenAdvantages: Float32Array;
-  /** r_{i,t} (T,), written only when given. */
-  ratios?: Float32Array;
 }
 
 export interface StepMetrics {
@@ -42,13 +40,7 @@ interface RolloutSums {
 }
 
 /** One rollout's tokens [start, end): Σ r, Σ logRatio, min/max r, count outside [0.5, 2]. */
-function scanRollout(
-  batch: StepBatch,
-  start: number,
-  end: number,
-  ratios: Float32Array | undefined,
-  sums: RolloutSums,
-): void {
+function scanRollout(batch: StepBatch, start: number, end: number, sums: RolloutSums): void {
   const { logpTrain, logpInfer } = batch;
   let ratioSum = 0;
   let logRatioSum = 0;
@@ -63,7 +55,6 @@ function scanRollout(
     if (ratio < min) min = ratio;
     if (ratio > max) max = ratio;
     if (ratio < RATIO_BAND_LOW || ratio > RATIO_BAND_HIGH) outside++;
-    if (ratios !== undefined) ratios[t] = ratio;
   }
   sums.ratioSum = ratioSum;
   sums.logRatioSum = logRatioSum;
@@ -81,7 +72,6 @@ export function stepTokenMath(
   const { offsets, advantages, logpTrain } = batch;
   assertSameLength(logpTrain, batch.logpInfer, 'logpTrain/logpInfer');
   assertSameLength(logpTrain, outputs.tokenAdvantages, 'logpTrain/tokenAdvantages');
-  if (outputs.ratios !== undefined) assertSameLength(logpTrain, outputs.ratios, 'logpTrain/ratios');
   assertOffsets(offsets, logpTrain.length);
   const sequenceCount = rolloutCount(offsets);
   if (advantages.length !== sequenceCount)
@@ -99,7 +89,7 @@ export function stepTokenMath(
   for (let i = 0; i < sequenceCount; i++) {
     const start = offsets[i]!;
     const end = offsets[i + 1]!;
-    scanRollout(batch, start, end, outputs.ratios, sums);
+    scanRollout(batch, start, end, sums);
     ratioTotal += sums.ratioSum;
     logRatioTotal += sums.logRatioSum;
     if (end > start) objectiveSum += (advantages[i]! * sums.ratioSum) / (end - start);
