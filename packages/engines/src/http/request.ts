@@ -3,6 +3,7 @@
 // unchanged (never retried). Status handling is the caller's: every reply is returned.
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
 import type { EngineErrorContext } from './errors.ts';
+import { linkSignals } from './timing.ts';
 import type { Timers } from './timing.ts';
 
 export interface HttpReply {
@@ -26,7 +27,8 @@ export async function sendJson(
   options: SendOptions,
 ): Promise<HttpReply> {
   const timeout = options.timers.timeoutSignal(options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const linked = linkSignals(timeout, options.signal);
+  const signal = linked.signal;
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   try {
@@ -54,6 +56,8 @@ export async function sendJson(
       `connection failed: ${transportReason(error)}`,
       { retryable: true, cause: error },
     );
+  } finally {
+    linked.dispose();
   }
 }
 

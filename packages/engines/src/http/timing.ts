@@ -61,3 +61,25 @@ export const realScheduler: Scheduler = {
     return { cancel: () => clearInterval(handle) };
   },
 };
+
+/** One signal that aborts when any source does. Unlike `AbortSignal.any`, listeners on
+ * long-lived sources (an engine's lifetime) are removed by `dispose`, so nothing accumulates
+ * over millions of requests. */
+export function linkSignals(...sources: Array<AbortSignal | undefined>): {
+  signal: AbortSignal;
+  dispose: () => void;
+} {
+  const controller = new AbortController();
+  const present = sources.filter((s): s is AbortSignal => s !== undefined);
+  const aborted = present.find((s) => s.aborted);
+  if (aborted) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, dispose: () => {} };
+  }
+  const listeners = present.map((source) => {
+    const onAbort = (): void => controller.abort(source.reason);
+    source.addEventListener('abort', onAbort, { once: true });
+    return () => source.removeEventListener('abort', onAbort);
+  });
+  return { signal: controller.signal, dispose: () => listeners.forEach((remove) => remove()) };
+}

@@ -42,8 +42,13 @@ export class TinkerTrainerEngine implements TrainerEngine {
   ) {
     this.config = config;
     if (config.heartbeatIntervalMs > 0) {
+      let beating = false; // a slow (retrying) heartbeat is not overlapped by the next tick
       this.heartbeatTimer = scheduler.every(config.heartbeatIntervalMs, () => {
-        void this.heartbeat().catch(() => undefined); // reported through onEvent
+        if (beating) return;
+        beating = true;
+        void this.heartbeat()
+          .catch(() => undefined) // reported through onEvent
+          .finally(() => (beating = false));
       });
     }
   }

@@ -9,7 +9,7 @@
  */
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
-import { realScheduler, realTimers, seededRng } from '../http/timing.ts';
+import { linkSignals, realScheduler, realTimers, seededRng } from '../http/timing.ts';
 import type { Rng, Scheduler, Timers } from '../http/timing.ts';
 import type { InferenceEngine, SampleRequest, SampledSequence, SamplerWeights } from '../types.ts';
 import { resolveVllmConfig } from './config.ts';
@@ -89,21 +89,26 @@ export class VllmInferenceEngine implements InferenceEngine {
       return_tokens_as_token_ids: true,
       skip_special_tokens: false,
     };
-    return this.transport.routed(
-      COMPLETIONS_ROUTE,
-      body,
-      {
-        signal: this.withLifetime(signal),
-        timeoutMs: this.config.requestTimeoutMs,
-        onErrorReply: (reply) => (isContextOverflow(reply) ? overflow() : undefined),
-      },
-      (reply, replica) =>
-        parseCompletion(
-          reply.json,
-          request.n,
-          this.transport.context(replica.url, COMPLETIONS_ROUTE),
-        ),
-    );
+    const linked = linkSignals(signal, this.lifetime.signal);
+    try {
+      return await this.transport.routed(
+        COMPLETIONS_ROUTE,
+        body,
+        {
+          signal: linked.signal,
+          timeoutMs: this.config.requestTimeoutMs,
+          onErrorReply: (reply) => (isContextOverflow(reply) ? overflow() : undefined),
+        },
+        (reply, replica) =>
+          parseCompletion(
+            reply.json,
+            request.n,
+            this.transport.context(replica.url, COMPLETIONS_ROUTE),
+          ),
+      );
+    } finally {
+      linked.dispose();
+    }
   }
 
   /** LoRA hot-reload on every admitted replica, then reset each one's prefix cache.
@@ -195,7 +200,7 @@ export class VllmInferenceEngine implements InferenceEngine {
     return this.transport.routed(
       route,
       body,
-      { signal: this.withLifetime(), timeoutMs: this.config.healthTimeoutMs },
+      { signal: this.lifetime.signal, timeoutMs: this.config.healthTimeoutMs },
       (reply, replica) => {
         const value = read(reply.json);
         if (value !== undefined) return value;
@@ -206,10 +211,6 @@ export class VllmInferenceEngine implements InferenceEngine {
         );
       },
     );
-  }
-
-  private withLifetime(signal?: AbortSignal): AbortSignal {
-    return signal ? AbortSignal.any([signal, this.lifetime.signal]) : this.lifetime.signal;
   }
 
   private emitOverflow(promptTokens: number): void {
