@@ -1,6 +1,7 @@
 // The `anneal` command. Each command family lives in src/commands/<name>.ts and exports
 // `register(program)`; this file only wires them.
 import { Command } from 'commander';
+import { register as registerData } from './commands/data.ts';
 import { register as registerReward } from './commands/reward.ts';
 
 const program = new Command('anneal')
@@ -11,6 +12,7 @@ const program = new Command('anneal')
     process.exit(err.exitCode === 0 ? 0 : 2);
   });
 
+registerData(program);
 registerReward(program);
 
 await program.parseAsync(process.argv);

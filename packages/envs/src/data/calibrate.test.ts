@@ -41,4 +41,17 @@ describe('rubric pass@k calibration (RECIPE §3)', () => {
       ),
     ).rejects.toThrow('prompt 1: sampler returned 1 responses, expected 4');
   });
+
+  it('refuses free-text rubrics without a judge before sampling anything', async () => {
+    let sampled = 0;
+    const run = calibrateRubricPrompts([{ prompt: 'p', rubrics: [{ text: 'is polite' }] }], {
+      k: 4,
+      sample: () => {
+        sampled++;
+        return Promise.resolve(['a', 'b', 'c', 'd']);
+      },
+    });
+    await expect(run).rejects.toThrow(/"is polite" has no programmatic check/);
+    expect(sampled).toBe(0);
+  });
 });

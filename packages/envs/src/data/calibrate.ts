@@ -3,7 +3,7 @@
 // Prompts every sample passes (or none does) give GRPO groups with zero advantage.
 import { keepForCalibration } from '@anneal/rl';
 import type { LlmJudge } from '../rubrics/judge.ts';
-import { rubricsPass } from '../rubrics/evaluate.ts';
+import { MissingJudgeError, rubricsPass } from '../rubrics/evaluate.ts';
 import type { RubricPromptRow } from './schemas.ts';
 
 export interface CalibrationOptions {
@@ -60,6 +60,15 @@ export async function calibrateRubricPrompts(
 ): Promise<CalibrationResult[]> {
   if (!Number.isInteger(options.k) || options.k < 2)
     throw new RangeError(`k must be an integer >= 2, got ${options.k}`);
+  // Fail before any sampling when a free-text rubric has no judge to grade it.
+  const unjudgeable = options.judge
+    ? undefined
+    : rows.flatMap((r) => r.rubrics).find((r) => !r.check);
+  if (unjudgeable) {
+    throw new MissingJudgeError(
+      `rubric "${unjudgeable.text}" has no programmatic check and no judge endpoint is configured`,
+    );
+  }
   const results = new Array<CalibrationResult>(rows.length);
   let nextIndex = 0;
   let done = 0;
