@@ -22,7 +22,8 @@ export interface CheckedDatum {
   weights: Float32Array | null;
   samplingLogprobs: Float32Array | null;
   advantages: Float32Array | null;
-  /** Bradley–Terry: 1 if this response is preferred over the next datum's (pairs a, b). */
+  /** Bradley–Terry: r = 1 if this response is preferred over the next datum's (pairs a, b).
+   * On the wire `label` is aligned with model_input like every loss input, each value r. */
   label: number | null;
 }
 
@@ -63,12 +64,13 @@ export function checkDatum(datum: Datum, index: number, lossFn: LossFn): Checked
   const asFloat = (t: Tensor | null): Float32Array | null =>
     t ? (t instanceof Float32Array ? t : Float32Array.from(t)) : null;
   let label: number | null = null;
-  if (lossFn === 'bradley_terry' && inputs.label) {
-    if (inputs.label.length !== 1)
-      throw new RangeError(`${where}.loss_fn_inputs.label: expected 1 value`);
-    label = inputs.label[0]!;
-    if (!(label >= 0 && label <= 1)) {
-      throw new RangeError(`${where}.loss_fn_inputs.label: must be in [0, 1], got ${label}`);
+  const labels = lossFn === 'bradley_terry' ? aligned('label') : null;
+  if (labels) {
+    label = labels[labels.length - 1]!;
+    if (!(label >= 0 && label <= 1) || labels.some((v) => v !== label)) {
+      throw new RangeError(
+        `${where}.loss_fn_inputs.label: every value must be the same r in [0, 1]`,
+      );
     }
   }
   return {

@@ -52,10 +52,10 @@ function lmData(model: Transformer, lossFn: LossFn): Datum[] {
 
 function btData(): Datum[] {
   return [
-    { modelInput: [1, 2, 3, 4], lossFnInputs: { label: Float32Array.of(1) } },
+    { modelInput: [1, 2, 3, 4], lossFnInputs: { label: new Float32Array(4).fill(1) } },
     { modelInput: [1, 2, 9], lossFnInputs: {} },
-    { modelInput: [6, 6, 0, 2, 5], lossFnInputs: { label: Float32Array.of(0) } },
-    { modelInput: [6, 6, 0, 7, 7, 1], lossFnInputs: { label: Float32Array.of(1) } },
+    { modelInput: [6, 6, 0, 2, 5], lossFnInputs: { label: new Float32Array(5).fill(0.25) } },
+    { modelInput: [6, 6, 0, 7, 7, 1], lossFnInputs: { label: new Float32Array(6).fill(0.75) } },
   ];
 }
 
