@@ -18,11 +18,11 @@ import {
 import { EmbeddedTrainerModel } from './trainer-model.ts';
 import { RpcWorker } from './worker-rpc.ts';
 
-export const EMBEDDED_TRAINER_CAPABILITIES: TrainerCapabilities = Object.freeze({
+export const EMBEDDED_TRAINER_CAPABILITIES: TrainerCapabilities = {
   kinds: ['sft', 'rm', 'grpo', 'eval'],
   losses: ['cross_entropy', 'importance_sampling', 'ppo', 'bradley_terry'],
-  reduction: 'sum',
-});
+  reduction: 'sum', // token losses are summed, like Tinker (TRAINER_API.md "Reduction")
+};
 
 /** Name of the default base model: a freshly initialised DEFAULT_MODEL_CONFIG. */
 export const DEFAULT_BASE_MODEL = 'anneal-tiny';
