@@ -60,6 +60,7 @@ export const QueueCounts = Type.Object({
   prioritized: Type.Integer(),
   delayed: Type.Integer(),
   active: Type.Integer(),
+  paused: Type.Integer(),
   completed: Type.Integer(),
   failed: Type.Integer(),
 });

@@ -12,7 +12,6 @@ export const ERROR_CODES = {
   ANNEAL_ERR_NOT_FOUND: { status: 404, title: 'No such route' },
   ANNEAL_ERR_RUN_NOT_FOUND: { status: 404, title: 'Run not found' },
   ANNEAL_ERR_WORKER_NOT_FOUND: { status: 404, title: 'Worker not found' },
-  ANNEAL_ERR_METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   ANNEAL_ERR_IDEMPOTENCY_CONFLICT: {
     status: 409,
     title: 'Idempotency-Key reused with a different request body',
@@ -56,6 +55,6 @@ export const ProblemDetails = Type.Object(
       ),
     ),
   },
-  { $id: 'ProblemDetails' },
+  { description: 'RFC 9457 problem details (application/problem+json).' },
 );
 export type ProblemDetails = Static<typeof ProblemDetails>;

@@ -1,0 +1,78 @@
+// buildApp(deps): the Fastify app, separate from listen() so tests drive it with inject().
+// Wires single-concern plugins; owns its pool queues and metrics registry, not the Redis client.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Redis } from 'ioredis';
+import type { OperatorConfig } from '@anneal/protocol';
+import { DEFAULT_PREFIX, createPoolQueues, createStoreContext } from '@anneal/store';
+import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.ts';
+import { createTokenIndex, installAuth } from './plugins/auth.ts';
+import { installDocs } from './plugins/docs.ts';
+import { createAppMetrics, installMetrics } from './plugins/metrics.ts';
+import { installProblemHandlers } from './plugins/problem.ts';
+import { installRateLimit } from './plugins/rate-limit.ts';
+import { eventRoutes } from './routes/events.ts';
+import { healthRoutes } from './routes/health.ts';
+import { runRoutes } from './routes/runs.ts';
+import { submitRoutes } from './routes/submit.ts';
+import { workerRoutes } from './routes/workers.ts';
+
+export interface AppDeps {
+  operator: OperatorConfig;
+  /** Command connection (shared; the caller closes it). */
+  redis: Redis;
+  /** A fresh connection for each blocking reader (SSE). */
+  createBlockingClient: () => Redis;
+  /** Key prefix, a Redis Cluster hash tag; default `{anneal}`. */
+  prefix?: string;
+  settings?: Partial<AppSettings>;
+  /** A pino logger; default: no logging. */
+  logger?: FastifyBaseLogger;
+  /** Export process_* / nodejs_* metrics (default true). */
+  defaultMetrics?: boolean;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const settings: AppSettings = { ...DEFAULT_SETTINGS, ...deps.settings };
+  const store = createStoreContext(deps.redis, deps.prefix ?? DEFAULT_PREFIX);
+  const ctx: AppContext = {
+    store,
+    queues: createPoolQueues(deps.redis, store.prefix),
+    operator: deps.operator,
+    settings,
+    metrics: createAppMetrics(deps.defaultMetrics ?? true),
+    createBlockingClient: deps.createBlockingClient,
+  };
+
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    bodyLimit: settings.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+    ajv: {
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installProblemHandlers(app);
+  installAuth(app, createTokenIndex(deps.operator));
+  await installRateLimit(app, store, deps.operator);
+  installMetrics(app, ctx);
+  await installDocs(app);
+  await app.register(healthRoutes, { ctx });
+  await app.register(submitRoutes, { ctx });
+  await app.register(runRoutes, { ctx });
+  await app.register(eventRoutes, { ctx });
+  await app.register(workerRoutes, { ctx });
+
+  app.addHook('onClose', async () => {
+    await ctx.queues.close();
+    ctx.metrics.close();
+  });
+  return app;
+}

@@ -1,0 +1,41 @@
+// Loads the operator config once at start-up: the YAML file, or local mode (one tenant
+// `default`, one operator token from ANNEAL_TOKEN or generated).
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import {
+  type OperatorConfig,
+  formatIssues,
+  localOperatorConfig,
+  parseOperatorConfig,
+} from '@anneal/protocol';
+import { sha256Hex } from './plugins/auth.ts';
+
+export interface LoadedOperatorConfig {
+  operator: OperatorConfig;
+  /** Local mode: the operator token (generated when ANNEAL_TOKEN was not set). */
+  localToken?: { token: string; generated: boolean };
+}
+
+export class OperatorConfigError extends Error {
+  constructor(path: string, details: string) {
+    super(`invalid operator config ${path}:\n${details}`);
+    this.name = 'OperatorConfigError';
+  }
+}
+
+export async function loadOperatorConfig(options: {
+  configPath?: string;
+  token?: string;
+}): Promise<LoadedOperatorConfig> {
+  if (options.configPath !== undefined) {
+    const text = await readFile(options.configPath, 'utf8');
+    const parsed = parseOperatorConfig(text);
+    if (!parsed.ok) throw new OperatorConfigError(options.configPath, formatIssues(parsed.errors));
+    return { operator: Object.freeze(parsed.value) };
+  }
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  return {
+    operator: Object.freeze(localOperatorConfig(sha256Hex(token))),
+    localToken: { token, generated: options.token === undefined },
+  };
+}

@@ -1,0 +1,31 @@
+// What route plugins and services receive: the store, the pool queues, the operator config and
+// a few settings. Built once by buildApp from its deps; no module-level state.
+import type { Redis } from 'ioredis';
+import type { OperatorConfig } from '@anneal/protocol';
+import type { PoolQueues, StoreContext } from '@anneal/store';
+import type { MetricsSink } from '@anneal/telemetry';
+
+export interface AppSettings {
+  /** Request body limit in bytes (POST /v1/runs and other bodies). */
+  bodyLimitBytes: number;
+  /** A worker counts as online this long after its last heartbeat. */
+  workerTtlSeconds: number;
+  /** SSE keep-alive comment interval. */
+  sseKeepAliveMs: number;
+}
+
+export interface AppContext {
+  store: StoreContext;
+  queues: PoolQueues;
+  operator: OperatorConfig;
+  settings: AppSettings;
+  metrics: MetricsSink;
+  /** A new connection for one blocking reader (SSE); the caller closes it. */
+  createBlockingClient(): Redis;
+}
+
+export const DEFAULT_SETTINGS: AppSettings = {
+  bodyLimitBytes: 1_048_576,
+  workerTtlSeconds: 30,
+  sseKeepAliveMs: 15_000,
+};

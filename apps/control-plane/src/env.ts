@@ -1,0 +1,40 @@
+// The control plane's environment, parsed once at start-up into a frozen object.
+// Nothing else in the app reads process.env.
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { formatIssues, schemaIssues } from '@anneal/protocol';
+
+export const ControlPlaneEnv = Type.Object({
+  ANNEAL_HOST: Type.String({ default: '127.0.0.1', description: 'Interface to listen on.' }),
+  ANNEAL_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  ANNEAL_REDIS_PREFIX: Type.String({ pattern: '^\\{[^{}]+\\}', default: '{anneal}' }),
+  ANNEAL_CONFIG: Type.Optional(
+    Type.String({ minLength: 1, description: 'Operator config YAML; absent = local mode.' }),
+  ),
+  ANNEAL_TOKEN: Type.Optional(
+    Type.String({ minLength: 16, description: 'Local mode operator token (generated if absent).' }),
+  ),
+  ANNEAL_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576 }),
+  ANNEAL_LOG_LEVEL: Type.Union(
+    ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  ANNEAL_WORKER_TTL_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+});
+export type ControlPlaneEnv = Readonly<Static<typeof ControlPlaneEnv>>;
+
+const KNOWN = Object.keys(ControlPlaneEnv.properties);
+
+/** Picks our variables from `source`, converts, applies defaults, validates, freezes. */
+export function parseEnv(source: Record<string, string | undefined>): ControlPlaneEnv {
+  const picked = Object.fromEntries(
+    KNOWN.filter((k) => source[k] !== undefined && source[k] !== '').map((k) => [k, source[k]]),
+  );
+  const converted = Value.Convert(ControlPlaneEnv, Value.Default(ControlPlaneEnv, picked));
+  const issues = schemaIssues(ControlPlaneEnv, converted);
+  if (issues.length > 0) {
+    throw new Error(`invalid environment:\n${formatIssues(issues).replace(/^\//gm, '')}`);
+  }
+  return Object.freeze(converted as Static<typeof ControlPlaneEnv>);
+}

@@ -1,0 +1,102 @@
+// Every 4xx/5xx leaves as application/problem+json with a stable ANNEAL_ERR_* code.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Issue, type ProblemDetails, problemType } from '@anneal/protocol';
+import { AnnealError } from '../errors.ts';
+
+interface AjvError {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+const CONTEXT_PREFIX: Record<string, string> = {
+  body: '',
+  querystring: '/query',
+  params: '/params',
+  headers: '/headers',
+};
+
+/** Fastify/ajv validation errors -> issues with JSON pointers (`/query/limit`, `/reason`). */
+export function validationIssues(error: FastifyError): Issue[] {
+  const prefix = CONTEXT_PREFIX[error.validationContext ?? 'body'] ?? '';
+  return ((error.validation ?? []) as AjvError[]).map((e) => {
+    const extra = e.params.additionalProperty ?? e.params.missingProperty;
+    const path = prefix + e.instancePath + (extra === undefined ? '' : `/${String(extra)}`);
+    const message =
+      e.keyword === 'additionalProperties'
+        ? `unknown field '${String(extra)}'`
+        : e.keyword === 'required'
+          ? 'required field is missing'
+          : (e.message ?? e.keyword);
+    return { path, message };
+  });
+}
+
+const REDIS_DOWN = /Connection is closed|ECONNREFUSED|MaxRetriesPerRequest|Stream isn't writeable/;
+
+/** Maps any thrown error to an AnnealError. */
+export function toAnnealError(error: FastifyError | Error): AnnealError {
+  if (error instanceof AnnealError) return error;
+  const fe = error as FastifyError;
+  if (fe.validation) {
+    const issues = validationIssues(fe);
+    return new AnnealError(
+      'ANNEAL_ERR_VALIDATION',
+      issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+      issues,
+    );
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AnnealError('ANNEAL_ERR_PAYLOAD_TOO_LARGE', fe.message);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AnnealError('ANNEAL_ERR_UNSUPPORTED_MEDIA_TYPE', fe.message);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AnnealError('ANNEAL_ERR_VALIDATION', fe.message);
+  }
+  if (fe.statusCode === 400 && error instanceof SyntaxError) {
+    return new AnnealError('ANNEAL_ERR_VALIDATION', `body is not valid JSON: ${error.message}`);
+  }
+  if (REDIS_DOWN.test(error.message))
+    return new AnnealError('ANNEAL_ERR_UNAVAILABLE', 'Redis is unavailable');
+  return new AnnealError('ANNEAL_ERR_INTERNAL');
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AnnealError) {
+  const body: ProblemDetails = {
+    type: problemType(error.code),
+    title: error.title,
+    status: error.statusCode,
+    code: error.code,
+    ...(error.detail !== undefined && { detail: error.detail }),
+    instance: request.url.split('?')[0] ?? request.url,
+    ...(error.errors !== undefined && error.errors.length > 0 && { errors: [...error.errors] }),
+  };
+  return reply
+    .code(error.statusCode)
+    .headers(error.headers ?? {})
+    .type('application/problem+json')
+    .serializer(JSON.stringify)
+    .send(body);
+}
+
+/** Installs the error and not-found handlers on the root instance. */
+export function installProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const annealError = toAnnealError(error);
+    if (annealError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(request, reply, annealError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      request,
+      reply,
+      new AnnealError(
+        'ANNEAL_ERR_NOT_FOUND',
+        `no route ${request.method} ${request.url.split('?')[0]}`,
+      ),
+    ),
+  );
+}

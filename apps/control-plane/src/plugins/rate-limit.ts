@@ -1,0 +1,31 @@
+// Per-token rate limit (per client IP before authentication), counted in Redis so replicas share
+// it. Limits come from the token's `rateLimit` or the operator default.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import type { OperatorConfig } from '@anneal/protocol';
+import type { StoreContext } from '@anneal/store';
+import { AnnealError } from '../errors.ts';
+
+export async function installRateLimit(
+  app: FastifyInstance,
+  store: StoreContext,
+  operator: OperatorConfig,
+): Promise<void> {
+  await app.register(rateLimit, {
+    global: true,
+    redis: store.redis,
+    nameSpace: `${store.prefix}:ratelimit:`,
+    // Health, readiness, metrics and docs are not limited (no role in the route config).
+    allowList: (request) => request.routeOptions.config.role === undefined,
+    keyGenerator: (request) =>
+      request.principal ? `t:${request.principal.tokenHash}` : `ip:${request.ip}`,
+    max: (request) => request.principal?.rateLimit.max ?? operator.rateLimit.max,
+    timeWindow: (request) =>
+      (request.principal?.rateLimit.windowSeconds ?? operator.rateLimit.windowSeconds) * 1000,
+    errorResponseBuilder: (_request, context) =>
+      new AnnealError(
+        'ANNEAL_ERR_RATE_LIMITED',
+        `limit of ${context.max} requests reached; retry in ${context.after}`,
+      ),
+  });
+}

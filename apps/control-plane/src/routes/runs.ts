@@ -1,0 +1,151 @@
+// Run read and cancel routes: GET /v1/runs, GET /v1/runs/{id}, POST /v1/runs/{id}/cancel,
+// GET /v1/runs/{id}/metrics.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  LABEL_KEY_PATTERN,
+  RUN_ID_PATTERN,
+  RUN_KINDS,
+  RUN_STATES,
+  RunList,
+  RunResource,
+  StepHistory,
+} from '@anneal/protocol';
+import { getRun, listRuns, readSteps } from '@anneal/store';
+import type { AppContext } from '../context.ts';
+import { runNotFound } from '../errors.ts';
+import { principalOf } from '../plugins/auth.ts';
+import { cancelRun } from '../services/cancel.ts';
+import { withWaitingReason } from '../services/waiting.ts';
+import { RunIdParams, problemResponses } from './schemas.ts';
+
+const ListQuery = Type.Object(
+  {
+    state: Type.Optional(Type.Union(RUN_STATES.map((s) => Type.Literal(s)))),
+    kind: Type.Optional(Type.Union(RUN_KINDS.map((k) => Type.Literal(k)))),
+    label: Type.Optional(
+      Type.Array(Type.String({ pattern: `${LABEL_KEY_PATTERN.slice(0, -1)}=.{0,128}$` }), {
+        maxItems: 16,
+        description: 'key=value; repeat for several (all must match).',
+      }),
+    ),
+    limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+    cursor: Type.Optional(Type.String({ pattern: RUN_ID_PATTERN })),
+  },
+  { additionalProperties: false },
+);
+
+const MetricsQuery = Type.Object(
+  {
+    names: Type.Optional(
+      Type.String({ maxLength: 4096, description: 'Comma-separated metric names.' }),
+    ),
+    fromStep: Type.Integer({ minimum: 0, default: 0 }),
+    limit: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
+  },
+  { additionalProperties: false },
+);
+
+const CancelBody = Type.Optional(
+  Type.Object(
+    { reason: Type.Optional(Type.String({ maxLength: 500 })) },
+    { additionalProperties: false },
+  ),
+);
+
+export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.get(
+    '/v1/runs',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'List runs of your tenant, newest first',
+        querystring: ListQuery,
+        response: { 200: RunList, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      const q = request.query;
+      const labels = Object.fromEntries(
+        (q.label ?? []).map((pair) => [
+          pair.slice(0, pair.indexOf('=')),
+          pair.slice(pair.indexOf('=') + 1),
+        ]),
+      );
+      return listRuns(ctx.store, {
+        tenant,
+        ...(q.state && { state: q.state }),
+        ...(q.kind && { kind: q.kind }),
+        labels,
+        limit: q.limit,
+        ...(q.cursor && { cursor: q.cursor }),
+      });
+    },
+  );
+
+  app.get(
+    '/v1/runs/:id',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Get a run, with its transition history',
+        params: RunIdParams,
+        response: { 200: RunResource, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      const run = await getRun(ctx.store, request.params.id, { tenant, transitions: true });
+      if (!run) throw runNotFound(request.params.id);
+      return withWaitingReason(ctx, run);
+    },
+  );
+
+  app.post(
+    '/v1/runs/:id/cancel',
+    {
+      config: { role: 'submitter' },
+      schema: {
+        summary: 'Cancel a run (at once if waiting; at the next step boundary if running)',
+        params: RunIdParams,
+        body: CancelBody,
+        response: { 200: RunResource, 202: RunResource, ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const reason = request.body?.reason ?? `cancelled by ${principal.name}`;
+      const result = await cancelRun(ctx, principal.tenant, request.params.id, reason);
+      return reply.code(result.immediate ? 200 : 202).send(result.run);
+    },
+  );
+
+  app.get(
+    '/v1/runs/:id/metrics',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Per-step metric history',
+        params: RunIdParams,
+        querystring: MetricsQuery,
+        response: { 200: StepHistory, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      const runId = request.params.id;
+      if (!(await getRun(ctx.store, runId, { tenant }))) throw runNotFound(runId);
+      const names = request.query.names
+        ?.split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
+      const steps = await readSteps(ctx.store, runId, {
+        fromStep: request.query.fromStep,
+        limit: request.query.limit,
+        ...(names && { names }),
+      });
+      return { runId, steps };
+    },
+  );
+};

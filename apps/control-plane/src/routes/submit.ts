@@ -1,0 +1,75 @@
+// POST /v1/runs. Its own plugin so its body parsers keep the raw text: the spec is parsed
+// (JSON or YAML) by the protocol, which reports JSON pointers and source lines.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { RunResource, RunSpec } from '@anneal/protocol';
+import type { AppContext } from '../context.ts';
+import { AnnealError } from '../errors.ts';
+import { principalOf } from '../plugins/auth.ts';
+import { submitRun } from '../services/submit.ts';
+import { problemResponses } from './schemas.ts';
+
+const SPEC_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'];
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export const submitRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
+  app,
+  { ctx },
+) => {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(SPEC_TYPES, { parseAs: 'string' }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.post(
+    '/v1/runs',
+    {
+      config: { role: 'submitter' },
+      // The protocol validates the body (defaults, pointers, lines); the schema documents it.
+      validatorCompiler: () => () => true,
+      schema: {
+        summary: 'Submit a run (JSON or YAML spec)',
+        consumes: SPEC_TYPES,
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({ description: 'Same key + same body returns the same run.' }),
+          ),
+        }),
+        body: RunSpec,
+        response: { 200: RunResource, 201: RunResource, ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
+        throw new AnnealError(
+          'ANNEAL_ERR_VALIDATION',
+          'Idempotency-Key must be 1-255 visible ASCII characters',
+          [
+            {
+              path: '/headers/idempotency-key',
+              message: 'expected 1-255 visible ASCII characters',
+            },
+          ],
+        );
+      }
+      // The body parsers above hand over the raw text (the schema type is for documentation).
+      const body: unknown = request.body;
+      if (typeof body !== 'string' || body.trim() === '') {
+        throw new AnnealError('ANNEAL_ERR_RUN_SPEC_INVALID', 'the request body is empty', [
+          { path: '', message: 'expected a run spec' },
+        ]);
+      }
+      const result = await submitRun(ctx, {
+        tenant,
+        body,
+        ...(key !== undefined && { idempotencyKey: key }),
+      });
+      return reply
+        .code(result.created ? 201 : 200)
+        .header('location', `/v1/runs/${result.run.id}`)
+        .send(result.run);
+    },
+  );
+};

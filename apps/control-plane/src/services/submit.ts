@@ -1,0 +1,103 @@
+// POST /v1/runs: parse + validate the spec, resolve named resources, create the run record
+// (idempotently) and enqueue its job in the pool's queue.
+import { createHash } from 'node:crypto';
+import {
+  type Issue,
+  type ResolveIssue,
+  type RunResource,
+  type RunSpec,
+  formatIssues,
+  parseRunSpec,
+  resolveRunSpec,
+} from '@anneal/protocol';
+import { createRun, enqueueRun, getRun, isUnenqueued, markEnqueued } from '@anneal/store';
+import type { AppContext } from '../context.ts';
+import { AnnealError } from '../errors.ts';
+
+export interface SubmitRequest {
+  tenant: string;
+  /** Raw JSON or YAML text of the spec. */
+  body: string;
+  idempotencyKey?: string;
+}
+
+export interface SubmitResult {
+  run: RunResource;
+  /** false when an Idempotency-Key replay returned the existing run. */
+  created: boolean;
+}
+
+/** JSON with sorted keys, so equal specs hash equally whatever their field order or syntax. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function specError(errors: readonly Issue[]): AnnealError {
+  return new AnnealError('ANNEAL_ERR_RUN_SPEC_INVALID', formatIssues(errors), errors);
+}
+
+function resolveError(errors: readonly ResolveIssue[]): AnnealError {
+  const capability = errors.length > 0 && errors.every((e) => e.reason === 'capability');
+  const plain = errors.map(({ path, message }) => ({ path, message }));
+  return new AnnealError(
+    capability ? 'ANNEAL_ERR_TRAINER_CAPABILITY' : 'ANNEAL_ERR_UNKNOWN_RESOURCE',
+    formatIssues(plain),
+    plain,
+  );
+}
+
+/** A `model.checkpoint.run` must be a run of the same tenant that saved a checkpoint. */
+async function checkCheckpointRef(ctx: AppContext, tenant: string, spec: RunSpec): Promise<void> {
+  const ref = spec.model?.checkpoint?.run;
+  if (ref === undefined) return;
+  const source = await getRun(ctx.store, ref, { tenant });
+  const path = '/model/checkpoint/run';
+  if (!source) {
+    throw resolveError([{ path, message: `no run '${ref}' in this tenant`, reason: 'unknown' }]);
+  }
+  if (!source.checkpoint) {
+    throw resolveError([
+      {
+        path,
+        message: `run '${ref}' has no checkpoint yet (state ${source.state})`,
+        reason: 'unknown',
+      },
+    ]);
+  }
+}
+
+export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
+  const parsed = parseRunSpec(request.body);
+  if (!parsed.ok) throw specError(parsed.errors);
+  const resolved = resolveRunSpec(parsed.value, ctx.operator);
+  if (!resolved.ok) throw resolveError(resolved.errors as ResolveIssue[]);
+  await checkCheckpointRef(ctx, request.tenant, resolved.value);
+
+  const bodyHash = createHash('sha256').update(canonicalJson(parsed.value)).digest('hex');
+  const result = await createRun(ctx.store, {
+    tenant: request.tenant,
+    spec: resolved.value,
+    ...(request.idempotencyKey !== undefined && {
+      idempotency: { key: request.idempotencyKey, bodyHash },
+    }),
+  });
+  if (result.status === 'conflict') {
+    throw new AnnealError(
+      'ANNEAL_ERR_IDEMPOTENCY_CONFLICT',
+      `Idempotency-Key was first used for run ${result.runId} with a different body`,
+    );
+  }
+  // A replay finishes an enqueue a crash may have interrupted (adding the job is idempotent).
+  if (result.status === 'created' || (await isUnenqueued(ctx.store, result.run.id))) {
+    await enqueueRun(ctx.queues.get(result.run.pool), result.run);
+    await markEnqueued(ctx.store, result.run.id);
+  }
+  return { run: result.run, created: result.status === 'created' };
+}

@@ -1,0 +1,181 @@
+// Test support: a control plane on a real Redis (REDIS_URL) under a unique key prefix, with a
+// two-tenant operator config and one token per role.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { type OperatorConfig, validateOperatorConfig } from '@anneal/protocol';
+import { createPoolQueues, createStoreContext, type StoreContext } from '@anneal/store';
+import { buildApp } from '../src/app.ts';
+import type { AppSettings } from '../src/context.ts';
+import { sha256Hex } from '../src/plugins/auth.ts';
+import { reconcile } from '../src/services/reconcile.ts';
+
+// eslint-disable-next-line no-restricted-properties -- test support reads the test environment
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export const TOKENS = {
+  acmeViewer: 'acme-viewer-token-0123456789',
+  acmeSubmitter: 'acme-submitter-token-0123456789',
+  acmeOperator: 'acme-operator-token-0123456789',
+  betaSubmitter: 'beta-submitter-token-0123456789',
+  limited: 'acme-limited-token-0123456789',
+} as const;
+
+export function testOperatorConfig(overrides: Record<string, unknown> = {}): OperatorConfig {
+  const allKinds = ['sft', 'rm', 'grpo', 'eval'];
+  const parsed = validateOperatorConfig({
+    pools: { default: { slots: 1 }, gpu: { slots: 2 } },
+    inference: { embedded: { type: 'embedded' } },
+    trainers: {
+      embedded: {
+        type: 'embedded',
+        capabilities: {
+          kinds: allKinds,
+          losses: ['cross_entropy', 'importance_sampling', 'ppo', 'bradley_terry'],
+        },
+      },
+      sftonly: { type: 'embedded', capabilities: { kinds: ['sft'], losses: ['cross_entropy'] } },
+    },
+    search: { local: { type: 'local' } },
+    baseModels: { tiny: { model: 'embedded:tiny' } },
+    defaults: {
+      pool: 'default',
+      inference: 'embedded',
+      trainer: 'embedded',
+      search: 'local',
+      baseModel: 'tiny',
+    },
+    tenants: { acme: { maxConcurrentRuns: 2 }, beta: {} },
+    tokens: [
+      { name: 'acme-viewer', sha256: sha256Hex(TOKENS.acmeViewer), role: 'viewer', tenant: 'acme' },
+      {
+        name: 'acme-submitter',
+        sha256: sha256Hex(TOKENS.acmeSubmitter),
+        role: 'submitter',
+        tenant: 'acme',
+      },
+      {
+        name: 'acme-operator',
+        sha256: sha256Hex(TOKENS.acmeOperator),
+        role: 'operator',
+        tenant: 'acme',
+      },
+      {
+        name: 'beta-submitter',
+        sha256: sha256Hex(TOKENS.betaSubmitter),
+        role: 'submitter',
+        tenant: 'beta',
+      },
+      {
+        name: 'limited',
+        sha256: sha256Hex(TOKENS.limited),
+        role: 'viewer',
+        tenant: 'acme',
+        rateLimit: { max: 3, windowSeconds: 60 },
+      },
+    ],
+    ...overrides,
+  });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.value;
+}
+
+export interface TestPlane {
+  app: FastifyInstance;
+  redis: Redis;
+  prefix: string;
+  store: StoreContext;
+  operator: OperatorConfig;
+  /** Rebuilds the app on the same Redis + prefix (a control-plane restart). */
+  restart(): Promise<FastifyInstance>;
+  connection(): Redis;
+  cleanup(): Promise<void>;
+}
+
+export async function testPlane(
+  options: { operator?: OperatorConfig; settings?: Partial<AppSettings>; prefix?: string } = {},
+): Promise<TestPlane> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const prefix = options.prefix ?? `{anneal-test-${randomUUID()}}`;
+  const operator = options.operator ?? testOperatorConfig();
+  const extra: Redis[] = [];
+  const connection = () => {
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    extra.push(client);
+    return client;
+  };
+  const store = createStoreContext(redis, prefix);
+  const build = async () => {
+    const queues = createPoolQueues(redis, prefix);
+    await reconcile(store, queues, operator);
+    await queues.close();
+    return buildApp({
+      operator,
+      redis,
+      prefix,
+      createBlockingClient: connection,
+      defaultMetrics: false,
+      settings: { sseKeepAliveMs: 500, ...options.settings },
+    });
+  };
+  const plane: TestPlane = {
+    app: await build(),
+    redis,
+    prefix,
+    store,
+    operator,
+    async restart() {
+      await plane.app.close();
+      plane.app = await build();
+      return plane.app;
+    },
+    connection,
+    async cleanup() {
+      await plane.app.close();
+      await Promise.all(extra.map((c) => c.quit().catch(() => c.disconnect())));
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (found.length > 0) await redis.del(...found);
+      } while (cursor !== '0');
+      await redis.quit();
+    },
+  };
+  return plane;
+}
+
+export function auth(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** POST /v1/runs with a YAML or JSON body. */
+export function submit(
+  app: FastifyInstance,
+  body: string,
+  options: { token?: string; idempotencyKey?: string; contentType?: string } = {},
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'POST',
+    url: '/v1/runs',
+    headers: {
+      ...auth(options.token ?? TOKENS.acmeSubmitter),
+      'content-type':
+        options.contentType ??
+        (body.trim().startsWith('{') ? 'application/json' : 'application/yaml'),
+      ...(options.idempotencyKey !== undefined && { 'idempotency-key': options.idempotencyKey }),
+    },
+    payload: body,
+  });
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes. */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
