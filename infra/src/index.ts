@@ -25,3 +25,16 @@ export {
   unknownSeriesReason,
   vllmSeriesNames,
 } from './known-series.ts';
+export {
+  PLATFORM_ENV_VARS,
+  appEnvVars,
+  cliEnvVars,
+  durationSeconds,
+  loadCompose,
+  loadK8s,
+  readDockerfile,
+  type ComposeFile,
+  type ComposeService,
+  type Dockerfile,
+  type K8sObject,
+} from './deploy.ts';
