@@ -27,7 +27,7 @@ scored, and the exit code is 2. Each group's tool baseline is drawn from (seed, 
 function parseSeed(value: string): number {
   const seed = Number(value);
   if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(seed))
-    throw new InvalidArgumentError('must be an integer.');
+    throw new InvalidArgumentError('must be an integer with |n| <= 2^53 - 1.');
   return seed;
 }
 

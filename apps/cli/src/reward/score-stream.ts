@@ -28,8 +28,9 @@ export async function scoreGroupLines(
 ): Promise<ScoreSummary> {
   const summary: ScoreSummary = { scoredGroups: 0, badLines: 0 };
   let lineNumber = 0;
-  for await (const text of lines) {
+  for await (const rawText of lines) {
     lineNumber++;
+    const text = lineNumber === 1 ? rawText.replace(/^\uFEFF/, '') : rawText; // tolerate a UTF-8 BOM
     if (text.trim() === '') continue;
     const parsed = parseGroupLine(text);
     if (!parsed.ok) {
