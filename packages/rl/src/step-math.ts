@@ -2,8 +2,8 @@
 // (ragged.ts): IS ratios, train–inference KL (k1, k3), ratio statistics, the objective J, and the
 // per-token advantages for the trainer's reduction (token-advantages.ts). No allocation per
 // rollout or token; this is what the worker runs every step and what bench/rl measures.
-// Accumulation: per rollout, Σ_t r and Σ_t logRatio; then k3_i = Σ_t (r − 1 − logRatio)
-// = Σ r − |o_i| − Σ logRatio (same value as kl.ts, summed in a different order).
+// Accumulation: per rollout, Σ_t r and Σ_t logRatio; then Σ_t (r − 1 − logRatio) of rollout i is
+// Σ r − |o_i| − Σ logRatio (kl.ts's k3 summed in a different order), clamped at 0 overall.
 import { assertOffsets, assertSameLength, rolloutCount } from './ragged.ts';
 import { RATIO_BAND_HIGH, RATIO_BAND_LOW } from './ratio-stats.ts';
 import { tokenAdvantageScale, type LossReduction } from './token-advantages.ts';
@@ -85,6 +85,7 @@ export function stepTokenMath(
   };
   let ratioTotal = 0;
   let logRatioTotal = 0;
+  let mismatchKlSum = 0; // Σ_t (r − 1 − logRatio), summed per rollout to keep the cancellation small
   let objectiveSum = 0;
   for (let i = 0; i < sequenceCount; i++) {
     const start = offsets[i]!;
@@ -92,6 +93,7 @@ export function stepTokenMath(
     scanRollout(batch, start, end, sums);
     ratioTotal += sums.ratioSum;
     logRatioTotal += sums.logRatioSum;
+    mismatchKlSum += sums.ratioSum - (end - start) - sums.logRatioSum;
     if (end > start) objectiveSum += (advantages[i]! * sums.ratioSum) / (end - start);
     outputs.tokenAdvantages.fill(
       advantages[i]! * tokenAdvantageScale(reduction, sequenceCount, end - start),
@@ -100,7 +102,7 @@ export function stepTokenMath(
     );
   }
   const tokens = logpTrain.length;
-  const mismatchKl = Math.max(0, (ratioTotal - tokens - logRatioTotal) / tokens); // k3
+  const mismatchKl = Math.max(0, mismatchKlSum / tokens); // k3
   return {
     tokens,
     k1: -logRatioTotal / tokens, // mean d, d = logp_infer − logp_train
