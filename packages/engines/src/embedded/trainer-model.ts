@@ -176,18 +176,20 @@ export class EmbeddedTrainerModel implements TrainerModel {
   }
 
   /**
-   * Restores a checkpoint directory. Same architecture: weights and optimizer state. Another
+   * Restores a checkpoint directory. Same architecture: weights and (unless `optimizer: false`)
+   * optimizer state. Another
    * head (an LM checkpoint into a value model, RECIPE §5 "shares the policy's backbone"): every
    * tensor the two share is copied, the head keeps its initialisation, the optimizer restarts.
    */
-  loadWeights(dir: string): Promise<void> {
+  loadWeights(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       const checkpoint = await loadCheckpoint(dir);
       const source = paramLayout(checkpoint.config);
       const sameArchitecture = JSON.stringify(checkpoint.config) === JSON.stringify(this.config);
       if (sameArchitecture) {
         this.params.set(checkpoint.params);
-        this.adam = checkpoint.adam ?? createAdamState(this.layout.size);
+        const restore = options.optimizer !== false && checkpoint.adam;
+        this.adam = restore ? checkpoint.adam! : createAdamState(this.layout.size);
       } else {
         const { head: _a, ...mine } = this.config;
         const { head: _b, ...theirs } = checkpoint.config;

@@ -101,6 +101,11 @@ export class EmbeddedTrainer implements TrainerEngine {
     return model;
   }
 
+  /** Root of `<model_id>/weights/<name>` and `<model_id>/sampler_weights/<name>`. */
+  get artifactDir(): string {
+    return path.resolve(this.options.artifactDir);
+  }
+
   getModel(id: string): EmbeddedTrainerModel | undefined {
     return this.models.get(id);
   }

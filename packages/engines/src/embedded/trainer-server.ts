@@ -1,0 +1,385 @@
+// The embedded trainer served over the Tinker-compatible HTTP subset of TRAINER_API.md
+// (node:http, JSON only), so the production Tinker client is exercised end to end. Training
+// compute runs in the trainer's worker threads; this event loop only parses and routes.
+// Errors use the wire's FastAPI shapes: `{detail}` (404, 408, 409, 400) and 422
+// `{detail: [{loc, msg, type}]}`.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type * as Wire from '../tinker/wire.ts';
+import { TINKER_API_PREFIX, TINKER_ROUTES } from '../tinker/wire.ts';
+import {
+  object,
+  optionalInteger,
+  parseAdam,
+  parseLossCall,
+  string,
+  toWireForward,
+  ValidationError,
+} from './server-wire.ts';
+import { resolveTinkerPath, tinkerSamplerUri, tinkerWeightsUri } from './tinker-paths.ts';
+import type { EmbeddedTrainer } from './trainer.ts';
+import type { EmbeddedTrainerModel } from './trainer-model.ts';
+import { checkName } from './trainer-model.ts';
+
+export interface TrainerServerOptions {
+  /** Required `X-API-Key` value; undefined accepts any request. */
+  apiKey?: string;
+  /** A session's models are released after this long without a heartbeat (default 300 s). */
+  sessionTimeoutMs?: number;
+  /** Finished futures stay retrievable this long (default 10 min). */
+  futureRetentionMs?: number;
+  /** Largest request body accepted (default 64 MiB). */
+  maxBodyBytes?: number;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+type Json = Record<string, unknown>;
+type Future =
+  | { state: 'pending'; at: number }
+  | { state: 'done'; at: number; result: unknown }
+  | { state: 'failed'; at: number; error: string };
+interface Hosted {
+  model: EmbeddedTrainerModel;
+  sessionId: string;
+  baseModel: string;
+  loraConfig: Wire.LoraConfig;
+}
+
+export class EmbeddedTrainerServer {
+  private readonly server: Server;
+  private readonly sessions = new Map<string, { lastSeen: number; models: Set<string> }>();
+  private readonly models = new Map<string, Hosted>();
+  private readonly futures = new Map<string, Future>();
+  private readonly sequenced = new Map<string, { requestId: string; fingerprint: string }>();
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly sessionTimeoutMs: number;
+  private readonly futureRetentionMs: number;
+
+  constructor(
+    private readonly trainer: EmbeddedTrainer,
+    private readonly options: TrainerServerOptions = {},
+  ) {
+    this.sessionTimeoutMs = options.sessionTimeoutMs ?? 300_000;
+    this.futureRetentionMs = options.futureRetentionMs ?? 600_000;
+    this.server = createServer((req, res) => void this.handle(req, res));
+    const every = Math.min(30_000, Math.max(50, this.sessionTimeoutMs / 4));
+    // a failed release means the compute thread is gone; the model is unreachable either way
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), every);
+    this.sweeper.unref();
+  }
+
+  /** Starts listening; returns the base URL (`http://host:port`, routes under /api/v1). */
+  listen(port = 0, host = '127.0.0.1'): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        const { port: bound } = this.server.address() as AddressInfo;
+        resolve(`http://${host}:${bound}`);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let status = 200;
+    let body: unknown;
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const route = url.pathname.startsWith(`${TINKER_API_PREFIX}/`)
+        ? url.pathname.slice(TINKER_API_PREFIX.length + 1)
+        : '';
+      if (route === TINKER_ROUTES.healthz && req.method === 'GET')
+        body = { status: 'ok' } satisfies Wire.HealthzResponse;
+      else {
+        if (!(Object.values(TINKER_ROUTES) as string[]).includes(route))
+          throw new HttpError(404, 'Not Found');
+        if (req.method !== 'POST') throw new HttpError(405, 'Method Not Allowed');
+        if (this.options.apiKey !== undefined && req.headers['x-api-key'] !== this.options.apiKey) {
+          throw new HttpError(401, 'missing or invalid X-API-Key');
+        }
+        body = await this.route(
+          route,
+          object(await readJson(req, this.options.maxBodyBytes ?? 64 * 2 ** 20)),
+        );
+      }
+    } catch (err) {
+      if (err instanceof ValidationError)
+        [status, body] = [422, { detail: err.issues } satisfies Wire.ValidationErrorBody];
+      else if (err instanceof HttpError)
+        [status, body] = [err.status, { detail: err.message } satisfies Wire.DetailError];
+      else [status, body] = [500, { detail: (err as Error).message }];
+    }
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+
+  private async route(route: string, body: Json): Promise<unknown> {
+    switch (route) {
+      case TINKER_ROUTES.createSession: {
+        const sessionId = `s-${randomUUID()}`;
+        this.sessions.set(sessionId, { lastSeen: Date.now(), models: new Set() });
+        return {
+          session_id: sessionId,
+          type: 'create_session',
+        } satisfies Wire.CreateSessionResponse;
+      }
+      case TINKER_ROUTES.sessionHeartbeat: {
+        this.session(string(body, 'session_id')).lastSeen = Date.now();
+        return { type: 'session_heartbeat' } satisfies Wire.SessionHeartbeatResponse;
+      }
+      case TINKER_ROUTES.createModel:
+        return this.createModel(body);
+      case TINKER_ROUTES.getInfo: {
+        const hosted = this.hosted(string(body, 'model_id'), false);
+        return {
+          model_id: hosted.model.id,
+          status: 'ready',
+          model_data: {
+            base_model: hosted.baseModel,
+            lora_config: hosted.loraConfig,
+            model_name: hosted.baseModel,
+          },
+        } satisfies Wire.GetInfoResponse;
+      }
+      case TINKER_ROUTES.forwardBackward:
+      case TINKER_ROUTES.forward: {
+        const backward = route === TINKER_ROUTES.forwardBackward;
+        const { model } = this.hosted(string(body, 'model_id'));
+        const call = parseLossCall(body, backward ? 'forward_backward_input' : 'forward_input');
+        return this.enqueue(route, body, async () =>
+          toWireForward(
+            await model.run(call.data, call.lossFn, call.config, backward),
+            model.config.head === 'value',
+          ),
+        );
+      }
+      case TINKER_ROUTES.optimStep: {
+        const { model } = this.hosted(string(body, 'model_id'));
+        const adam = parseAdam(body);
+        return this.enqueue(
+          route,
+          body,
+          async () =>
+            ({ metrics: (await model.optimStep(adam)).metrics }) satisfies Wire.OptimStepResponse,
+        );
+      }
+      case TINKER_ROUTES.saveWeights:
+      case TINKER_ROUTES.saveWeightsForSampler:
+        return this.save(route, body);
+      case TINKER_ROUTES.loadWeights: {
+        const { model } = this.hosted(string(body, 'model_id'));
+        const uri = string(body, 'path');
+        let dir: string;
+        try {
+          dir = resolveTinkerPath(this.trainer.artifactDir, uri);
+        } catch (err) {
+          throw new ValidationError([
+            { loc: ['body', 'path'], msg: (err as Error).message, type: 'value_error' },
+          ]);
+        }
+        const optimizer = body['optimizer'] !== false;
+        return this.enqueue(route, body, async () => {
+          await model.loadWeights(dir, { optimizer });
+          return { path: uri, type: 'load_weights' } satisfies Wire.LoadWeightsResponse;
+        });
+      }
+      case TINKER_ROUTES.retrieveFuture:
+        return this.retrieve(string(body, 'request_id'));
+      default:
+        throw new HttpError(
+          501,
+          `${route} is not served by the embedded trainer (sample with the embedded inference engine)`,
+        );
+    }
+  }
+
+  private async createModel(body: Json): Promise<Wire.CreateModelResponse> {
+    const session = this.session(string(body, 'session_id'));
+    const baseModel = string(body, 'base_model');
+    const lora = object(body['lora_config'], ['lora_config']);
+    const rank = optionalInteger(lora, 'rank', ['lora_config']) ?? 0;
+    const seed = optionalInteger(lora, 'seed', ['lora_config']);
+    const head = body['head'] ?? 'lm';
+    if (head !== 'lm' && head !== 'value') {
+      throw new ValidationError([
+        { loc: ['body', 'head'], msg: "Input should be 'lm' or 'value'", type: 'literal_error' },
+      ]);
+    }
+    let model: EmbeddedTrainerModel;
+    try {
+      model = await this.trainer.createModel({
+        baseModel,
+        loraRank: rank,
+        head,
+        ...(seed === undefined ? {} : { seed }),
+      });
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+    if (!this.sessions.has(string(body, 'session_id'))) {
+      await this.trainer.releaseModel(model.id); // the session expired while the model was created
+      throw new HttpError(404, `session ${string(body, 'session_id')} expired`);
+    }
+    session.lastSeen = Date.now();
+    const loraConfig: Wire.LoraConfig = seed === undefined ? { rank } : { rank, seed };
+    this.models.set(model.id, {
+      model,
+      sessionId: string(body, 'session_id'),
+      baseModel,
+      loraConfig,
+    });
+    session.models.add(model.id);
+    const response = {
+      model_id: model.id,
+      base_model: baseModel,
+      lora_config: loraConfig,
+      status: 'created',
+      request_id: '',
+    } satisfies Wire.CreateModelResponse;
+    response.request_id = this.settle(response);
+    return response;
+  }
+
+  private save(route: string, body: Json): Wire.UntypedFuture {
+    const { model } = this.hosted(string(body, 'model_id'));
+    const name = string(body, 'path');
+    try {
+      checkName(name);
+    } catch (err) {
+      throw new ValidationError([
+        { loc: ['body', 'path'], msg: (err as Error).message, type: 'string_pattern_mismatch' },
+      ]);
+    }
+    if (route === TINKER_ROUTES.saveWeights) {
+      return this.enqueue(route, body, async () => {
+        await model.saveWeights(name);
+        return {
+          path: tinkerWeightsUri(model.id, name),
+          type: 'save_weights',
+        } satisfies Wire.SaveWeightsResponse;
+      });
+    }
+    return this.enqueue(route, body, async () => {
+      await model.saveWeightsForSampler(name);
+      return {
+        path: tinkerSamplerUri(model.id, name),
+        type: 'save_weights_for_sampler',
+        sampling_session_id: null,
+      } satisfies Wire.SaveWeightsForSamplerResponse;
+    });
+  }
+
+  /** Starts op as a future; (model_id, seq_id) retries get the original request id, or 409. */
+  private enqueue(route: string, body: Json, op: () => Promise<unknown>): Wire.UntypedFuture {
+    const modelId = string(body, 'model_id');
+    const seqId = optionalInteger(body, 'seq_id');
+    const fingerprint = `${route} ${JSON.stringify(body)}`;
+    const key = seqId === undefined ? undefined : `${modelId}#${seqId}`;
+    const previous = key === undefined ? undefined : this.sequenced.get(key);
+    if (previous) {
+      if (previous.fingerprint !== fingerprint)
+        throw new HttpError(
+          409,
+          `seq_id ${seqId} of model ${modelId} was already used with a different request`,
+        );
+      return { request_id: previous.requestId, status: 'pending', model_id: modelId };
+    }
+    const requestId = `r-${randomUUID()}`;
+    if (key !== undefined) this.sequenced.set(key, { requestId, fingerprint });
+    this.futures.set(requestId, { state: 'pending', at: Date.now() });
+    op().then(
+      (result) => this.futures.set(requestId, { state: 'done', at: Date.now(), result }),
+      (err: Error) =>
+        this.futures.set(requestId, { state: 'failed', at: Date.now(), error: err.message }),
+    );
+    return { request_id: requestId, status: 'pending', model_id: modelId };
+  }
+
+  private settle(result: unknown): string {
+    const requestId = `r-${randomUUID()}`;
+    this.futures.set(requestId, { state: 'done', at: Date.now(), result });
+    return requestId;
+  }
+
+  private retrieve(requestId: string): unknown {
+    const future = this.futures.get(requestId);
+    if (!future) throw new HttpError(404, `unknown request_id ${requestId}`);
+    if (future.state === 'pending')
+      throw new HttpError(408, `request ${requestId} is still pending`);
+    if (future.state === 'failed') throw new HttpError(400, future.error);
+    return future.result;
+  }
+
+  private session(id: string) {
+    const session = this.sessions.get(id);
+    if (!session) throw new HttpError(404, `unknown session_id ${id}`);
+    return session;
+  }
+
+  /** A hosted model; training with it (`touch`) counts as activity of its session. */
+  private hosted(modelId: string, touch = true): Hosted {
+    const hosted = this.models.get(modelId);
+    if (!hosted) throw new HttpError(404, `unknown model_id ${modelId}`);
+    const session = this.sessions.get(hosted.sessionId);
+    if (session && touch) session.lastSeen = Date.now();
+    return hosted;
+  }
+
+  /** Expires silent sessions (releasing their models) and old finished futures. */
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const [id, future] of this.futures) {
+      if (future.state !== 'pending' && now - future.at > this.futureRetentionMs)
+        this.futures.delete(id);
+    }
+    for (const [key, entry] of this.sequenced)
+      if (!this.futures.has(entry.requestId)) this.sequenced.delete(key);
+    for (const [id, session] of this.sessions) {
+      if (now - session.lastSeen <= this.sessionTimeoutMs) continue;
+      this.sessions.delete(id);
+      for (const modelId of session.models) {
+        this.models.delete(modelId);
+        await this.trainer.releaseModel(modelId);
+      }
+    }
+  }
+}
+
+function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new HttpError(413, `request body exceeds ${limit} bytes`));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(
+          new ValidationError([{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }]),
+        );
+      }
+    });
+  });
+}
