@@ -238,6 +238,11 @@ describe('anneal reward score', () => {
       message: "cannot read --input '/nonexistent/groups.jsonl'",
     },
     {
+      name: 'input is a directory',
+      args: ['--input', 'TMPDIR', '--config', 'CONFIG'],
+      message: 'is a directory',
+    },
+    {
       name: 'missing config file',
       args: ['--input', 'x', '--config', '/nonexistent/reward.json'],
       message: "cannot read --config '/nonexistent/reward.json'",
@@ -256,7 +261,7 @@ describe('anneal reward score', () => {
     const run = await anneal([
       'reward',
       'score',
-      ...args.map((a) => (a === 'CONFIG' ? emptyConfig : a)),
+      ...args.map((a) => (a === 'CONFIG' ? emptyConfig : a === 'TMPDIR' ? dir : a)),
     ]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');

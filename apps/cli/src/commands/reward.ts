@@ -1,6 +1,5 @@
 // `anneal reward score`: debug reward shaping on recorded rollouts (RECIPE.md §4, §2). The input,
 // config and output formats are a public contract, documented in apps/cli/README.md.
-import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -41,7 +40,11 @@ async function openInput(command: Command, path: string): Promise<NodeJS.Readabl
   if (path === '-') return process.stdin;
   try {
     const handle = await open(path, 'r');
-    return createReadStream('', { fd: handle.fd, encoding: 'utf8' });
+    if ((await handle.stat()).isDirectory()) {
+      await handle.close();
+      throw new Error('is a directory');
+    }
+    return handle.createReadStream({ encoding: 'utf8' });
   } catch (error) {
     return command.error(`error: cannot read --input '${path}': ${(error as Error).message}`, {
       exitCode: 2,
