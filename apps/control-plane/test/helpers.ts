@@ -10,7 +10,6 @@ import type { AppSettings } from '../src/context.ts';
 import { sha256Hex } from '../src/plugins/auth.ts';
 import { reconcile } from '../src/services/reconcile.ts';
 
-// eslint-disable-next-line no-restricted-properties -- test support reads the test environment
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export const TOKENS = {

@@ -20,17 +20,22 @@ const CONTEXT_PREFIX: Record<string, string> = {
 /** Fastify/ajv validation errors -> issues with JSON pointers (`/query/limit`, `/reason`). */
 export function validationIssues(error: FastifyError): Issue[] {
   const prefix = CONTEXT_PREFIX[error.validationContext ?? 'body'] ?? '';
-  return ((error.validation ?? []) as AjvError[]).map((e) => {
+  const byPath = new Map<string, Issue>();
+  for (const e of (error.validation ?? []) as AjvError[]) {
     const extra = e.params.additionalProperty ?? e.params.missingProperty;
     const path = prefix + e.instancePath + (extra === undefined ? '' : `/${String(extra)}`);
+    const allowed = e.params.allowedValues as unknown[] | undefined;
     const message =
       e.keyword === 'additionalProperties'
         ? `unknown field '${String(extra)}'`
         : e.keyword === 'required'
           ? 'required field is missing'
-          : (e.message ?? e.keyword);
-    return { path, message };
-  });
+          : e.keyword === 'enum' && allowed
+            ? `expected one of ${allowed.join(', ')}`
+            : (e.message ?? e.keyword);
+    if (!byPath.has(path)) byPath.set(path, { path, message });
+  }
+  return [...byPath.values()];
 }
 
 const REDIS_DOWN = /Connection is closed|ECONNREFUSED|MaxRetriesPerRequest|Stream isn't writeable/;

@@ -17,12 +17,12 @@ import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { cancelRun } from '../services/cancel.ts';
 import { withWaitingReason } from '../services/waiting.ts';
-import { RunIdParams, problemResponses } from './schemas.ts';
+import { RunIdParams, StringEnum, emptyBodyAsObject, problemResponses } from './schemas.ts';
 
 const ListQuery = Type.Object(
   {
-    state: Type.Optional(Type.Union(RUN_STATES.map((s) => Type.Literal(s)))),
-    kind: Type.Optional(Type.Union(RUN_KINDS.map((k) => Type.Literal(k)))),
+    state: Type.Optional(StringEnum(RUN_STATES)),
+    kind: Type.Optional(StringEnum(RUN_KINDS)),
     label: Type.Optional(
       Type.Array(Type.String({ pattern: `${LABEL_KEY_PATTERN.slice(0, -1)}=.{0,128}$` }), {
         maxItems: 16,
@@ -106,6 +106,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     '/v1/runs/:id/cancel',
     {
       config: { role: 'submitter' },
+      preValidation: emptyBodyAsObject,
       schema: {
         summary: 'Cancel a run (at once if waiting; at the next step boundary if running)',
         params: RunIdParams,
@@ -115,7 +116,7 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const reason = request.body?.reason ?? `cancelled by ${principal.name}`;
+      const reason = request.body.reason ?? `cancelled by ${principal.name}`;
       const result = await cancelRun(ctx, principal.tenant, request.params.id, reason);
       return reply.code(result.immediate ? 200 : 202).send(result.run);
     },

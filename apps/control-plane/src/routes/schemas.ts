@@ -1,4 +1,5 @@
 // Route-level schema pieces shared by the route plugins.
+import type { preValidationHookHandler } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { ProblemDetails, RUN_ID_PATTERN, WORKER_ID_PATTERN } from '@anneal/protocol';
 
@@ -9,4 +10,15 @@ export const WorkerIdParams = Type.Object({ id: Type.String({ pattern: WORKER_ID
 export const problemResponses = {
   '4xx': ProblemDetails,
   '5xx': ProblemDetails,
+};
+
+/** A string enum as one JSON Schema `enum` (one clear error, unlike a union of literals). */
+export function StringEnum<T extends string>(values: readonly T[], description?: string) {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description && { description }) });
+}
+
+/** Optional JSON bodies: a request without a body validates as `{}`. */
+export const emptyBodyAsObject: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+  done();
 };

@@ -6,18 +6,16 @@ import { listWorkers, requestDrain } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { workerNotFound } from '../errors.ts';
 import { observePools } from '../services/pools.ts';
-import { WorkerIdParams, problemResponses } from './schemas.ts';
+import { WorkerIdParams, emptyBodyAsObject, problemResponses } from './schemas.ts';
 
-const DrainBody = Type.Optional(
-  Type.Object(
-    {
-      checkpointAndRelease: Type.Boolean({
-        default: false,
-        description: 'Checkpoint current runs and requeue them instead of finishing them.',
-      }),
-    },
-    { additionalProperties: false },
-  ),
+const DrainBody = Type.Object(
+  {
+    checkpointAndRelease: Type.Boolean({
+      default: false,
+      description: 'Checkpoint current runs and requeue them instead of finishing them.',
+    }),
+  },
+  { additionalProperties: false, description: 'Optional; an empty body is fine.' },
 );
 
 export const workerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
@@ -49,6 +47,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
     '/v1/workers/:id/drain',
     {
       config: { role: 'operator' },
+      preValidation: emptyBodyAsObject,
       schema: {
         summary: 'Drain a worker: no new runs; finish (or checkpoint and release) current ones',
         params: WorkerIdParams,
@@ -57,7 +56,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
       },
     },
     async (request, reply) => {
-      const release = request.body?.checkpointAndRelease ?? false;
+      const release = request.body.checkpointAndRelease;
       const worker = await requestDrain(ctx.store, request.params.id, release);
       if (!worker) throw workerNotFound(request.params.id);
       return reply.code(202).send(worker);

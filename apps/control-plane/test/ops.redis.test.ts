@@ -1,0 +1,104 @@
+// Health, readiness, Prometheus metrics, OpenAPI docs and the per-token rate limit.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { buildApp } from '../src/app.ts';
+import { TOKENS, type TestPlane, auth, submit, testPlane } from './helpers.ts';
+
+let plane: TestPlane;
+beforeEach(async () => {
+  plane = await testPlane();
+});
+afterEach(async () => {
+  await plane.cleanup();
+});
+
+describe('health and readiness', () => {
+  it('serves /healthz and /readyz without a token', async () => {
+    expect((await plane.app.inject('/healthz')).json()).toEqual({ status: 'ok' });
+    expect((await plane.app.inject('/readyz')).json()).toEqual({ status: 'ready' });
+  });
+
+  it('answers 503 problem+json on /readyz when Redis is unreachable', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: null,
+      retryStrategy: () => 200,
+    });
+    dead.on('error', () => {});
+    dead.connect().catch(() => {});
+    const app = await buildApp({
+      operator: plane.operator,
+      redis: dead,
+      prefix: plane.prefix,
+      createBlockingClient: () => dead,
+      defaultMetrics: false,
+    });
+    try {
+      const res = await app.inject('/readyz');
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe('ANNEAL_ERR_UNAVAILABLE');
+    } finally {
+      await app.close().catch(() => {});
+      dead.disconnect();
+    }
+  });
+});
+
+describe('/metrics', () => {
+  it('exports request counts by route and queue depth per pool', async () => {
+    await submit(plane.app, 'kind: sft');
+    await plane.app.inject({ method: 'GET', url: '/v1/runs', headers: auth(TOKENS.acmeViewer) });
+    const text = (await plane.app.inject('/metrics')).body;
+    expect(text).toMatch(
+      /anneal_http_requests_total\{route="\/v1\/runs",method="POST",status_code="201"\} 1/,
+    );
+    expect(text).toMatch(/anneal_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/runs"/);
+    expect(text).toMatch(/anneal_queue_depth\{pool="default",state="prioritized"\} 1/);
+    expect(text).toMatch(/anneal_pool_workers\{pool="gpu",state="online"\} 0/);
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents every route from the validating schemas', async () => {
+    const doc = (await plane.app.inject('/docs/json')).json();
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const path of [
+      '/v1/runs',
+      '/v1/runs/{id}',
+      '/v1/runs/{id}/cancel',
+      '/v1/runs/{id}/metrics',
+      '/v1/runs/{id}/events',
+      '/v1/pools',
+      '/v1/workers',
+      '/v1/workers/{id}/drain',
+    ]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    const body = doc.paths['/v1/runs'].post.requestBody.content;
+    expect(Object.keys(body)).toContain('application/yaml');
+    expect(JSON.stringify(body['application/json'].schema)).toContain('groupSize');
+  });
+});
+
+describe('rate limit', () => {
+  it('limits per token and answers 429 problem+json with retry-after', async () => {
+    const call = (token: string) =>
+      plane.app.inject({ method: 'GET', url: '/v1/runs', headers: auth(token) });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await call(TOKENS.limited)).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const limited = await call(TOKENS.limited);
+    expect(limited.json()).toMatchObject({ code: 'ANNEAL_ERR_RATE_LIMITED', status: 429 });
+    expect(limited.headers['retry-after']).toBeDefined();
+    expect(limited.headers['content-type']).toMatch(/problem\+json/);
+    expect((await call(TOKENS.acmeViewer)).statusCode).toBe(200);
+  });
+});
+
+describe('unknown routes', () => {
+  it('answers problem+json 404', async () => {
+    const res = await plane.app.inject('/v2/nothing');
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ code: 'ANNEAL_ERR_NOT_FOUND', instance: '/v2/nothing' });
+  });
+});
