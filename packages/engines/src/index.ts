@@ -29,3 +29,33 @@ export {
   checkRunSupported,
 } from './capabilities.ts';
 export type { RunKind } from './capabilities.ts';
+
+// Embedded engines (laptop/CI, no GPU): TypeScript trainer + ONNX sampler; see README.md.
+export { DEFAULT_MODEL_CONFIG } from './embedded/params.ts';
+export type { ModelConfig, ModelHead } from './embedded/params.ts';
+export { DEFAULT_ADAM_PARAMS } from './embedded/optimizer.ts';
+export {
+  DEFAULT_BASE_MODEL,
+  EMBEDDED_TRAINER_CAPABILITIES,
+  EmbeddedTrainer,
+} from './embedded/trainer.ts';
+export type { EmbeddedTrainerOptions } from './embedded/trainer.ts';
+export type { EmbeddedTrainerModel } from './embedded/trainer-model.ts';
+export { EmbeddedTrainerServer } from './embedded/trainer-server.ts';
+export type { TrainerServerOptions } from './embedded/trainer-server.ts';
+export { EmbeddedInferenceEngine } from './embedded/onnx-sampler.ts';
+export type { EmbeddedInferenceOptions } from './embedded/onnx-sampler.ts';
+export { exportOnnx, ONNX_EXPORT_FORMAT } from './embedded/onnx-export.ts';
+export type { OnnxExport } from './embedded/onnx-export.ts';
+export { CHECKPOINT_FORMAT, loadCheckpoint, saveCheckpoint } from './embedded/checkpoint.ts';
+export {
+  resolveTinkerPath,
+  tinkerPathResolver,
+  tinkerSamplerUri,
+  tinkerWeightsUri,
+} from './embedded/tinker-paths.ts';
+
+// Preference reward model (RECIPE §5): any value-head ONNX export, onnxruntime in a worker.
+export { OnnxRewardScorer } from './reward-model/scorer.ts';
+export type { OnnxRewardScorerOptions, ScoredPair } from './reward-model/scorer.ts';
+export { preferenceProbability } from './reward-model/preference.ts';
