@@ -1,31 +1,51 @@
-// Timing and memory helpers for the bench: median wall time of repeats after warm-up, and the
-// memcpy bandwidth that sets the memory floor.
+// Timing and memory helpers for the bench: interleaved medians of wall time after warm-up, a
+// full garbage collection before each timed run, and memory readings.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
-export function medianMs(run: () => unknown, warmup: number, repeats: number): number {
-  for (let k = 0; k < warmup; k++) run();
-  const times: number[] = [];
-  for (let k = 0; k < repeats; k++) {
-    const start = performance.now();
-    run();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
+setFlagsFromString('--expose-gc');
+/**
+ * A full GC before every timed run, so no candidate pays for the garbage another left behind (the
+ * baseline allocates hundreds of MiB per run). Each still pays for the collections its own
+ * allocations trigger while it runs.
+ */
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /**
- * Memory bandwidth in bytes/ms, counting bytes read plus bytes written, from
- * Float32Array.prototype.set between two buffers far bigger than the last-level cache.
+ * Median ms of each named run, measured round-robin so that every candidate sees the same machine
+ * load (a shared machine's load drifts between runs). Each round runs `heavy` candidates once and
+ * the others `perRound` times (cheap runs get more samples).
  */
-export function memcpyBandwidth(
-  bytes: number,
-  warmup: number,
-  repeats: number,
-): { bytesPerMs: number; ms: number } {
-  const source = new Float32Array(bytes / 4).fill(1.5);
-  const target = new Float32Array(bytes / 4);
-  const ms = medianMs(() => target.set(source), warmup, repeats);
-  return { bytesPerMs: (2 * bytes) / ms, ms };
+export function interleavedMedians(
+  runs: Record<string, () => unknown>,
+  heavy: ReadonlySet<string>,
+  rounds: number,
+  perRound: number,
+): Record<string, number> {
+  const samples: Record<string, number[]> = {};
+  for (const run of Object.values(runs)) run(); // warm-up: JIT and page faults
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, run] of Object.entries(runs)) {
+      const times = (samples[name] ??= []);
+      for (let k = 0; k < (heavy.has(name) ? 1 : perRound); k++) {
+        collectGarbage();
+        const start = performance.now();
+        run();
+        times.push(performance.now() - start);
+      }
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, times]) => [
+      name,
+      times.sort((a, b) => a - b)[times.length >> 1]!,
+    ]),
+  );
+}
+
+/** Bytes/ms of one Float32Array.prototype.set over `ms` (read + write counted). */
+export function copyRate(bytes: number, ms: number): number {
+  return (2 * bytes) / ms;
 }
 
 export function peakRssMiB(): number {
