@@ -38,3 +38,15 @@ export {
   type Dockerfile,
   type K8sObject,
 } from './deploy.ts';
+export {
+  localPrometheusConfig,
+  type LocalPrometheusOptions,
+  type LocalTargets,
+} from './local-prometheus.ts';
+export {
+  freePort,
+  prometheusPath,
+  startPrometheus,
+  type LivePrometheus,
+  type PromSample,
+} from './live-prometheus.ts';
