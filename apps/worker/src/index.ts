@@ -1,1 +1,15 @@
-export {};
+// @anneal/worker: the worker runtime — consumes a pool's BullMQ queue and runs sft | rm | grpo |
+// eval executors. `anneal worker`, `anneal up` and the demo call startWorker in-process.
+export { startWorker, type StartWorkerOptions, type WorkerHandle } from './worker.ts';
+export { type WorkerConfig, type WorkerConfigInput, defineWorkerConfig } from './config.ts';
+export { WorkerEnv, loadWorkerConfig, parseWorkerEnv } from './env.ts';
+export { RunSetupError, WORKER_ERROR_CODES, WorkerConfigError } from './errors.ts';
+export type { EngineFactories, RewardModelSource } from './resources/factories.ts';
+export type { EmbeddedEngines } from './resources/embedded.ts';
+export type {
+  Executor,
+  ExecutorContext,
+  ExecutorResult,
+  ModelSource,
+  RunResources,
+} from './executors/types.ts';

@@ -1,0 +1,32 @@
+// Coded errors of the worker runtime (CONVENTIONS.md: coded errors, small documented classes).
+
+export const WORKER_ERROR_CODES = {
+  config: 'ANNEAL_ERR_WORKER_CONFIG',
+  runSetup: 'ANNEAL_ERR_RUN_SETUP',
+} as const;
+
+/** Bad worker configuration (env var, operator config file); the process must not start. */
+export class WorkerConfigError extends Error {
+  readonly code = WORKER_ERROR_CODES.config;
+  constructor(
+    /** The env var or config field at fault, e.g. `ANNEAL_SLOTS` or `pool`. */
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${field}: ${detail}`);
+    this.name = 'WorkerConfigError';
+  }
+}
+
+/**
+ * A run cannot be set up on this worker and retrying will not help (an endpoint the operator
+ * config lacks, an invalid stored spec, no executor for the kind, an unresolvable model ref).
+ * The run fails at once instead of burning its attempts.
+ */
+export class RunSetupError extends Error {
+  readonly code = WORKER_ERROR_CODES.runSetup;
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'RunSetupError';
+  }
+}

@@ -1,0 +1,71 @@
+// How the worker turns an operator-config entry into a live engine. One small interface so
+// that swapping an implementation (the embedded engines, a test double) is one object.
+import {
+  ByteTokenizer,
+  TinkerTrainerEngine,
+  VllmInferenceEngine,
+  type InferenceEngine,
+  type RewardScorer,
+  type TinkerEndpointConfig,
+  type TinkerEvent,
+  type Tokenizer,
+  type TrainerCapabilities,
+  type TrainerEngine,
+  type VllmEndpointConfig,
+  type VllmEvent,
+} from '@anneal/engines';
+import { SearxngBackend, type SearchBackend } from '@anneal/envs';
+import { RunSetupError } from '../errors.ts';
+import { defaultEmbeddedEngines, type EmbeddedEngines } from './embedded.ts';
+
+/** Where a reward model's weights come from. */
+export interface RewardModelSource {
+  /** The operator-config name (`rewardModels.<name>`). */
+  name: string;
+  /** An ONNX file/directory: configured (`type: onnx`) or an rm run's final checkpoint. */
+  path: string;
+  executionProvider: 'cpu' | 'cuda';
+  /** The rm run the path came from, when `type: run`. */
+  fromRun?: string;
+}
+
+/** Engine-level events (retries, replica health) the runtime maps to metrics and logs. */
+export interface EngineEventSinks {
+  vllm(event: VllmEvent): void;
+  tinker(event: TinkerEvent): void;
+}
+
+export interface EngineFactories {
+  vllm(config: VllmEndpointConfig, onEvent: EngineEventSinks['vllm']): InferenceEngine;
+  tinker(config: TinkerEndpointConfig, onEvent: EngineEventSinks['tinker']): Promise<TrainerEngine>;
+  embedded: EmbeddedEngines;
+  /** Preference model scored with onnxruntime-node (RECIPE §5). */
+  rewardModel(source: RewardModelSource): Promise<RewardScorer>;
+  /** Tokenizer by name (`baseModels.<name>.tokenizer`, else the model id). */
+  tokenizer(name: string): Tokenizer;
+  searxng(name: string, baseUrl: string): SearchBackend;
+}
+
+/** Tokenizers this worker ships: the byte-level tokenizer of the embedded models. */
+export function builtinTokenizer(name: string): Tokenizer {
+  if (name === 'byte' || name.startsWith('embedded:')) return new ByteTokenizer();
+  throw new RunSetupError(
+    `tokenizer '${name}' is not available in this worker (available: byte, embedded:*); ` +
+      'set baseModels.<name>.tokenizer in the operator config',
+  );
+}
+
+/** Production factories: the HTTP clients of @anneal/engines, embedded engines in-process. */
+export function defaultEngineFactories(embedded?: EmbeddedEngines): EngineFactories {
+  const local = embedded ?? defaultEmbeddedEngines();
+  return {
+    vllm: (config, onEvent) => new VllmInferenceEngine(config, { onEvent }),
+    tinker: (config, onEvent) => TinkerTrainerEngine.connect(config, { onEvent }),
+    embedded: local,
+    rewardModel: (source) => local.rewardModel(source),
+    tokenizer: builtinTokenizer,
+    searxng: (name, baseUrl) => new SearxngBackend(name, { baseUrl }),
+  };
+}
+
+export type { EmbeddedEngines, TrainerCapabilities };

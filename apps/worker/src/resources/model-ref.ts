@@ -1,0 +1,76 @@
+// Resolves a run's `model` reference: a registered base model, or `{checkpoint: {run}}` — an
+// earlier run's final checkpoint (read from the store) on top of that run's own base model.
+import type { ModelRef, OperatorConfig } from '@anneal/protocol';
+import { type StoreContext, getRun } from '@anneal/store';
+import { RunSetupError } from '../errors.ts';
+import type { ModelSource } from '../executors/types.ts';
+
+export interface ResolvedModel {
+  source: ModelSource;
+  /** Tokenizer name: `baseModels.<name>.tokenizer`, else the model id. */
+  tokenizer: string;
+}
+import { readRunOutcome } from './run-outcome.ts';
+
+/** Checkpoint chains (sft -> rm / grpo -> eval …) are short; a longer one is a cycle or a bug. */
+const MAX_CHAIN = 16;
+
+function baseModel(config: OperatorConfig, name: string | undefined, field: string) {
+  if (name === undefined) {
+    throw new RunSetupError(`${field}: no model given and the operator config has no default`);
+  }
+  const entry = config.baseModels[name];
+  if (!entry) {
+    const declared = Object.keys(config.baseModels).join(', ') || 'none';
+    throw new RunSetupError(`${field}: unknown base model '${name}' (declared: ${declared})`);
+  }
+  return { name, model: entry.model, tokenizer: entry.tokenizer ?? entry.model };
+}
+
+/** The referenced run's weights: its final checkpoint (+ sampler export when it recorded one). */
+async function checkpointOf(store: StoreContext, runId: string, tenant: string, field: string) {
+  const run = await getRun(store, runId, { tenant });
+  if (!run) throw new RunSetupError(`${field}: no run ${runId} in this tenant`);
+  const outcome = await readRunOutcome(store, runId);
+  const checkpoint = outcome.finalCheckpoint ?? run.checkpoint?.path;
+  if (run.state !== 'succeeded' || checkpoint === undefined) {
+    throw new RunSetupError(
+      `${field}: run ${runId} is ${run.state}${checkpoint ? '' : ' with no checkpoint'}; ` +
+        'a checkpoint reference needs a run that succeeded',
+    );
+  }
+  const sampler = outcome.summary?.samplerWeightsPath;
+  return {
+    checkpointPath: checkpoint,
+    ...(typeof sampler === 'string' && { samplerPath: sampler }),
+    parent: (run.spec as { model?: ModelRef }).model,
+  };
+}
+
+export async function resolveModel(
+  store: StoreContext,
+  config: OperatorConfig,
+  model: ModelRef | undefined,
+  tenant: string,
+): Promise<ResolvedModel> {
+  const source = model?.checkpoint?.run;
+  if (source === undefined) {
+    const base = baseModel(config, model?.base ?? config.defaults.baseModel, '/model/base');
+    return { source: { label: base.name, baseModel: base.model }, tokenizer: base.tokenizer };
+  }
+  const field = '/model/checkpoint/run';
+  const weights = await checkpointOf(store, source, tenant, field);
+  // The weights descend from the source run's own model: follow the chain to its base model.
+  let ref = weights.parent;
+  for (let depth = 0; depth < MAX_CHAIN && ref?.checkpoint !== undefined; depth++) {
+    const parent = await getRun(store, ref.checkpoint.run, { tenant });
+    if (!parent) throw new RunSetupError(`${field}: ancestor run ${ref.checkpoint.run} is gone`);
+    ref = (parent.spec as { model?: ModelRef }).model;
+  }
+  if (ref?.checkpoint !== undefined) {
+    throw new RunSetupError(`${field}: checkpoint chain longer than ${MAX_CHAIN} runs`);
+  }
+  const base = baseModel(config, ref?.base ?? config.defaults.baseModel, `${field} (${source})`);
+  const { parent: _parent, ...paths } = weights;
+  return { source: { label: source, baseModel: base.model, ...paths }, tokenizer: base.tokenizer };
+}

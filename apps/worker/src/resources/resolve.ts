@@ -1,0 +1,191 @@
+// RunResources from a run's named endpoints + the operator config (or the local-mode config):
+// vLLM -> the vLLM client, tinker -> the Tinker client, embedded -> the embedded engines,
+// reward models -> a RewardScorer, search -> a backend. Engines are cached per endpoint name.
+import path from 'node:path';
+import {
+  checkRunSupported,
+  type InferenceEngine,
+  type RewardScorer,
+  type TrainerEngine,
+} from '@anneal/engines';
+import { LocalCorpusBackend, type SearchBackend } from '@anneal/envs';
+import { REQUIRED_ENDPOINTS, type OperatorConfig, type RunSpec } from '@anneal/protocol';
+import { type StoreContext, getRun } from '@anneal/store';
+import type { Logger, TelemetryEmitter } from '@anneal/telemetry';
+import type { WorkerConfig } from '../config.ts';
+import { RunSetupError } from '../errors.ts';
+import type { ModelSource, RunResources } from '../executors/types.ts';
+import { loadCorpus } from './corpus.ts';
+import type { EngineCache } from './engine-cache.ts';
+import type { EngineFactories } from './factories.ts';
+import {
+  engineEventSinks,
+  instrumentInference,
+  instrumentRewardScorer,
+  instrumentTrainer,
+} from './instrument.ts';
+import { resolveModel } from './model-ref.ts';
+import { missingInference, missingTrainer } from './unavailable.ts';
+
+export interface ResolverDeps {
+  store: StoreContext;
+  config: Readonly<WorkerConfig>;
+  factories: EngineFactories;
+  cache: EngineCache;
+  telemetry: TelemetryEmitter;
+  logger: Logger;
+}
+
+type Section = 'inference' | 'trainers' | 'search' | 'rewardModels';
+
+function entryOf<S extends Section>(
+  config: OperatorConfig,
+  section: S,
+  name: string,
+  field: string,
+): OperatorConfig[S][string] {
+  const entry = config[section][name];
+  if (entry === undefined) {
+    const declared = Object.keys(config[section]).join(', ') || 'none';
+    throw new RunSetupError(
+      `${field}: unknown ${section} endpoint '${name}' (declared: ${declared})`,
+    );
+  }
+  return entry as OperatorConfig[S][string];
+}
+
+/** The spec's endpoint name, else the operator default when this kind uses that endpoint. */
+function endpointName(spec: RunSpec, config: OperatorConfig, key: keyof RunSpec['endpoints']) {
+  const optional = key === 'rewardModel' && (spec.kind === 'grpo' || spec.kind === 'eval');
+  const used = (REQUIRED_ENDPOINTS[spec.kind] as readonly string[]).includes(key) || optional;
+  return spec.endpoints[key] ?? (used ? config.defaults[key] : undefined);
+}
+
+export class ResourceResolver {
+  private readonly sinks;
+
+  constructor(private readonly deps: ResolverDeps) {
+    this.sinks = engineEventSinks(deps.telemetry, deps.logger);
+  }
+
+  async resolve(run: { id: string; tenant: string; spec: RunSpec }): Promise<RunResources> {
+    const { config, store, factories } = this.deps;
+    const operator = config.operatorConfig;
+    const spec = run.spec;
+    const { source: model, tokenizer } = await resolveModel(
+      store,
+      operator,
+      spec.model,
+      run.tenant,
+    );
+    const inferenceName = endpointName(spec, operator, 'inference');
+    const trainerName = endpointName(spec, operator, 'trainer');
+    const rewardName = endpointName(spec, operator, 'rewardModel');
+    const searchName = endpointName(spec, operator, 'search');
+    const [inference, trainer, rewardScorer, search] = await Promise.all([
+      inferenceName ? this.inference(inferenceName, model) : missingInference(spec.kind),
+      trainerName ? this.trainer(trainerName, spec.kind) : missingTrainer(spec.kind),
+      rewardName ? this.rewardModel(rewardName, run.tenant) : undefined,
+      searchName ? this.search(searchName) : undefined,
+    ]);
+    return {
+      tokenizer: factories.tokenizer(tokenizer),
+      inference,
+      trainer,
+      model,
+      ...(rewardScorer && { rewardScorer }),
+      ...(search && { search: { backend: search } }),
+    };
+  }
+
+  private engineDir(name: string): string {
+    return path.join(this.deps.config.artifactDir, 'engines', name);
+  }
+
+  private inference(name: string, model: ModelSource): Promise<InferenceEngine> {
+    const { config, factories, cache, telemetry } = this.deps;
+    const entry = entryOf(config.operatorConfig, 'inference', name, '/endpoints/inference');
+    return cache.get(`inference:${name}`, async () => {
+      const engine =
+        entry.type === 'vllm'
+          ? factories.vllm(
+              {
+                name,
+                replicas: entry.replicas,
+                // One vLLM deployment serves one base model; the first run names it.
+                model: model.baseModel,
+                ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
+              },
+              this.sinks.vllm,
+            )
+          : await factories.embedded.inference({ name, artifactDir: this.engineDir(name) });
+      return instrumentInference(engine, telemetry);
+    });
+  }
+
+  private trainer(name: string, kind: RunSpec['kind']): Promise<TrainerEngine> {
+    const { config, factories, cache, telemetry } = this.deps;
+    const entry = entryOf(config.operatorConfig, 'trainers', name, '/endpoints/trainer');
+    const unsupported = checkRunSupported(entry.capabilities, kind, undefined, name);
+    if (unsupported) throw new RunSetupError(`/endpoints/trainer: ${unsupported}`);
+    return cache.get(`trainer:${name}`, async () => {
+      const engine =
+        entry.type === 'tinker'
+          ? await factories.tinker(
+              {
+                name,
+                baseUrl: entry.url,
+                capabilities: entry.capabilities,
+                ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
+              },
+              this.sinks.tinker,
+            )
+          : await factories.embedded.trainer({
+              name,
+              capabilities: entry.capabilities,
+              artifactDir: this.engineDir(name),
+              onEvent: this.sinks.tinker,
+            });
+      return instrumentTrainer(engine, telemetry);
+    });
+  }
+
+  private async rewardModel(name: string, tenant: string): Promise<RewardScorer> {
+    const { config, factories, cache, telemetry, store } = this.deps;
+    const entry = entryOf(config.operatorConfig, 'rewardModels', name, '/endpoints/rewardModel');
+    let source;
+    if (entry.type === 'onnx') {
+      source = { name, path: entry.path, executionProvider: entry.executionProvider };
+    } else {
+      const rm = await getRun(store, entry.run, { tenant });
+      if (!rm || rm.state !== 'succeeded' || !rm.checkpoint?.path) {
+        throw new RunSetupError(
+          `reward model '${name}': rm run ${entry.run} ${rm ? `is ${rm.state}` : 'does not exist'}; ` +
+            'it must have succeeded with a final checkpoint',
+        );
+      }
+      source = {
+        name,
+        path: rm.checkpoint.path,
+        executionProvider: 'cpu' as const,
+        fromRun: rm.id,
+      };
+    }
+    return cache.get(`reward:${name}:${source.path}`, async () =>
+      instrumentRewardScorer(await factories.rewardModel(source), telemetry),
+    );
+  }
+
+  private async search(name: string): Promise<SearchBackend | undefined> {
+    const entry = entryOf(this.deps.config.operatorConfig, 'search', name, '/endpoints/search');
+    if (entry.type === 'searxng') return this.deps.factories.searxng(name, entry.url);
+    // A local backend without a corpus file is the built-in tasks' corpus (executors own it).
+    if (entry.corpus === undefined) return undefined;
+    return new LocalCorpusBackend(name, await loadCorpus(entry.corpus, name));
+  }
+
+  /** Closes every engine created for any run (shutdown). */
+  close(): Promise<unknown[]> {
+    return this.deps.cache.closeAll();
+  }
+}

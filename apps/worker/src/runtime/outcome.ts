@@ -1,0 +1,103 @@
+// What happens to a run after its executor returned or threw: succeeded (summary + final
+// checkpoint), cancelled, handed back to the queue, retried (BullMQ attempt left) or failed.
+import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
+import {
+  type StoreContext,
+  finishRun,
+  releaseRun,
+  transitionRun,
+  type TransitionResult,
+} from '@anneal/store';
+import type { Logger } from '@anneal/telemetry';
+import { RunSetupError } from '../errors.ts';
+import type { ExecutorResult } from '../executors/types.ts';
+import { outcomeFields } from '../resources/run-outcome.ts';
+import type { StopRequest } from './active-runs.ts';
+
+export type RunEnd = 'succeeded' | 'failed' | 'cancelled' | 'released';
+
+export interface OutcomeDeps {
+  store: StoreContext;
+  workerId: string;
+  logger: Logger;
+}
+
+function note(logger: Logger, what: string, result: TransitionResult): void {
+  if (result.status !== 'ok') logger.warn({ result }, `${what}: transition not applied`);
+}
+
+export function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && !error.message.includes(code)
+    ? `${code}: ${error.message}`
+    : error.message;
+}
+
+export async function succeed(
+  deps: OutcomeDeps,
+  runId: string,
+  result: ExecutorResult,
+): Promise<RunEnd> {
+  const { store, workerId } = deps;
+  // summary + finalCheckpoint: what later runs' `model: {checkpoint: {run}}` resolve to.
+  const transition = await transitionRun(store, runId, {
+    to: 'succeeded',
+    from: ['running'],
+    reason: `completed on worker ${workerId}`,
+    workerId,
+    fields: outcomeFields(result.summary, result.finalCheckpoint),
+  });
+  note(deps.logger, 'succeeded', transition);
+  return 'succeeded';
+}
+
+/** The executor stopped at a step boundary because of `stop` (cancel or hand back). */
+export async function stopped(
+  deps: OutcomeDeps,
+  job: Job,
+  token: string,
+  stop: StopRequest,
+): Promise<RunEnd> {
+  const runId = job.id as string;
+  if (stop.kind === 'lost') {
+    deps.logger.warn({ runId, reason: stop.reason }, 'run lost; leaving its state alone');
+    return 'released';
+  }
+  if (stop.kind === 'cancel') {
+    const result = await finishRun(
+      deps.store,
+      runId,
+      { state: 'cancelled', reason: `cancelled: ${stop.reason}` },
+      deps.workerId,
+    );
+    note(deps.logger, 'cancelled', result);
+    return 'cancelled';
+  }
+  note(deps.logger, 'released', await releaseRun(deps.store, runId, stop.reason, deps.workerId));
+  await job.moveToWait(token);
+  throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
+}
+
+/** The executor (or run setup) threw: retry while BullMQ attempts remain, else fail. */
+export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promise<never> {
+  const runId = job.id as string;
+  const message = errorMessage(error);
+  const attempts = job.opts.attempts ?? 1;
+  const attempt = job.attemptsMade + 1;
+  const setup = error instanceof RunSetupError;
+  if (!setup && attempt < attempts) {
+    const reason = `attempt ${attempt}/${attempts} failed: ${message}; retrying from the last checkpoint`;
+    note(deps.logger, 'retrying', await releaseRun(deps.store, runId, reason, deps.workerId));
+    throw error;
+  }
+  const reason = setup ? message : `failed after ${attempt} attempt(s): ${message}`;
+  const result = await finishRun(
+    deps.store,
+    runId,
+    { state: 'failed', reason, error: message },
+    deps.workerId,
+  );
+  note(deps.logger, 'failed', result);
+  throw new UnrecoverableError(reason);
+}

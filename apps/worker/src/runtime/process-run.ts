@@ -1,0 +1,147 @@
+// The BullMQ processor: one job = one run (job id = run id). Follows the worker contract of
+// packages/store/README.md: start (or take over) the run, resume from its checkpoint, run the
+// executor of its kind with a stop signal, then settle the outcome.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
+import { Value } from '@sinclair/typebox/value';
+import {
+  RunJobPayload,
+  formatIssues,
+  validateRunSpec,
+  type RunKind,
+  type RunResource,
+} from '@anneal/protocol';
+import { finishRun, getCheckpoint, getRun, startRun } from '@anneal/store';
+import type { TelemetryEmitter } from '@anneal/telemetry';
+import type { WorkerConfig } from '../config.ts';
+import { RunSetupError } from '../errors.ts';
+import type { Executor, ExecutorResult } from '../executors/types.ts';
+import type { ResourceResolver } from '../resources/resolve.ts';
+import { ActiveRun, type ActiveRuns } from './active-runs.ts';
+import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
+import { type RunContextDeps, createExecutorContext } from './run-context.ts';
+
+/** A run blocked by its tenant's concurrency cap is offered again after this long. */
+export const BLOCKED_RETRY_MS = 2_000;
+
+export type ExecutorTable = Partial<Record<RunKind, Executor>>;
+
+export interface ProcessorDeps extends RunContextDeps, OutcomeDeps {
+  config: Readonly<WorkerConfig>;
+  executors: ExecutorTable;
+  resolver: ResourceResolver;
+  runs: ActiveRuns;
+  telemetry: TelemetryEmitter;
+  /** False while draining or shutting down: a job fetched in that window goes straight back. */
+  accepting(): boolean;
+  onRunsChanged(): void;
+}
+
+export type RunJobResult = { runId: string; outcome: RunEnd | 'skipped' };
+
+type Attempt = { ok: true; result: ExecutorResult } | { ok: false; error: unknown };
+
+/** Everything between "started" and the executor's return: setup errors are failures too. */
+async function attempt(deps: ProcessorDeps, active: ActiveRun, run: RunResource): Promise<Attempt> {
+  try {
+    const executor = deps.executors[run.kind];
+    if (!executor) throw new RunSetupError(`this worker has no executor for kind '${run.kind}'`);
+    const parsed = validateRunSpec(run.spec);
+    if (!parsed.ok)
+      throw new RunSetupError(`stored spec is invalid:\n${formatIssues(parsed.errors)}`);
+    const resources = await deps.resolver.resolve({
+      id: run.id,
+      tenant: run.tenant,
+      spec: parsed.value,
+    });
+    const checkpoint = await getCheckpoint(deps.store, run.id);
+    const artifactDir = path.join(deps.config.artifactDir, 'runs', run.id);
+    await mkdir(artifactDir, { recursive: true });
+    const resumeFrom = checkpoint && { step: checkpoint.step, path: checkpoint.path };
+    if (resumeFrom) deps.logger.info({ runId: run.id, ...resumeFrom }, 'resuming from checkpoint');
+    const ctx = createExecutorContext(deps, active, {
+      spec: parsed.value,
+      resources,
+      resumeFrom,
+      artifactDir,
+    });
+    return { ok: true, result: await executor(ctx) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+async function settle(
+  deps: ProcessorDeps,
+  job: Job,
+  token: string,
+  active: ActiveRun,
+  outcome: Attempt,
+): Promise<RunEnd> {
+  const stop = active.stopRequest;
+  // An executor interrupted by a stop request may return `stopped` or throw an AbortError.
+  if (stop && (!outcome.ok || outcome.result.stopped)) return stopped(deps, job, token, stop);
+  if (outcome.ok && !outcome.result.stopped) return succeed(deps, active.runId, outcome.result);
+  const error = outcome.ok
+    ? new Error('the executor reported `stopped` although no stop was requested')
+    : outcome.error;
+  return failed(deps, job, error);
+}
+
+export async function processRunJob(
+  deps: ProcessorDeps,
+  job: Job,
+  token: string,
+): Promise<RunJobResult> {
+  if (!Value.Check(RunJobPayload, job.data)) {
+    throw new UnrecoverableError(
+      `job ${job.id}: payload is not {runId}: ${JSON.stringify(job.data)}`,
+    );
+  }
+  const { runId } = job.data;
+  const log = deps.logger.child({ runId, jobId: job.id });
+  if (!deps.accepting()) {
+    await job.moveToWait(token);
+    throw new WaitingError('worker is draining or shutting down');
+  }
+  const started = await startRun(deps.store, runId, deps.workerId);
+  if (started.status === 'blocked') {
+    log.info({ reason: started.reason }, 'run blocked by its tenant cap; offered again later');
+    await job.moveToDelayed(Date.now() + BLOCKED_RETRY_MS, token);
+    throw new DelayedError(started.reason);
+  }
+  if (started.status === 'not-startable') {
+    log.info({ state: started.state }, 'run is not startable; dropping its job');
+    return { runId, outcome: 'skipped' };
+  }
+  const run = await getRun(deps.store, runId);
+  if (!run) return { runId, outcome: 'skipped' };
+  const active = new ActiveRun(runId, run.kind, Date.now());
+  deps.runs.add(active);
+  deps.onRunsChanged();
+  deps.telemetry.emit('run:started', { runId, kind: run.kind, pool: run.pool, atMs: Date.now() });
+  log.info({ kind: run.kind, attempt: started.attempt }, 'run started');
+  let end: RunEnd = 'failed';
+  try {
+    if (run.cancelRequested) {
+      await finishRun(deps.store, runId, {
+        state: 'cancelled',
+        reason: 'cancelled before it started',
+      });
+      end = 'cancelled';
+      return { runId, outcome: end };
+    }
+    const outcome = await attempt(deps, active, run);
+    end = await settle(deps, job, token, active, outcome);
+    return { runId, outcome: end };
+  } catch (error) {
+    // WaitingError = handed back; a retryable error = BullMQ retries it: both release the run.
+    end = error instanceof UnrecoverableError ? 'failed' : 'released';
+    throw error;
+  } finally {
+    deps.runs.remove(runId);
+    deps.onRunsChanged();
+    deps.telemetry.emit('run:ended', { runId, reason: end, atMs: Date.now() });
+  }
+}

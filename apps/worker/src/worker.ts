@@ -1,0 +1,276 @@
+// startWorker: wires the runtime together — Redis connections, the pool's BullMQ worker with N
+// run slots, registry heartbeats, cancel/drain control, /metrics — and returns a handle whose
+// close() is the graceful shutdown (SIGTERM): stop taking runs, bring current runs to a step
+// boundary, hand them back, exit within the grace period.
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { poolQueueName } from '@anneal/protocol';
+import {
+  bullPrefix,
+  createStoreContext,
+  removeWorker,
+  requestDrain,
+  transitionRun,
+} from '@anneal/store';
+import {
+  type EventBus,
+  type Logger,
+  Registry,
+  createEventBus,
+  createLogger,
+  createMetrics,
+  logEvents,
+} from '@anneal/telemetry';
+import type { WorkerConfig } from './config.ts';
+import { loadExecutorModule } from './executors-source.ts';
+import { startMetricsServer } from './metrics/server.ts';
+import { pushgatewayUrl, startPushgateway } from './metrics/pushgateway.ts';
+import { EngineCache } from './resources/engine-cache.ts';
+import { type EngineFactories, defaultEngineFactories } from './resources/factories.ts';
+import { ResourceResolver } from './resources/resolve.ts';
+import { ActiveRuns } from './runtime/active-runs.ts';
+import { subscribeWorkerControl } from './runtime/control.ts';
+import { startHeartbeat } from './runtime/heartbeat.ts';
+import { type ExecutorTable, type ProcessorDeps, processRunJob } from './runtime/process-run.ts';
+import { WORKER_VERSION } from './version.ts';
+
+export interface StartWorkerOptions {
+  /** Executors by run kind; default: the module named by config (see executors-source.ts). */
+  executors?: ExecutorTable;
+  /** Replace some engine factories (e.g. the embedded engines, test doubles). */
+  factories?: Partial<EngineFactories>;
+  /** Default: a pino logger at config.logLevel. */
+  logger?: Logger;
+}
+
+export interface WorkerHandle {
+  id: string;
+  pool: string;
+  /** URL of this worker's Prometheus endpoint. */
+  metricsUrl: string;
+  /** Typed events (`run:started`, `step:committed`, `worker:heartbeat`, …). */
+  events: EventBus;
+  /** Run ids held right now. */
+  runs(): string[];
+  /** Same as the control plane's drain: no new runs (and hand current ones back if asked). */
+  drain(checkpointAndRelease: boolean): Promise<void>;
+  /** Graceful shutdown within config.shutdownGraceSeconds. Idempotent. */
+  close(): Promise<void>;
+}
+
+const connect = (url: string) => new Redis(url, { maxRetriesPerRequest: null });
+
+export async function startWorker(
+  config: Readonly<WorkerConfig>,
+  options: StartWorkerOptions = {},
+): Promise<WorkerHandle> {
+  const { workerId, pool } = config;
+  const logger: Logger =
+    options.logger ??
+    createLogger({ name: 'worker', level: config.logLevel, bindings: { pool, worker: workerId } });
+  const module = options.executors
+    ? { EXECUTORS: options.executors }
+    : await loadExecutorModule(config);
+  const factories = {
+    ...defaultEngineFactories(),
+    ...module.ENGINE_FACTORIES,
+    ...options.factories,
+  };
+
+  const redis = connect(config.redisUrl);
+  const subscriber = connect(config.redisUrl);
+  const bullConnection = connect(config.redisUrl);
+  const store = createStoreContext(redis, config.keyPrefix);
+
+  const registry = new Registry();
+  const events = createEventBus({
+    onListenerError: (err, event) =>
+      logger.error({ err: String(err), event }, 'telemetry listener failed'),
+  });
+  const metrics = createMetrics(registry, {
+    app: 'worker',
+    version: WORKER_VERSION,
+    worker: { pool, id: workerId },
+    runSeriesGraceMs: config.metrics.runSeriesGraceSeconds * 1000,
+  });
+  events.onAny((name, payload) => metrics.emit(name, payload));
+  logEvents(events, logger);
+
+  const runs = new ActiveRuns();
+  const startedAt = new Date().toISOString();
+  const state = { draining: false, releasing: false, shuttingDown: false };
+  let idleWaiters: Array<() => void> = [];
+  const onRunsChanged = () => {
+    events.emit('worker:slots', { busy: runs.size, total: config.slots });
+    if (runs.size === 0) {
+      for (const resolve of idleWaiters) resolve();
+      idleWaiters = [];
+    }
+  };
+  const resolver = new ResourceResolver({
+    store,
+    config,
+    factories,
+    cache: new EngineCache(),
+    telemetry: events,
+    logger,
+  });
+  const deps: ProcessorDeps = {
+    store,
+    workerId,
+    config,
+    executors: module.EXECUTORS,
+    resolver,
+    runs,
+    telemetry: events,
+    logger,
+    accepting: () => !state.draining && !state.shuttingDown,
+    onRunsChanged,
+  };
+
+  const worker = new Worker(
+    poolQueueName(pool),
+    (job, token) => processRunJob(deps, job, token ?? ''),
+    {
+      connection: bullConnection,
+      prefix: bullPrefix(config.keyPrefix),
+      concurrency: config.slots,
+      lockDuration: config.queue.lockDurationMs,
+      stalledInterval: config.queue.stalledIntervalMs,
+      maxStalledCount: config.queue.maxStalledCount,
+      name: workerId,
+      autorun: false,
+    },
+  );
+  worker.on('error', (err) => logger.error({ err: String(err) }, 'queue worker error'));
+  worker.on('lockRenewalFailed', (jobIds) => {
+    for (const id of jobIds) runs.get(id)?.stop({ kind: 'lost', reason: 'job lock lost' });
+  });
+  worker.on('failed', (job, err) => {
+    // A job BullMQ failed itself (stalled too often: its workers kept dying) leaves the run record
+    // non-terminal; record the failure there.
+    if (!job?.id || !/stalled more than allowable limit/.test(err.message)) return;
+    void transitionRun(store, job.id, {
+      to: 'failed',
+      from: ['queued', 'running', 'retrying'],
+      reason: `its worker was lost more than ${config.queue.maxStalledCount} time(s)`,
+      fields: { error: err.message },
+    }).catch((e: unknown) => logger.error({ err: String(e) }, 'could not fail a stalled run'));
+  });
+
+  const drain = (checkpointAndRelease: boolean) => {
+    if (!state.draining) {
+      state.draining = true;
+      void worker
+        .pause(true)
+        .catch((err: unknown) => logger.warn({ err: String(err) }, 'pause failed'));
+      logger.info('draining: taking no new runs');
+    }
+    if (checkpointAndRelease && !state.releasing) {
+      state.releasing = true;
+      runs.stopAll({ kind: 'release', reason: `released by draining worker ${workerId}` });
+    }
+  };
+  const heartbeat = startHeartbeat({
+    store,
+    intervalMs: config.heartbeatSeconds * 1000,
+    ttlSeconds: config.heartbeatTtlSeconds,
+    record: () => ({
+      id: workerId,
+      pool,
+      slots: config.slots,
+      busy: runs.size,
+      runs: runs.ids(),
+      startedAt,
+      version: WORKER_VERSION,
+    }),
+    onDrain: (d) => drain(d.checkpointAndRelease),
+    telemetry: events,
+    logger,
+  });
+  const unsubscribe = await subscribeWorkerControl(subscriber, config.keyPrefix, {
+    runs,
+    workerId,
+    drain,
+    logger,
+  });
+  const server = await startMetricsServer(registry, {
+    host: config.metrics.host,
+    port: config.metrics.port,
+    health: () => ({ id: workerId, pool, busy: runs.size, slots: config.slots, ...state }),
+  });
+  const pusher =
+    config.metrics.pushgatewayUrl === null
+      ? null
+      : startPushgateway(registry, {
+          url: pushgatewayUrl(config.metrics.pushgatewayUrl, pool, workerId),
+          intervalSeconds: config.metrics.pushIntervalSeconds,
+          logger,
+        });
+  await heartbeat.beat(); // registered (and drain state known) before the first run
+  onRunsChanged();
+  void worker
+    .run()
+    .catch((err: unknown) => logger.error({ err: String(err) }, 'queue worker stopped'));
+  logger.info(
+    { slots: config.slots, metrics: server.url, local: config.configPath === null },
+    'worker started',
+  );
+
+  const whenIdle = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (runs.size === 0) return resolve(true);
+      const timer = setTimeout(() => resolve(false), ms);
+      idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+
+  let closing: Promise<void> | null = null;
+  const shutdown = async () => {
+    state.shuttingDown = true;
+    const pausing = worker.pause(true).catch(() => undefined);
+    runs.stopAll({ kind: 'release', reason: `worker ${workerId} shutting down` });
+    const idle = await whenIdle(config.shutdownGraceSeconds * 1000);
+    if (!idle) {
+      logger.warn(
+        { runs: runs.ids() },
+        'runs did not reach a step boundary within the grace period; their jobs go back to the queue when their locks expire',
+      );
+    }
+    await pausing;
+    await worker
+      .close(!idle)
+      .catch((err: unknown) => logger.warn({ err: String(err) }, 'worker close'));
+    heartbeat.stop();
+    await unsubscribe().catch(() => undefined);
+    await removeWorker(store, workerId).catch(() => undefined);
+    await pusher?.close();
+    await server.close();
+    const engineErrors = await resolver.close();
+    if (engineErrors.length > 0)
+      logger.warn({ errors: engineErrors.map(String) }, 'engines failed to close');
+    metrics.close();
+    await Promise.all(
+      [redis, subscriber, bullConnection].map((c) => c.quit().catch(() => c.disconnect())),
+    );
+    logger.info('worker stopped');
+  };
+
+  return {
+    id: workerId,
+    pool,
+    metricsUrl: server.url,
+    events,
+    runs: () => runs.ids(),
+    async drain(checkpointAndRelease) {
+      await requestDrain(store, workerId, checkpointAndRelease);
+      drain(checkpointAndRelease);
+    },
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}
