@@ -2,17 +2,23 @@
 // endpoint) and the executors (what one run kind does per step). The runtime builds an
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
-import type { SearchBackend } from '@anneal/envs';
+import type { LlmJudge, SearchBackend } from '@anneal/envs';
 import type { RunSpec } from '@anneal/protocol';
+import type { DataCatalog } from './data/catalog.ts';
 
-/** A run's starting weights, resolved by the runtime from `spec.model` + the operator config. */
+/** A run's `model` resolved by the runtime: the base model id and, for
+ * `model: {checkpoint: {run}}`, that run's final checkpoint (training state, saveWeights). */
 export interface ResolvedModel {
-  /** Engine model id to create/load, e.g. `embedded:tiny` or `Qwen/Qwen3-8B`. */
+  /** Name in summaries and eval results (the source run id or the base model's name). */
+  label: string;
+  /** Base model id the trainer and sampler know (`createModel({baseModel})`), e.g. `embedded:tiny`. */
   baseModel: string;
-  /** Tokenizer name from the operator config (`baseModels.<name>.tokenizer`), if set. */
+  /** Tokenizer name when it differs from the base model id. */
   tokenizer?: string;
-  /** `model: {checkpoint: {run}}`: that run's final checkpoint path (load it after createModel). */
+  /** Training-state path (`TrainerModel.saveWeights`) to start from; null = base weights. */
   checkpoint: string | null;
+  /** Sampler weights (`saveWeightsForSampler` path) an eval may serve directly, without a trainer. */
+  samplerPath?: string;
 }
 
 /** Named, already-resolved resources a run may use (from the operator config). */
@@ -20,14 +26,25 @@ export interface RunResources {
   tokenizer: Tokenizer;
   inference: InferenceEngine;
   trainer: TrainerEngine;
-  /** Frozen reference-model sampler (RECIPE §4 length anchor); defaults to `inference`. */
+  /** Where the weights start (`spec.model` resolved). */
+  model: ResolvedModel;
+  /** eval only: the checkpoints to evaluate, one step each; default `[model]`. */
+  evalModels?: readonly ResolvedModel[];
+  /** Frozen reference-model sampler (RECIPE §4 length anchor) serving the reference weights as
+   * its default model. Absent: the executor exports the starting weights into `inference`. */
   referenceInference?: InferenceEngine;
   /** Preference scorer for GRPO (RECIPE §5); absent when the spec names no reward model. */
   rewardScorer?: RewardScorer;
-  /** Starting weights (added by the runtime; absent only in hand-built test resources). */
-  model?: ResolvedModel;
-  /** The spec's named search backend; absent = the built-in tasks' local corpus. */
+  /** Datasets by source name; default: the built-in tasks (`defaultDataCatalog`, seed 0). */
+  data?: DataCatalog;
+  /** search_web backend (spec `endpoints.search`); absent: the data catalogue's corpus (with its
+   * rendering options, e.g. one short result per call for the built-in tasks). */
   search?: SearchBackend;
+  /** LLM judge for rubrics without a programmatic check (absent: such rubrics fail loudly). */
+  judge?: LlmJudge;
+  /** Context window of the policy model in tokens; rollouts never grow past it. Default: the
+   * data catalogue's (256 for the built-in tasks), else unbounded (the engine reports overflow). */
+  maxContextTokens?: number;
 }
 
 export interface ExecutorContext {

@@ -1,0 +1,34 @@
+// Sequences -> trainer Datums in the Tinker convention (TRAINER_API.md): model_input is the
+// sequence without its last token and every loss input is aligned with it, position t
+// describing the target token t+1. Executors keep per-token arrays aligned with the whole
+// sequence (index = token position) and shift once, here.
+import type { Datum } from '@anneal/engines';
+
+/** A next-token-prediction datum; `perToken[name][t]` belongs to `tokens[t]` (t >= 1 used). */
+export function shiftedDatum(
+  tokens: readonly number[],
+  perToken: Readonly<Record<string, ArrayLike<number>>>,
+): Datum {
+  if (tokens.length < 2) {
+    throw new RangeError(`a training sequence needs at least 2 tokens, got ${tokens.length}`);
+  }
+  const targets = Int32Array.from(tokens.slice(1));
+  const lossFnInputs: Datum['lossFnInputs'] = { target_tokens: targets };
+  for (const [name, values] of Object.entries(perToken)) {
+    if (values.length !== tokens.length) {
+      throw new RangeError(`${name}: ${values.length} values for ${tokens.length} tokens`);
+    }
+    const shifted = new Float32Array(tokens.length - 1);
+    for (let t = 1; t < tokens.length; t++) shifted[t - 1] = values[t]!;
+    lossFnInputs[name] = shifted;
+  }
+  return { modelInput: tokens.slice(0, -1), lossFnInputs };
+}
+
+/** A value-head datum scoring the whole sequence (Bradley–Terry, RECIPE §5). */
+export function scoreDatum(tokens: readonly number[], label?: number): Datum {
+  if (tokens.length === 0) throw new RangeError('a scored sequence needs at least 1 token');
+  const lossFnInputs: Datum['lossFnInputs'] = {};
+  if (label !== undefined) lossFnInputs['label'] = Float32Array.of(label);
+  return { modelInput: [...tokens], lossFnInputs };
+}

@@ -1,0 +1,45 @@
+// Opens the run's trainer model: created fresh, then restored from the resume checkpoint (this
+// run's last) or, on a fresh start, from the starting checkpoint of an earlier run (spec.model).
+import type { TrainerModel } from '@anneal/engines';
+import type { ExecutorContext, ResolvedModel } from '../types.ts';
+
+/** LoRA rank for kinds whose spec has no `lora` section (eval only samples). */
+const DEFAULT_LORA_RANK = 32;
+
+export interface OpenedModel {
+  model: TrainerModel;
+  /** Last step already done (0 on a fresh start). */
+  doneSteps: number;
+}
+
+function loraRank(ctx: ExecutorContext): number {
+  return 'lora' in ctx.spec ? ctx.spec.lora.rank : DEFAULT_LORA_RANK;
+}
+
+/** A model holding `source`'s weights (base weights when it names no checkpoint). */
+export async function openModelAt(
+  ctx: ExecutorContext,
+  source: ResolvedModel,
+  head: 'lm' | 'value',
+): Promise<TrainerModel> {
+  const model = await ctx.resources.trainer.createModel({
+    baseModel: source.baseModel,
+    loraRank: loraRank(ctx),
+    seed: ctx.spec.seed,
+    head,
+  });
+  if (source.checkpoint !== null) await model.loadWeights(source.checkpoint);
+  return model;
+}
+
+/** The model to train: resumed from this run's checkpoint, else from the starting weights. */
+export async function openTrainerModel(
+  ctx: ExecutorContext,
+  head: 'lm' | 'value',
+): Promise<OpenedModel> {
+  if (ctx.resumeFrom === null) {
+    return { model: await openModelAt(ctx, ctx.resources.model, head), doneSteps: 0 };
+  }
+  const resumed: ResolvedModel = { ...ctx.resources.model, checkpoint: ctx.resumeFrom.path };
+  return { model: await openModelAt(ctx, resumed, head), doneSteps: ctx.resumeFrom.step };
+}

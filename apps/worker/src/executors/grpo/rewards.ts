@@ -1,0 +1,133 @@
+// Step phase 4 (RECIPE §4, §5): per rollout r_base (QA verifier or all rubrics pass) and the
+// preference score s = P̄(x, y_i, y_i^ref) against the paired reference rollout (s = 1 without a
+// reward model); then per group the anchored tool and length penalties, the gated composite
+// reward R = r_base·s − pen_eff and the group-relative advantages (@anneal/rl scoreGroup, b_g
+// from an RNG seeded by (run seed, step, group)).
+import type { RewardScorer } from '@anneal/engines';
+import { rubricsPass, verifyAnswer, type LlmJudge, type Rollout } from '@anneal/envs';
+import type { GrpoSpec } from '@anneal/protocol';
+import {
+  deriveSeed,
+  createRng,
+  preferenceProbability,
+  scoreGroup,
+  type GroupScore,
+  type RewardConfig,
+} from '@anneal/rl';
+import type { ReferenceGroup } from './reference-cache.ts';
+import { responseTokens } from './rollouts.ts';
+import type { StepPrompt } from './sample-prompts.ts';
+
+/** r_base ∈ {0, 1} of one rollout: a well-formed answer that is right / passes every rubric. */
+export async function baseReward(
+  prompt: StepPrompt,
+  rollout: Rollout,
+  judge?: LlmJudge,
+): Promise<0 | 1> {
+  if (rollout.answer === null) return 0;
+  const example = prompt.example;
+  if (example.kind === 'qa') return verifyAnswer(rollout.answer, example.key) ? 1 : 0;
+  const pass = await rubricsPass({
+    prompt: example.prompt,
+    response: rollout.answer,
+    rubrics: example.rubrics,
+    ...(judge ? { judge } : {}),
+  });
+  return pass ? 1 : 0;
+}
+
+export function baseRewards(
+  prompts: readonly StepPrompt[],
+  groups: readonly Rollout[][],
+  judge?: LlmJudge,
+): Promise<number[][]> {
+  return Promise.all(
+    groups.map((group, g) => Promise.all(group.map((r) => baseReward(prompts[g]!, r, judge)))),
+  );
+}
+
+/**
+ * s_i = P̄(x, y_i, y_i^ref) for every rollout (RECIPE §5). The scorer is pointwise, so
+ * Δ(x, y_ref, y_i) = −Δ(x, y_i, y_ref) and P̄ = σ(s(x, y_i) − s(x, y_ref)). Reference scores
+ * are stored on the (cached) reference groups and computed once. Without a scorer s = 1.
+ */
+export async function preferenceScores(
+  scorer: RewardScorer | undefined,
+  prompts: readonly StepPrompt[],
+  groups: readonly Rollout[][],
+  references: readonly ReferenceGroup[],
+): Promise<number[][]> {
+  if (scorer === undefined) return groups.map((group) => group.map(() => 1));
+  const pairsOf = (g: number, rollouts: readonly Rollout[]) =>
+    rollouts.map((r) => ({ prompt: prompts[g]!.tokens, response: responseTokens(r) }));
+  const unscored = references.filter((ref) => ref.scores === undefined);
+  const uniqueUnscored = [...new Set(unscored)];
+  const refPairs = uniqueUnscored.flatMap((ref) => {
+    const g = references.indexOf(ref);
+    return pairsOf(g, ref.rollouts);
+  });
+  const policyPairs = groups.flatMap((group, g) => pairsOf(g, group));
+  const scores = await scorer.score([...policyPairs, ...refPairs]);
+  let next = policyPairs.length;
+  for (const ref of uniqueUnscored) {
+    ref.scores = scores.slice(next, next + ref.rollouts.length);
+    next += ref.rollouts.length;
+  }
+  let k = 0;
+  return groups.map((group, g) =>
+    group.map((_, i) => {
+      const policyScore = scores[k++]!;
+      const referenceScore = references[g]!.scores![i]!;
+      return preferenceProbability(policyScore - referenceScore, referenceScore - policyScore);
+    }),
+  );
+}
+
+export function rewardConfig(spec: GrpoSpec): RewardConfig {
+  const r = spec.reward;
+  return {
+    alphaWin: r.alphaWin,
+    alphaLose: r.alphaLose,
+    betaLose: r.betaLose,
+    lambdaTool: r.lambdaTool,
+    lambdaLen: r.lambdaLen,
+    gate: r.gate,
+    normalizeStd: spec.advantage.normalizeStd,
+  };
+}
+
+export interface GroupInputs {
+  rollouts: readonly Rollout[];
+  references: readonly Rollout[];
+  base: readonly number[];
+  preference: readonly number[];
+}
+
+/** Penalties, rewards and advantages of each group (RECIPE §4 -> §2). */
+export function scoreGroups(
+  groups: readonly GroupInputs[],
+  config: RewardConfig,
+  seed: number,
+  step: number,
+): GroupScore[] {
+  return groups.map((group, g) => {
+    if (group.references.length !== group.rollouts.length) {
+      throw new RangeError(
+        `group ${g}: ${group.references.length} reference rollouts for ${group.rollouts.length} rollouts`,
+      );
+    }
+    const rng = createRng(deriveSeed(seed, `tool-baseline:${step}:${g}`));
+    return scoreGroup(
+      {
+        base: group.base,
+        preference: group.preference,
+        toolCalls: group.rollouts.map((r) => r.toolCalls),
+        toolErrors: group.rollouts.map((r) => r.toolErrors),
+        length: group.rollouts.map((r) => r.generatedTokens),
+        refLength: group.references.map((r) => r.generatedTokens),
+      },
+      config,
+      rng,
+    );
+  });
+}

@@ -1,0 +1,31 @@
+// Step phase 2: G rollouts per prompt through the inference engine, multi-turn with search_web
+// (envs rollout loop): exact token ids, sampling logprobs and the loss mask (tool outputs 0).
+import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
+import { deriveSeed } from '@anneal/rl';
+import type { StepPrompt } from './sample-prompts.ts';
+
+/** A 31-bit sampling seed for one named stream (accepted by every engine). */
+export function samplingSeed(seed: number, key: string): number {
+  return deriveSeed(seed, key) >>> 1;
+}
+
+/** One group of G policy rollouts per prompt, in prompt order. */
+export function policyRollouts(
+  env: RolloutEnv,
+  prompts: readonly StepPrompt[],
+  groupSize: number,
+  seed: number,
+  step: number,
+): Promise<Rollout[][]> {
+  const requests = prompts.map((p, g) => ({
+    prompt: p.tokens,
+    n: groupSize,
+    seed: samplingSeed(seed, `rollout:${step}:${g}`),
+  }));
+  return runRollouts(env, requests);
+}
+
+/** The response part of a rollout (everything after the prompt: calls, results, answer). */
+export function responseTokens(rollout: Rollout): number[] {
+  return rollout.tokens.slice(rollout.promptLength);
+}

@@ -1,0 +1,33 @@
+// Step phase 1 (ARCHITECTURE.md "One GRPO step"): the step's prompts, drawn from the data mix
+// by weight (RECIPE §3: 90 % verifiable QA, 10 % rubric chat by default) with the step's
+// seeded RNG, and encoded once in the tool-call format (the only text ever tokenised).
+import type { ToolCallFormat } from '@anneal/envs';
+import type { Rng } from '@anneal/rl';
+import { drawMixBatch, type WeightedPool } from '../common/mix-batch.ts';
+import type { PromptExample } from '../data/catalog.ts';
+
+export interface StepPrompt {
+  /** Mix source the prompt came from (e.g. `search-qa`). */
+  source: string;
+  example: PromptExample;
+  /** `<|user|>{prompt}<|assistant|>` as token ids. */
+  tokens: number[];
+}
+
+export function samplePrompts(
+  pools: readonly WeightedPool<PromptExample>[],
+  count: number,
+  format: ToolCallFormat,
+  rng: Rng,
+): StepPrompt[] {
+  return drawMixBatch(pools, count, rng).map(({ source, item }) => ({
+    source,
+    example: item,
+    tokens: format.encodePrompt(item.prompt),
+  }));
+}
+
+/** Reward component of a prompt for the per-component metrics (telemetry REWARD_COMPONENTS). */
+export function componentOf(prompt: StepPrompt): 'qa' | 'rubric' {
+  return prompt.example.kind;
+}

@@ -1,0 +1,110 @@
+// Everything a GRPO run holds across steps: the policy model, rollout environments for the
+// policy and the frozen reference, the reference cache, the prompt pools. The reference is the
+// run's starting weights (RECIPE §4 "Decision"): exported once into the inference engine under
+// its own name — on a resume, from a second model opened at the starting weights — unless the
+// runtime provides a dedicated reference sampler.
+import type { InferenceEngine, TrainerModel } from '@anneal/engines';
+import { createToolCallFormat, type RolloutEnv, type ToolCallFormat } from '@anneal/envs';
+import type { GrpoSpec } from '@anneal/protocol';
+import type { WeightedPool } from '../common/mix-batch.ts';
+import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
+import type { PromptExample } from '../data/catalog.ts';
+import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../data/resolve.ts';
+import type { ExecutorContext } from '../types.ts';
+import { ReferenceCache } from './reference-cache.ts';
+import { syncWeights } from './weight-sync.ts';
+
+export interface GrpoState {
+  spec: GrpoSpec;
+  model: TrainerModel;
+  doneSteps: number;
+  format: ToolCallFormat;
+  pools: WeightedPool<PromptExample>[];
+  policyEnv: RolloutEnv;
+  references: ReferenceCache;
+  /** Name the inference engine serves the current policy under. */
+  policyName: string;
+  /** Path of the sampler weights last synced to the inference engine. */
+  samplerPath: string;
+}
+
+/** Policy and reference serving names, unique per run. */
+export const servingNames = (runId: string) => ({
+  policy: `${runId}-policy`,
+  reference: `${runId}-reference`,
+});
+
+export const samplerExportName = (runId: string, step: number) =>
+  `${runId}-sampler-${String(step).padStart(6, '0')}`;
+
+async function referenceEngine(
+  ctx: ExecutorContext,
+  policy: TrainerModel,
+  fresh: boolean,
+): Promise<{ engine: InferenceEngine; model?: string; path?: string }> {
+  const { resources, runId } = ctx;
+  if (resources.referenceInference) return { engine: resources.referenceInference };
+  const name = servingNames(runId).reference;
+  const source = fresh ? policy : await openModelAt(ctx, resources.model, 'lm');
+  const served = await syncWeights(source, resources.inference, `${runId}-reference`, name);
+  return { engine: resources.inference, model: name, path: served.path };
+}
+
+export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
+  const spec = ctx.spec as GrpoSpec;
+  const { resources, runId } = ctx;
+  const catalog = catalogOf(resources);
+  const pools = mixPools(catalog, spec.data.mix, 'prompts', (s) => catalog.prompts(s));
+  const format = createToolCallFormat(resources.tokenizer);
+  const tool = createSearchTool(
+    resources,
+    {
+      resultsPerCall: spec.tools.resultsPerCall,
+      maxQueryLength: spec.tools.maxQueryLength,
+      maxCalls: spec.tools.maxCallsPerRollout,
+    },
+    '/tools',
+  );
+  const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
+  const fresh = ctx.resumeFrom === null;
+  const reference = await referenceEngine(ctx, model, fresh);
+  const names = servingNames(runId);
+  let samplerPath: string;
+  if (fresh && reference.path !== undefined) {
+    // Same weights as the reference at step 0: serve that export as the policy too.
+    await resources.inference.loadWeights({ name: names.policy, path: reference.path });
+    samplerPath = reference.path;
+  } else {
+    const exportName = samplerExportName(runId, doneSteps);
+    samplerPath = (await syncWeights(model, resources.inference, exportName, names.policy)).path;
+  }
+  const config = {
+    maxContextTokens: maxContextTokens(resources),
+    maxResponseTokens: spec.rollout.maxTokens,
+    temperature: spec.rollout.temperature,
+    topP: spec.rollout.topP,
+  };
+  const policyEnv: RolloutEnv = {
+    engine: resources.inference,
+    format,
+    tool,
+    config: { ...config, model: names.policy },
+  };
+  const referenceEnv: RolloutEnv = {
+    engine: reference.engine,
+    format,
+    tool,
+    config: reference.model === undefined ? config : { ...config, model: reference.model },
+  };
+  return {
+    spec,
+    model,
+    doneSteps,
+    format,
+    pools,
+    policyEnv,
+    references: new ReferenceCache(referenceEnv, spec.seed, spec.reference.cacheGenerations),
+    policyName: names.policy,
+    samplerPath,
+  };
+}

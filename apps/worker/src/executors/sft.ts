@@ -1,0 +1,135 @@
+// SFT warm-up (RECIPE §1.1): token cross-entropy on completion tokens only — prompt and
+// tool-output tokens carry weight 0. The step loss is the mean over the batch's completion
+// tokens, whatever the backend's reduction (TRAINER_API.md "Reduction").
+import type { Datum, LossReduction, TrainerModel } from '@anneal/engines';
+import type { SftSpec } from '@anneal/protocol';
+import { adamParams } from './common/adam.ts';
+import { shiftedDatum } from './common/datum.ts';
+import { drawMixBatch, stepRng, type WeightedPool } from './common/mix-batch.ts';
+import { PhaseTimer } from './common/phase-timer.ts';
+import { openTrainerModel } from './common/trainer-model.ts';
+import { runTrainingLoop, type StepMetrics } from './common/training-loop.ts';
+import type { SftExample } from './data/catalog.ts';
+import { catalogOf, maxContextTokens, mixPools } from './data/resolve.ts';
+import { METRIC } from './metrics.ts';
+import type { ExecutorContext, ExecutorResult } from './types.ts';
+
+export interface SftBatch {
+  data: Datum[];
+  /** Completion-token mask per datum, aligned with its target tokens. */
+  masks: Float32Array[];
+  /** Σ of the masks: completion tokens the loss covers. */
+  trainedTokens: number;
+  /** Σ model_input lengths: tokens the trainer runs forward and backward over. */
+  inputTokens: number;
+}
+
+/** Per-token weight making the backend's loss the mean CE over `total` completion tokens. */
+export function crossEntropyWeight(
+  reduction: LossReduction,
+  sequenceTrained: number,
+  total: number,
+): number {
+  if (total === 0) return 0;
+  // 'sum': L = Σ w·(−logp) -> w = 1/total. 'mean_per_sequence' (mean over a sequence's
+  // weighted tokens, as @anneal/rl assumes): w = n_i/total gives the same L.
+  return reduction === 'sum' ? 1 / total : sequenceTrained / total;
+}
+
+/** Datums of one SFT batch; sequences are cut to `maxTokens` (the tail is dropped). */
+export function sftBatch(
+  examples: readonly SftExample[],
+  maxTokens: number,
+  reduction: LossReduction,
+): SftBatch {
+  const cut = examples.map((e) => ({
+    tokens: e.tokens.slice(0, maxTokens),
+    mask: e.lossMask.slice(0, maxTokens),
+  }));
+  const trainedOf = (mask: readonly number[]) => mask.slice(1).reduce((a, m) => a + m, 0);
+  const trainedTokens = cut.reduce((sum, e) => sum + trainedOf(e.mask), 0);
+  const data: Datum[] = [];
+  const masks: Float32Array[] = [];
+  let inputTokens = 0;
+  for (const e of cut) {
+    const w = crossEntropyWeight(reduction, trainedOf(e.mask), trainedTokens);
+    const datum = shiftedDatum(e.tokens, { weights: e.mask.map((m) => m * w) });
+    data.push(datum);
+    masks.push(Float32Array.from(e.mask.slice(1)));
+    inputTokens += datum.modelInput.length;
+  }
+  return { data, masks, trainedTokens, inputTokens };
+}
+
+/** Mean completion-token cross-entropy from the trainer's logprobs (backend-independent). */
+export function meanCrossEntropy(
+  logprobs: readonly Float32Array[],
+  masks: readonly Float32Array[],
+) {
+  let nll = 0;
+  let tokens = 0;
+  logprobs.forEach((logp, i) => {
+    const mask = masks[i]!;
+    for (let t = 0; t < mask.length; t++) {
+      nll -= mask[t]! * logp[t]!;
+      tokens += mask[t]!;
+    }
+  });
+  return tokens === 0 ? NaN : nll / tokens;
+}
+
+async function sftStep(
+  ctx: ExecutorContext,
+  spec: SftSpec,
+  model: TrainerModel,
+  pools: WeightedPool<SftExample>[],
+  step: number,
+): Promise<StepMetrics> {
+  const timer = new PhaseTimer();
+  const drawn = drawMixBatch(pools, spec.batchSize, stepRng(spec.seed, 'sft', step));
+  const maxTokens = Math.min(spec.maxSeqLen, maxContextTokens(ctx.resources));
+  const reduction = ctx.resources.trainer.capabilities.reduction;
+  const batch = sftBatch(
+    drawn.map((d) => d.item),
+    maxTokens,
+    reduction,
+  );
+  const { result, optim } = await timer.time('train', async () => {
+    const result = await model.forwardBackward(batch.data, 'cross_entropy');
+    const optim = await model.optimStep(adamParams(spec));
+    return { result, optim };
+  });
+  const trainSeconds = timer.get('train');
+  return {
+    [METRIC.loss]: meanCrossEntropy(result.logprobs, batch.masks),
+    [METRIC.gradNorm]: optim.gradNorm,
+    [METRIC.trainedTokens]: batch.trainedTokens,
+    [METRIC.tokensPerSecond]: trainSeconds > 0 ? batch.inputTokens / trainSeconds : null,
+    [METRIC.learningRate]: spec.optimizer.learningRate,
+    ...timer.metrics(),
+  };
+}
+
+export async function runSft(ctx: ExecutorContext): Promise<ExecutorResult> {
+  const spec = ctx.spec as SftSpec;
+  const catalog = catalogOf(ctx.resources);
+  const pools = mixPools(catalog, spec.data.mix, 'sft', (s) => catalog.sft(s));
+  const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
+  const loop = await runTrainingLoop({
+    ctx,
+    model,
+    doneSteps,
+    totalSteps: spec.steps,
+    checkpointInterval: spec.checkpointInterval,
+    runStep: (step) => sftStep(ctx, spec, model, pools, step),
+  });
+  return {
+    summary: {
+      steps: loop.lastStep,
+      finalLoss: loop.lastMetrics[METRIC.loss] ?? null,
+      checkpointPath: loop.checkpointPath,
+    },
+    finalCheckpoint: loop.checkpointPath,
+    stopped: loop.stopped,
+  };
+}

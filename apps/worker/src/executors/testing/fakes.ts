@@ -1,0 +1,183 @@
+// Test doubles for the executors' unit tests: hand-built rollouts, a scripted inference
+// engine, an in-memory ExecutorContext (the store is tested elsewhere) and a trainer model
+// whose logprobs are a fixed function of the sampler's, so every number is hand-checkable.
+import {
+  ByteTokenizer,
+  type AdamParams,
+  type Datum,
+  type ForwardResult,
+  type InferenceEngine,
+  type LossFn,
+  type OptimStepResult,
+  type SampledSequence,
+  type SampleRequest,
+  type SamplerWeights,
+  type TrainerModel,
+} from '@anneal/engines';
+import { createToolCallFormat, type Rollout, type ToolCallFormat } from '@anneal/envs';
+import type { RunSpec } from '@anneal/protocol';
+import type { ExecutorContext, RunResources } from '../types.ts';
+
+export const format: ToolCallFormat = createToolCallFormat(new ByteTokenizer());
+
+/** A rollout: prompt tokens, then segments that are generated (mask 1) or tool output (0). */
+export function rollout(
+  prompt: readonly number[],
+  segments: ReadonlyArray<{ tokens: readonly number[]; generated: boolean; logprob?: number }>,
+  extra: Partial<Rollout> = {},
+): Rollout {
+  const tokens = [...prompt];
+  const lossMask = prompt.map(() => 0);
+  const logprobs = prompt.map(() => 0);
+  for (const s of segments) {
+    tokens.push(...s.tokens);
+    lossMask.push(...s.tokens.map(() => (s.generated ? 1 : 0)));
+    logprobs.push(...s.tokens.map(() => (s.generated ? (s.logprob ?? -1) : 0)));
+  }
+  return {
+    tokens,
+    promptLength: prompt.length,
+    lossMask,
+    logprobs,
+    generatedTokens: lossMask.reduce((a, m) => a + m, 0),
+    toolCalls: 0,
+    toolErrors: 0,
+    refusedCalls: 0,
+    calls: [],
+    answer: null,
+    finish: 'answer',
+    truncated: false,
+    ...extra,
+  };
+}
+
+/** Answers every request with `<|answer|>{text}<|eos|>`; counts requests. */
+export class ScriptedInference implements InferenceEngine {
+  readonly requests: SampleRequest[] = [];
+  readonly loaded: SamplerWeights[] = [];
+  constructor(private readonly text: (request: SampleRequest, k: number) => string) {}
+
+  sample(request: SampleRequest): Promise<SampledSequence[]> {
+    this.requests.push(request);
+    return Promise.resolve(
+      Array.from({ length: request.n }, (_, k) => {
+        const tokens = [
+          format.ids.answer,
+          ...format.tokenizer.encode(this.text(request, k)),
+          format.ids.eos,
+        ];
+        return { tokens, logprobs: tokens.map(() => -0.5), finishReason: 'stop' as const };
+      }),
+    );
+  }
+
+  loadWeights(weights: SamplerWeights): Promise<void> {
+    this.loaded.push(weights);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** π_train = μ_infer + shift at every target whose `logprobs` input is nonzero. */
+export class ShiftedTrainerModel implements TrainerModel {
+  readonly id = 'fake-model';
+  readonly calls: Array<{
+    kind: 'forward' | 'forwardBackward';
+    data: readonly Datum[];
+    lossFn: LossFn;
+  }> = [];
+  readonly saved: string[] = [];
+  optimSteps = 0;
+
+  constructor(
+    private readonly shift: number,
+    private readonly gradNorm: number | null = 1.5,
+  ) {}
+
+  private result(data: readonly Datum[]): ForwardResult {
+    const logprobs = data.map((d) => {
+      const infer = d.lossFnInputs['logprobs'];
+      const out = new Float32Array(d.modelInput.length);
+      for (let t = 0; t < out.length; t++) out[t] = (infer?.[t] ?? 0) + this.shift;
+      return out;
+    });
+    return { logprobs, metrics: {} };
+  }
+
+  forward(data: readonly Datum[], lossFn: LossFn): Promise<ForwardResult> {
+    this.calls.push({ kind: 'forward', data, lossFn });
+    return Promise.resolve(this.result(data));
+  }
+
+  forwardBackward(data: readonly Datum[], lossFn: LossFn): Promise<ForwardResult> {
+    this.calls.push({ kind: 'forwardBackward', data, lossFn });
+    return Promise.resolve(this.result(data));
+  }
+
+  optimStep(_params: AdamParams): Promise<OptimStepResult> {
+    this.optimSteps++;
+    return Promise.resolve({ gradNorm: this.gradNorm, metrics: {} });
+  }
+
+  saveWeights(name: string): Promise<string> {
+    this.saved.push(name);
+    return Promise.resolve(`mem://${name}`);
+  }
+
+  loadWeights(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  saveWeightsForSampler(name: string): Promise<SamplerWeights> {
+    return Promise.resolve({ name, path: `mem://sampler/${name}` });
+  }
+}
+
+export interface MemoryContext extends ExecutorContext {
+  readonly steps: Map<number, Record<string, number | null>>;
+  readonly commitOrder: number[];
+  readonly checkpoints: Array<{ step: number; path: string }>;
+  readonly controller: AbortController;
+}
+
+/** An ExecutorContext keeping step records in memory, idempotent by step like the store. */
+export function memoryContext(
+  spec: RunSpec,
+  resources: RunResources,
+  options: {
+    resumeFrom?: ExecutorContext['resumeFrom'];
+    runId?: string;
+    onCommit?: (step: number, ctx: MemoryContext) => void;
+  } = {},
+): MemoryContext {
+  const steps = new Map<number, Record<string, number | null>>();
+  const commitOrder: number[] = [];
+  const checkpoints: Array<{ step: number; path: string }> = [];
+  const controller = new AbortController();
+  const ctx: MemoryContext = {
+    runId: options.runId ?? 'run_01JTEST0000000000000000000',
+    spec,
+    resources,
+    resumeFrom: options.resumeFrom ?? null,
+    artifactDir: '/nonexistent',
+    stopSignal: controller.signal,
+    steps,
+    commitOrder,
+    checkpoints,
+    controller,
+    commitStep(step, metrics) {
+      commitOrder.push(step);
+      if (!steps.has(step)) steps.set(step, { ...metrics });
+      options.onCommit?.(step, ctx);
+      return Promise.resolve();
+    },
+    recordCheckpoint(step, path) {
+      checkpoints.push({ step, path });
+      return Promise.resolve();
+    },
+  };
+  return ctx;
+}
