@@ -46,4 +46,4 @@ EXPOSE 9464
 # On SIGTERM the worker stops taking runs, checkpoints at a step boundary and exits; give it
 # the time to (stop_grace_period in compose, terminationGracePeriodSeconds in Kubernetes).
 STOPSIGNAL SIGTERM
-CMD ["node", "--import", "tsx", "apps/cli/src/main.ts", "worker"]
+CMD ["node", "--import", "tsx", "apps/worker/src/main.ts"]

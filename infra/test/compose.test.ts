@@ -45,7 +45,12 @@ describe('docker-compose.yml', () => {
     const worker = service('worker');
     expect(worker.container_name).toBeUndefined();
     expect(worker.ports ?? []).toEqual([]);
-    expect(durationSeconds(worker.stop_grace_period ?? '10s')).toBeGreaterThanOrEqual(300);
+    const stopGrace = durationSeconds(worker.stop_grace_period ?? '10s');
+    expect(stopGrace).toBeGreaterThanOrEqual(300);
+    // the worker must give up on its own before compose kills it
+    const ownGrace = Number(worker.environment!['ANNEAL_SHUTDOWN_GRACE_SECONDS']);
+    expect(ownGrace).toBeGreaterThan(0);
+    expect(ownGrace).toBeLessThan(stopGrace);
     for (const [name, s] of Object.entries(compose.services)) {
       expect(s.container_name, `${name} sets container_name`).toBeUndefined();
     }

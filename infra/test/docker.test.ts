@@ -40,10 +40,14 @@ describe.each(apps)('infra/docker/%s.Dockerfile', (app, port) => {
     );
   });
 
-  it('runs the sources with node --import tsx, through a CLI command that exists', () => {
+  it('runs the sources with node --import tsx: an app entry, or a CLI command that exists', () => {
     expect(cmd.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
     const entry = cmd[3]!;
     expect(existsSync(path.join(REPO_ROOT, entry)), entry).toBe(true);
+    if (entry !== 'apps/cli/src/main.ts') {
+      expect(entry).toBe(`apps/${app}/src/main.ts`);
+      return;
+    }
     const command = cmd[4]!;
     const commandsDir = path.join(REPO_ROOT, 'apps/cli/src/commands');
     const sources = readdirSync(commandsDir)
