@@ -2,7 +2,9 @@
 // `register(program)`; this file only wires them.
 import { Command } from 'commander';
 import { register as registerData } from './commands/data.ts';
+import { register as registerControlPlane } from './commands/control-plane.ts';
 import { register as registerReward } from './commands/reward.ts';
+import { register as registerRuns } from './commands/runs.ts';
 
 const program = new Command('anneal')
   .description('Anneal: RL post-training orchestrator (SFT -> reward model -> GRPO -> eval)')
@@ -14,5 +16,7 @@ const program = new Command('anneal')
 
 registerData(program);
 registerReward(program);
+registerControlPlane(program);
+registerRuns(program);
 
 await program.parseAsync(process.argv);

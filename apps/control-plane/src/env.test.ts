@@ -6,7 +6,7 @@ describe('parseEnv', () => {
     const env = parseEnv({ ANNEAL_PORT: '9000', UNRELATED: 'x' });
     expect(env.ANNEAL_PORT).toBe(9000);
     expect(env.REDIS_URL).toBe('redis://127.0.0.1:6379');
-    expect(env.ANNEAL_REDIS_PREFIX).toBe('{anneal}');
+    expect(env.ANNEAL_KEY_PREFIX).toBe('{anneal}');
     expect(env.ANNEAL_CONFIG).toBeUndefined();
     expect(Object.isFrozen(env)).toBe(true);
     expect('UNRELATED' in env).toBe(false);
@@ -14,7 +14,7 @@ describe('parseEnv', () => {
 
   it('names the bad variable', () => {
     expect(() => parseEnv({ ANNEAL_PORT: 'eighty' })).toThrow(/ANNEAL_PORT/);
-    expect(() => parseEnv({ ANNEAL_REDIS_PREFIX: 'anneal' })).toThrow(/ANNEAL_REDIS_PREFIX/);
+    expect(() => parseEnv({ ANNEAL_KEY_PREFIX: 'anneal' })).toThrow(/ANNEAL_KEY_PREFIX/);
     expect(() => parseEnv({ ANNEAL_TOKEN: 'short' })).toThrow(/ANNEAL_TOKEN/);
   });
 });

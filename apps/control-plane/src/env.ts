@@ -8,7 +8,7 @@ export const ControlPlaneEnv = Type.Object({
   ANNEAL_HOST: Type.String({ default: '127.0.0.1', description: 'Interface to listen on.' }),
   ANNEAL_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
-  ANNEAL_REDIS_PREFIX: Type.String({ pattern: '^\\{[^{}]+\\}', default: '{anneal}' }),
+  ANNEAL_KEY_PREFIX: Type.String({ pattern: '^\\{[^{}]+\\}', default: '{anneal}' }),
   ANNEAL_CONFIG: Type.Optional(
     Type.String({ minLength: 1, description: 'Operator config YAML; absent = local mode.' }),
   ),

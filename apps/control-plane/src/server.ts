@@ -1,5 +1,5 @@
 // startControlPlane: env -> operator config -> Redis -> reconcile -> buildApp -> listen.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createLogger } from '@anneal/telemetry';
 import { createPoolQueues, createStoreContext } from '@anneal/store';
@@ -22,6 +22,8 @@ export interface StartOptions {
   env: ControlPlaneEnv;
   /** Already-loaded operator config (else loaded from env). */
   operator?: LoadedOperatorConfig;
+  /** Default: JSON lines on stdout at env.ANNEAL_LOG_LEVEL. */
+  logger?: FastifyBaseLogger;
 }
 
 function redisClient(url: string): Redis {
@@ -39,7 +41,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
   const redis = redisClient(env.REDIS_URL);
   const blockingClients = new Set<Redis>();
   try {
-    const store = createStoreContext(redis, env.ANNEAL_REDIS_PREFIX);
+    const store = createStoreContext(redis, env.ANNEAL_KEY_PREFIX);
     const queues = createPoolQueues(redis, store.prefix);
     await reconcile(store, queues, loaded.operator);
     await queues.close();
@@ -50,7 +52,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
   const app = await buildApp({
     operator: loaded.operator,
     redis,
-    prefix: env.ANNEAL_REDIS_PREFIX,
+    prefix: env.ANNEAL_KEY_PREFIX,
     createBlockingClient: () => {
       const client = redisClient(env.REDIS_URL);
       blockingClients.add(client);
@@ -61,7 +63,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
       bodyLimitBytes: env.ANNEAL_BODY_LIMIT_BYTES,
       workerTtlSeconds: env.ANNEAL_WORKER_TTL_SECONDS,
     },
-    logger: createLogger({ name: 'control-plane', level: env.ANNEAL_LOG_LEVEL }),
+    logger: options.logger ?? createLogger({ name: 'control-plane', level: env.ANNEAL_LOG_LEVEL }),
   });
   await app.listen({ host: env.ANNEAL_HOST, port: env.ANNEAL_PORT });
   const address = app.server.address();

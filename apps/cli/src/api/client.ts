@@ -1,0 +1,96 @@
+// A thin REST client for the control plane (fetch). ANNEAL_URL and ANNEAL_TOKEN come from the
+// environment the command parsed; problem+json errors become ApiError with code and issues.
+export interface Problem {
+  code: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: Array<{ path: string; message: string; line?: number }>;
+}
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(`${problem.title} (${problem.code})${problem.detail ? `: ${problem.detail}` : ''}`);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ApiClientOptions {
+  url: string;
+  token?: string;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  body: T;
+}
+
+export class ApiClient {
+  constructor(private readonly options: ApiClientOptions) {}
+
+  get url(): string {
+    return this.options.url;
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    init: { body?: string; contentType?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    if (init.body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.options.url), {
+        method,
+        headers,
+        ...(init.body !== undefined && { body: init.body }),
+      });
+    } catch (error) {
+      const cause =
+        (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      throw new Error(`cannot reach the control plane at ${this.options.url} (${cause})`, {
+        cause: error,
+      });
+    }
+    const text = await response.text();
+    const body = text ? (JSON.parse(text) as unknown) : undefined;
+    if (response.status >= 400) {
+      const problem = body as Partial<Problem> | undefined;
+      throw new ApiError({
+        code: problem?.code ?? `HTTP_${response.status}`,
+        title: problem?.title ?? response.statusText,
+        status: response.status,
+        ...(problem?.detail !== undefined && { detail: problem.detail }),
+        ...(problem?.errors !== undefined && { errors: problem.errors }),
+      });
+    }
+    return { status: response.status, body: body as T };
+  }
+}
+
+export function clientFromEnv(env: Readonly<Record<string, string | undefined>>): ApiClient {
+  return new ApiClient({
+    url: env.ANNEAL_URL || 'http://127.0.0.1:8080',
+    ...(env.ANNEAL_TOKEN && { token: env.ANNEAL_TOKEN }),
+  });
+}
+
+/** One line per issue: `error: Run spec is invalid (ANNEAL_ERR_…)` then `  /path (line n): msg`. */
+export function formatApiError(error: unknown): string {
+  if (error instanceof ApiError) {
+    const { problem } = error;
+    const lines = [`error: ${problem.title} (${problem.code})`];
+    if (problem.errors && problem.errors.length > 0) {
+      for (const issue of problem.errors) {
+        const line = issue.line === undefined ? '' : ` (line ${issue.line})`;
+        lines.push(`  ${issue.path || '(document)'}${line}: ${issue.message}`);
+      }
+    } else if (problem.detail) {
+      lines.push(`  ${problem.detail}`);
+    }
+    return lines.join('\n');
+  }
+  return `error: ${(error as Error).message}`;
+}

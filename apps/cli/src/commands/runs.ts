@@ -1,0 +1,161 @@
+// `anneal submit FILE` and `anneal runs ls|get|cancel`: thin REST client commands
+// (ANNEAL_URL, ANNEAL_TOKEN).
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { RunResource } from '@anneal/protocol';
+import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+
+async function withClient(action: (client: ApiClient) => Promise<void>): Promise<void> {
+  try {
+    await action(clientFromEnv(process.env));
+  } catch (error) {
+    process.stderr.write(`${formatApiError(error)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+function contentTypeOf(file: string, text: string): string {
+  if (/\.json$/i.test(file)) return 'application/json';
+  if (/\.ya?ml$/i.test(file)) return 'application/yaml';
+  return text.trimStart().startsWith('{') ? 'application/json' : 'application/yaml';
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function register(program: Command): void {
+  program
+    .command('submit')
+    .description('Submit a run spec (JSON or YAML); prints the run id')
+    .argument('<file>', 'run spec file, or - for stdin')
+    .option('--idempotency-key <key>', 'same key + same spec returns the same run')
+    .option('--json', 'print the whole run as JSON')
+    .action(
+      async (
+        file: string,
+        options: { idempotencyKey?: string; json?: boolean },
+        command: Command,
+      ) => {
+        let text: string;
+        try {
+          text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+        } catch (error) {
+          return command.error(`error: cannot read '${file}': ${(error as Error).message}`, {
+            exitCode: 2,
+          });
+        }
+        await withClient(async (client) => {
+          const { status, body: run } = await client.request<RunResource>('POST', '/v1/runs', {
+            body: text,
+            contentType: contentTypeOf(file, text),
+            ...(options.idempotencyKey && {
+              headers: { 'idempotency-key': options.idempotencyKey },
+            }),
+          });
+          process.stdout.write(options.json ? `${JSON.stringify(run, null, 2)}\n` : `${run.id}\n`);
+          if (status === 200)
+            process.stderr.write(`anneal: existing run ${run.id} (same Idempotency-Key)\n`);
+        });
+      },
+    );
+
+  const runs = program.command('runs').description('List, inspect and cancel runs');
+
+  runs
+    .command('ls')
+    .description('List runs of your tenant, newest first')
+    .option('--state <state>', 'queued | running | retrying | succeeded | failed | cancelled')
+    .option('--kind <kind>', 'sft | rm | grpo | eval')
+    .option('--label <key=value>', 'label filter (repeatable)', collect, [])
+    .option('--limit <n>', 'page size (1-200)', '50')
+    .option('--json', 'print the raw page as JSON')
+    .action(
+      async (options: {
+        state?: string;
+        kind?: string;
+        label: string[];
+        limit: string;
+        json?: boolean;
+      }) => {
+        await withClient(async (client) => {
+          const query = new URLSearchParams({ limit: options.limit });
+          if (options.state) query.set('state', options.state);
+          if (options.kind) query.set('kind', options.kind);
+          for (const label of options.label) query.append('label', label);
+          const { body } = await client.request<{ runs: RunResource[]; nextCursor: string | null }>(
+            'GET',
+            `/v1/runs?${query}`,
+          );
+          if (options.json) {
+            process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+            return;
+          }
+          const rows = body.runs.map((r) => [
+            r.id,
+            r.kind,
+            r.state,
+            r.pool,
+            String(r.priority),
+            r.lastStep === undefined ? '-' : String(r.lastStep),
+            r.createdAt,
+          ]);
+          process.stdout.write(
+            `${table([['ID', 'KIND', 'STATE', 'POOL', 'PRIORITY', 'STEP', 'CREATED'], ...rows])}\n`,
+          );
+        });
+      },
+    );
+
+  runs
+    .command('get')
+    .description('Show a run (JSON), with its transitions')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      await withClient(async (client) => {
+        const { body } = await client.request<RunResource>(
+          'GET',
+          `/v1/runs/${encodeURIComponent(id)}`,
+        );
+        process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+      });
+    });
+
+  runs
+    .command('cancel')
+    .description('Cancel a run (at once if waiting, at the next step boundary if running)')
+    .argument('<id>', 'run id')
+    .option('--reason <text>', 'recorded in the run history')
+    .action(async (id: string, options: { reason?: string }) => {
+      await withClient(async (client) => {
+        const { status, body } = await client.request<RunResource>(
+          'POST',
+          `/v1/runs/${encodeURIComponent(id)}/cancel`,
+          { body: JSON.stringify(options.reason ? { reason: options.reason } : {}) },
+        );
+        process.stdout.write(
+          status === 202
+            ? `cancel requested ${body.id} (running; it stops at the next step boundary)\n`
+            : `cancelled ${body.id}\n`,
+        );
+      });
+    });
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
