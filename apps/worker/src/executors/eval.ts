@@ -45,6 +45,7 @@ export function evalMetrics(
     [METRIC.toolCallsPerRollout]: mean(rows.map((x) => x.r.toolCalls)),
     [METRIC.toolCallsNeedsSearch]: mean(search.map((x) => x.r.toolCalls)),
     [METRIC.toolCallsToolFree]: mean(toolFree.map((x) => x.r.toolCalls)),
+    [METRIC.toolCallsExecuted]: mean(rows.map((x) => x.r.toolCalls - x.r.refusedCalls)),
     [METRIC.responseTokens]: mean(rows.map((x) => x.r.generatedTokens)),
     [METRIC.answeredFraction]: mean(rows.map((x) => (x.r.answer === null ? 0 : 1))),
     [METRIC.examples]: rows.length,

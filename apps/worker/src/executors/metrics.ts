@@ -55,6 +55,8 @@ export const METRIC = {
   accuracyToolFree: 'accuracy/tool_free',
   toolCallsNeedsSearch: 'tool_calls_per_rollout/needs_search',
   toolCallsToolFree: 'tool_calls_per_rollout/tool_free', // lower is better (tool efficiency)
+  /** Calls that reached the backend (refused ones excluded): at most the budget. */
+  toolCallsExecuted: 'tool_calls_per_rollout/executed',
   answeredFraction: 'answered_fraction',
   examples: 'examples',
 } as const;

@@ -123,13 +123,15 @@ export async function runSft(ctx: ExecutorContext): Promise<ExecutorResult> {
     checkpointInterval: spec.checkpointInterval,
     runStep: (step) => sftStep(ctx, spec, model, pools, step),
   });
-  return {
-    summary: {
-      steps: loop.lastStep,
-      finalLoss: loop.lastMetrics[METRIC.loss] ?? null,
-      checkpointPath: loop.checkpointPath,
-    },
-    finalCheckpoint: loop.checkpointPath,
-    stopped: loop.stopped,
+  const summary: ExecutorResult['summary'] = {
+    steps: loop.lastStep,
+    finalLoss: loop.lastMetrics[METRIC.loss] ?? null,
+    checkpointPath: loop.checkpointPath,
   };
+  if (!loop.stopped) {
+    // Sampler weights of the final model, so an eval can serve it without a trainer.
+    const exported = await model.saveWeightsForSampler(`${ctx.runId}-sampler`);
+    summary['samplerWeightsPath'] = exported.path;
+  }
+  return { summary, finalCheckpoint: loop.checkpointPath, stopped: loop.stopped };
 }

@@ -25,10 +25,11 @@ export function shiftedDatum(
   return { modelInput: tokens.slice(0, -1), lossFnInputs };
 }
 
-/** A value-head datum scoring the whole sequence (Bradley–Terry, RECIPE §5). */
+/** A value-head datum scoring the whole sequence (Bradley–Terry, RECIPE §5); `label` r is
+ * aligned with model_input like every loss input (each value r). */
 export function scoreDatum(tokens: readonly number[], label?: number): Datum {
   if (tokens.length === 0) throw new RangeError('a scored sequence needs at least 1 token');
   const lossFnInputs: Datum['lossFnInputs'] = {};
-  if (label !== undefined) lossFnInputs['label'] = Float32Array.of(label);
+  if (label !== undefined) lossFnInputs['label'] = new Float32Array(tokens.length).fill(label);
   return { modelInput: [...tokens], lossFnInputs };
 }
