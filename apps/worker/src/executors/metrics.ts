@@ -44,6 +44,7 @@ export const METRIC = {
   truncatedRollouts: 'truncated_rollouts',
   rolloutTokens: 'rollout_tokens', // anneal_run_rollout_tokens_total (inc)
   trainedTokens: 'trained_tokens', // anneal_run_trained_tokens_total (inc)
+  /** sft/rm: trainer input tokens per train second; grpo: generated tokens per rollout second. */
   tokensPerSecond: 'tokens_per_second',
   stepSeconds: 'step_seconds',
   pairAccuracy: 'pair_accuracy', // rm: training batch pairs ranked as labelled

@@ -75,8 +75,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
     lastMetrics = metrics;
   }
   if (stopped && lastStep > checkpointStep) {
-    // Stopped between checkpoints: keep the finished steps (RECIPE-independent, ARCHITECTURE.md
-    // "resumes from its last checkpoint").
+    // Stopped between checkpoints: save the finished steps so the run resumes after them.
     checkpointPath = await model.saveWeights(checkpointName(ctx.runId, lastStep));
     await ctx.recordCheckpoint(lastStep, checkpointPath);
   }

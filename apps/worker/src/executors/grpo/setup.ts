@@ -34,8 +34,9 @@ export const servingNames = (runId: string) => ({
   reference: `${runId}-reference`,
 });
 
-export const samplerExportName = (runId: string, step: number) =>
-  `${runId}-sampler-${String(step).padStart(6, '0')}`;
+/** Sampler exports alternate between two names by step parity: the export being written never
+ * replaces the one being served, and a run keeps two exports on disk, not one per step. */
+export const samplerExportName = (runId: string, step: number) => `${runId}-sampler-${step % 2}`;
 
 async function referenceEngine(
   ctx: ExecutorContext,
