@@ -18,6 +18,7 @@ import {
   toWireForward,
   ValidationError,
 } from './server-wire.ts';
+import { FutureStore, HttpError, readJson } from './server-futures.ts';
 import { resolveTinkerPath, tinkerSamplerUri, tinkerWeightsUri } from './tinker-paths.ts';
 import type { EmbeddedTrainer } from './trainer.ts';
 import type { EmbeddedTrainerModel } from './trainer-model.ts';
@@ -34,20 +35,7 @@ export interface TrainerServerOptions {
   maxBodyBytes?: number;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    detail: string,
-  ) {
-    super(detail);
-  }
-}
-
 type Json = Record<string, unknown>;
-type Future =
-  | { state: 'pending'; at: number }
-  | { state: 'done'; at: number; result: unknown }
-  | { state: 'failed'; at: number; error: string };
 interface Hosted {
   model: EmbeddedTrainerModel;
   sessionId: string;
@@ -59,8 +47,7 @@ export class EmbeddedTrainerServer {
   private readonly server: Server;
   private readonly sessions = new Map<string, { lastSeen: number; models: Set<string> }>();
   private readonly models = new Map<string, Hosted>();
-  private readonly futures = new Map<string, Future>();
-  private readonly sequenced = new Map<string, { requestId: string; fingerprint: string }>();
+  private readonly futures = new FutureStore();
   private readonly sweeper: NodeJS.Timeout;
   private readonly sessionTimeoutMs: number;
   private readonly futureRetentionMs: number;
@@ -199,7 +186,7 @@ export class EmbeddedTrainerServer {
         });
       }
       case TINKER_ROUTES.retrieveFuture:
-        return this.retrieve(string(body, 'request_id'));
+        return this.futures.retrieve(string(body, 'request_id'));
       default:
         throw new HttpError(
           501,
@@ -251,7 +238,7 @@ export class EmbeddedTrainerServer {
       status: 'created',
       request_id: '',
     } satisfies Wire.CreateModelResponse;
-    response.request_id = this.settle(response);
+    response.request_id = this.futures.settled(response);
     return response;
   }
 
@@ -284,45 +271,15 @@ export class EmbeddedTrainerServer {
     });
   }
 
-  /** Starts op as a future; (model_id, seq_id) retries get the original request id, or 409. */
+  /** Starts op as a future of this request (idempotent per (model_id, seq_id)). */
   private enqueue(route: string, body: Json, op: () => Promise<unknown>): Wire.UntypedFuture {
-    const modelId = string(body, 'model_id');
     const seqId = optionalInteger(body, 'seq_id');
-    const fingerprint = `${route} ${JSON.stringify(body)}`;
-    const key = seqId === undefined ? undefined : `${modelId}#${seqId}`;
-    const previous = key === undefined ? undefined : this.sequenced.get(key);
-    if (previous) {
-      if (previous.fingerprint !== fingerprint)
-        throw new HttpError(
-          409,
-          `seq_id ${seqId} of model ${modelId} was already used with a different request`,
-        );
-      return { request_id: previous.requestId, status: 'pending', model_id: modelId };
-    }
-    const requestId = `r-${randomUUID()}`;
-    if (key !== undefined) this.sequenced.set(key, { requestId, fingerprint });
-    this.futures.set(requestId, { state: 'pending', at: Date.now() });
-    op().then(
-      (result) => this.futures.set(requestId, { state: 'done', at: Date.now(), result }),
-      (err: Error) =>
-        this.futures.set(requestId, { state: 'failed', at: Date.now(), error: err.message }),
+    return this.futures.start(
+      string(body, 'model_id'),
+      seqId,
+      `${route} ${JSON.stringify(body)}`,
+      op,
     );
-    return { request_id: requestId, status: 'pending', model_id: modelId };
-  }
-
-  private settle(result: unknown): string {
-    const requestId = `r-${randomUUID()}`;
-    this.futures.set(requestId, { state: 'done', at: Date.now(), result });
-    return requestId;
-  }
-
-  private retrieve(requestId: string): unknown {
-    const future = this.futures.get(requestId);
-    if (!future) throw new HttpError(404, `unknown request_id ${requestId}`);
-    if (future.state === 'pending')
-      throw new HttpError(408, `request ${requestId} is still pending`);
-    if (future.state === 'failed') throw new HttpError(400, future.error);
-    return future.result;
   }
 
   private session(id: string) {
@@ -343,12 +300,7 @@ export class EmbeddedTrainerServer {
   /** Expires silent sessions (releasing their models) and old finished futures. */
   private async sweep(): Promise<void> {
     const now = Date.now();
-    for (const [id, future] of this.futures) {
-      if (future.state !== 'pending' && now - future.at > this.futureRetentionMs)
-        this.futures.delete(id);
-    }
-    for (const [key, entry] of this.sequenced)
-      if (!this.futures.has(entry.requestId)) this.sequenced.delete(key);
+    this.futures.sweep(this.futureRetentionMs, now);
     for (const [id, session] of this.sessions) {
       if (now - session.lastSeen <= this.sessionTimeoutMs) continue;
       this.sessions.delete(id);
@@ -358,28 +310,4 @@ export class EmbeddedTrainerServer {
       }
     }
   }
-}
-
-function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(new HttpError(413, `request body exceeds ${limit} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch {
-        reject(
-          new ValidationError([{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }]),
-        );
-      }
-    });
-  });
 }
