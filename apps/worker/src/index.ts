@@ -10,6 +10,6 @@ export type {
   Executor,
   ExecutorContext,
   ExecutorResult,
-  ModelSource,
+  ResolvedModel,
   RunResources,
 } from './executors/types.ts';

@@ -3,13 +3,10 @@
 import type { ModelRef, OperatorConfig } from '@anneal/protocol';
 import { type StoreContext, getRun } from '@anneal/store';
 import { RunSetupError } from '../errors.ts';
-import type { ModelSource } from '../executors/types.ts';
+import type { ResolvedModel } from '../executors/types.ts';
 
-export interface ResolvedModel {
-  source: ModelSource;
-  /** Tokenizer name: `baseModels.<name>.tokenizer`, else the model id. */
-  tokenizer: string;
-}
+/** The seam's ResolvedModel with the tokenizer name always set (else the model id). */
+export type ModelWithTokenizer = ResolvedModel & { tokenizer: string };
 import { readRunOutcome } from './run-outcome.ts';
 
 /** Checkpoint chains (sft -> rm / grpo -> eval …) are short; a longer one is a cycle or a bug. */
@@ -41,7 +38,7 @@ async function checkpointOf(store: StoreContext, runId: string, tenant: string, 
   }
   const sampler = outcome.summary?.samplerWeightsPath;
   return {
-    checkpointPath: checkpoint,
+    checkpoint,
     ...(typeof sampler === 'string' && { samplerPath: sampler }),
     parent: (run.spec as { model?: ModelRef }).model,
   };
@@ -52,11 +49,11 @@ export async function resolveModel(
   config: OperatorConfig,
   model: ModelRef | undefined,
   tenant: string,
-): Promise<ResolvedModel> {
+): Promise<ModelWithTokenizer> {
   const source = model?.checkpoint?.run;
   if (source === undefined) {
     const base = baseModel(config, model?.base ?? config.defaults.baseModel, '/model/base');
-    return { source: { label: base.name, baseModel: base.model }, tokenizer: base.tokenizer };
+    return { label: base.name, baseModel: base.model, tokenizer: base.tokenizer, checkpoint: null };
   }
   const field = '/model/checkpoint/run';
   const weights = await checkpointOf(store, source, tenant, field);
@@ -72,5 +69,5 @@ export async function resolveModel(
   }
   const base = baseModel(config, ref?.base ?? config.defaults.baseModel, `${field} (${source})`);
   const { parent: _parent, ...paths } = weights;
-  return { source: { label: source, baseModel: base.model, ...paths }, tokenizer: base.tokenizer };
+  return { label: source, baseModel: base.model, tokenizer: base.tokenizer, ...paths };
 }

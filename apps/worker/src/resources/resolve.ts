@@ -14,7 +14,7 @@ import { type StoreContext, getRun } from '@anneal/store';
 import type { Logger, TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
-import type { ModelSource, RunResources } from '../executors/types.ts';
+import type { ResolvedModel, RunResources } from '../executors/types.ts';
 import { loadCorpus } from './corpus.ts';
 import type { EngineCache } from './engine-cache.ts';
 import type { EngineFactories } from './factories.ts';
@@ -25,6 +25,7 @@ import {
   instrumentTrainer,
 } from './instrument.ts';
 import { resolveModel } from './model-ref.ts';
+import { readRunOutcome } from './run-outcome.ts';
 import { missingInference, missingTrainer } from './unavailable.ts';
 
 export interface ResolverDeps {
@@ -72,12 +73,7 @@ export class ResourceResolver {
     const { config, store, factories } = this.deps;
     const operator = config.operatorConfig;
     const spec = run.spec;
-    const { source: model, tokenizer } = await resolveModel(
-      store,
-      operator,
-      spec.model,
-      run.tenant,
-    );
+    const model = await resolveModel(store, operator, spec.model, run.tenant);
     const inferenceName = endpointName(spec, operator, 'inference');
     const trainerName = endpointName(spec, operator, 'trainer');
     const rewardName = endpointName(spec, operator, 'rewardModel');
@@ -89,12 +85,12 @@ export class ResourceResolver {
       searchName ? this.search(searchName) : undefined,
     ]);
     return {
-      tokenizer: factories.tokenizer(tokenizer),
+      tokenizer: factories.tokenizer(model.tokenizer),
       inference,
       trainer,
       model,
       ...(rewardScorer && { rewardScorer }),
-      ...(search && { search: { backend: search } }),
+      ...(search && { search }),
     };
   }
 
@@ -102,7 +98,7 @@ export class ResourceResolver {
     return path.join(this.deps.config.artifactDir, 'engines', name);
   }
 
-  private inference(name: string, model: ModelSource): Promise<InferenceEngine> {
+  private inference(name: string, model: ResolvedModel): Promise<InferenceEngine> {
     const { config, factories, cache, telemetry } = this.deps;
     const entry = entryOf(config.operatorConfig, 'inference', name, '/endpoints/inference');
     return cache.get(`inference:${name}`, async () => {
@@ -158,18 +154,16 @@ export class ResourceResolver {
       source = { name, path: entry.path, executionProvider: entry.executionProvider };
     } else {
       const rm = await getRun(store, entry.run, { tenant });
-      if (!rm || rm.state !== 'succeeded' || !rm.checkpoint?.path) {
+      const path =
+        rm && ((await readRunOutcome(store, rm.id)).finalCheckpoint ?? rm.checkpoint?.path);
+      if (!rm || rm.state !== 'succeeded' || !path) {
         throw new RunSetupError(
-          `reward model '${name}': rm run ${entry.run} ${rm ? `is ${rm.state}` : 'does not exist'}; ` +
-            'it must have succeeded with a final checkpoint',
+          `reward model '${name}': rm run ${entry.run} ${rm ? `is ${rm.state}` : 'does not exist'}` +
+            (path ? '' : ' without a final checkpoint') +
+            '; it must have succeeded with one',
         );
       }
-      source = {
-        name,
-        path: rm.checkpoint.path,
-        executionProvider: 'cpu' as const,
-        fromRun: rm.id,
-      };
+      source = { name, path, executionProvider: 'cpu' as const, fromRun: rm.id };
     }
     return cache.get(`reward:${name}:${source.path}`, async () =>
       instrumentRewardScorer(await factories.rewardModel(source), telemetry),

@@ -1,0 +1,36 @@
+// Spawns the real worker process (`node --import tsx apps/worker/src/main.ts`) for process-level
+// tests (kill -9, SIGTERM, bad env). Executors come from the TEST ONLY ANNEAL_TEST_EXECUTORS hook.
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = path.resolve(here, '../../..');
+const MAIN = path.join(REPO_ROOT, 'apps/worker/src/main.ts');
+export const TEST_EXECUTORS = path.join(here, 'fixtures/executors.ts');
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or the signal name). */
+  exited: Promise<number | string>;
+}
+
+export function spawnWorker(env: Record<string, string>): WorkerProcess {
+  // The test runner's own ANNEAL_* settings must not leak into the worker under test.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('ANNEAL_')),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: REPO_ROOT,
+    env: { ...inherited, ANNEAL_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  return { child, output: () => output, exited };
+}
