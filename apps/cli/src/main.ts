@@ -5,6 +5,7 @@ import { register as registerData } from './commands/data.ts';
 import { register as registerControlPlane } from './commands/control-plane.ts';
 import { register as registerReward } from './commands/reward.ts';
 import { register as registerRuns } from './commands/runs.ts';
+import { register as registerWorker } from './commands/worker.ts';
 
 const program = new Command('anneal')
   .description('Anneal: RL post-training orchestrator (SFT -> reward model -> GRPO -> eval)')
@@ -18,5 +19,6 @@ registerData(program);
 registerReward(program);
 registerControlPlane(program);
 registerRuns(program);
+registerWorker(program);
 
 await program.parseAsync(process.argv);
