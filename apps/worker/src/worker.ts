@@ -27,7 +27,8 @@ import { startMetricsServer } from './metrics/server.ts';
 import { pushgatewayUrl, startPushgateway } from './metrics/pushgateway.ts';
 import { EngineCache } from './resources/engine-cache.ts';
 import { type EngineFactories, defaultEngineFactories } from './resources/factories.ts';
-import { ResourceResolver } from './resources/resolve.ts';
+import { defaultEmbeddedEngines } from './resources/embedded.ts';
+import { ResourceResolver, embeddedTrainerDirs } from './resources/resolve.ts';
 import { ActiveRuns } from './runtime/active-runs.ts';
 import { subscribeWorkerControl } from './runtime/control.ts';
 import { startHeartbeat } from './runtime/heartbeat.ts';
@@ -71,8 +72,9 @@ export async function startWorker(
   const module = options.executors
     ? { EXECUTORS: options.executors }
     : await loadExecutorModule(config);
+  const embedded = defaultEmbeddedEngines({ trainerDirs: embeddedTrainerDirs(config) });
   const factories = {
-    ...defaultEngineFactories(),
+    ...defaultEngineFactories(embedded),
     ...module.ENGINE_FACTORIES,
     ...options.factories,
   };

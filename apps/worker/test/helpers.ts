@@ -12,7 +12,6 @@ import {
   createStoreContext,
   createRun,
   enqueueRun,
-  markEnqueued,
   type PoolQueues,
 } from '@anneal/store';
 import { noopLogger } from '@anneal/telemetry';
@@ -68,7 +67,6 @@ export async function testEnv(operatorConfig?: OperatorConfig): Promise<TestEnv>
       if (created.status !== 'created') throw new Error(`createRun: ${created.status}`);
       if (options.enqueue !== false) {
         await enqueueRun(queues.get(spec.pool), { id: created.run.id, priority: spec.priority });
-        await markEnqueued(store, created.run.id);
       }
       return created.run.id;
     },
@@ -85,6 +83,7 @@ export async function testEnv(operatorConfig?: OperatorConfig): Promise<TestEnv>
           metrics: { port: 0, host: '127.0.0.1', runSeriesGraceSeconds: 0 },
           ...input,
         }),
+        // `executors: undefined` = the real executors (`./executors/index.ts`).
         { executors: EXECUTORS, factories: STUB_FACTORIES, logger: noopLogger, ...options },
       );
       workers.push(handle);

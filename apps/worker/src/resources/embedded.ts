@@ -2,14 +2,23 @@
 // embedded trainer served over the Tinker-compatible HTTP subset in-process (the worker talks
 // to it with the production Tinker client over real HTTP), and the ONNX reward scorer.
 // `defaultEmbeddedEngines` is the single place that binds them to @anneal/engines.
-import type {
-  InferenceEngine,
-  RewardScorer,
-  TinkerEvent,
-  TrainerCapabilities,
-  TrainerEngine,
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import {
+  DEFAULT_BASE_MODEL,
+  DEFAULT_MODEL_CONFIG,
+  EmbeddedInferenceEngine,
+  EmbeddedTrainer,
+  EmbeddedTrainerServer,
+  OnnxRewardScorer,
+  TinkerTrainerEngine,
+  resolveTinkerPath,
+  type InferenceEngine,
+  type RewardScorer,
+  type TinkerEvent,
+  type TrainerCapabilities,
+  type TrainerEngine,
 } from '@anneal/engines';
-import { RunSetupError } from '../errors.ts';
 import type { RewardModelSource } from './factories.ts';
 
 export interface EmbeddedEngines {
@@ -25,18 +34,59 @@ export interface EmbeddedEngines {
   rewardModel(source: RewardModelSource): Promise<RewardScorer>;
 }
 
-function unavailable(what: string): never {
-  throw new RunSetupError(
-    `the embedded ${what} is not available in this build of @anneal/engines; ` +
-      'configure a vllm/tinker endpoint in the operator config (ANNEAL_CONFIG)',
-  );
-}
+const { head: _head, ...TINY_BACKBONE } = DEFAULT_MODEL_CONFIG;
+/** Base-model ids the embedded trainer knows; `embedded:tiny` is the local config's name. */
+const EMBEDDED_BASE_MODELS = {
+  [DEFAULT_BASE_MODEL]: TINY_BACKBONE,
+  'embedded:tiny': TINY_BACKBONE,
+};
+export const EMBEDDED_MODEL_IDS: readonly string[] = Object.keys(EMBEDDED_BASE_MODELS);
 
-/** Binds the embedded engines of @anneal/engines (what it exports today). */
-export function defaultEmbeddedEngines(): EmbeddedEngines {
+/**
+ * `trainerDirs`: artifact directories of the embedded trainer endpoints. Sampler weights and
+ * checkpoints are `tinker://<model_id>/…` paths; the sampler and the reward scorer find them
+ * there — also ones written by an earlier process (a resumed run), when the directory persists.
+ */
+export function defaultEmbeddedEngines(options: {
+  trainerDirs: readonly string[];
+}): EmbeddedEngines {
+  const resolvePath = (uri: string): string => {
+    if (!uri.startsWith('tinker://')) return uri;
+    const candidates = options.trainerDirs.map((dir) => resolveTinkerPath(dir, uri));
+    return candidates.find((file) => existsSync(file)) ?? candidates[0] ?? uri;
+  };
   return {
-    inference: async () => unavailable('inference engine'),
-    trainer: async () => unavailable('trainer'),
-    rewardModel: async () => unavailable('reward model scorer'),
+    inference: async () => new EmbeddedInferenceEngine({ resolvePath }),
+    async trainer({ name, capabilities, artifactDir, onEvent }) {
+      const trainer = new EmbeddedTrainer({ artifactDir, baseModels: EMBEDDED_BASE_MODELS });
+      // Loopback only; the key keeps other local processes from driving this trainer.
+      const apiKey = randomBytes(16).toString('hex');
+      const server = new EmbeddedTrainerServer(trainer, { apiKey });
+      try {
+        const baseUrl = await server.listen(0, '127.0.0.1');
+        const client = await TinkerTrainerEngine.connect(
+          { name, baseUrl, apiKey, capabilities },
+          { onEvent },
+        );
+        return {
+          capabilities: client.capabilities,
+          createModel: (o) => client.createModel(o),
+          async close() {
+            await client.close();
+            await server.close();
+            await trainer.close();
+          },
+        };
+      } catch (error) {
+        await server.close().catch(() => undefined);
+        await trainer.close();
+        throw error;
+      }
+    },
+    rewardModel: (source) =>
+      OnnxRewardScorer.create({
+        modelPath: resolvePath(source.path),
+        executionProvider: source.executionProvider,
+      }),
   };
 }

@@ -16,7 +16,7 @@ import {
 } from '@anneal/engines';
 import { SearxngBackend, type SearchBackend } from '@anneal/envs';
 import { RunSetupError } from '../errors.ts';
-import { defaultEmbeddedEngines, type EmbeddedEngines } from './embedded.ts';
+import { EMBEDDED_MODEL_IDS, type EmbeddedEngines } from './embedded.ts';
 
 /** Where a reward model's weights come from. */
 export interface RewardModelSource {
@@ -48,16 +48,15 @@ export interface EngineFactories {
 
 /** Tokenizers this worker ships: the byte-level tokenizer of the embedded models. */
 export function builtinTokenizer(name: string): Tokenizer {
-  if (name === 'byte' || name.startsWith('embedded:')) return new ByteTokenizer();
+  if (name === 'byte' || EMBEDDED_MODEL_IDS.includes(name)) return new ByteTokenizer();
   throw new RunSetupError(
-    `tokenizer '${name}' is not available in this worker (available: byte, embedded:*); ` +
+    `tokenizer '${name}' is not available in this worker (available: byte, ${EMBEDDED_MODEL_IDS.join(', ')}); ` +
       'set baseModels.<name>.tokenizer in the operator config',
   );
 }
 
 /** Production factories: the HTTP clients of @anneal/engines, embedded engines in-process. */
-export function defaultEngineFactories(embedded?: EmbeddedEngines): EngineFactories {
-  const local = embedded ?? defaultEmbeddedEngines();
+export function defaultEngineFactories(local: EmbeddedEngines): EngineFactories {
   return {
     vllm: (config, onEvent) => new VllmInferenceEngine(config, { onEvent }),
     tinker: (config, onEvent) => TinkerTrainerEngine.connect(config, { onEvent }),

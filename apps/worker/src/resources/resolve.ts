@@ -62,6 +62,18 @@ function endpointName(spec: RunSpec, config: OperatorConfig, key: keyof RunSpec[
   return spec.endpoints[key] ?? (used ? config.defaults[key] : undefined);
 }
 
+/** Where an engine endpoint keeps its files (an embedded trainer's checkpoints and exports). */
+export function engineDir(artifactDir: string, endpoint: string): string {
+  return path.join(artifactDir, 'engines', endpoint);
+}
+
+/** Artifact directories of the operator config's embedded trainer endpoints. */
+export function embeddedTrainerDirs(config: Readonly<WorkerConfig>): string[] {
+  return Object.entries(config.operatorConfig.trainers)
+    .filter(([, entry]) => entry.type === 'embedded')
+    .map(([name]) => engineDir(config.artifactDir, name));
+}
+
 export class ResourceResolver {
   private readonly sinks;
 
@@ -95,7 +107,7 @@ export class ResourceResolver {
   }
 
   private engineDir(name: string): string {
-    return path.join(this.deps.config.artifactDir, 'engines', name);
+    return engineDir(this.deps.config.artifactDir, name);
   }
 
   private inference(name: string, model: ResolvedModel): Promise<InferenceEngine> {
