@@ -2,6 +2,7 @@
 // run slots, registry heartbeats, cancel/drain control, /metrics — and returns a handle whose
 // close() is the graceful shutdown (SIGTERM): stop taking runs, bring current runs to a step
 // boundary, hand them back, exit within the grace period.
+import { hostname } from 'node:os';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { poolQueueName } from '@anneal/protocol';
@@ -127,6 +128,12 @@ export async function startWorker(
     telemetry: events,
     logger,
     accepting: () => !state.draining && !state.shuttingDown,
+    pendingStop: () =>
+      state.shuttingDown
+        ? { kind: 'release', reason: `worker ${workerId} shutting down` }
+        : state.releasing
+          ? { kind: 'release', reason: `released by draining worker ${workerId}` }
+          : null,
     onRunsChanged,
   };
 
@@ -184,6 +191,7 @@ export async function startWorker(
       busy: runs.size,
       runs: runs.ids(),
       startedAt,
+      host: hostname(),
       version: WORKER_VERSION,
     }),
     onDrain: (d) => drain(d.checkpointAndRelease),

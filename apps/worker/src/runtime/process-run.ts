@@ -18,7 +18,7 @@ import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
 import type { Executor, ExecutorResult } from '../executors/types.ts';
 import type { ResourceResolver } from '../resources/resolve.ts';
-import { ActiveRun, type ActiveRuns } from './active-runs.ts';
+import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
 import { type RunContextDeps, createExecutorContext } from './run-context.ts';
 
@@ -35,6 +35,8 @@ export interface ProcessorDeps extends RunContextDeps, OutcomeDeps {
   telemetry: TelemetryEmitter;
   /** False while draining or shutting down: a job fetched in that window goes straight back. */
   accepting(): boolean;
+  /** A stop every newly started run gets at once (shutdown or release-drain began meanwhile). */
+  pendingStop(): StopRequest | null;
   onRunsChanged(): void;
 }
 
@@ -119,6 +121,8 @@ export async function processRunJob(
   if (!run) return { runId, outcome: 'skipped' };
   const active = new ActiveRun(runId, run.kind, Date.now());
   deps.runs.add(active);
+  const pending = deps.pendingStop();
+  if (pending) active.stop(pending);
   deps.onRunsChanged();
   deps.telemetry.emit('run:started', { runId, kind: run.kind, pool: run.pool, atMs: Date.now() });
   log.info({ kind: run.kind, attempt: started.attempt }, 'run started');
