@@ -3,9 +3,11 @@
 import { Command } from 'commander';
 import { register as registerData } from './commands/data.ts';
 import { register as registerControlPlane } from './commands/control-plane.ts';
+import { register as registerPools } from './commands/pools.ts';
 import { register as registerReward } from './commands/reward.ts';
 import { register as registerRuns } from './commands/runs.ts';
 import { register as registerWorker } from './commands/worker.ts';
+import { register as registerWorkers } from './commands/workers.ts';
 
 const program = new Command('anneal')
   .description('Anneal: RL post-training orchestrator (SFT -> reward model -> GRPO -> eval)')
@@ -20,5 +22,7 @@ registerReward(program);
 registerControlPlane(program);
 registerRuns(program);
 registerWorker(program);
+registerPools(program);
+registerWorkers(program);
 
 await program.parseAsync(process.argv);

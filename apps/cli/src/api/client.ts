@@ -68,6 +68,57 @@ export class ApiClient {
     }
     return { status: response.status, body: body as T };
   }
+
+  /**
+   * Opens a streaming GET (Server-Sent Events). Resolves with the response once the status is
+   * 2xx; a problem+json answer throws ApiError like `request`, an unreachable server throws
+   * NetworkError. The caller reads `response.body` and aborts through `signal`.
+   */
+  async stream(
+    path: string,
+    init: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...init.headers };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.options.url), {
+        headers,
+        ...(init.signal && { signal: init.signal }),
+      });
+    } catch (error) {
+      const cause =
+        (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      throw new NetworkError(`cannot reach the control plane at ${this.options.url} (${cause})`, {
+        cause: error,
+      });
+    }
+    if (response.status >= 400) {
+      const text = await response.text().catch(() => '');
+      let problem: Partial<Problem> | undefined;
+      try {
+        problem = text ? (JSON.parse(text) as Partial<Problem>) : undefined;
+      } catch {
+        problem = undefined;
+      }
+      throw new ApiError({
+        code: problem?.code ?? `HTTP_${response.status}`,
+        title: problem?.title ?? response.statusText,
+        status: response.status,
+        ...(problem?.detail !== undefined && { detail: problem.detail }),
+        ...(problem?.errors !== undefined && { errors: problem.errors }),
+      });
+    }
+    return response;
+  }
+}
+
+/** The control plane could not be reached (connection refused, reset, DNS). */
+export class NetworkError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NetworkError';
+  }
 }
 
 export function clientFromEnv(env: Readonly<Record<string, string | undefined>>): ApiClient {

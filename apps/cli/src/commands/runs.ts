@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { RunResource } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+import { registerWatch } from './watch.ts';
 
 async function withClient(action: (client: ApiClient) => Promise<void>): Promise<void> {
   try {
@@ -72,7 +73,8 @@ export function register(program: Command): void {
       },
     );
 
-  const runs = program.command('runs').description('List, inspect and cancel runs');
+  const runs = program.command('runs').description('List, inspect, watch and cancel runs');
+  registerWatch(runs);
 
   runs
     .command('ls')

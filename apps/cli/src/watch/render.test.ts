@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { WatchRenderer, chooseColumns, formatValue, progressBar } from './render.ts';
+
+function sink(isTTY: boolean) {
+  let text = '';
+  return { out: { isTTY, columns: 100, write: (s: string) => (text += s) }, text: () => text };
+}
+
+describe('watch rendering', () => {
+  it('formats values with 4 significant digits and marks unreported ones', () => {
+    expect(formatValue(0.123456)).toBe('0.1235');
+    expect(formatValue(12)).toBe('12');
+    expect(formatValue(0.00001234)).toBe('1.23e-5');
+    expect(formatValue(null)).toBe('-');
+    expect(formatValue(undefined)).toBe('-');
+  });
+
+  it('chooses the kind’s columns that the first step reports, else the first keys', () => {
+    expect(chooseColumns('sft', { loss: 1, grad_norm: null, other: 2 })).toEqual([
+      'loss',
+      'grad_norm',
+    ]);
+    expect(chooseColumns('rm', { b: 1, a: 2 })).toEqual(['a', 'b']);
+    expect(chooseColumns('grpo', { loss: 1 }, ['x'])).toEqual(['x']);
+  });
+
+  it('draws a bar proportional to progress', () => {
+    expect(progressBar(5, 10, 10)).toBe('[█████░░░░░]');
+    expect(progressBar(20, 10, 4)).toBe('[████]');
+  });
+
+  it('prints plain lines without control codes when not a terminal', () => {
+    const { out, text } = sink(false);
+    const r = new WatchRenderer(
+      { runId: 'run_1', kind: 'sft', totalSteps: 2, state: 'queued' },
+      out,
+    );
+    r.start();
+    r.stateChange('queued', 'running', 'started');
+    r.step(1, { loss: 2.5, grad_norm: 0.5 }, '2025-01-01T00:00:00Z');
+    r.checkpoint(1, '/ckpt/1');
+    r.finish('run run_1 succeeded (done)');
+    expect(text()).not.toContain('\x1b');
+    expect(text()).not.toContain('\r');
+    expect(text().split('\n')).toEqual([
+      'run run_1 (sft, 2 steps): queued',
+      'state: queued -> running (started)',
+      '     STEP      loss grad_norm',
+      '        1       2.5       0.5',
+      'checkpoint: step 1 saved to /ckpt/1',
+      'run run_1 succeeded (done)',
+      '',
+    ]);
+  });
+
+  it('keeps a progress line at the bottom of a terminal, redrawn after each row', () => {
+    const { out, text } = sink(true);
+    const r = new WatchRenderer(
+      { runId: 'run_1', kind: 'sft', totalSteps: 4, state: 'running' },
+      out,
+    );
+    r.step(1, { loss: 2 }, '2025-01-01T00:00:00Z');
+    r.step(2, { loss: 1 }, '2025-01-01T00:00:02Z');
+    expect(r.status()).toMatch(/^\[█+░+\] {2}2\/4 steps {2}running {2}2 s\/step {2}eta 4s$/);
+    r.finish('done');
+    const screen = text();
+    // each new line first clears the status line it replaces
+    expect(screen.split('\r\x1b[2K').length - 1).toBe(3);
+    expect(screen.endsWith('\r\x1b[2Kdone\n')).toBe(true);
+  });
+});
