@@ -27,7 +27,8 @@ export interface StartOptions {
 }
 
 function redisClient(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  // Auto-pipelining batches the commands concurrent requests issue in one tick into one write.
+  return new Redis(url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
 }
 
 export async function startControlPlane(options: StartOptions): Promise<RunningControlPlane> {

@@ -94,7 +94,7 @@ export interface TestPlane {
 export async function testPlane(
   options: { operator?: OperatorConfig; settings?: Partial<AppSettings>; prefix?: string } = {},
 ): Promise<TestPlane> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null, enableAutoPipelining: true });
   const prefix = options.prefix ?? `{anneal-test-${randomUUID()}}`;
   const operator = options.operator ?? testOperatorConfig();
   const extra: Redis[] = [];

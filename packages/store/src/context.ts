@@ -20,8 +20,20 @@ export function createStoreContext(redis: Redis, prefix: string = DEFAULT_PREFIX
   return { redis, prefix };
 }
 
-/** Every key Anneal uses, in one place. */
-export function keys(prefix: string) {
+/** Every key Anneal uses, in one place (memoised per prefix: it is on every request's path). */
+export function keys(prefix: string): Keys {
+  let cached = keyCache.get(prefix);
+  if (!cached) {
+    cached = buildKeys(prefix);
+    keyCache.set(prefix, cached);
+  }
+  return cached;
+}
+
+export type Keys = ReturnType<typeof buildKeys>;
+const keyCache = new Map<string, Keys>();
+
+function buildKeys(prefix: string) {
   return {
     run: (id: string) => `${prefix}:run:${id}`,
     transitions: (id: string) => `${prefix}:run:${id}:transitions`,
@@ -33,7 +45,6 @@ export function keys(prefix: string) {
     tenantLimits: (tenant: string) => `${prefix}:tenant:${tenant}:limits`,
     poolWaiting: (pool: string) => `${prefix}:pool:${pool}:waiting`,
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
-    unenqueued: () => `${prefix}:unenqueued`,
     workers: () => `${prefix}:workers`,
     poolWorkers: (pool: string) => `${prefix}:pool:${pool}:workers`,
     worker: (id: string) => `${prefix}:worker:${id}`,

@@ -3,6 +3,7 @@
 export { DEFAULT_PREFIX, type StoreContext, createStoreContext, keys } from './context.ts';
 export { newRunId } from './ids.ts';
 export * from './runs.ts';
+export * from './run-view.ts';
 export * from './transitions.ts';
 export * from './steps.ts';
 export * from './events.ts';

@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
-import { createRun, getRun, listRuns, listUnenqueued, markEnqueued } from './runs.ts';
+import { getRunView } from './run-view.ts';
+import { createRun, getRun, listRuns, listWaitingRuns } from './runs.ts';
+import { setTenantLimits } from './tenants.ts';
+import { heartbeatWorker } from './workers.ts';
 import { transitionRun } from './transitions.ts';
 
 let store: TestStore;
@@ -34,9 +37,8 @@ describe('createRun / getRun', () => {
       { from: null, to: 'queued', at: run?.createdAt, reason: 'submitted' },
     ]);
     expect((run?.spec as { rollout: { groupSize: number } }).rollout.groupSize).toBe(8);
-    expect(await listUnenqueued(store.ctx)).toEqual([result.run.id]);
-    await markEnqueued(store.ctx, result.run.id);
-    expect(await listUnenqueued(store.ctx)).toEqual([]);
+    expect(await listWaitingRuns(store.ctx, 'default')).toEqual([result.run.id]);
+    expect(result.run).toEqual(await getRun(store.ctx, result.run.id));
   });
 
   it('hides runs of other tenants', async () => {
@@ -131,5 +133,31 @@ describe('listRuns', () => {
     expect(labelled.runs.map((r) => r.id)).toEqual([ids[1]]);
     const cancelled = await listRuns(store.ctx, { tenant: 'acme', state: 'cancelled' });
     expect(cancelled.runs.map((r) => r.id)).toEqual([ids[2]]);
+  });
+});
+
+describe('getRunView', () => {
+  it('returns the run, its history and what a waiting run waits on, in one call', async () => {
+    const created = await createRun(store.ctx, { tenant: 'acme', spec: testSpec('kind: sft') });
+    if (created.status !== 'created') throw new Error('create');
+    const id = created.run.id;
+    expect(await getRunView(store.ctx, id, { tenant: 'other' })).toBeNull();
+    expect(await getRunView(store.ctx, 'run_missing', { tenant: 'acme' })).toBeNull();
+    const bare = await getRunView(store.ctx, id, { tenant: 'acme' });
+    expect(bare?.run.transitions).toHaveLength(1);
+    expect(bare?.waiting).toEqual({ onlineWorkers: 0, tenantRunning: 0, tenantCap: null });
+    await setTenantLimits(store.ctx, 'acme', { maxConcurrentRuns: 3 });
+    await heartbeatWorker(store.ctx, {
+      id: 'w',
+      pool: 'default',
+      slots: 1,
+      busy: 0,
+      runs: [],
+      startedAt: new Date().toISOString(),
+    });
+    const view = await getRunView(store.ctx, id, { tenant: 'acme', transitions: false });
+    expect(view?.run.transitions).toBeUndefined();
+    expect(view?.waiting).toEqual({ onlineWorkers: 1, tenantRunning: 0, tenantCap: 3 });
+    expect(view?.run).toEqual(await getRun(store.ctx, id));
   });
 });

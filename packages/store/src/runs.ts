@@ -62,7 +62,6 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
       k.events(id),
       k.tenantRuns(input.tenant),
       k.poolWaiting(input.spec.pool),
-      k.unenqueued(),
       k.idempotency(input.tenant, sha256(idem?.key ?? '')),
     ],
     [
@@ -85,8 +84,9 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
     return { status: 'existing', run };
   }
   if (reply[0] !== 'created') throw new Error(`run id collision: ${id}`);
-  const run = await getRun(ctx, id);
-  if (!run) throw new Error(`run ${id} vanished right after creation`);
+  // The record is exactly what the script wrote: no read-back round trip.
+  const run = runFromHash(fields);
+  if (!run) throw new Error(`run ${id}: empty record`);
   return { status: 'created', run };
 }
 
@@ -166,15 +166,7 @@ export async function listRuns(ctx: StoreContext, options: ListRunsOptions): Pro
   return { runs, nextCursor: upper.slice(1) };
 }
 
-/** Runs created but not yet confirmed in their BullMQ queue (enqueue after a crash). */
-export async function listUnenqueued(ctx: StoreContext): Promise<string[]> {
-  return ctx.redis.smembers(keys(ctx.prefix).unenqueued());
-}
-
-export async function isUnenqueued(ctx: StoreContext, runId: string): Promise<boolean> {
-  return (await ctx.redis.sismember(keys(ctx.prefix).unenqueued(), runId)) === 1;
-}
-
-export async function markEnqueued(ctx: StoreContext, runId: string): Promise<void> {
-  await ctx.redis.srem(keys(ctx.prefix).unenqueued(), runId);
+/** Ids of a pool's waiting (queued or retrying) runs, longest waiting first. */
+export async function listWaitingRuns(ctx: StoreContext, pool: string): Promise<string[]> {
+  return ctx.redis.zrange(keys(ctx.prefix).poolWaiting(pool), 0, -1);
 }

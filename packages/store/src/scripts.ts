@@ -6,11 +6,11 @@ import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
 
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
-/** KEYS: run, transitions, events, tenantRuns, poolWaiting, unenqueued, idempotency.
+/** KEYS: run, transitions, events, tenantRuns, poolWaiting, idempotency.
  * ARGV: runId, nowMs, transitionJson, eventJson, useIdem, idemValue, idemTtl, maxLen, field/value… */
 const CREATE_RUN = `
 if ARGV[5] == '1' then
-  local existing = redis.call('GET', KEYS[7])
+  local existing = redis.call('GET', KEYS[6])
   if existing then return {'existing', existing} end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'duplicate'} end
@@ -21,8 +21,7 @@ redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', ARGV[4])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
-redis.call('SADD', KEYS[6], ARGV[1])
-if ARGV[5] == '1' then redis.call('SET', KEYS[7], ARGV[6], 'EX', ARGV[7]) end
+if ARGV[5] == '1' then redis.call('SET', KEYS[6], ARGV[6], 'EX', ARGV[7]) end
 return {'created', ARGV[1]}
 `;
 
@@ -115,8 +114,30 @@ local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARG
 return {'saved', id}
 `;
 
+/**
+ * One round trip for GET /v1/runs/{id}: the run hash, its transitions and, for a waiting run,
+ * what it waits on. KEYS: run, transitions, tenantRunning, tenantLimits.
+ * ARGV: prefix, withTransitions, minHeartbeatMs. The pool's worker index key is derived from the
+ * run's pool; it carries the same hash tag as the declared keys, so it lives in their slot.
+ * Reply: {hashFlat, transitions, running, cap, onlineWorkers} (last three '' when not waiting).
+ */
+const RUN_VIEW = `
+local hash = redis.call('HGETALL', KEYS[1])
+if #hash == 0 then return {} end
+local transitions = {}
+if ARGV[2] == '1' then transitions = redis.call('LRANGE', KEYS[2], 0, -1) end
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'queued' and state ~= 'retrying' then return {hash, transitions, '', '', ''} end
+local pool = redis.call('HGET', KEYS[1], 'pool')
+local online = redis.call('ZCOUNT', ARGV[1] .. ':pool:' .. pool .. ':workers', ARGV[3], '+inf')
+local running = redis.call('SCARD', KEYS[3])
+local cap = redis.call('HGET', KEYS[4], 'maxConcurrentRuns') or ''
+return {hash, transitions, tostring(running), cap, tostring(online)}
+`;
+
 export const SCRIPTS = {
-  annealCreateRun: { numberOfKeys: 7, lua: CREATE_RUN },
+  annealCreateRun: { numberOfKeys: 6, lua: CREATE_RUN },
+  annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 6, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
   annealSetCheckpoint: { numberOfKeys: 2, lua: SET_CHECKPOINT },
@@ -144,6 +165,19 @@ export async function runScript(
   if (!command) throw new Error(`script ${name} is not defined on this client`);
   const reply = await command.call(redis, ...keys, ...args.map(String));
   return (reply as unknown[]).map((v) => String(v));
+}
+
+/** Like runScript, for scripts whose reply nests arrays. */
+export async function runScriptRaw(
+  redis: Redis,
+  name: ScriptName,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number>,
+): Promise<unknown[]> {
+  defineScripts(redis);
+  const command = (redis as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name];
+  if (!command) throw new Error(`script ${name} is not defined on this client`);
+  return (await command.call(redis, ...keys, ...args.map(String))) as unknown[];
 }
 
 /** Stream length cap per run (approximate trimming). */

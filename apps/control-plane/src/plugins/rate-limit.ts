@@ -1,20 +1,23 @@
-// Per-token rate limit (per client IP before authentication), counted in Redis so replicas share
-// it. Limits come from the token's `rateLimit` or the operator default.
+// Per-token rate limit (per client IP before authentication), counted in process and synced to
+// Redis in the background so replicas share it (rate-limit-store.ts). Limits come from the
+// token's `rateLimit` or the operator default.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { OperatorConfig } from '@anneal/protocol';
 import type { StoreContext } from '@anneal/store';
 import { AnnealError } from '../errors.ts';
+import { syncedRateLimitStore } from './rate-limit-store.ts';
 
 export async function installRateLimit(
   app: FastifyInstance,
   store: StoreContext,
   operator: OperatorConfig,
 ): Promise<void> {
+  const counters = syncedRateLimitStore(store.redis, `${store.prefix}:ratelimit:`);
+  app.addHook('onClose', () => counters.close());
   await app.register(rateLimit, {
     global: true,
-    redis: store.redis,
-    nameSpace: `${store.prefix}:ratelimit:`,
+    store: counters.Store,
     // Health, readiness, metrics and docs are not limited (no role in the route config).
     allowList: (request) => request.routeOptions.config.role === undefined,
     keyGenerator: (request) =>

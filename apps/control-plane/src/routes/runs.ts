@@ -11,7 +11,7 @@ import {
   RunResource,
   StepHistory,
 } from '@anneal/protocol';
-import { getRun, listRuns, readSteps } from '@anneal/store';
+import { getRun, getRunView, listRuns, readSteps } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
@@ -96,9 +96,12 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     },
     async (request) => {
       const { tenant } = principalOf(request);
-      const run = await getRun(ctx.store, request.params.id, { tenant, transitions: true });
-      if (!run) throw runNotFound(request.params.id);
-      return withWaitingReason(ctx, run);
+      const view = await getRunView(ctx.store, request.params.id, {
+        tenant,
+        workerTtlSeconds: ctx.settings.workerTtlSeconds,
+      });
+      if (!view) throw runNotFound(request.params.id);
+      return withWaitingReason(view.run, view.waiting);
     },
   );
 

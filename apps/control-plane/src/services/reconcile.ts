@@ -1,13 +1,12 @@
-// Start-up: write tenant limits to Redis (workers enforce them) and enqueue runs whose job a
-// crash kept from reaching BullMQ.
+// Start-up: write tenant limits to Redis (workers enforce them) and enqueue queued runs whose
+// job a crash kept from reaching BullMQ (the run record is written before the job is added).
 import type { OperatorConfig } from '@anneal/protocol';
 import {
   type PoolQueues,
   type StoreContext,
   enqueueRun,
   getRun,
-  listUnenqueued,
-  markEnqueued,
+  listWaitingRuns,
   setTenantLimits,
 } from '@anneal/store';
 
@@ -20,13 +19,15 @@ export async function reconcile(
     await setTenantLimits(store, tenant, { maxConcurrentRuns: settings.maxConcurrentRuns });
   }
   let enqueued = 0;
-  for (const runId of await listUnenqueued(store)) {
-    const run = await getRun(store, runId);
-    if (run?.state === 'queued') {
-      await enqueueRun(queues.get(run.pool), run);
-      enqueued += 1;
+  for (const pool of Object.keys(operator.pools)) {
+    const queue = queues.get(pool);
+    for (const runId of await listWaitingRuns(store, pool)) {
+      const run = await getRun(store, runId);
+      if (run?.state === 'queued' && !(await queue.getJob(runId))) {
+        await enqueueRun(queue, run);
+        enqueued += 1;
+      }
     }
-    await markEnqueued(store, runId);
   }
   return { enqueued };
 }

@@ -10,7 +10,7 @@ import {
   parseRunSpec,
   resolveRunSpec,
 } from '@anneal/protocol';
-import { createRun, enqueueRun, getRun, isUnenqueued, markEnqueued } from '@anneal/store';
+import { createRun, enqueueRun, getRun } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 
@@ -94,10 +94,10 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
       `Idempotency-Key was first used for run ${result.runId} with a different body`,
     );
   }
-  // A replay finishes an enqueue a crash may have interrupted (adding the job is idempotent).
-  if (result.status === 'created' || (await isUnenqueued(ctx.store, result.run.id))) {
+  // A replay of a still-queued run finishes an enqueue a crash may have interrupted: job id =
+  // run id, so adding an existing job is a no-op. (Start-up reconcile covers runs never replayed.)
+  if (result.status === 'created' || result.run.state === 'queued') {
     await enqueueRun(ctx.queues.get(result.run.pool), result.run);
-    await markEnqueued(ctx.store, result.run.id);
   }
   return { run: result.run, created: result.status === 'created' };
 }

@@ -1,21 +1,15 @@
 // Why a queued/retrying run is not running: the reason a worker recorded (tenant cap), else
-// derived now from the pool's live workers and the tenant's running count.
+// derived from the facts the run view read (live workers in the pool, the tenant's running runs).
 import type { RunResource } from '@anneal/protocol';
-import { getTenantLimits, onlineWorkerCount, tenantRunningCount } from '@anneal/store';
-import type { AppContext } from '../context.ts';
+import type { WaitingFacts } from '@anneal/store';
 
-export async function withWaitingReason(ctx: AppContext, run: RunResource): Promise<RunResource> {
-  if ((run.state !== 'queued' && run.state !== 'retrying') || run.waitingReason) return run;
-  const [online, running, limits] = await Promise.all([
-    onlineWorkerCount(ctx.store, run.pool, ctx.settings.workerTtlSeconds),
-    tenantRunningCount(ctx.store, run.tenant),
-    getTenantLimits(ctx.store, run.tenant),
-  ]);
-  const cap = limits.maxConcurrentRuns;
+export function withWaitingReason(run: RunResource, facts: WaitingFacts | null): RunResource {
+  if (!facts || run.waitingReason) return run;
+  const cap = facts.tenantCap;
   const waitingReason =
-    cap !== null && running >= cap
+    cap !== null && facts.tenantRunning >= cap
       ? `tenant '${run.tenant}' is at its limit of ${cap} concurrently running runs`
-      : online === 0
+      : facts.onlineWorkers === 0
         ? `no worker online in pool '${run.pool}'`
         : `waiting for a free slot in pool '${run.pool}'`;
   return { ...run, waitingReason };

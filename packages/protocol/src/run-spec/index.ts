@@ -1,5 +1,6 @@
 // The run spec: one schema per kind, dispatched on `kind`, defaults applied, errors as JSON pointers.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import {
   type Issue,
   type Parsed,
@@ -32,6 +33,17 @@ export const RunSpec = Type.Union([SftSpec, RmSpec, GrpoSpec, EvalSpec], {
   description: 'Run spec; `kind` selects the schema. See docs/api.md "Run spec reference".',
 });
 export type RunSpec = Static<typeof RunSpec>;
+
+/** Compiled checkers (the valid path skips the slower error walk). Built on first use. */
+const compiled = new Map<RunKind, TypeCheck<TSchema>>();
+function checker(kind: RunKind): TypeCheck<TSchema> {
+  let check = compiled.get(kind);
+  if (!check) {
+    check = TypeCompiler.Compile(RUN_SPEC_SCHEMAS[kind]);
+    compiled.set(kind, check);
+  }
+  return check;
+}
 
 function isRunKind(value: unknown): value is RunKind {
   return typeof value === 'string' && (RUN_KINDS as readonly string[]).includes(value);
@@ -83,7 +95,7 @@ export function validateRunSpec(
   }
   const schema = RUN_SPEC_SCHEMAS[kind];
   const defaulted = withDefaults<unknown>(schema, value);
-  const issues = schemaIssues(schema, defaulted, lineOf);
+  const issues = checker(kind).Check(defaulted) ? [] : schemaIssues(schema, defaulted, lineOf);
   if (issues.length > 0) return { ok: false, errors: issues };
   const spec = defaulted as RunSpec;
   const semantic = semanticIssues(spec).map(withLine);
@@ -92,6 +104,19 @@ export function validateRunSpec(
 
 /** Parses JSON or YAML run-spec text, applies defaults, and reports errors with JSON pointers. */
 export function parseRunSpec(text: string): Parsed<RunSpec> {
+  // Fast path for valid JSON; anything else goes through the YAML parser, which keeps lines.
+  if (text.trimStart().startsWith('{')) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    if (value !== undefined) {
+      const fast = validateRunSpec(value);
+      if (fast.ok) return fast;
+    }
+  }
   const source = parseSourceText(text);
   if (!source.ok) return source;
   return validateRunSpec(source.value.value, source.value.lineOf);

@@ -1,0 +1,14 @@
+// Formatting helpers and the request body of the API bench.
+export const SPEC_BODY = JSON.stringify({ kind: 'grpo', steps: 50, labels: { bench: 'api' } });
+
+export function ratio(value: number, baseline: number): number {
+  return baseline > 0 ? value / baseline : Number.NaN;
+}
+
+const WIDTHS = [20, 10, 10, 10];
+
+export function formatRow(cells: string[]): string {
+  return cells
+    .map((cell, i) => (i === 0 ? cell.padEnd(WIDTHS[i] ?? 10) : cell.padStart(WIDTHS[i] ?? 10)))
+    .join('');
+}

@@ -1,0 +1,71 @@
+// The servers under test, in a child process of the bench (so the load generator does not share
+// their event loop): the real control plane (buildApp on Redis) and a bare Fastify baseline that
+// answers the same payloads with no auth, no validation and no Redis. Prints one JSON line with
+// their URLs, cleans its Redis keys on SIGTERM.
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import { Redis } from 'ioredis';
+import { buildApp, sha256Hex } from '@anneal/control-plane';
+import { localOperatorConfig, validateOperatorConfig } from '@anneal/protocol';
+import { SPEC_BODY } from './report.ts';
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `{anneal-bench-${randomUUID()}}`;
+const token = `bench-${randomUUID()}`;
+
+const base = localOperatorConfig(sha256Hex(token));
+const parsed = validateOperatorConfig({
+  ...base,
+  // The bench measures the request path, rate-limit accounting included, not the limit itself.
+  tokens: base.tokens.map((t) => ({ ...t, rateLimit: { max: 1_000_000_000, windowSeconds: 60 } })),
+});
+if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+const blocking: Redis[] = [];
+const control = await buildApp({
+  operator: parsed.value,
+  redis,
+  prefix,
+  defaultMetrics: false,
+  createBlockingClient: () => {
+    const client = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    blocking.push(client);
+    return client;
+  },
+});
+const created = await control.inject({
+  method: 'POST',
+  url: '/v1/runs',
+  headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+  payload: SPEC_BODY,
+});
+if (created.statusCode !== 201) throw new Error(`setup submit failed: ${created.body}`);
+const runId = (created.json() as { id: string }).id;
+const runBody = (
+  await control.inject({ url: `/v1/runs/${runId}`, headers: { authorization: `Bearer ${token}` } })
+).body;
+
+const bare = Fastify();
+bare.get('/bare/runs/:id', async (_request, reply) => reply.type('application/json').send(runBody));
+bare.post('/bare/runs', async (_request, reply) =>
+  reply.code(201).type('application/json').send(created.body),
+);
+
+const controlUrl = await control.listen({ host: '127.0.0.1', port: 0 });
+const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+process.stdout.write(`${JSON.stringify({ controlUrl, bareUrl, token, runId })}\n`);
+
+process.once('SIGTERM', async () => {
+  await bare.close();
+  await control.close();
+  for (const client of blocking) client.disconnect();
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+  await redis.quit();
+  process.exit(0);
+});
