@@ -50,6 +50,10 @@ function buildKeys(prefix: string) {
     worker: (id: string) => `${prefix}:worker:${id}`,
     workerDrain: (id: string) => `${prefix}:worker:${id}:drain`,
     controlChannel: () => `${prefix}:control`,
+    /** Hash `<state>/<kind>` -> number of runs in that state (kept by the Lua scripts). */
+    runCounts: () => `${prefix}:stats:runs`,
+    /** Stream of every run state change (capped), read by the control plane for metrics. */
+    transitionLog: () => `${prefix}:stats:transitions`,
     bullPrefix: () => `${prefix}:bull`,
   };
 }

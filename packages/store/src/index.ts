@@ -13,3 +13,4 @@ export * from './control.ts';
 export * from './tenants.ts';
 export * from './queues.ts';
 export { EVENTS_MAX_LEN } from './scripts.ts';
+export * from './stats.ts';

@@ -63,6 +63,8 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
       k.tenantRuns(input.tenant),
       k.poolWaiting(input.spec.pool),
       k.idempotency(input.tenant, sha256(idem?.key ?? '')),
+      k.runCounts(),
+      k.transitionLog(),
     ],
     [
       id,

@@ -6,7 +6,10 @@ import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
 
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
-/** KEYS: run, transitions, events, tenantRuns, poolWaiting, idempotency.
+/** Length cap (approximate) of the transition log stream. */
+export const TRANSITION_LOG_MAX_LEN = 10_000;
+
+/** KEYS: run, transitions, events, tenantRuns, poolWaiting, idempotency, runCounts, transitionLog.
  * ARGV: runId, nowMs, transitionJson, eventJson, useIdem, idemValue, idemTtl, maxLen, field/value… */
 const CREATE_RUN = `
 if ARGV[5] == '1' then
@@ -22,11 +25,16 @@ redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', ARGV[4])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
 if ARGV[5] == '1' then redis.call('SET', KEYS[6], ARGV[6], 'EX', ARGV[7]) end
+local kind = redis.call('HGET', KEYS[1], 'kind') or '?'
+redis.call('HINCRBY', KEYS[7], 'queued/' .. kind, 1)
+redis.call('XADD', KEYS[8], 'MAXLEN', '~', ${TRANSITION_LOG_MAX_LEN}, '*', 'runId', ARGV[1], 'kind', kind,
+  'pool', redis.call('HGET', KEYS[1], 'pool') or '?', 'to', 'queued')
 return {'created', ARGV[1]}
 `;
 
-/** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting.
- * ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen, field/value… */
+/** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting, runCounts,
+ * transitionLog. ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen,
+ * field/value… Entering `running` logs how long the run waited (poolWaiting score = since). */
 const TRANSITION = `
 local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
 local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
@@ -57,6 +65,18 @@ if to == 'running' and redis.call('SISMEMBER', KEYS[4], runId) == 0 then
   end
 end
 local fields = {'state', to, 'updatedAt', ARGV[5]}
+local kind = redis.call('HGET', KEYS[1], 'kind') or '?'
+local log = {'runId', runId, 'kind', kind, 'pool', redis.call('HGET', KEYS[1], 'pool') or '?', 'to', to}
+if to == 'running' then
+  local since = redis.call('ZSCORE', KEYS[6], runId)
+  if since then
+    log[#log + 1] = 'waitedSeconds'
+    log[#log + 1] = tostring((tonumber(ARGV[6]) - tonumber(since)) / 1000)
+  end
+end
+redis.call('HINCRBY', KEYS[7], state .. '/' .. kind, -1)
+redis.call('HINCRBY', KEYS[7], to .. '/' .. kind, 1)
+redis.call('XADD', KEYS[8], 'MAXLEN', '~', ${TRANSITION_LOG_MAX_LEN}, '*', unpack(log))
 if to == 'running' then
   redis.call('SADD', KEYS[4], runId)
   redis.call('ZREM', KEYS[6], runId)
@@ -136,9 +156,9 @@ return {hash, transitions, tostring(running), cap, tostring(online)}
 `;
 
 export const SCRIPTS = {
-  annealCreateRun: { numberOfKeys: 6, lua: CREATE_RUN },
+  annealCreateRun: { numberOfKeys: 8, lua: CREATE_RUN },
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
-  annealTransition: { numberOfKeys: 6, lua: TRANSITION },
+  annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
   annealSetCheckpoint: { numberOfKeys: 2, lua: SET_CHECKPOINT },
 } as const;

@@ -61,6 +61,8 @@ export async function transitionRun(
       k.tenantRunning(tenant),
       k.tenantLimits(tenant),
       k.poolWaiting(pool),
+      k.runCounts(),
+      k.transitionLog(),
     ],
     [
       request.to,
