@@ -19,7 +19,19 @@ export { klK1, klK3, trainInferenceKl, type TrainInferenceKl } from './kl.ts';
 export { RATIO_BAND_HIGH, RATIO_BAND_LOW, ratioStats, type RatioStats } from './ratio-stats.ts';
 export { grpoObjective, grpoObjectiveGradient, type GrpoBatch } from './grpo-objective.ts';
 export { perTokenAdvantages, tokenAdvantageScale, type LossReduction } from './token-advantages.ts';
-export { stepTokenMath, type StepBatch, type StepMetrics, type StepOutputs } from './step-math.ts';
+export {
+  stepTokenMathScalar,
+  type StepBatch,
+  type StepMetrics,
+  type StepOutputs,
+} from './step-math.ts';
+export { stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
+export {
+  createStepBuffers,
+  STAGE_TOKENS,
+  wasmSimdAvailable,
+  type StepBuffers,
+} from './step-wasm-kernel.ts';
 export { compositeReward, compositeRewards } from './composite-reward.ts';
 export {
   anchoredToolPenalty,

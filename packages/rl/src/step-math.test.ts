@@ -4,7 +4,7 @@ import { grpoObjective } from './grpo-objective.ts';
 import { tokenIsRatios } from './is-ratio.ts';
 import { trainInferenceKl } from './kl.ts';
 import { ratioStats } from './ratio-stats.ts';
-import { stepTokenMath } from './step-math.ts';
+import { stepTokenMathScalar as stepTokenMath } from './step-math.ts';
 import { perTokenAdvantages } from './token-advantages.ts';
 
 const LN2 = Math.LN2;

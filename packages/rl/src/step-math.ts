@@ -31,7 +31,7 @@ export interface StepMetrics {
   objective: number;
 }
 
-interface RolloutSums {
+export interface RolloutSums {
   ratioSum: number;
   logRatioSum: number;
   min: number;
@@ -40,7 +40,7 @@ interface RolloutSums {
 }
 
 /** One rollout's tokens [start, end): Σ r, Σ logRatio, min/max r, count outside [0.5, 2]. */
-function scanRollout(batch: StepBatch, start: number, end: number, sums: RolloutSums): void {
+export function scanRollout(batch: StepBatch, start: number, end: number, sums: RolloutSums): void {
   const { logpTrain, logpInfer } = batch;
   let ratioSum = 0;
   let logRatioSum = 0;
@@ -63,12 +63,8 @@ function scanRollout(batch: StepBatch, start: number, end: number, sums: Rollout
   sums.outside += outside;
 }
 
-/** RECIPE.md §2 step math over a whole batch in one pass; see the file comment. */
-export function stepTokenMath(
-  batch: StepBatch,
-  reduction: LossReduction,
-  outputs: StepOutputs,
-): StepMetrics {
+/** Validate a step's arrays against each other; returns the rollout count N. */
+export function checkStepInputs(batch: StepBatch, outputs: StepOutputs): number {
   const { offsets, advantages, logpTrain } = batch;
   assertSameLength(logpTrain, batch.logpInfer, 'logpTrain/logpInfer');
   assertSameLength(logpTrain, outputs.tokenAdvantages, 'logpTrain/tokenAdvantages');
@@ -76,6 +72,21 @@ export function stepTokenMath(
   const sequenceCount = rolloutCount(offsets);
   if (advantages.length !== sequenceCount)
     throw new RangeError(`advantages: ${advantages.length} values for ${sequenceCount} rollouts`);
+  return sequenceCount;
+}
+
+/**
+ * RECIPE.md §2 step math over a whole batch in one pass, in scalar JavaScript (float64); see the
+ * file comment. The reference for the WebAssembly path (step-math-wasm.ts), which `stepTokenMath`
+ * uses where WebAssembly SIMD is available.
+ */
+export function stepTokenMathScalar(
+  batch: StepBatch,
+  reduction: LossReduction,
+  outputs: StepOutputs,
+): StepMetrics {
+  const { offsets, advantages, logpTrain } = batch;
+  const sequenceCount = checkStepInputs(batch, outputs);
   const sums: RolloutSums = {
     ratioSum: 0,
     logRatioSum: 0,

@@ -1,0 +1,182 @@
+// The WebAssembly SIMD step kernel (wasm/step-kernel.wat, embedded as base64 by step-wasm-bytes.ts)
+// and the memories it runs on. A kernel reads and writes only its own linear memory, so there are
+// two ways in (both used by step-math-wasm.ts):
+//   - zero-copy: `createStepBuffers(tokens, rollouts)` allocates a batch's arrays as views over a
+//     fresh WebAssembly memory; a step over those views streams them in place;
+//   - staged: any other typed arrays go through one shared kernel with a small (L2-sized) staging
+//     area, a slice of tokens at a time.
+// Pure: no I/O; the bytes are compiled once, synchronously, on first use.
+import { STEP_KERNEL_BASE64 } from './step-wasm-bytes.ts';
+
+/** The kernel's scan(lt, li, out, bounds, fill, sums, count); see step-kernel.wat. */
+type ScanFn = (
+  lt: number,
+  li: number,
+  out: number,
+  bounds: number,
+  fill: number,
+  sums: number,
+  count: number,
+) => void;
+
+// The part of the WebAssembly JS API used here (neither lib ES2023 nor @types/node 20 declares it).
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+}
+
+/** Pieces (rollouts or parts of rollouts) per kernel call; sizes the scratch area. */
+export const PIECES_PER_CALL = 1024;
+/** f64 values per piece in the kernel's results (see step-kernel.wat). */
+export const SUM_FIELDS = 6;
+/** Tokens per staging slice for arrays outside kernel memory: 3 × 64 KiB, stays in L2. */
+export const STAGE_TOKENS = 16_384;
+/** Bytes after every array the kernel touches (it over-reads at most 12, see the .wat). */
+const SLACK = 16;
+const ALIGN = 64;
+const PAGE = 65_536;
+const MAX_PAGES = 65_536; // 4 GiB: wasm32's limit
+
+/** A kernel instance over its own memory, with the per-call scratch arrays at its start. */
+export interface StepKernel {
+  scan: ScanFn;
+  buffer: ArrayBuffer;
+  bounds: Int32Array; // (PIECES_PER_CALL + 1,)
+  fill: Float32Array; // (PIECES_PER_CALL,)
+  sums: Float64Array; // (PIECES_PER_CALL × SUM_FIELDS,)
+  /** First byte after the scratch area: batch arrays must start at or after it. */
+  dataStart: number;
+}
+
+/** A batch's arrays as views over one kernel's memory (see createStepBuffers). */
+export interface StepBuffers {
+  logpTrain: Float32Array; // (T,)
+  logpInfer: Float32Array; // (T,)
+  tokenAdvantages: Float32Array; // (T,)
+  offsets: Int32Array; // (N + 1,)
+  advantages: Float64Array; // (N,)
+}
+
+const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+const kernelsByBuffer = new WeakMap<ArrayBuffer, StepKernel>();
+let compiled: object | null | undefined; // undefined: not tried yet; null: no WebAssembly SIMD
+let stagingKernel: { kernel: StepKernel; stage: StageArrays } | undefined;
+
+const alignUp = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
+
+function decodeBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function compiledKernel(): object | null {
+  if (compiled !== undefined) return compiled;
+  const bytes = decodeBase64(STEP_KERNEL_BASE64);
+  // validate() is false where the engine lacks SIMD (the module uses v128 throughout)
+  compiled = wasmApi?.validate(bytes) ? new wasmApi.Module(bytes) : null;
+  return compiled;
+}
+
+/** Whether this runtime can run the kernel (WebAssembly with the SIMD proposal). */
+export function wasmSimdAvailable(): boolean {
+  return compiledKernel() !== null;
+}
+
+/** Byte layout of the scratch area at the start of every kernel memory. */
+const SCRATCH = (() => {
+  const bounds = 0;
+  const fill = alignUp(bounds + 4 * (PIECES_PER_CALL + 1));
+  const sums = alignUp(fill + 4 * PIECES_PER_CALL);
+  return { bounds, fill, sums, end: alignUp(sums + 8 * SUM_FIELDS * PIECES_PER_CALL) };
+})();
+
+/** A kernel over a fresh memory of at least `bytes` (scratch included); null without SIMD. */
+function instantiate(bytes: number): StepKernel | null {
+  const module = compiledKernel();
+  if (module === null || wasmApi === undefined) return null;
+  const pages = Math.ceil(bytes / PAGE);
+  if (pages > MAX_PAGES)
+    throw new RangeError(`step buffers: ${bytes} bytes exceed WebAssembly's 4 GiB memory`);
+  const memory = new wasmApi.Memory({ initial: pages, maximum: pages });
+  const instance = new wasmApi.Instance(module, { env: { memory } });
+  const { buffer } = memory;
+  const kernel: StepKernel = {
+    scan: instance.exports.scan as ScanFn,
+    buffer,
+    bounds: new Int32Array(buffer, SCRATCH.bounds, PIECES_PER_CALL + 1),
+    fill: new Float32Array(buffer, SCRATCH.fill, PIECES_PER_CALL),
+    sums: new Float64Array(buffer, SCRATCH.sums, SUM_FIELDS * PIECES_PER_CALL),
+    dataStart: SCRATCH.end,
+  };
+  kernelsByBuffer.set(buffer, kernel);
+  return kernel;
+}
+
+/**
+ * The arrays of a step (T tokens, N rollouts) allocated together in WebAssembly memory, so that
+ * `stepTokenMath` over them streams them in place (no copy). Fill `logpTrain`, `logpInfer`,
+ * `offsets` and `advantages`, then pass them (and `tokenAdvantages` as the output) as usual.
+ * Without WebAssembly SIMD these are ordinary typed arrays (the scalar path runs). The memory is
+ * freed with the views; reuse one set across steps of the same shape.
+ */
+export function createStepBuffers(tokens: number, rollouts: number): StepBuffers {
+  if (!Number.isInteger(tokens) || tokens < 0)
+    throw new RangeError(`tokens: must be an integer >= 0, got ${tokens}`);
+  if (!Number.isInteger(rollouts) || rollouts < 0)
+    throw new RangeError(`rollouts: must be an integer >= 0, got ${rollouts}`);
+  const tokenBytes = alignUp(4 * tokens + SLACK);
+  const logpTrain = SCRATCH.end;
+  const logpInfer = logpTrain + tokenBytes;
+  const tokenAdvantages = logpInfer + tokenBytes;
+  const offsets = tokenAdvantages + tokenBytes;
+  const advantages = offsets + alignUp(4 * (rollouts + 1));
+  const kernel = instantiate(advantages + alignUp(8 * rollouts));
+  const buffer = kernel?.buffer ?? new ArrayBuffer(advantages + alignUp(8 * rollouts));
+  return {
+    logpTrain: new Float32Array(buffer, logpTrain, tokens),
+    logpInfer: new Float32Array(buffer, logpInfer, tokens),
+    tokenAdvantages: new Float32Array(buffer, tokenAdvantages, tokens),
+    offsets: new Int32Array(buffer, offsets, rollouts + 1),
+    advantages: new Float64Array(buffer, advantages, rollouts),
+  };
+}
+
+/** The kernel whose memory holds all of `arrays` (clear of its scratch area), if any. */
+export function zeroCopyKernel(arrays: readonly Float32Array[]): StepKernel | undefined {
+  const kernel = arrays[0] && kernelsByBuffer.get(arrays[0].buffer as ArrayBuffer);
+  if (kernel === undefined) return undefined;
+  const inside = (a: Float32Array) =>
+    a.buffer === kernel.buffer &&
+    a.byteOffset >= kernel.dataStart &&
+    a.byteOffset + a.byteLength + SLACK <= kernel.buffer.byteLength;
+  return arrays.every(inside) ? kernel : undefined;
+}
+
+/** Staging views inside the shared kernel's memory: one slice of each per-token array. */
+export interface StageArrays {
+  logpTrain: Float32Array;
+  logpInfer: Float32Array;
+  tokenAdvantages: Float32Array;
+}
+
+/** The shared kernel that stages arrays living elsewhere; null without WebAssembly SIMD. */
+export function stagingKernelOf(): { kernel: StepKernel; stage: StageArrays } | null {
+  if (stagingKernel !== undefined) return stagingKernel;
+  const sliceBytes = alignUp(4 * STAGE_TOKENS + SLACK);
+  const kernel = instantiate(SCRATCH.end + 3 * sliceBytes);
+  if (kernel === null) return null;
+  const view = (slice: number) =>
+    new Float32Array(kernel.buffer, SCRATCH.end + slice * sliceBytes, STAGE_TOKENS);
+  stagingKernel = {
+    kernel,
+    stage: { logpTrain: view(0), logpInfer: view(1), tokenAdvantages: view(2) },
+  };
+  return stagingKernel;
+}

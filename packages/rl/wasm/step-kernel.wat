@@ -1,0 +1,197 @@
+;; The per-token hot path of @anneal/rl's stepTokenMath (RECIPE.md §2) in WebAssembly SIMD (f32x4).
+;; One pass over a batch of "pieces" (a piece is a rollout, or part of one when the caller stages
+;; tokens through a small buffer); for each piece it streams the train and inference logprobs once,
+;; writes the piece's per-token advantage into every one of its token slots, and reports six sums.
+;; src/step-math-wasm.ts turns those sums into the step metrics exactly as the scalar reference
+;; (src/step-math.ts) does, and recomputes with the scalar reference any piece whose log-ratios are
+;; outside [-80, 80], infinite or NaN (the kernel's float32 exponential is only valid inside).
+;;
+;; Per token, in float32, four tokens per vector:
+;;   d   = logp_train - logp_infer                  (the log IS ratio; RECIPE.md §2)
+;;   r   = exp(d) = 2^n * e^f, n = nearest(d / ln 2), f = d - n ln 2 (Cody-Waite, two constants)
+;;   e^f = 1 + f + g,  g = f^2 q(f),  q a degree-4 fit of (e^f - 1 - f) / f^2 on |f| <= ln2 / 2
+;;   em1 = r - 1  (f + g when n = 0, so small ratios keep full relative precision)
+;;   k   = r - 1 - d, the k3 term of kl.ts (g when n = 0: no cancellation)
+;; Accuracy: r within 1.3 ulp (float32) of exp(d), g within 5 ulp; see src/step-math-wasm.test.ts.
+;; Sums run in float32 per lane for blocks of 16 vectors (64 tokens), then in float64.
+;;
+;; Piece results (6 f64 = 48 bytes each, at $sums + 48 p):
+;;   [0] sum em1   [1] sum d   [2] sum k   [3] min d   [4] max d   [5] tokens with |d| > ln 2
+;; min/max are over d (r is monotone in d; the caller applies Math.exp once), and "outside [0.5, 2]"
+;; is |d| > ln 2, decided on d itself: the float32 constant just below ln 2 makes `|d| > c` exactly
+;; `|d| > ln 2` for float32 d, matching the reference's exp(d) < 0.5 || exp(d) > 2.
+;;
+;; Memory contract (kept by src/step-wasm-kernel.ts): the kernel may read up to 12 bytes past the
+;; end of a piece's logprobs and rewrites (unchanged) up to 12 bytes past its advantages, so every
+;; array it is given is followed by at least 16 addressable bytes.
+(module
+  (import "env" "memory" (memory 1))
+
+  ;; scan(lt, li, out, bounds, fill, sums, count)
+  ;;   lt, li, out: byte addresses of token 0 of this call (train logprobs, inference logprobs,
+  ;;                per-token advantages; all f32)
+  ;;   bounds:      count + 1 i32 token indices relative to token 0; piece p is [bounds[p], bounds[p+1])
+  ;;   fill:        count f32, the per-token advantage of each piece
+  ;;   sums:        count x 6 f64, written (see above)
+  (func (export "scan")
+    (param $lt i32) (param $li i32) (param $out i32)
+    (param $bounds i32) (param $fill i32) (param $sums i32) (param $count i32)
+    (local $p i32)       ;; piece index
+    (local $at i32)      ;; byte offset of the next vector inside the piece
+    (local $end i32)     ;; byte offset one past the piece
+    (local $left i32)    ;; tokens left in the piece
+    (local $blk i32)     ;; vectors left in this float32 block
+    (local $valid v128)  ;; tail mask: lanes that hold tokens of the piece
+    (local $fillv v128)
+    (local $d v128) (local $dmm v128) (local $t v128) (local $nf v128) (local $nC1 v128)
+    (local $nC2 v128) (local $absd v128) (local $general i32) (local $f v128) (local $g v128) (local $fg v128) (local $s1 v128)
+    (local $em1B v128) (local $dB v128) (local $kB v128)   ;; float32 block sums
+    (local $em1S v128) (local $dS v128) (local $kS v128)   ;; float64 piece sums (f64x2)
+    (local $minD v128) (local $maxD v128) (local $outside v128)
+    (local $rec i32)
+    ;; constants live in locals: set once, kept in registers (V8 rebuilds an inline v128.const
+    ;; from immediates at every use)
+    (local $ABS v128) (local $LN2_BELOW v128) (local $HALF_LN2 v128) (local $LOG2E v128) (local $MAGIC v128)
+    (local $C1 v128) (local $C2 v128) (local $ONE v128)
+    (local $Q0 v128) (local $Q1 v128) (local $Q2 v128) (local $Q3 v128) (local $Q4 v128)
+    (local.set $ABS (v128.const i32x4 0x7fffffff 0x7fffffff 0x7fffffff 0x7fffffff))
+    ;; the float32 just below ln 2: |d| > it <=> |d| >= float32(ln 2) > ln 2, for float32 d
+    (local.set $LN2_BELOW (v128.const i32x4 0x3f317217 0x3f317217 0x3f317217 0x3f317217))
+    (local.set $HALF_LN2 (v128.const f32x4 0.3465 0.3465 0.3465 0.3465)) ;; just below ln 2 / 2
+    (local.set $LOG2E (v128.const f32x4 1.44269504 1.44269504 1.44269504 1.44269504))
+    (local.set $MAGIC (v128.const f32x4 12582912 12582912 12582912 12582912)) ;; 1.5 2^23
+    (local.set $C1 (v128.const f32x4 0.693359375 0.693359375 0.693359375 0.693359375))
+    (local.set $C2 (v128.const f32x4 2.12194440e-4 2.12194440e-4 2.12194440e-4 2.12194440e-4))
+    (local.set $ONE (v128.const f32x4 1 1 1 1)) ;; also 127 << 23, the exponent bias of 2^n
+    ;; q: min-max relative-error fit of (e^f - 1 - f) / f^2 on |f| <= 1.0005 ln2 / 2 (error 1.3e-7)
+    (local.set $Q0 (v128.const f32x4 0.5 0.5 0.5 0.5))
+    (local.set $Q1 (v128.const f32x4 0.16666577756404877 0.16666577756404877 0.16666577756404877 0.16666577756404877))
+    (local.set $Q2 (v128.const f32x4 0.04166685417294502 0.04166685417294502 0.04166685417294502 0.04166685417294502))
+    (local.set $Q3 (v128.const f32x4 0.008363170549273491 0.008363170549273491 0.008363170549273491 0.008363170549273491))
+    (local.set $Q4 (v128.const f32x4 0.0013901286292821169 0.0013901286292821169 0.0013901286292821169 0.0013901286292821169))
+    (local.set $p (i32.const 0))
+    (block $allDone
+      (loop $pieces
+        (br_if $allDone (i32.ge_u (local.get $p) (local.get $count)))
+        (local.set $at (i32.shl (i32.load (i32.add (local.get $bounds)
+          (i32.shl (local.get $p) (i32.const 2)))) (i32.const 2)))
+        (local.set $end (i32.shl (i32.load offset=4 (i32.add (local.get $bounds)
+          (i32.shl (local.get $p) (i32.const 2)))) (i32.const 2)))
+        (local.set $fillv (v128.load32_splat (i32.add (local.get $fill)
+          (i32.shl (local.get $p) (i32.const 2)))))
+        (local.set $em1S (v128.const i64x2 0 0))
+        (local.set $dS (v128.const i64x2 0 0))
+        (local.set $kS (v128.const i64x2 0 0))
+        (local.set $minD (v128.const f32x4 inf inf inf inf))
+        (local.set $maxD (v128.const f32x4 -inf -inf -inf -inf))
+        (local.set $outside (v128.const i32x4 0 0 0 0))
+        (block $pieceDone
+          (loop $blocks
+            (br_if $pieceDone (i32.ge_u (local.get $at) (local.get $end)))
+            (local.set $em1B (v128.const f32x4 0 0 0 0))
+            (local.set $dB (v128.const f32x4 0 0 0 0))
+            (local.set $kB (v128.const f32x4 0 0 0 0))
+            (local.set $blk (i32.const 16))
+            (loop $vectors
+              (local.set $left (i32.shr_u (i32.sub (local.get $end) (local.get $at)) (i32.const 2)))
+              ;; d for min/max ($dmm) and for everything else ($d); in the tail, lanes past the
+              ;; piece get d = 0 (contributes 0 to every sum) and dmm = NaN (pmin/pmax skip it)
+              (if (i32.ge_u (local.get $left) (i32.const 4))
+                (then
+                  (local.set $d (f32x4.sub
+                    (v128.load (i32.add (local.get $lt) (local.get $at)))
+                    (v128.load (i32.add (local.get $li) (local.get $at)))))
+                  (local.set $dmm (local.get $d))
+                  (v128.store (i32.add (local.get $out) (local.get $at)) (local.get $fillv)))
+                (else
+                  (local.set $valid (i32x4.gt_s (i32x4.splat (local.get $left))
+                    (v128.const i32x4 0 1 2 3)))
+                  (local.set $dmm (f32x4.sub
+                    (v128.load (i32.add (local.get $lt) (local.get $at)))
+                    (v128.load (i32.add (local.get $li) (local.get $at)))))
+                  (local.set $d (v128.and (local.get $dmm) (local.get $valid)))
+                  (local.set $dmm (v128.or (local.get $dmm) (v128.not (local.get $valid))))
+                  (v128.store (i32.add (local.get $out) (local.get $at))
+                    (v128.bitselect (local.get $fillv)
+                      (v128.load (i32.add (local.get $out) (local.get $at)))
+                      (local.get $valid)))))
+              (local.set $minD (f32x4.pmin (local.get $minD) (local.get $dmm)))
+              (local.set $maxD (f32x4.pmax (local.get $maxD) (local.get $dmm)))
+              (local.set $absd (v128.and (local.get $d) (local.get $ABS)))
+              (local.set $dB (f32x4.add (local.get $dB) (local.get $d)))
+              ;; Fast path: every lane has |d| <= 0.3465 < ln 2 / 2, so n = 0, f = d, no ratio is
+              ;; outside [0.5, 2], r - 1 = f + g and the k3 term is g. The general path gives the
+              ;; same bits for such lanes; it only runs for vectors with a larger |d|.
+              (local.set $general (v128.any_true (f32x4.gt (local.get $absd) (local.get $HALF_LN2))))
+              (if (local.get $general)
+                (then
+                  ;; |d| > ln 2  <=>  r outside [0.5, 2]
+                  (local.set $outside (i32x4.sub (local.get $outside)
+                    (f32x4.gt (local.get $absd) (local.get $LN2_BELOW))))
+                  ;; range reduction: t = d log2 e + 1.5 2^23 rounds n = nearest(d / ln 2) into
+                  ;; t's low mantissa bits; f = (d - n C1) + n C2 with C1 - C2 = ln 2, n C1 exact
+                  (local.set $t (f32x4.add (f32x4.mul (local.get $d) (local.get $LOG2E)) (local.get $MAGIC)))
+                  (local.set $nf (f32x4.sub (local.get $t) (local.get $MAGIC)))
+                  (local.set $nC1 (f32x4.mul (local.get $nf) (local.get $C1)))
+                  (local.set $nC2 (f32x4.mul (local.get $nf) (local.get $C2)))
+                  (local.set $f (f32x4.add (f32x4.sub (local.get $d) (local.get $nC1)) (local.get $nC2))))
+                (else (local.set $f (local.get $d))))
+              ;; g = f^2 q(f), q(f) = Q0 + f (Q1 + f (Q2 + f (Q3 + f Q4))): e^f = 1 + f + g
+              (local.set $g (f32x4.mul (f32x4.mul (local.get $f) (local.get $f))
+                (f32x4.add (local.get $Q0) (f32x4.mul (local.get $f)
+                  (f32x4.add (local.get $Q1) (f32x4.mul (local.get $f)
+                    (f32x4.add (local.get $Q2) (f32x4.mul (local.get $f)
+                      (f32x4.add (local.get $Q3) (f32x4.mul (local.get $f) (local.get $Q4)))))))))))
+              (local.set $fg (f32x4.add (local.get $f) (local.get $g)))
+              (if (local.get $general)
+                (then
+                  ;; s1 = (2^n - 1)(1 + f + g): r - 1 = fg + s1, r - 1 - d = g + (s1 - n ln 2);
+                  ;; s1 = 0 where n = 0, leaving f + g and g without cancellation. 2^n from t's
+                  ;; bits: (t << 23) = n << 23, plus 127 << 23 (|n| <= 116 for |d| <= 80)
+                  (local.set $s1 (f32x4.mul
+                    (f32x4.sub (i32x4.add (i32x4.shl (local.get $t) (i32.const 23)) (local.get $ONE))
+                      (local.get $ONE))
+                    (f32x4.add (local.get $ONE) (local.get $fg))))
+                  (local.set $em1B (f32x4.add (local.get $em1B) (f32x4.add (local.get $fg) (local.get $s1))))
+                  (local.set $kB (f32x4.add (local.get $kB) (f32x4.add (local.get $g)
+                    (f32x4.add (f32x4.sub (local.get $s1) (local.get $nC1)) (local.get $nC2))))))
+                (else
+                  (local.set $em1B (f32x4.add (local.get $em1B) (local.get $fg)))
+                  (local.set $kB (f32x4.add (local.get $kB) (local.get $g)))))
+              (local.set $at (i32.add (local.get $at) (i32.const 16)))
+              (local.set $blk (i32.sub (local.get $blk) (i32.const 1)))
+              (br_if $vectors (i32.and (i32.ne (local.get $blk) (i32.const 0))
+                (i32.lt_u (local.get $at) (local.get $end)))))
+            ;; flush the float32 block sums into the float64 piece sums (low and high lanes)
+            (local.set $em1S (f64x2.add (f64x2.add (local.get $em1S)
+              (f64x2.promote_low_f32x4 (local.get $em1B)))
+              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
+                (local.get $em1B) (local.get $em1B)))))
+            (local.set $dS (f64x2.add (f64x2.add (local.get $dS)
+              (f64x2.promote_low_f32x4 (local.get $dB)))
+              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
+                (local.get $dB) (local.get $dB)))))
+            (local.set $kS (f64x2.add (f64x2.add (local.get $kS)
+              (f64x2.promote_low_f32x4 (local.get $kB)))
+              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
+                (local.get $kB) (local.get $kB)))))
+            (br $blocks)))
+        ;; the piece's record
+        (local.set $rec (i32.add (local.get $sums) (i32.mul (local.get $p) (i32.const 48))))
+        (f64.store offset=0 (local.get $rec) (f64.add
+          (f64x2.extract_lane 0 (local.get $em1S)) (f64x2.extract_lane 1 (local.get $em1S))))
+        (f64.store offset=8 (local.get $rec) (f64.add
+          (f64x2.extract_lane 0 (local.get $dS)) (f64x2.extract_lane 1 (local.get $dS))))
+        (f64.store offset=16 (local.get $rec) (f64.add
+          (f64x2.extract_lane 0 (local.get $kS)) (f64x2.extract_lane 1 (local.get $kS))))
+        (f64.store offset=24 (local.get $rec) (f64.promote_f32 (f32.min
+          (f32.min (f32x4.extract_lane 0 (local.get $minD)) (f32x4.extract_lane 1 (local.get $minD)))
+          (f32.min (f32x4.extract_lane 2 (local.get $minD)) (f32x4.extract_lane 3 (local.get $minD))))))
+        (f64.store offset=32 (local.get $rec) (f64.promote_f32 (f32.max
+          (f32.max (f32x4.extract_lane 0 (local.get $maxD)) (f32x4.extract_lane 1 (local.get $maxD)))
+          (f32.max (f32x4.extract_lane 2 (local.get $maxD)) (f32x4.extract_lane 3 (local.get $maxD))))))
+        (f64.store offset=40 (local.get $rec) (f64.convert_i32_u (i32.add
+          (i32.add (i32x4.extract_lane 0 (local.get $outside)) (i32x4.extract_lane 1 (local.get $outside)))
+          (i32.add (i32x4.extract_lane 2 (local.get $outside)) (i32x4.extract_lane 3 (local.get $outside))))))
+        (local.set $p (i32.add (local.get $p) (i32.const 1)))
+        (br $pieces)))))
