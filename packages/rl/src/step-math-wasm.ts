@@ -4,8 +4,8 @@
 //
 // The kernel works on "pieces": whole rollouts when the batch lives in kernel memory
 // (createStepBuffers: zero-copy), or slices of at most STAGE_TOKENS tokens copied through a small
-// staging area otherwise. Per piece it returns Σ(r − 1), Σ d, Σ k3-terms, min d, max d and the count
-// outside [0.5, 2]; this file adds the pieces of each rollout up and combines rollouts exactly as
+// staging area otherwise. Per piece it returns Σ d, Σ k3-terms, min d, max d, the count outside
+// [0.5, 2] and Σ r in two parts (r − 1 near 1, r itself elsewhere); this file adds the pieces of each rollout up and combines rollouts exactly as
 // the reference does. A rollout with any log-ratio outside [−80, 80], infinite or NaN is recomputed
 // with the reference's own scanRollout, so those cases give the reference's results exactly.
 // Accuracy of the rest: float32 arithmetic on float32 inputs (see the README, "WebAssembly path").
@@ -34,7 +34,9 @@ const EXP_RANGE = 80;
 
 /** Sums of the rollout in progress (its pieces so far). */
 interface OpenRollout {
-  em1: number; // Σ (r − 1)
+  em1: number; // Σ (r − 1) over tokens with |d| < ln 2 / 2
+  far: number; // Σ r over the others
+  farCount: number; // how many others
   d: number; // Σ logRatio
   k: number; // Σ (r − 1 − logRatio)
   minD: number;
@@ -56,6 +58,8 @@ interface Totals {
 
 const emptyRollout = (): OpenRollout => ({
   em1: 0,
+  far: 0,
+  farCount: 0,
   d: 0,
   k: 0,
   minD: Infinity,
@@ -72,6 +76,8 @@ function addPiece(open: OpenRollout, sums: Float64Array, p: number): void {
   open.minD = Math.min(open.minD, sums[at + 3]!);
   open.maxD = Math.max(open.maxD, sums[at + 4]!);
   open.outside += sums[at + 5]!;
+  open.far += sums[at + 6]!;
+  open.farCount += sums[at + 7]!;
 }
 
 /** Fold rollout i (all of its pieces in `open`) into the totals, as the reference does. */
@@ -84,7 +90,7 @@ function closeRollout(batch: StepBatch, i: number, open: OpenRollout, totals: To
   let ratioSum: number;
   let logRatioSum: number;
   if (inRange) {
-    ratioSum = length + open.em1;
+    ratioSum = length - open.farCount + open.em1 + open.far;
     logRatioSum = open.d;
     totals.kl += open.k;
     totals.minD = Math.min(totals.minD, open.minD);

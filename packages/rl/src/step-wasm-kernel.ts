@@ -33,7 +33,7 @@ interface WasmApi {
 /** Pieces (rollouts or parts of rollouts) per kernel call; sizes the scratch area. */
 export const PIECES_PER_CALL = 1024;
 /** f64 values per piece in the kernel's results (see step-kernel.wat). */
-export const SUM_FIELDS = 6;
+export const SUM_FIELDS = 8;
 /** Tokens per staging slice for arrays outside kernel memory: 3 × 64 KiB, stays in L2. */
 export const STAGE_TOKENS = 16_384;
 /** Bytes after every array the kernel touches (it over-reads at most 12, see the .wat). */
@@ -102,8 +102,6 @@ function instantiate(bytes: number): StepKernel | null {
   const module = compiledKernel();
   if (module === null || wasmApi === undefined) return null;
   const pages = Math.ceil(bytes / PAGE);
-  if (pages > MAX_PAGES)
-    throw new RangeError(`step buffers: ${bytes} bytes exceed WebAssembly's 4 GiB memory`);
   const memory = new wasmApi.Memory({ initial: pages, maximum: pages });
   const instance = new wasmApi.Instance(module, { env: { memory } });
   const { buffer } = memory;
@@ -137,8 +135,10 @@ export function createStepBuffers(tokens: number, rollouts: number): StepBuffers
   const tokenAdvantages = logpInfer + tokenBytes;
   const offsets = tokenAdvantages + tokenBytes;
   const advantages = offsets + alignUp(4 * (rollouts + 1));
-  const kernel = instantiate(advantages + alignUp(8 * rollouts));
-  const buffer = kernel?.buffer ?? new ArrayBuffer(advantages + alignUp(8 * rollouts));
+  const bytes = advantages + alignUp(8 * rollouts);
+  if (bytes > MAX_PAGES * PAGE)
+    throw new RangeError(`tokens: ${tokens} tokens exceed WebAssembly's 4 GiB memory`);
+  const buffer = instantiate(bytes)?.buffer ?? new ArrayBuffer(bytes);
   return {
     logpTrain: new Float32Array(buffer, logpTrain, tokens),
     logpInfer: new Float32Array(buffer, logpInfer, tokens),
