@@ -259,7 +259,7 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
   it('views over kernel memory that are not a createStepBuffers layout are staged, not misread', () => {
     const buffers = createStepBuffers(64, 1);
     // a view that starts inside the kernel's scratch area must not be scanned in place
-    const overScratch = new Float32Array(buffers.logpTrain.buffer, 0, 64).fill(-1);
+    const overScratch = new Float32Array(buffers.logpTrain.buffer, 1024, 64).fill(-1);
     buffers.logpInfer.fill(-1.25);
     const batch: Batch = {
       logpTrain: overScratch,

@@ -89,9 +89,12 @@ export function wasmSimdAvailable(): boolean {
   return compiledKernel() !== null;
 }
 
-/** Byte layout of the scratch area at the start of every kernel memory. */
+/** Bytes [0, KERNEL_RESERVED) of every kernel memory are the kernel's own (see the .wat). */
+const KERNEL_RESERVED = 512;
+
+/** Byte layout of the scratch area after the kernel's own bytes. */
 const SCRATCH = (() => {
-  const bounds = 0;
+  const bounds = KERNEL_RESERVED;
   const fill = alignUp(bounds + 4 * (PIECES_PER_CALL + 1));
   const sums = alignUp(fill + 4 * PIECES_PER_CALL);
   return { bounds, fill, sums, end: alignUp(sums + 8 * SUM_FIELDS * PIECES_PER_CALL) };

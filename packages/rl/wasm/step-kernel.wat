@@ -16,7 +16,8 @@
 ;; Vectors whose lanes all have |d| <= 0.3465 (n = 0 everywhere; in practice almost all of them)
 ;; skip the range reduction and the 2^n scaling: the same bits, fewer instructions.
 ;; Accuracy: r within 1.3 ulp (float32) of exp(d), g within 5 ulp; see src/step-math-wasm.test.ts.
-;; Sums run in float32 per lane for blocks of 16 vectors (64 tokens), then in float64.
+;; Σ(r - 1), Σ d and Σ k run in float32 per lane for blocks of 16 vectors (64 tokens), then in
+;; float64; the rare general-path sums (Σ r, counts) accumulate in memory, in float64 and int32.
 ;;
 ;; Piece results (8 f64 = 64 bytes each, at $sums + 64 p):
 ;;   [0] Σ (r - 1) over n = 0 tokens   [1] Σ d   [2] Σ k   [3] min d   [4] max d
@@ -25,11 +26,38 @@
 ;; is |d| > ln 2, decided on d itself: the float32 constant just below ln 2 makes `|d| > c` exactly
 ;; `|d| > ln 2` for float32 d, matching the reference's exp(d) < 0.5 || exp(d) > 2.
 ;;
-;; Memory contract (kept by src/step-wasm-kernel.ts): the kernel may read up to 12 bytes past the
-;; end of a piece's logprobs and rewrites (unchanged) up to 12 bytes past its advantages, so every
-;; array it is given is followed by at least 16 addressable bytes.
+;; Memory contract (kept by src/step-wasm-kernel.ts): bytes [0, 512) belong to the kernel; it may
+;; read up to 12 bytes past the end of a piece's logprobs and rewrites (unchanged) up to 12 bytes
+;; past its advantages, so every array it is given is followed by at least 16 addressable bytes.
+;; Constants live in memory and are loaded where used: V8 rebuilds an inline v128.const from
+;; immediates at every use (three instructions) and then spills it under register pressure.
+;; Kernel bytes [0, 512):
+;;     0 ABS        |x| mask               128 Q0 .. 192 Q4  coefficients of q (below)
+;;    16 HALF_LN2   0.3465 < ln 2 / 2      208 (unused)
+;;    32 LN2_BELOW  float32 just below ln 2
+;;    48 LOG2E      1 / ln 2               256 general path: tokens outside [0.5, 2] (i32x4)
+;;    64 MAGIC      1.5 2^23               272 general path: count of n != 0 tokens (i32x4)
+;;    80 C1, 96 C2  ln 2 = C1 - C2         288, 304 general path: Σ r over n != 0, f64x2 lo / hi
+;;   112 ONE        1.0, also 127 << 23, the exponent bias of 2^n
 (module
   (import "env" "memory" (memory 1))
+
+  (func $init
+    (v128.store offset=0 (i32.const 0) (v128.const i32x4 0x7fffffff 0x7fffffff 0x7fffffff 0x7fffffff))
+    (v128.store offset=16 (i32.const 0) (v128.const f32x4 0.3465 0.3465 0.3465 0.3465))
+    (v128.store offset=32 (i32.const 0) (v128.const i32x4 0x3f317217 0x3f317217 0x3f317217 0x3f317217))
+    (v128.store offset=48 (i32.const 0) (v128.const f32x4 1.44269504 1.44269504 1.44269504 1.44269504))
+    (v128.store offset=64 (i32.const 0) (v128.const f32x4 12582912 12582912 12582912 12582912))
+    (v128.store offset=80 (i32.const 0) (v128.const f32x4 0.693359375 0.693359375 0.693359375 0.693359375))
+    (v128.store offset=96 (i32.const 0) (v128.const f32x4 2.12194440e-4 2.12194440e-4 2.12194440e-4 2.12194440e-4))
+    (v128.store offset=112 (i32.const 0) (v128.const f32x4 1 1 1 1))
+    ;; q: min-max relative-error fit of (e^f - 1 - f) / f^2 on |f| <= 1.0005 ln 2 / 2 (error 1.3e-7)
+    (v128.store offset=128 (i32.const 0) (v128.const f32x4 0.5 0.5 0.5 0.5))
+    (v128.store offset=144 (i32.const 0) (v128.const f32x4 0.16666577756404877 0.16666577756404877 0.16666577756404877 0.16666577756404877))
+    (v128.store offset=160 (i32.const 0) (v128.const f32x4 0.04166685417294502 0.04166685417294502 0.04166685417294502 0.04166685417294502))
+    (v128.store offset=176 (i32.const 0) (v128.const f32x4 0.008363170549273491 0.008363170549273491 0.008363170549273491 0.008363170549273491))
+    (v128.store offset=192 (i32.const 0) (v128.const f32x4 0.0013901286292821169 0.0013901286292821169 0.0013901286292821169 0.0013901286292821169)))
+  (start $init)
 
   ;; scan(lt, li, out, bounds, fill, sums, count)
   ;;   lt, li, out: byte addresses of token 0 of this call (train logprobs, inference logprobs,
@@ -40,41 +68,20 @@
   (func (export "scan")
     (param $lt i32) (param $li i32) (param $out i32)
     (param $bounds i32) (param $fill i32) (param $sums i32) (param $count i32)
-    (local $p i32)       ;; piece index
-    (local $at i32)      ;; byte offset of the next vector inside the piece
-    (local $end i32)     ;; byte offset one past the piece
-    (local $left i32)    ;; tokens left in the piece
-    (local $blk i32)     ;; vectors left in this float32 block
-    (local $valid v128)  ;; tail mask: lanes that hold tokens of the piece
-    (local $fillv v128)
-    (local $d v128) (local $dmm v128) (local $t v128) (local $nf v128) (local $nC1 v128)
-    (local $nC2 v128) (local $absd v128) (local $general i32) (local $f v128) (local $g v128) (local $fg v128) (local $s1 v128) (local $scale v128) (local $isn0 v128)
-    (local $em1B v128) (local $dB v128) (local $kB v128) (local $rB v128) ;; float32 block sums
-    (local $em1S v128) (local $dS v128) (local $kS v128) (local $rS v128) ;; float64 piece sums
-    (local $minD v128) (local $maxD v128) (local $outside v128) (local $bigCount v128)
+    (local $p i32)         ;; piece index
+    (local $at i32)        ;; byte offset of the next vector (relative to token 0)
+    (local $end i32)       ;; byte offset one past the piece
+    (local $fullEnd i32)   ;; byte offset one past the piece's last full vector
+    (local $blockEnd i32)  ;; byte offset one past this float32 block (16 vectors at most)
+    (local $general i32)   ;; this vector has a lane with |d| > 0.3465
     (local $rec i32)
-    ;; constants live in locals: set once, kept in registers (V8 rebuilds an inline v128.const
-    ;; from immediates at every use)
-    (local $ABS v128) (local $LN2_BELOW v128) (local $HALF_LN2 v128) (local $LOG2E v128) (local $MAGIC v128)
-    (local $C1 v128) (local $C2 v128) (local $ONE v128) (local $ZERO v128)
-    (local $Q0 v128) (local $Q1 v128) (local $Q2 v128) (local $Q3 v128) (local $Q4 v128)
-    (local.set $ABS (v128.const i32x4 0x7fffffff 0x7fffffff 0x7fffffff 0x7fffffff))
-    ;; the float32 just below ln 2: |d| > it <=> |d| >= float32(ln 2) > ln 2, for float32 d
-    (local.set $LN2_BELOW (v128.const i32x4 0x3f317217 0x3f317217 0x3f317217 0x3f317217))
-    (local.set $HALF_LN2 (v128.const f32x4 0.3465 0.3465 0.3465 0.3465)) ;; just below ln 2 / 2
-    (local.set $LOG2E (v128.const f32x4 1.44269504 1.44269504 1.44269504 1.44269504))
-    (local.set $MAGIC (v128.const f32x4 12582912 12582912 12582912 12582912)) ;; 1.5 2^23
-    (local.set $C1 (v128.const f32x4 0.693359375 0.693359375 0.693359375 0.693359375))
-    (local.set $C2 (v128.const f32x4 2.12194440e-4 2.12194440e-4 2.12194440e-4 2.12194440e-4))
-    (local.set $ONE (v128.const f32x4 1 1 1 1)) ;; also 127 << 23, the exponent bias of 2^n
-    (local.set $ZERO (v128.const f32x4 0 0 0 0))
-    ;; q: min-max relative-error fit of (e^f - 1 - f) / f^2 on |f| <= 1.0005 ln2 / 2 (error 1.3e-7)
-    (local.set $Q0 (v128.const f32x4 0.5 0.5 0.5 0.5))
-    (local.set $Q1 (v128.const f32x4 0.16666577756404877 0.16666577756404877 0.16666577756404877 0.16666577756404877))
-    (local.set $Q2 (v128.const f32x4 0.04166685417294502 0.04166685417294502 0.04166685417294502 0.04166685417294502))
-    (local.set $Q3 (v128.const f32x4 0.008363170549273491 0.008363170549273491 0.008363170549273491 0.008363170549273491))
-    (local.set $Q4 (v128.const f32x4 0.0013901286292821169 0.0013901286292821169 0.0013901286292821169 0.0013901286292821169))
-    (local.set $p (i32.const 0))
+    (local $fillv v128) (local $valid v128)
+    (local $d v128) (local $dmm v128) (local $absd v128) (local $t v128) (local $nf v128)
+    (local $nC1 v128) (local $nC2 v128) (local $f v128) (local $g v128) (local $fg v128)
+    (local $scale v128) (local $isn0 v128) (local $s1 v128) (local $r v128)
+    (local $em1B v128) (local $dB v128) (local $kB v128)   ;; float32 block sums
+    (local $em1S v128) (local $dS v128) (local $kS v128)   ;; float64 piece sums (f64x2)
+    (local $minD v128) (local $maxD v128)
     (block $allDone
       (loop $pieces
         (br_if $allDone (i32.ge_u (local.get $p) (local.get $count)))
@@ -82,29 +89,32 @@
           (i32.shl (local.get $p) (i32.const 2)))) (i32.const 2)))
         (local.set $end (i32.shl (i32.load offset=4 (i32.add (local.get $bounds)
           (i32.shl (local.get $p) (i32.const 2)))) (i32.const 2)))
+        (local.set $fullEnd (i32.add (local.get $at)
+          (i32.and (i32.sub (local.get $end) (local.get $at)) (i32.const -16))))
         (local.set $fillv (v128.load32_splat (i32.add (local.get $fill)
           (i32.shl (local.get $p) (i32.const 2)))))
         (local.set $em1S (v128.const i64x2 0 0))
         (local.set $dS (v128.const i64x2 0 0))
         (local.set $kS (v128.const i64x2 0 0))
-        (local.set $rS (v128.const i64x2 0 0))
-        (local.set $bigCount (v128.const i32x4 0 0 0 0))
         (local.set $minD (v128.const f32x4 inf inf inf inf))
         (local.set $maxD (v128.const f32x4 -inf -inf -inf -inf))
-        (local.set $outside (v128.const i32x4 0 0 0 0))
+        (v128.store offset=256 (i32.const 0) (v128.const i64x2 0 0))
+        (v128.store offset=272 (i32.const 0) (v128.const i64x2 0 0))
+        (v128.store offset=288 (i32.const 0) (v128.const i64x2 0 0))
+        (v128.store offset=304 (i32.const 0) (v128.const i64x2 0 0))
         (block $pieceDone
           (loop $blocks
             (br_if $pieceDone (i32.ge_u (local.get $at) (local.get $end)))
             (local.set $em1B (v128.const f32x4 0 0 0 0))
             (local.set $dB (v128.const f32x4 0 0 0 0))
             (local.set $kB (v128.const f32x4 0 0 0 0))
-            (local.set $rB (v128.const f32x4 0 0 0 0))
-            (local.set $blk (i32.const 16))
+            (local.set $blockEnd (select
+              (local.get $end) (i32.add (local.get $at) (i32.const 256))
+              (i32.lt_u (local.get $end) (i32.add (local.get $at) (i32.const 256)))))
             (loop $vectors
-              (local.set $left (i32.shr_u (i32.sub (local.get $end) (local.get $at)) (i32.const 2)))
               ;; d for min/max ($dmm) and for everything else ($d); in the tail, lanes past the
               ;; piece get d = 0 (contributes 0 to every sum) and dmm = NaN (pmin/pmax skip it)
-              (if (i32.ge_u (local.get $left) (i32.const 4))
+              (if (i32.lt_u (local.get $at) (local.get $fullEnd))
                 (then
                   (local.set $d (f32x4.sub
                     (v128.load (i32.add (local.get $lt) (local.get $at)))
@@ -112,7 +122,8 @@
                   (local.set $dmm (local.get $d))
                   (v128.store (i32.add (local.get $out) (local.get $at)) (local.get $fillv)))
                 (else
-                  (local.set $valid (i32x4.gt_s (i32x4.splat (local.get $left))
+                  (local.set $valid (i32x4.gt_s
+                    (i32x4.splat (i32.shr_u (i32.sub (local.get $end) (local.get $at)) (i32.const 2)))
                     (v128.const i32x4 0 1 2 3)))
                   (local.set $dmm (f32x4.sub
                     (v128.load (i32.add (local.get $lt) (local.get $at)))
@@ -125,56 +136,65 @@
                       (local.get $valid)))))
               (local.set $minD (f32x4.pmin (local.get $minD) (local.get $dmm)))
               (local.set $maxD (f32x4.pmax (local.get $maxD) (local.get $dmm)))
-              (local.set $absd (v128.and (local.get $d) (local.get $ABS)))
               (local.set $dB (f32x4.add (local.get $dB) (local.get $d)))
+              (local.set $absd (v128.and (local.get $d) (v128.load offset=0 (i32.const 0))))
               ;; Fast path: every lane has |d| <= 0.3465 < ln 2 / 2, so n = 0, f = d, no ratio is
               ;; outside [0.5, 2], r - 1 = f + g and the k3 term is g. The general path gives the
               ;; same bits for such lanes; it only runs for vectors with a larger |d|.
-              (local.set $general (v128.any_true (f32x4.gt (local.get $absd) (local.get $HALF_LN2))))
+              (local.set $general (v128.any_true
+                (f32x4.gt (local.get $absd) (v128.load offset=16 (i32.const 0)))))
               (if (local.get $general)
                 (then
                   ;; |d| > ln 2  <=>  r outside [0.5, 2]
-                  (local.set $outside (i32x4.sub (local.get $outside)
-                    (f32x4.gt (local.get $absd) (local.get $LN2_BELOW))))
+                  (v128.store offset=256 (i32.const 0) (i32x4.sub (v128.load offset=256 (i32.const 0))
+                    (f32x4.gt (local.get $absd) (v128.load offset=32 (i32.const 0)))))
                   ;; range reduction: t = d log2 e + 1.5 2^23 rounds n = nearest(d / ln 2) into
                   ;; t's low mantissa bits; f = (d - n C1) + n C2 with C1 - C2 = ln 2, n C1 exact
-                  (local.set $t (f32x4.add (f32x4.mul (local.get $d) (local.get $LOG2E)) (local.get $MAGIC)))
-                  (local.set $nf (f32x4.sub (local.get $t) (local.get $MAGIC)))
-                  (local.set $nC1 (f32x4.mul (local.get $nf) (local.get $C1)))
-                  (local.set $nC2 (f32x4.mul (local.get $nf) (local.get $C2)))
+                  (local.set $t (f32x4.add
+                    (f32x4.mul (local.get $d) (v128.load offset=48 (i32.const 0)))
+                    (v128.load offset=64 (i32.const 0))))
+                  (local.set $nf (f32x4.sub (local.get $t) (v128.load offset=64 (i32.const 0))))
+                  (local.set $nC1 (f32x4.mul (local.get $nf) (v128.load offset=80 (i32.const 0))))
+                  (local.set $nC2 (f32x4.mul (local.get $nf) (v128.load offset=96 (i32.const 0))))
                   (local.set $f (f32x4.add (f32x4.sub (local.get $d) (local.get $nC1)) (local.get $nC2))))
                 (else (local.set $f (local.get $d))))
               ;; g = f^2 q(f), q(f) = Q0 + f (Q1 + f (Q2 + f (Q3 + f Q4))): e^f = 1 + f + g
               (local.set $g (f32x4.mul (f32x4.mul (local.get $f) (local.get $f))
-                (f32x4.add (local.get $Q0) (f32x4.mul (local.get $f)
-                  (f32x4.add (local.get $Q1) (f32x4.mul (local.get $f)
-                    (f32x4.add (local.get $Q2) (f32x4.mul (local.get $f)
-                      (f32x4.add (local.get $Q3) (f32x4.mul (local.get $f) (local.get $Q4)))))))))))
+                (f32x4.add (v128.load offset=128 (i32.const 0)) (f32x4.mul (local.get $f)
+                  (f32x4.add (v128.load offset=144 (i32.const 0)) (f32x4.mul (local.get $f)
+                    (f32x4.add (v128.load offset=160 (i32.const 0)) (f32x4.mul (local.get $f)
+                      (f32x4.add (v128.load offset=176 (i32.const 0)) (f32x4.mul (local.get $f)
+                        (v128.load offset=192 (i32.const 0))))))))))))
               (local.set $fg (f32x4.add (local.get $f) (local.get $g)))
               (if (local.get $general)
                 (then
                   ;; 2^n from t's bits: (t << 23) = n << 23, plus 127 << 23 (|n| <= 116 for |d| <= 80)
-                  (local.set $scale (i32x4.add (i32x4.shl (local.get $t) (i32.const 23)) (local.get $ONE)))
-                  (local.set $isn0 (f32x4.eq (local.get $nf) (local.get $ZERO)))
+                  (local.set $scale (i32x4.add (i32x4.shl (local.get $t) (i32.const 23))
+                    (v128.load offset=112 (i32.const 0))))
+                  (local.set $isn0 (f32x4.eq (local.get $nf) (v128.const f32x4 0 0 0 0)))
                   ;; n = 0 lanes add r - 1 = f + g to the em1 sum; the others add r itself to the r
                   ;; sum and count themselves, so that neither loses r's relative precision
                   (local.set $em1B (f32x4.add (local.get $em1B) (v128.and (local.get $fg) (local.get $isn0))))
-                  (local.set $rB (f32x4.add (local.get $rB) (v128.andnot
-                    (f32x4.mul (f32x4.add (local.get $ONE) (local.get $fg)) (local.get $scale))
-                    (local.get $isn0))))
-                  (local.set $bigCount (i32x4.sub (local.get $bigCount) (v128.not (local.get $isn0))))
+                  (local.set $r (v128.andnot (f32x4.mul (local.get $scale)
+                    (f32x4.add (v128.load offset=112 (i32.const 0)) (local.get $fg))) (local.get $isn0)))
+                  (v128.store offset=288 (i32.const 0) (f64x2.add (v128.load offset=288 (i32.const 0))
+                    (f64x2.promote_low_f32x4 (local.get $r))))
+                  (v128.store offset=304 (i32.const 0) (f64x2.add (v128.load offset=304 (i32.const 0))
+                    (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
+                      (local.get $r) (local.get $r)))))
+                  (v128.store offset=272 (i32.const 0) (i32x4.sub (v128.load offset=272 (i32.const 0))
+                    (v128.not (local.get $isn0))))
                   ;; r - 1 - d = g + (s1 - n ln 2) with s1 = (2^n - 1)(1 + f + g); s1 = 0 where n = 0
-                  (local.set $s1 (f32x4.mul (f32x4.sub (local.get $scale) (local.get $ONE))
-                    (f32x4.add (local.get $ONE) (local.get $fg))))
+                  (local.set $s1 (f32x4.mul
+                    (f32x4.sub (local.get $scale) (v128.load offset=112 (i32.const 0)))
+                    (f32x4.add (v128.load offset=112 (i32.const 0)) (local.get $fg))))
                   (local.set $kB (f32x4.add (local.get $kB) (f32x4.add (local.get $g)
                     (f32x4.add (f32x4.sub (local.get $s1) (local.get $nC1)) (local.get $nC2))))))
                 (else
                   (local.set $em1B (f32x4.add (local.get $em1B) (local.get $fg)))
                   (local.set $kB (f32x4.add (local.get $kB) (local.get $g)))))
               (local.set $at (i32.add (local.get $at) (i32.const 16)))
-              (local.set $blk (i32.sub (local.get $blk) (i32.const 1)))
-              (br_if $vectors (i32.and (i32.ne (local.get $blk) (i32.const 0))
-                (i32.lt_u (local.get $at) (local.get $end)))))
+              (br_if $vectors (i32.lt_u (local.get $at) (local.get $blockEnd))))
             ;; flush the float32 block sums into the float64 piece sums (low and high lanes)
             (local.set $em1S (f64x2.add (f64x2.add (local.get $em1S)
               (f64x2.promote_low_f32x4 (local.get $em1B)))
@@ -188,10 +208,6 @@
               (f64x2.promote_low_f32x4 (local.get $kB)))
               (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
                 (local.get $kB) (local.get $kB)))))
-            (local.set $rS (f64x2.add (f64x2.add (local.get $rS)
-              (f64x2.promote_low_f32x4 (local.get $rB)))
-              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7
-                (local.get $rB) (local.get $rB)))))
             (br $blocks)))
         ;; the piece's record
         (local.set $rec (i32.add (local.get $sums) (i32.shl (local.get $p) (i32.const 6))))
@@ -207,13 +223,16 @@
         (f64.store offset=32 (local.get $rec) (f64.promote_f32 (f32.max
           (f32.max (f32x4.extract_lane 0 (local.get $maxD)) (f32x4.extract_lane 1 (local.get $maxD)))
           (f32.max (f32x4.extract_lane 2 (local.get $maxD)) (f32x4.extract_lane 3 (local.get $maxD))))))
-        (f64.store offset=40 (local.get $rec) (f64.convert_i32_u (i32.add
-          (i32.add (i32x4.extract_lane 0 (local.get $outside)) (i32x4.extract_lane 1 (local.get $outside)))
-          (i32.add (i32x4.extract_lane 2 (local.get $outside)) (i32x4.extract_lane 3 (local.get $outside))))))
+        (f64.store offset=40 (local.get $rec) (f64.convert_i32_u (call $laneSum (i32.const 256))))
         (f64.store offset=48 (local.get $rec) (f64.add
-          (f64x2.extract_lane 0 (local.get $rS)) (f64x2.extract_lane 1 (local.get $rS))))
-        (f64.store offset=56 (local.get $rec) (f64.convert_i32_u (i32.add
-          (i32.add (i32x4.extract_lane 0 (local.get $bigCount)) (i32x4.extract_lane 1 (local.get $bigCount)))
-          (i32.add (i32x4.extract_lane 2 (local.get $bigCount)) (i32x4.extract_lane 3 (local.get $bigCount))))))
+          (f64.add (f64.load offset=288 (i32.const 0)) (f64.load offset=296 (i32.const 0)))
+          (f64.add (f64.load offset=304 (i32.const 0)) (f64.load offset=312 (i32.const 0)))))
+        (f64.store offset=56 (local.get $rec) (f64.convert_i32_u (call $laneSum (i32.const 272))))
         (local.set $p (i32.add (local.get $p) (i32.const 1)))
-        (br $pieces)))))
+        (br $pieces))))
+
+  ;; the sum of the four i32 lanes at $at
+  (func $laneSum (param $at i32) (result i32)
+    (i32.add
+      (i32.add (i32.load offset=0 (local.get $at)) (i32.load offset=4 (local.get $at)))
+      (i32.add (i32.load offset=8 (local.get $at)) (i32.load offset=12 (local.get $at))))))
