@@ -26,6 +26,7 @@ export {
   type StepOutputs,
 } from './step-math.ts';
 export { stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
+export { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
 export {
   createStepBuffers,
   STAGE_TOKENS,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stepTokenMathScalar, type StepBatch, type StepMetrics } from './step-math.ts';
+import { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
 import { stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
 import { createStepBuffers, wasmSimdAvailable } from './step-wasm-kernel.ts';
 import type { LossReduction } from './token-advantages.ts';
@@ -31,70 +32,12 @@ function runPath(batch: Batch, reduction: LossReduction, path: Path) {
   return { metrics, tokenAdvantages };
 }
 
-/**
- * The accuracy contract of the WebAssembly path (README, "WebAssembly path"), per metric, computed
- * from the batch in float64: each sum within a few float32 roundings of Σ|term| (block sums of 16
- * float32 values, the exp's ulps, and float32 rounding of d = logp_train − logp_infer, which is
- * never larger than the rounding the float32 inputs already carry). Rollouts with |d| > 80 or a
- * non-finite d take the scalar path and add no tolerance.
- */
-function tolerances(batch: Batch) {
-  const { logpTrain, logpInfer, offsets, advantages } = batch;
-  let ratio = 0;
-  let logRatio = 0;
-  let kl = 0;
-  let objective = 0;
-  let maxAbsD = 0;
-  let ambiguous = 0; // tokens whose float32 d may fall on the other side of |d| = ln 2
-  for (let i = 0; i + 1 < offsets.length; i++) {
-    const [start, end] = [offsets[i]!, offsets[i + 1]!];
-    const ds = Array.from(
-      { length: end - start },
-      (_, t) => logpTrain[start + t]! - logpInfer[start + t]!,
-    );
-    if (!ds.every((d) => Math.abs(Math.fround(d)) <= 80)) continue; // scalar path: exact
-    let rolloutRatio = 0;
-    for (const [t, d] of ds.entries()) {
-      const r = Math.exp(d);
-      const k = Math.expm1(d) - d;
-      rolloutRatio += EPS32 * (32 * Math.abs(r - 1) + 2 * r * Math.abs(d));
-      logRatio += EPS32 * 20 * Math.abs(d);
-      kl += EPS32 * (32 * k + 8 * r * Number(Math.abs(d) > 0.34) + 2 * Math.abs((r - 1) * d));
-      maxAbsD = Math.max(maxAbsD, Math.abs(d));
-      const exact = Math.fround(d) === logpTrain[start + t]! - logpInfer[start + t]!;
-      if (!exact && Math.abs(Math.abs(d) - LN2) <= 4 * EPS32 * Math.abs(d)) ambiguous++;
-    }
-    ratio += rolloutRatio;
-    if (ds.length > 0) objective += (Math.abs(advantages[i]!) * rolloutRatio) / ds.length;
-  }
-  const tokens = logpTrain.length;
-  const rollouts = Math.max(1, offsets.length - 1);
-  return {
-    ratioMean: ratio / tokens,
-    k1: logRatio / tokens,
-    k3: kl / tokens,
-    objective: objective / rollouts,
-    extremeRelative: 2 * EPS32 * maxAbsD, // min/max: exp of the (rounded) extreme d
-    outside: ambiguous / tokens,
-  };
-}
-
 function expectAgreement(batch: Batch, reduction: LossReduction, path: Path): void {
   const reference = new Float32Array(batch.logpTrain.length);
   const want = stepTokenMathScalar(batch, reduction, { tokenAdvantages: reference });
   const { metrics: got, tokenAdvantages } = runPath(batch, reduction, path);
   expect(Array.from(tokenAdvantages)).toEqual(Array.from(reference)); // bit for bit
-  const tol = tolerances(batch);
-  const bounds: Record<keyof StepMetrics, number> = {
-    tokens: 0,
-    k1: tol.k1,
-    k3: tol.k3,
-    ratioMean: tol.ratioMean,
-    ratioMin: tol.extremeRelative * Math.abs(want.ratioMin),
-    ratioMax: tol.extremeRelative * Math.abs(want.ratioMax),
-    ratioFractionOutside: tol.outside,
-    objective: tol.objective,
-  };
+  const bounds = wasmStepErrorBounds(batch, want);
   for (const key of Object.keys(bounds) as Array<keyof StepMetrics>) {
     const [a, b] = [got[key], want[key]];
     if (!Number.isFinite(b)) {
@@ -234,6 +177,23 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('the error bounds are tight enough to mean something (realistic batch)', () => {
+    const batch = buildBatch(
+      Array.from({ length: 16 }, (_, i) => ({
+        ...{ length: 256, mismatch: 0.04, special: null },
+        advantage: i % 2 ? 0.5 : -0.5,
+      })),
+      11,
+      3,
+    );
+    const want = stepTokenMathScalar(batch, 'sum', { tokenAdvantages: new Float32Array(4096) });
+    const bounds = wasmStepErrorBounds(batch, want);
+    expect(bounds.ratioMean / want.ratioMean).toBeLessThan(1e-7);
+    expect(bounds.k3 / want.k3).toBeLessThan(5e-6);
+    expect(bounds.k1).toBeLessThan(2e-6 * 0.02); // 20 roundings of mean |d| = 0.02
+    expect(bounds.ratioFractionOutside).toBe(0);
   });
 
   it('stepTokenMath takes the kernel by default (same numbers as stepTokenMathWasm)', () => {
