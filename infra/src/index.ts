@@ -18,6 +18,7 @@ export {
 } from './promql.ts';
 export { assertPromtool, promtool, promtoolPath } from './promtool.ts';
 export { checkExpressionsParse } from './parse-check.ts';
+export { alertProbe } from './alert-probe.ts';
 export {
   SYNTHETIC_SERIES,
   VLLM_METRICS,

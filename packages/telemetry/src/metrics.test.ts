@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { samples, valueOf } from '../test/prom.ts';
 import type { StepCommitted } from './events.ts';
 import { createMetrics, type MetricsSink } from './metrics.ts';
+import { SUBSYSTEMS } from './labels.ts';
 
 const worker = { pool: 'gpu', id: 'w-1' };
 const sinks: MetricsSink[] = [];
@@ -214,6 +215,15 @@ describe('worker process events', () => {
       1,
     );
     expect(await valueOf(r, 'anneal_build_info', { app: 'worker', version: '1.2.3' })).toBe(1);
+  });
+
+  it('exports the error and retry counters of every subsystem at 0 before any failure', async () => {
+    const r = workerSink().registry;
+    const me = { pool: 'gpu', worker: 'w-1' };
+    for (const subsystem of SUBSYSTEMS) {
+      expect(await valueOf(r, 'anneal_worker_errors_total', { ...me, subsystem })).toBe(0);
+      expect(await valueOf(r, 'anneal_worker_retries_total', { ...me, subsystem })).toBe(0);
+    }
   });
 
   it('refuses control-plane events and control-plane metrics are not registered', () => {

@@ -1,6 +1,12 @@
 // Worker events → anneal_run_* and anneal_worker_* metrics.
 import type { StepCommitted, TelemetryEvents } from './events.ts';
-import { KL_ESTIMATORS, RATIO_STATS, REWARD_COMPONENTS, STEP_PHASES } from './labels.ts';
+import {
+  KL_ESTIMATORS,
+  RATIO_STATS,
+  REWARD_COMPONENTS,
+  STEP_PHASES,
+  SUBSYSTEMS,
+} from './labels.ts';
 import type { MetricWriter } from './writer.ts';
 
 export interface WorkerIdentity {
@@ -88,6 +94,13 @@ export function workerHandlers(
   runs: RunSeriesControl,
 ): Handlers {
   const me = { pool: worker.pool, worker: worker.id };
+  // Error and retry counters exist at 0 from the start (one series per subsystem), so their
+  // rates read 0 on a healthy worker instead of "no data", and the first error is a visible
+  // increase rather than a series appearing.
+  for (const subsystem of SUBSYSTEMS) {
+    w.inc('anneal_worker_errors_total', { ...me, subsystem }, 0);
+    w.inc('anneal_worker_retries_total', { ...me, subsystem }, 0);
+  }
   /** Highest step number whose accumulators were written, per run (steps commit idempotently). */
   const lastStep = new Map<string, number>();
   return {
