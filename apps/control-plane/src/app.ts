@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { OperatorConfig } from '@anneal/protocol';
 import { DEFAULT_PREFIX, createPoolQueues, createStoreContext } from '@anneal/store';
 import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.ts';
+import { createEnqueueRelay } from './services/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
 import { installDocs } from './plugins/docs.ts';
 import { createAppMetrics, installMetrics } from './plugins/metrics.ts';
@@ -32,16 +33,23 @@ export interface AppDeps {
   defaultMetrics?: boolean;
 }
 
+const silentLog = { warn: () => {} };
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...deps.settings };
   const store = createStoreContext(deps.redis, deps.prefix ?? DEFAULT_PREFIX);
+  // BullMQ defines ~50 Lua commands on its connection; on the store's auto-pipelined client every
+  // pipeline would copy them all, so the queues get a connection of their own.
+  const queueConnection = deps.redis.duplicate({ enableAutoPipelining: false });
+  const queues = createPoolQueues(queueConnection, store.prefix);
   const ctx: AppContext = {
     store,
-    queues: createPoolQueues(deps.redis, store.prefix),
+    queues,
     operator: deps.operator,
     settings,
     metrics: createAppMetrics(deps.defaultMetrics ?? true),
     createBlockingClient: deps.createBlockingClient,
+    relay: createEnqueueRelay(store, queues, deps.logger ?? silentLog),
   };
 
   const app = Fastify({
@@ -70,8 +78,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(eventRoutes, { ctx });
   await app.register(workerRoutes, { ctx });
 
+  app.addHook('onReady', async () => {
+    // Entries a crash left behind are sent by a first sweep now (in the background: readiness
+    // must not wait on Redis), then the relay keeps sweeping.
+    ctx.relay
+      .sweep(0)
+      .catch((error: unknown) => app.log.warn({ err: error }, 'outbox sweep failed'));
+    ctx.relay.start();
+  });
   app.addHook('onClose', async () => {
+    await ctx.relay.close();
     await ctx.queues.close();
+    // quit() would wait forever on a connection that is down; then just drop it.
+    if (queueConnection.status === 'ready') await queueConnection.quit().catch(() => {});
+    queueConnection.disconnect();
     ctx.metrics.close();
   });
   return app;

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { OperatorConfig } from '@anneal/protocol';
 import type { PoolQueues, StoreContext } from '@anneal/store';
 import type { MetricsSink } from '@anneal/telemetry';
+import type { EnqueueRelay } from './services/outbox.ts';
 
 export interface AppSettings {
   /** Request body limit in bytes (POST /v1/runs and other bodies). */
@@ -20,6 +21,8 @@ export interface AppContext {
   operator: OperatorConfig;
   settings: AppSettings;
   metrics: MetricsSink;
+  /** Adds run jobs to BullMQ after the run is recorded (transactional outbox). */
+  relay: EnqueueRelay;
   /** A new connection for one blocking reader (SSE); the caller closes it. */
   createBlockingClient(): Redis;
 }

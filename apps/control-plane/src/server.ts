@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createLogger } from '@anneal/telemetry';
-import { createPoolQueues, createStoreContext } from '@anneal/store';
+import { createStoreContext } from '@anneal/store';
 import { buildApp } from './app.ts';
 import { type LoadedOperatorConfig, loadOperatorConfig } from './config.ts';
 import type { ControlPlaneEnv } from './env.ts';
@@ -43,9 +43,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
   const blockingClients = new Set<Redis>();
   try {
     const store = createStoreContext(redis, env.ANNEAL_KEY_PREFIX);
-    const queues = createPoolQueues(redis, store.prefix);
-    await reconcile(store, queues, loaded.operator);
-    await queues.close();
+    await reconcile(store, loaded.operator);
   } catch (error) {
     redis.disconnect();
     throw error;

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { type OperatorConfig, validateOperatorConfig } from '@anneal/protocol';
-import { createPoolQueues, createStoreContext, type StoreContext } from '@anneal/store';
+import { createStoreContext, type StoreContext } from '@anneal/store';
 import { buildApp } from '../src/app.ts';
 import type { AppSettings } from '../src/context.ts';
 import { sha256Hex } from '../src/plugins/auth.ts';
@@ -105,10 +105,8 @@ export async function testPlane(
   };
   const store = createStoreContext(redis, prefix);
   const build = async () => {
-    const queues = createPoolQueues(redis, prefix);
-    await reconcile(store, queues, operator);
-    await queues.close();
-    return buildApp({
+    await reconcile(store, operator);
+    const app = await buildApp({
       operator,
       redis,
       prefix,
@@ -116,6 +114,8 @@ export async function testPlane(
       defaultMetrics: false,
       settings: { sseKeepAliveMs: 500, ...options.settings },
     });
+    await app.ready();
+    return app;
   };
   const plane: TestPlane = {
     app: await build(),

@@ -56,6 +56,7 @@ describe('control-plane restart', () => {
     });
     if (orphan.status !== 'created') throw new Error('create');
     expect(await plane.redis.exists(`${plane.prefix}:bull:pool-default:${orphan.run.id}`)).toBe(0);
+    expect(await plane.redis.zrange(`${plane.prefix}:outbox`, 0, -1)).toContain(orphan.run.id);
     await plane.restart();
     await eventually(() => worker.isHeld(orphan.run.id) || worker.started.includes(orphan.run.id));
   });

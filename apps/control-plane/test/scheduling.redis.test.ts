@@ -114,6 +114,8 @@ describe('per-tenant concurrency cap', () => {
 describe('cancel', () => {
   it('cancels a queued run at once and removes its job', async () => {
     const id = (await submit(plane.app, 'kind: sft')).json().id;
+    const jobKey = `${plane.prefix}:bull:pool-default:${id}`;
+    await eventually(async () => (await plane.redis.exists(jobKey)) === 1);
     const res = await post(`/v1/runs/${id}/cancel`, TOKENS.acmeSubmitter, {
       reason: 'changed my mind',
     });
@@ -124,7 +126,7 @@ describe('cancel', () => {
       to: 'cancelled',
       reason: 'changed my mind',
     });
-    expect(await plane.redis.exists(`${plane.prefix}:bull:pool-default:${id}`)).toBe(0);
+    expect(await plane.redis.exists(jobKey)).toBe(0);
     expect((await post(`/v1/runs/${id}/cancel`, TOKENS.acmeSubmitter)).statusCode).toBe(200);
     expect((await post(`/v1/runs/${id}/cancel`, TOKENS.acmeViewer)).statusCode).toBe(403);
   });

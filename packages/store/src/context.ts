@@ -45,6 +45,7 @@ function buildKeys(prefix: string) {
     tenantLimits: (tenant: string) => `${prefix}:tenant:${tenant}:limits`,
     poolWaiting: (pool: string) => `${prefix}:pool:${pool}:waiting`,
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
+    outbox: () => `${prefix}:outbox`,
     workers: () => `${prefix}:workers`,
     poolWorkers: (pool: string) => `${prefix}:pool:${pool}:workers`,
     worker: (id: string) => `${prefix}:worker:${id}`,

@@ -69,3 +69,48 @@ export function runFromHash(
     ...(transitions !== undefined && { transitions }),
   };
 }
+
+/** JSON string of a field value, or nothing when the field is absent/empty. */
+function jsonField(key: string, value: string | undefined): string {
+  return value === undefined || value === '' ? '' : `,"${key}":${JSON.stringify(value)}`;
+}
+
+/**
+ * The same resource as `runFromHash`, serialised straight from the hash: the stored spec,
+ * labels and transition JSON are spliced in, never parsed and re-stringified (GET hot path).
+ * `waitingReason` fills in when the hash has none.
+ */
+export function runJsonFromHash(
+  hash: Record<string, string>,
+  transitionsJson?: readonly string[],
+  waitingReason?: string,
+): string | null {
+  if (!hash.id) return null;
+  const parts = [
+    `{"id":${JSON.stringify(hash.id)}`,
+    `,"tenant":${JSON.stringify(hash.tenant ?? '')}`,
+    `,"kind":${JSON.stringify(hash.kind ?? '')}`,
+    `,"state":${JSON.stringify(hash.state ?? '')}`,
+    `,"pool":${JSON.stringify(hash.pool ?? '')}`,
+    `,"priority":${Number(hash.priority ?? 0)}`,
+    `,"labels":${hash.labels ?? '{}'}`,
+    jsonField('name', hash.name),
+    `,"spec":${hash.spec ?? '{}'}`,
+    `,"createdAt":${JSON.stringify(hash.createdAt ?? '')}`,
+    `,"updatedAt":${JSON.stringify(hash.updatedAt ?? '')}`,
+    jsonField('startedAt', hash.startedAt),
+    jsonField('endedAt', hash.endedAt),
+    jsonField('workerId', hash.workerId),
+    `,"attempt":${Number(hash.attempt ?? 0)}`,
+    jsonField('waitingReason', hash.waitingReason || waitingReason),
+    `,"cancelRequested":${hash.cancelRequested === '1'}`,
+    jsonField('error', hash.error),
+    hash.lastStep === undefined ? '' : `,"lastStep":${Number(hash.lastStep)}`,
+    hash.checkpointStep === undefined
+      ? ''
+      : `,"checkpoint":{"step":${Number(hash.checkpointStep)},"path":${JSON.stringify(hash.checkpointPath ?? '')},"at":${JSON.stringify(hash.checkpointAt ?? '')}}`,
+    transitionsJson === undefined ? '' : `,"transitions":[${transitionsJson.join(',')}]`,
+    '}',
+  ];
+  return parts.join('');
+}

@@ -1,8 +1,8 @@
-// GET /v1/runs/{id} in one round trip: the run, its history and what a waiting run waits on.
+// GET /v1/runs/{id} in one round trip: the run hash, its history and what a waiting run waits on.
 import type { RunResource, Transition } from '@anneal/protocol';
 import { DEFAULT_WORKER_TTL_SECONDS } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
-import { runFromHash } from './run-record.ts';
+import { runFromHash, runJsonFromHash } from './run-record.ts';
 import { runScriptRaw } from './scripts.ts';
 
 export interface WaitingFacts {
@@ -14,8 +14,11 @@ export interface WaitingFacts {
   tenantCap: number | null;
 }
 
+/** The stored form; turn it into a resource (`runViewResource`) or JSON (`runViewJson`). */
 export interface RunView {
-  run: RunResource;
+  hash: Record<string, string>;
+  /** Transitions as stored (JSON text), oldest first; undefined when not requested. */
+  transitionsJson: string[] | undefined;
   /** Present for queued/retrying runs. */
   waiting: WaitingFacts | null;
 }
@@ -28,6 +31,7 @@ export async function getRunView(
   const k = keys(ctx.prefix);
   const ttl = options.workerTtlSeconds ?? DEFAULT_WORKER_TTL_SECONDS;
   const since = (options.now ?? new Date()).getTime() - ttl * 1000;
+  const withTransitions = options.transitions !== false;
   const reply = await runScriptRaw(
     ctx.redis,
     'annealRunView',
@@ -37,7 +41,7 @@ export async function getRunView(
       k.tenantRunning(options.tenant),
       k.tenantLimits(options.tenant),
     ],
-    [ctx.prefix, options.transitions === false ? '0' : '1', since],
+    [ctx.prefix, withTransitions ? '1' : '0', since],
   );
   if (reply.length === 0) return null;
   const [flat, history, running, cap, online] = reply as [
@@ -49,10 +53,7 @@ export async function getRunView(
   ];
   const hash: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i] as string] = flat[i + 1] as string;
-  const transitions =
-    options.transitions === false ? undefined : history.map((t) => JSON.parse(t) as Transition);
-  const run = runFromHash(hash, transitions);
-  if (!run || run.tenant !== options.tenant) return null;
+  if (hash.tenant !== options.tenant) return null;
   const waiting =
     running === ''
       ? null
@@ -61,5 +62,19 @@ export async function getRunView(
           tenantRunning: Number(running),
           tenantCap: cap === '' ? null : Number(cap),
         };
-  return { run, waiting };
+  return { hash, transitionsJson: withTransitions ? history : undefined, waiting };
+}
+
+export function runViewResource(view: RunView): RunResource {
+  const transitions = view.transitionsJson?.map((t) => JSON.parse(t) as Transition);
+  const run = runFromHash(view.hash, transitions);
+  if (!run) throw new Error('run view without a run');
+  return run;
+}
+
+/** The resource as JSON without parsing stored JSON; `waitingReason` fills in when unset. */
+export function runViewJson(view: RunView, waitingReason?: string): string {
+  const json = runJsonFromHash(view.hash, view.transitionsJson, waitingReason);
+  if (json === null) throw new Error('run view without a run');
+  return json;
 }

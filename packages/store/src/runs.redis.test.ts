@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
-import { getRunView } from './run-view.ts';
-import { createRun, getRun, listRuns, listWaitingRuns } from './runs.ts';
+import { getRunView, runViewJson, runViewResource } from './run-view.ts';
+import { clearOutbox, createRun, getRun, listOutbox, listRuns, listWaitingRuns } from './runs.ts';
+import { setCheckpoint } from './checkpoints.ts';
 import { setTenantLimits } from './tenants.ts';
+import { releaseRun, startRun } from './transitions.ts';
 import { heartbeatWorker } from './workers.ts';
 import { transitionRun } from './transitions.ts';
 
@@ -38,6 +40,10 @@ describe('createRun / getRun', () => {
     ]);
     expect((run?.spec as { rollout: { groupSize: number } }).rollout.groupSize).toBe(8);
     expect(await listWaitingRuns(store.ctx, 'default')).toEqual([result.run.id]);
+    expect(await listOutbox(store.ctx)).toEqual([result.run.id]);
+    expect(await listOutbox(store.ctx, 60_000)).toEqual([]);
+    await clearOutbox(store.ctx, result.run.id);
+    expect(await listOutbox(store.ctx)).toEqual([]);
     expect(result.run).toEqual(await getRun(store.ctx, result.run.id));
   });
 
@@ -138,14 +144,18 @@ describe('listRuns', () => {
 
 describe('getRunView', () => {
   it('returns the run, its history and what a waiting run waits on, in one call', async () => {
-    const created = await createRun(store.ctx, { tenant: 'acme', spec: testSpec('kind: sft') });
+    const created = await createRun(store.ctx, {
+      tenant: 'acme',
+      spec: testSpec('kind: sft\nname: "a \\"quoted\\" run"'),
+    });
     if (created.status !== 'created') throw new Error('create');
     const id = created.run.id;
     expect(await getRunView(store.ctx, id, { tenant: 'other' })).toBeNull();
     expect(await getRunView(store.ctx, 'run_missing', { tenant: 'acme' })).toBeNull();
     const bare = await getRunView(store.ctx, id, { tenant: 'acme' });
-    expect(bare?.run.transitions).toHaveLength(1);
-    expect(bare?.waiting).toEqual({ onlineWorkers: 0, tenantRunning: 0, tenantCap: null });
+    if (!bare) throw new Error('view');
+    expect(runViewResource(bare).transitions).toHaveLength(1);
+    expect(bare.waiting).toEqual({ onlineWorkers: 0, tenantRunning: 0, tenantCap: null });
     await setTenantLimits(store.ctx, 'acme', { maxConcurrentRuns: 3 });
     await heartbeatWorker(store.ctx, {
       id: 'w',
@@ -156,8 +166,34 @@ describe('getRunView', () => {
       startedAt: new Date().toISOString(),
     });
     const view = await getRunView(store.ctx, id, { tenant: 'acme', transitions: false });
-    expect(view?.run.transitions).toBeUndefined();
-    expect(view?.waiting).toEqual({ onlineWorkers: 1, tenantRunning: 0, tenantCap: 3 });
-    expect(view?.run).toEqual(await getRun(store.ctx, id));
+    if (!view) throw new Error('view');
+    expect(runViewResource(view).transitions).toBeUndefined();
+    expect(view.waiting).toEqual({ onlineWorkers: 1, tenantRunning: 0, tenantCap: 3 });
+    expect(runViewResource(view)).toEqual(await getRun(store.ctx, id));
+  });
+
+  it('serialises to exactly the resource, spliced from stored JSON', async () => {
+    const created = await createRun(store.ctx, {
+      tenant: 'acme',
+      spec: testSpec('kind: grpo\nlabels: {a: "x/y"}'),
+    });
+    if (created.status !== 'created') throw new Error('create');
+    const id = created.run.id;
+    await startRun(store.ctx, id, 'w/1');
+    await setCheckpoint(store.ctx, id, { step: 3, path: '/ck/"3"' });
+    await releaseRun(store.ctx, id, 'lost "w/1"');
+    const view = await getRunView(store.ctx, id, { tenant: 'acme' });
+    if (!view) throw new Error('view');
+    const resource = runViewResource(view);
+    expect(JSON.parse(runViewJson(view))).toEqual(resource);
+    expect(JSON.parse(runViewJson(view, 'because'))).toEqual({
+      ...resource,
+      waitingReason: 'because',
+    });
+    expect(resource.transitions?.at(-1)).toMatchObject({
+      from: 'running',
+      to: 'retrying',
+      reason: 'lost "w/1"',
+    });
   });
 });

@@ -37,7 +37,10 @@ export type CreateRunResult =
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** Creates a queued run atomically: record, history, event, indexes, idempotency key. */
+/**
+ * Creates a queued run atomically: record, history, event, indexes, idempotency key, and an
+ * outbox entry saying its BullMQ job is still to be added (`listOutbox` / `clearOutbox`).
+ */
 export async function createRun(ctx: StoreContext, input: NewRun): Promise<CreateRunResult> {
   const k = keys(ctx.prefix);
   const now = input.now ?? new Date();
@@ -62,9 +65,11 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
       k.events(id),
       k.tenantRuns(input.tenant),
       k.poolWaiting(input.spec.pool),
-      k.idempotency(input.tenant, sha256(idem?.key ?? '')),
+      // Without a key the script never touches this key; skip hashing for it.
+      k.idempotency(input.tenant, idem ? sha256(idem.key) : 'none'),
       k.runCounts(),
       k.transitionLog(),
+      k.outbox(),
     ],
     [
       id,
@@ -171,4 +176,25 @@ export async function listRuns(ctx: StoreContext, options: ListRunsOptions): Pro
 /** Ids of a pool's waiting (queued or retrying) runs, longest waiting first. */
 export async function listWaitingRuns(ctx: StoreContext, pool: string): Promise<string[]> {
   return ctx.redis.zrange(keys(ctx.prefix).poolWaiting(pool), 0, -1);
+}
+
+/** Runs whose job may not be in BullMQ yet, recorded at least `minAgeMs` ago (transactional outbox). */
+export async function listOutbox(
+  ctx: StoreContext,
+  minAgeMs = 0,
+  now: Date = new Date(),
+): Promise<string[]> {
+  return ctx.redis.zrangebyscore(
+    keys(ctx.prefix).outbox(),
+    '-inf',
+    now.getTime() - minAgeMs,
+    'LIMIT',
+    0,
+    1000,
+  );
+}
+
+/** The run's job is in BullMQ (or the run no longer needs one). */
+export async function clearOutbox(ctx: StoreContext, runId: string): Promise<void> {
+  await ctx.redis.zrem(keys(ctx.prefix).outbox(), runId);
 }

@@ -9,7 +9,8 @@ const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 /** Length cap (approximate) of the transition log stream. */
 export const TRANSITION_LOG_MAX_LEN = 10_000;
 
-/** KEYS: run, transitions, events, tenantRuns, poolWaiting, idempotency, runCounts, transitionLog.
+/** KEYS: run, transitions, events, tenantRuns, poolWaiting, idempotency, runCounts, transitionLog,
+ * outbox.
  * ARGV: runId, nowMs, transitionJson, eventJson, useIdem, idemValue, idemTtl, maxLen, field/value… */
 const CREATE_RUN = `
 if ARGV[5] == '1' then
@@ -24,6 +25,7 @@ redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', ARGV[4])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[9], ARGV[2], ARGV[1])
 if ARGV[5] == '1' then redis.call('SET', KEYS[6], ARGV[6], 'EX', ARGV[7]) end
 local kind = redis.call('HGET', KEYS[1], 'kind') or '?'
 redis.call('HINCRBY', KEYS[7], 'queued/' .. kind, 1)
@@ -156,7 +158,7 @@ return {hash, transitions, tostring(running), cap, tostring(online)}
 `;
 
 export const SCRIPTS = {
-  annealCreateRun: { numberOfKeys: 8, lua: CREATE_RUN },
+  annealCreateRun: { numberOfKeys: 9, lua: CREATE_RUN },
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },

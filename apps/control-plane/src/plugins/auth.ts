@@ -1,6 +1,6 @@
 // Bearer tokens: the presented token is hashed (SHA-256) and compared with every configured
 // hash in constant time (no early exit). Each token carries a role and a tenant.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperatorConfig, Role, TokenConfig } from '@anneal/protocol';
 import { AnnealError } from '../errors.ts';
@@ -44,7 +44,7 @@ export function createTokenIndex(config: OperatorConfig): TokenIndex {
     lookup(authorization) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
       if (!match?.[1]) return null;
-      const presented = createHash('sha256').update(match[1]).digest();
+      const presented = hash('sha256', match[1], 'buffer');
       let found: TokenConfig | null = null;
       for (const entry of entries) {
         if (timingSafeEqual(presented, entry.digest)) found = entry.token;

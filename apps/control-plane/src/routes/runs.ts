@@ -11,12 +11,12 @@ import {
   RunResource,
   StepHistory,
 } from '@anneal/protocol';
-import { getRun, getRunView, listRuns, readSteps } from '@anneal/store';
+import { getRun, getRunView, listRuns, readSteps, runViewJson } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { cancelRun } from '../services/cancel.ts';
-import { withWaitingReason } from '../services/waiting.ts';
+import { waitingReason } from '../services/waiting.ts';
 import { RunIdParams, StringEnum, emptyBodyAsObject, problemResponses } from './schemas.ts';
 
 const ListQuery = Type.Object(
@@ -94,14 +94,18 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
         response: { 200: RunResource, ...problemResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenant } = principalOf(request);
       const view = await getRunView(ctx.store, request.params.id, {
         tenant,
         workerTtlSeconds: ctx.settings.workerTtlSeconds,
       });
       if (!view) throw runNotFound(request.params.id);
-      return withWaitingReason(view.run, view.waiting);
+      const reason = waitingReason({ tenant, pool: view.hash.pool ?? '' }, view.waiting);
+      // Serialised from the stored JSON (same shape as RunResource, which documents it); Fastify
+      // sends a string payload with a JSON content type as is, so the cast only satisfies typing.
+      const json = runViewJson(view, reason) as unknown as RunResource;
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TOKENS, type TestPlane, auth, submit, testPlane } from '../../test/helpers.ts';
+import { TOKENS, type TestPlane, auth, eventually, submit, testPlane } from '../../test/helpers.ts';
 
 let plane: TestPlane;
 beforeEach(async () => {
@@ -29,8 +29,11 @@ describe('POST /v1/runs', () => {
     });
     expect(run.spec.model).toEqual({ base: 'tiny' });
     expect(run.spec.tools.maxCallsPerRollout).toBe(5);
-    const job = await plane.redis.hget(`${plane.prefix}:bull:pool-default:${run.id}`, 'data');
-    expect(JSON.parse(job ?? '{}')).toEqual({ runId: run.id });
+    const job = await eventually(() =>
+      plane.redis.hget(`${plane.prefix}:bull:pool-default:${run.id}`, 'data'),
+    );
+    expect(JSON.parse(job ?? '')).toEqual({ runId: run.id });
+    await eventually(async () => (await plane.redis.zcard(`${plane.prefix}:outbox`)) === 0);
   });
 
   it('accepts JSON too', async () => {

@@ -10,7 +10,7 @@ import {
   parseRunSpec,
   resolveRunSpec,
 } from '@anneal/protocol';
-import { createRun, enqueueRun, getRun } from '@anneal/store';
+import { createRun, getRun } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 
@@ -80,12 +80,15 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   if (!resolved.ok) throw resolveError(resolved.errors as ResolveIssue[]);
   await checkCheckpointRef(ctx, request.tenant, resolved.value);
 
-  const bodyHash = createHash('sha256').update(canonicalJson(parsed.value)).digest('hex');
+  const key = request.idempotencyKey;
   const result = await createRun(ctx.store, {
     tenant: request.tenant,
     spec: resolved.value,
-    ...(request.idempotencyKey !== undefined && {
-      idempotency: { key: request.idempotencyKey, bodyHash },
+    ...(key !== undefined && {
+      idempotency: {
+        key,
+        bodyHash: createHash('sha256').update(canonicalJson(parsed.value)).digest('hex'),
+      },
     }),
   });
   if (result.status === 'conflict') {
@@ -94,10 +97,8 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
       `Idempotency-Key was first used for run ${result.runId} with a different body`,
     );
   }
-  // A replay of a still-queued run finishes an enqueue a crash may have interrupted: job id =
-  // run id, so adding an existing job is a no-op. (Start-up reconcile covers runs never replayed.)
-  if (result.status === 'created' || result.run.state === 'queued') {
-    await enqueueRun(ctx.queues.get(result.run.pool), result.run);
-  }
+  // The job is added in the background (services/outbox.ts); a replay of a still-queued run
+  // re-sends it, which is a no-op when the job exists (job id = run id).
+  if (result.status === 'created' || result.run.state === 'queued') ctx.relay.enqueue(result.run);
   return { run: result.run, created: result.status === 'created' };
 }

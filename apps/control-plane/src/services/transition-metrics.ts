@@ -90,7 +90,12 @@ export function followTransitions(ctx: AppContext, log: FollowerLog): Transition
     async stop() {
       stopped = true;
       blocking?.disconnect();
-      await running;
+      // Commands on the shared client wait while Redis is down: do not hold shutdown for them
+      // (the loop exits on its own once they settle, since `stopped` is set).
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, 1000)));
+      await Promise.race([running, grace]);
+      clearTimeout(timer);
     },
   };
 }

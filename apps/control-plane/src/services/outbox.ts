@@ -1,0 +1,82 @@
+// The enqueue relay (transactional outbox): createRun records the run and an outbox entry in one
+// Lua script; the relay then adds the BullMQ job and clears the entry. POST /v1/runs answers once
+// the run is recorded, without waiting for BullMQ. A sweep re-sends entries older than a few
+// seconds (a crash between record and enqueue, a failed add); adding a job whose id exists is a
+// no-op, so replicas and retries never duplicate a run.
+import {
+  type StoreContext,
+  clearOutbox,
+  enqueueRun,
+  getRun,
+  listOutbox,
+  type PoolQueues,
+} from '@anneal/store';
+
+export interface EnqueueRelay {
+  /** Adds the run's job in the background. */
+  enqueue(run: { id: string; pool: string; priority: number }): void;
+  /** Re-sends outbox entries at least `minAgeMs` old; returns how many jobs it added. */
+  sweep(minAgeMs?: number): Promise<number>;
+  /** Starts the periodic sweep. */
+  start(): void;
+  /** Stops sweeping and waits for background enqueues. */
+  close(): Promise<void>;
+}
+
+export interface RelayLog {
+  warn(details: object, message: string): void;
+}
+
+export function createEnqueueRelay(
+  store: StoreContext,
+  queues: PoolQueues,
+  log: RelayLog,
+  options: { sweepEveryMs?: number; minAgeMs?: number } = {},
+): EnqueueRelay {
+  const sweepEveryMs = options.sweepEveryMs ?? 5000;
+  const minAgeMs = options.minAgeMs ?? 5000;
+  const inFlight = new Set<Promise<void>>();
+  let timer: NodeJS.Timeout | null = null;
+
+  const send = async (run: { id: string; pool: string; priority: number }) => {
+    await enqueueRun(queues.get(run.pool), run);
+    await clearOutbox(store, run.id);
+  };
+
+  const relay: EnqueueRelay = {
+    enqueue(run) {
+      const task = send(run)
+        .catch((error: unknown) =>
+          log.warn({ err: error, runId: run.id }, 'enqueue failed; the sweep retries'),
+        )
+        .finally(() => inFlight.delete(task));
+      inFlight.add(task);
+    },
+    async sweep(age = minAgeMs) {
+      let added = 0;
+      for (const runId of await listOutbox(store, age)) {
+        const run = await getRun(store, runId);
+        if (run?.state === 'queued') {
+          await send(run);
+          added += 1;
+        } else {
+          await clearOutbox(store, runId);
+        }
+      }
+      return added;
+    },
+    start() {
+      if (timer) return;
+      timer = setInterval(() => {
+        relay.sweep().catch((error: unknown) => log.warn({ err: error }, 'outbox sweep failed'));
+      }, sweepEveryMs);
+      timer.unref();
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await Promise.all([...inFlight]);
+    },
+  };
+  return relay;
+}
