@@ -1,9 +1,9 @@
-// Diagnostic loops that explain where the step's time goes (not alternatives to use): the same
-// fused pass as @anneal/rl's stepTokenMath with Math.exp replaced by 1 + x, and a bare streaming
-// pass (read both logprob arrays, write one output) in scalar JavaScript.
+// Diagnostic loops that explain why the scalar JavaScript path cannot reach the memory floor (not
+// alternatives to use): the same fused pass as @anneal/rl's stepTokenMathScalar with Math.exp
+// replaced by 1 + x, and a bare streaming pass (read both logprob arrays, write one output).
 import type { FlatStep } from './data.ts';
 
-/** stepTokenMath's loop shape minus the exponential: what the rest of the pass costs. */
+/** stepTokenMathScalar's loop shape minus the exponential: what the rest of the pass costs. */
 export function fusedPassWithoutExp(step: FlatStep, out: Float32Array): number {
   const { logpTrain, logpInfer, offsets } = step;
   let total = 0;
