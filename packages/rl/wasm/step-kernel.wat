@@ -31,10 +31,11 @@
 ;; Memory contract (kept by src/step-wasm-kernel.ts): bytes [0, 512) belong to the kernel; it may
 ;; read up to 12 bytes past the end of a piece's logprobs and rewrites (unchanged) up to 12 bytes
 ;; past its advantages, so every array it is given is followed by at least 16 addressable bytes.
+;;
 ;; Constants live in memory and are loaded where used: V8 rebuilds an inline v128.const from
 ;; immediates at every use (three instructions) and then spills it under register pressure.
 ;; Kernel bytes [0, 512):
-;;     0 ABS        |x| mask               128 Q0 .. 192 Q4  coefficients of q (below)
+;;     0 ABS        |x| mask               128 Q0 .. 192 Q4  coefficients of q (see $init)
 ;;    16 HALF_LN2   0.3465 < ln 2 / 2      208 (unused)
 ;;    32 LN2_BELOW  float32 just below ln 2
 ;;    48 LOG2E      1 / ln 2               256 general path: tokens outside [0.5, 2] (i32x4)
