@@ -9,6 +9,7 @@ export * from './events.ts';
 export * from './jobs.ts';
 export * from './control.ts';
 export * from './operator-config.ts';
+export * from './operator-config-parse.ts';
 export * from './resolve.ts';
 export * from './errors.ts';
 export * from './api.ts';

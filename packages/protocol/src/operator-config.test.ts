@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localOperatorConfig, parseOperatorConfig } from './operator-config.ts';
+import { localOperatorConfig, parseOperatorConfig } from './operator-config-parse.ts';
 
 const HASH = 'a'.repeat(64);
 const VALID = `

@@ -1,14 +1,6 @@
 // The operator config file (YAML): pools, named endpoints, models, tenants and tokens.
 // Runs refer to these by name; URLs and secrets live only here (secrets as env-var names).
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  type Issue,
-  type Parsed,
-  joinPointer,
-  parseSourceText,
-  schemaIssues,
-  withDefaults,
-} from './document.ts';
 import { RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 
@@ -58,8 +50,13 @@ export const InferenceEndpointConfig = Type.Union([
   Type.Object({ type: Type.Literal('embedded') }, { additionalProperties: false }),
 ]);
 
-const LOSSES = ['cross_entropy', 'importance_sampling', 'ppo', 'bradley_terry'] as const;
-export type TrainerLoss = (typeof LOSSES)[number];
+export const TRAINER_LOSSES = [
+  'cross_entropy',
+  'importance_sampling',
+  'ppo',
+  'bradley_terry',
+] as const;
+export type TrainerLoss = (typeof TRAINER_LOSSES)[number];
 
 export const TrainerCapabilitiesConfig = Type.Object(
   {
@@ -67,7 +64,7 @@ export const TrainerCapabilitiesConfig = Type.Object(
       minItems: 1,
       uniqueItems: true,
     }),
-    losses: Type.Array(Type.Union(LOSSES.map((l) => Type.Literal(l))), {
+    losses: Type.Array(Type.Union(TRAINER_LOSSES.map((l) => Type.Literal(l))), {
       minItems: 1,
       uniqueItems: true,
     }),
@@ -218,103 +215,3 @@ export const OperatorConfig = Type.Object(
 export type OperatorConfig = Static<typeof OperatorConfig>;
 export type TokenConfig = Static<typeof TokenConfig>;
 export type TrainerEndpointConfig = Static<typeof TrainerEndpointConfig>;
-
-/** Section of the config each `defaults` entry must name. */
-const DEFAULT_TARGETS = {
-  pool: 'pools',
-  inference: 'inference',
-  trainer: 'trainers',
-  search: 'search',
-  rewardModel: 'rewardModels',
-  baseModel: 'baseModels',
-} as const;
-
-function crossReferenceIssues(config: OperatorConfig): Issue[] {
-  const issues: Issue[] = [];
-  const known = (section: keyof typeof config) => Object.keys(config[section] as object);
-  for (const [key, section] of Object.entries(DEFAULT_TARGETS)) {
-    const name = config.defaults[key as keyof typeof DEFAULT_TARGETS];
-    if (name !== undefined && !known(section).includes(name)) {
-      const declared = known(section).join(', ') || 'none';
-      issues.push({
-        path: joinPointer('defaults', key),
-        message: `unknown ${section} name '${name}' (declared: ${declared})`,
-      });
-    }
-  }
-  const hashes = new Map<string, number>();
-  config.tokens.forEach((token, i) => {
-    if (!(token.tenant in config.tenants)) {
-      issues.push({
-        path: joinPointer('tokens', i, 'tenant'),
-        message: `unknown tenant '${token.tenant}' (declared: ${Object.keys(config.tenants).join(', ')})`,
-      });
-    }
-    const first = hashes.get(token.sha256);
-    if (first !== undefined) {
-      issues.push({
-        path: joinPointer('tokens', i, 'sha256'),
-        message: `same token hash as /tokens/${first}`,
-      });
-    } else hashes.set(token.sha256, i);
-  });
-  return issues;
-}
-
-/** Validates a parsed operator config and applies defaults. */
-export function validateOperatorConfig(
-  value: unknown,
-  lineOf?: (pointer: string) => number | undefined,
-): Parsed<OperatorConfig> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, errors: [{ path: '', message: 'the operator config must be a mapping' }] };
-  }
-  const defaulted = withDefaults<OperatorConfig>(OperatorConfig, value);
-  const issues = schemaIssues(OperatorConfig, defaulted, lineOf);
-  if (issues.length > 0) return { ok: false, errors: issues };
-  const crossIssues = crossReferenceIssues(defaulted).map((issue) => {
-    const line = lineOf?.(issue.path);
-    return line === undefined ? issue : { ...issue, line };
-  });
-  return crossIssues.length > 0
-    ? { ok: false, errors: crossIssues }
-    : { ok: true, value: defaulted };
-}
-
-/** Parses the operator config YAML (or JSON); errors name the JSON pointer and line. */
-export function parseOperatorConfig(text: string): Parsed<OperatorConfig> {
-  const source = parseSourceText(text);
-  if (!source.ok) return source;
-  return validateOperatorConfig(source.value.value, source.value.lineOf);
-}
-
-/** The single-tenant config `anneal up` uses without a config file: embedded engines only. */
-export function localOperatorConfig(operatorTokenSha256: string): OperatorConfig {
-  const allKinds = [...RUN_KINDS];
-  const result = validateOperatorConfig({
-    pools: { default: { slots: 1 } },
-    inference: { embedded: { type: 'embedded' } },
-    trainers: {
-      embedded: {
-        type: 'embedded',
-        capabilities: { kinds: allKinds, losses: [...LOSSES], reduction: 'sum' },
-      },
-    },
-    search: { local: { type: 'local' } },
-    baseModels: { tiny: { model: 'embedded:tiny' } },
-    defaults: {
-      pool: 'default',
-      inference: 'embedded',
-      trainer: 'embedded',
-      search: 'local',
-      baseModel: 'tiny',
-    },
-    tenants: { default: { maxConcurrentRuns: 4 } },
-    tokens: [
-      { name: 'local-operator', sha256: operatorTokenSha256, role: 'operator', tenant: 'default' },
-    ],
-  });
-  if (!result.ok)
-    throw new Error(`local operator config is invalid: ${JSON.stringify(result.errors)}`);
-  return result.value;
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localOperatorConfig, validateOperatorConfig } from './operator-config.ts';
+import { localOperatorConfig, validateOperatorConfig } from './operator-config-parse.ts';
 import { resolveRunSpec } from './resolve.ts';
 import { parseRunSpec, type RunSpec } from './run-spec/index.ts';
 
