@@ -10,6 +10,11 @@ const EnvVarName = Type.String({
   pattern: '^[A-Z_][A-Z0-9_]*$',
   description: 'Name of an environment variable holding a secret (never the secret itself).',
 });
+/** The Tinker/SkyRL layout: `{checkpoints_base}/{model_id}/sampler_weights/{name}`. */
+export const VLLM_DEFAULT_ADAPTER_LAYOUT = '{model_id}/sampler_weights/{name}';
+/** Relative, no `..`, contains `{name}`; the only placeholders are `{name}` and `{model_id}`. */
+export const VLLM_ADAPTER_LAYOUT_PATTERN =
+  '^(?!/)(?!.*\\.\\.)(?=.*\\{name\\})(?:[A-Za-z0-9_.-]|/|\\{name\\}|\\{model_id\\})+$';
 const named = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.Union>>(
   value: T,
   description: string,
@@ -38,12 +43,74 @@ export const PoolConfig = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/** Where trainer sampler weights (`tinker://<model_id>/<name>`) are readable on the vLLM hosts
+ * (TRAINER_API.md "Weight sync to the sampler"). */
+export const VllmAdapterStorage = Type.Object(
+  {
+    root: Type.String({
+      pattern: '^/[^\\s]*$',
+      description: "Absolute path where the trainer's checkpoint base is mounted on every replica.",
+    }),
+    layout: Type.Optional(
+      Type.String({
+        pattern: VLLM_ADAPTER_LAYOUT_PATTERN,
+        default: VLLM_DEFAULT_ADAPTER_LAYOUT,
+        description:
+          'Path of one adapter under `root`: relative, with `{name}` and optionally `{model_id}`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const InferenceEndpointConfig = Type.Union([
   Type.Object(
     {
       type: Type.Literal('vllm'),
-      replicas: Type.Array(Url, { minItems: 1, maxItems: 256, uniqueItems: true }),
+      replicas: Type.Array(Url, {
+        minItems: 1,
+        maxItems: 256,
+        uniqueItems: true,
+        description: 'Base URL of each vLLM server (one per pod; never a load balancer).',
+      }),
       apiKeyEnv: Type.Optional(EnvVarName),
+      servedModel: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description: "vLLM's --served-model-name; default: the run's base model id.",
+        }),
+      ),
+      maxModelLen: Type.Optional(
+        Type.Integer({
+          minimum: 2,
+          description: "Context window; default: read from GET /v1/models ('max_model_len').",
+        }),
+      ),
+      maxInFlight: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 100_000,
+          default: 64,
+          description: 'Requests in flight across all replicas (keeps the servers saturated).',
+        }),
+      ),
+      requestTimeoutSeconds: Type.Optional(
+        Type.Number({
+          exclusiveMinimum: 0,
+          maximum: 86_400,
+          default: 600,
+          description: 'Per-attempt timeout of one generation request.',
+        }),
+      ),
+      retryAttempts: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 20,
+          default: 4,
+          description: 'Attempts per request on 5xx / connection errors (backoff + jitter).',
+        }),
+      ),
+      adapters: Type.Optional(VllmAdapterStorage),
     },
     { additionalProperties: false },
   ),
@@ -215,3 +282,4 @@ export const OperatorConfig = Type.Object(
 export type OperatorConfig = Static<typeof OperatorConfig>;
 export type TokenConfig = Static<typeof TokenConfig>;
 export type TrainerEndpointConfig = Static<typeof TrainerEndpointConfig>;
+export type InferenceEndpointConfig = Static<typeof InferenceEndpointConfig>;
