@@ -26,6 +26,7 @@ import {
 } from './instrument.ts';
 import { resolveModel } from './model-ref.ts';
 import { readRunOutcome } from './run-outcome.ts';
+import { vllmEndpointConfig } from './vllm-config.ts';
 import { missingInference, missingTrainer } from './unavailable.ts';
 
 export interface ResolverDeps {
@@ -116,16 +117,7 @@ export class ResourceResolver {
     return cache.get(`inference:${name}`, async () => {
       const engine =
         entry.type === 'vllm'
-          ? factories.vllm(
-              {
-                name,
-                replicas: entry.replicas,
-                // One vLLM deployment serves one base model; the first run names it.
-                model: model.baseModel,
-                ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
-              },
-              this.sinks.vllm,
-            )
+          ? factories.vllm(vllmEndpointConfig(name, entry, model, config), this.sinks.vllm)
           : await factories.embedded.inference({ name, artifactDir: this.engineDir(name) });
       return instrumentInference(engine, telemetry);
     });

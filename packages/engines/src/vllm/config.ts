@@ -113,8 +113,9 @@ function defaultLoraPath(where: string): (weights: SamplerWeights) => string {
   return (weights) => {
     if (weights.path.startsWith('tinker://')) {
       throw new TypeError(
-        `${where}: cannot load ${weights.path} directly; configure resolveLoraPath to map ` +
-          'trainer checkpoints to shared storage the replicas can read',
+        `${where}: cannot load ${weights.path} directly; configure resolveLoraPath (operator ` +
+          "config: the endpoint's `adapters.root`) to map trainer checkpoints to shared storage " +
+          'the replicas can read',
       );
     }
     return weights.path;

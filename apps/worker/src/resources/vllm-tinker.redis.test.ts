@@ -1,0 +1,144 @@
+// The production pairing end to end: a Tinker trainer endpoint (the embedded trainer served
+// over the Tinker HTTP subset) + a vLLM endpoint (the fake vLLM server), resolved from the
+// operator config exactly as the worker does. GRPO's weight sync must reach vLLM with the
+// adapter path mapped onto the storage the replicas mount (TRAINER_API.md "Weight sync").
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_BASE_MODEL, EmbeddedTrainer, EmbeddedTrainerServer } from '@anneal/engines';
+import { FakeVllmServer } from '@anneal/engines/testing';
+import { parseOperatorConfig, parseRunSpec, type RunSpec } from '@anneal/protocol';
+import { createEventBus, noopLogger } from '@anneal/telemetry';
+import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
+import { type TestEnv, testEnv } from '../../test/helpers.ts';
+import { defineWorkerConfig } from '../config.ts';
+import { samplerExportName, servingNames } from '../executors/grpo/setup.ts';
+import { syncWeights } from '../executors/grpo/weight-sync.ts';
+import { EngineCache } from './engine-cache.ts';
+import { defaultEngineFactories } from './factories.ts';
+import { ResourceResolver } from './resolve.ts';
+
+let env: TestEnv;
+let dir: string;
+let vllm: FakeVllmServer;
+let trainer: EmbeddedTrainer;
+let server: EmbeddedTrainerServer;
+let trainerUrl: string;
+
+beforeEach(async () => {
+  env = await testEnv();
+  dir = await mkdtemp(path.join(tmpdir(), 'anneal-vllm-tinker-'));
+  vllm = await FakeVllmServer.start({ servedModel: 'served-tiny', maxModelLen: 512 });
+  // The trainer's checkpoint base; in production the vLLM hosts mount it (here: same host).
+  trainer = new EmbeddedTrainer({ artifactDir: path.join(dir, 'checkpoints'), threads: 1 });
+  server = new EmbeddedTrainerServer(trainer, { apiKey: 'k' });
+  trainerUrl = await server.listen(0);
+});
+afterEach(async () => {
+  await Promise.all([vllm.close(), server.close(), env.cleanup()]);
+  await trainer.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function resolver(vllmExtra: string) {
+  const parsed = parseOperatorConfig(`
+pools: { default: {} }
+inference:
+  vllm: { type: vllm, replicas: ["${vllm.url}"], servedModel: served-tiny, retryAttempts: 2${vllmExtra} }
+trainers:
+  tinker:
+    type: tinker
+    url: ${trainerUrl}
+    apiKeyEnv: TINKER_KEY
+    capabilities: { kinds: [grpo], losses: [importance_sampling] }
+baseModels:
+  tiny: { model: ${DEFAULT_BASE_MODEL}, tokenizer: byte }
+defaults: { pool: default, inference: vllm, trainer: tinker, baseModel: tiny }
+tenants: { default: {} }
+tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
+`);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return new ResourceResolver({
+    store: env.store,
+    config: defineWorkerConfig({
+      operatorConfig: parsed.value,
+      artifactDir: path.join(dir, 'worker'),
+      secrets: { TINKER_KEY: 'k' },
+    }),
+    factories: defaultEngineFactories(STUB_EMBEDDED),
+    cache: new EngineCache(),
+    telemetry: createEventBus(),
+    logger: noopLogger,
+  });
+}
+
+function grpoSpec(): RunSpec {
+  const parsed = parseRunSpec('kind: grpo');
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.value;
+}
+
+describe('vLLM + Tinker trainer weight sync', () => {
+  it('loads each sampler export in place at its mapped path, then resets the prefix cache', async () => {
+    const root = path.join(dir, 'checkpoints');
+    const r = resolver(`, adapters: { root: ${JSON.stringify(root)} }`);
+    const runId = 'run_w';
+    const resources = await r.resolve({ id: runId, tenant: 'default', spec: grpoSpec() });
+    const model = await resources.trainer.createModel({
+      baseModel: resources.model.baseModel,
+      loraRank: 4,
+    });
+    const policy = servingNames(runId).policy;
+    for (const step of [0, 1]) {
+      const served = await syncWeights(
+        model,
+        resources.inference,
+        samplerExportName(runId, step),
+        policy,
+      );
+      expect(served.path).toBe(`tinker://${model.id}/${runId}-sampler-${step}`);
+    }
+    const routes = vllm.requests.map((q) => q.path);
+    expect(routes).toEqual([
+      '/v1/load_lora_adapter',
+      '/reset_prefix_cache',
+      '/v1/load_lora_adapter',
+      '/reset_prefix_cache',
+    ]);
+    const mapped = (step: number) =>
+      path.join(root, model.id, 'sampler_weights', `${runId}-sampler-${step}`);
+    expect(vllm.requestsTo('/v1/load_lora_adapter').map((q) => q.body)).toEqual([
+      { lora_name: policy, lora_path: mapped(0), load_inplace: true },
+      { lora_name: policy, lora_path: mapped(1), load_inplace: true },
+    ]);
+    // The mapped path is where the trainer really wrote the export.
+    expect(existsSync(mapped(0)) && existsSync(mapped(1))).toBe(true);
+    expect(vllm.prefixCacheResets).toBe(2);
+    const [seq] = await resources.inference.sample({
+      prompt: [1, 2],
+      n: 1,
+      maxTokens: 3,
+      temperature: 1,
+      topP: 1,
+      model: policy,
+    });
+    expect(seq?.tokens).toHaveLength(3);
+    await r.close();
+  });
+
+  it('without adapter storage the sync fails naming the operator-config field', async () => {
+    const r = resolver('');
+    const resources = await r.resolve({ id: 'run_x', tenant: 'default', spec: grpoSpec() });
+    const model = await resources.trainer.createModel({
+      baseModel: resources.model.baseModel,
+      loraRank: 4,
+    });
+    await expect(syncWeights(model, resources.inference, 'run_x-sampler-0', 'p')).rejects.toThrow(
+      '`adapters.root`',
+    );
+    expect(vllm.requestsTo('/v1/load_lora_adapter')).toEqual([]);
+    await r.close();
+  });
+});
