@@ -25,7 +25,7 @@ const mountSource = (svc: string, target: string) => {
 describe('docker-compose.yml', () => {
   it('has the services of the stack, vLLM only in the gpu profile', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['control-plane', 'grafana', 'prometheus', 'redis', 'vllm', 'worker'].sort(),
+      ['alertmanager', 'control-plane', 'grafana', 'prometheus', 'redis', 'vllm', 'worker'].sort(),
     );
     for (const [name, s] of Object.entries(compose.services)) {
       expect(s.profiles ?? [], name).toEqual(name === 'vllm' ? ['gpu'] : []);
