@@ -21,6 +21,22 @@ const DEFAULT_TARGETS = {
   baseModel: 'baseModels',
 } as const;
 
+/** A Tinker-compatible backend has no value head (TRAINER_API.md): `bradley_terry` is an Anneal
+ * extension only the embedded trainer serves, so declaring it would let rm runs in and fail them. */
+function trainerIssues(config: OperatorConfig): Issue[] {
+  return Object.entries(config.trainers).flatMap(([name, trainer]) =>
+    trainer.type === 'tinker' && trainer.capabilities.losses.includes('bradley_terry')
+      ? [
+          {
+            path: joinPointer('trainers', name, 'capabilities', 'losses'),
+            message:
+              'a type: tinker trainer cannot declare bradley_terry (Tinker backends have no value-head loss); rm runs need a type: embedded trainer',
+          },
+        ]
+      : [],
+  );
+}
+
 function crossReferenceIssues(config: OperatorConfig): Issue[] {
   const issues: Issue[] = [];
   const known = (section: keyof typeof config) => Object.keys(config[section] as object);
@@ -34,6 +50,7 @@ function crossReferenceIssues(config: OperatorConfig): Issue[] {
       });
     }
   }
+  issues.push(...trainerIssues(config));
   const hashes = new Map<string, number>();
   config.tokens.forEach((token, i) => {
     if (!(token.tenant in config.tenants)) {

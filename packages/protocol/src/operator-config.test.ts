@@ -65,6 +65,22 @@ describe('parseOperatorConfig', () => {
     expect(errs[0]?.message).toBe("unknown pools name 'cpu' (declared: gpu)");
   });
 
+  it('rejects bradley_terry on a tinker-type trainer, naming the field and line', () => {
+    const errs = errorsOf(
+      VALID.replace(
+        'losses: [cross_entropy, importance_sampling]',
+        'losses: [cross_entropy, bradley_terry]',
+      ),
+    );
+    expect(errs).toEqual([
+      {
+        path: '/trainers/tinker/capabilities/losses',
+        line: 8,
+        message: expect.stringMatching(/type: tinker trainer cannot declare bradley_terry/),
+      },
+    ]);
+  });
+
   it('rejects URLs where names belong and unknown keys', () => {
     const errs = errorsOf(VALID.replace('gpu: {slots: 2}', 'gpu: {slots: 2, url: "http://x"}'));
     expect(errs[0]).toMatchObject({ path: '/pools/gpu/url', line: 3 });

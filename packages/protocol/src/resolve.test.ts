@@ -49,11 +49,35 @@ describe('resolveRunSpec', () => {
     });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     const rm = resolveRunSpec(spec('kind: rm'), parsed.value);
-    expect(rm.errors?.map((e) => e.reason)).toEqual(['capability', 'capability']);
-    expect(rm.errors?.[0]?.message).toMatch(/cannot run rm runs/);
+    expect(rm.errors?.map((e) => [e.reason, e.path])).toEqual([
+      ['capability', '/endpoints/trainer'],
+    ]);
+    expect(rm.errors?.[0]?.message).toBe(
+      "trainer endpoint 'sftonly' cannot run kind 'rm': it supports losses [cross_entropy]; " +
+        'rm needs bradley_terry (use the embedded trainer or another rm-capable backend)',
+    );
     const grpo = resolveRunSpec(spec('kind: grpo'), parsed.value);
-    expect(grpo.errors?.[0]?.message).toMatch(/lacks the importance_sampling loss/);
+    expect(grpo.errors?.[0]?.message).toMatch(/grpo needs importance_sampling/);
     expect(resolveRunSpec(spec('kind: sft'), parsed.value).ok).toBe(true);
+  });
+
+  it('grpo needs importance_sampling: ppo alone is not enough (one table with the worker)', () => {
+    const parsed = validateOperatorConfig({
+      ...local,
+      trainers: {
+        ppoonly: {
+          type: 'embedded',
+          capabilities: { kinds: ['grpo'], losses: ['ppo'] },
+        },
+      },
+      defaults: { ...local.defaults, trainer: 'ppoonly' },
+    });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const grpo = resolveRunSpec(spec('kind: grpo'), parsed.value);
+    expect(grpo.errors?.[0]?.message).toBe(
+      "trainer endpoint 'ppoonly' cannot run kind 'grpo': it supports losses [ppo]; grpo needs " +
+        'importance_sampling (register an endpoint that declares grpo)',
+    );
   });
 
   it('reports missing required endpoints when there is no default', () => {

@@ -1,5 +1,6 @@
 // Resolves a run spec's named resources against the operator config: fills operator defaults,
 // rejects unknown names (naming the field) and runs the trainer endpoint cannot do.
+import { KIND_LOSSES, trainerCapabilityIssue } from './capabilities.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
 import type { OperatorConfig, TrainerLoss } from './operator-config.ts';
 import type { RunKind } from './run-spec/common.ts';
@@ -15,18 +16,9 @@ export const REQUIRED_ENDPOINTS: Readonly<Record<RunKind, readonly EndpointKey[]
   eval: ['inference', 'search'],
 };
 
-/** Trainer losses a spec needs (TRAINER_API.md "Losses"). */
+/** Trainer losses a spec needs (the shared table in capabilities.ts). */
 export function requiredLosses(spec: RunSpec): TrainerLoss[] {
-  switch (spec.kind) {
-    case 'sft':
-      return ['cross_entropy'];
-    case 'rm':
-      return ['bradley_terry'];
-    case 'grpo':
-      return ['importance_sampling'];
-    case 'eval':
-      return [];
-  }
+  return [...KIND_LOSSES[spec.kind]];
 }
 
 const SECTION_OF: Record<EndpointKey, 'inference' | 'trainers' | 'search' | 'rewardModels'> = {
@@ -76,24 +68,10 @@ function capabilityIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[]
   const name = spec.endpoints.trainer;
   const trainer = name === undefined ? undefined : config.trainers[name];
   if (!trainer || !REQUIRED_ENDPOINTS[spec.kind].includes('trainer')) return [];
-  const issues: ResolveIssue[] = [];
-  const path = joinPointer('endpoints', 'trainer');
-  if (!trainer.capabilities.kinds.includes(spec.kind)) {
-    issues.push({
-      path,
-      message: `trainer endpoint '${name}' cannot run ${spec.kind} runs (it declares kinds: ${trainer.capabilities.kinds.join(', ')})`,
-      reason: 'capability',
-    });
-  }
-  const missing = requiredLosses(spec).filter((l) => !trainer.capabilities.losses.includes(l));
-  if (missing.length > 0) {
-    issues.push({
-      path,
-      message: `trainer endpoint '${name}' lacks the ${missing.join(', ')} loss a ${spec.kind} run needs (it declares losses: ${trainer.capabilities.losses.join(', ')})`,
-      reason: 'capability',
-    });
-  }
-  return issues;
+  const message = trainerCapabilityIssue(trainer.capabilities, spec.kind, name);
+  return message === undefined
+    ? []
+    : [{ path: joinPointer('endpoints', 'trainer'), message, reason: 'capability' }];
 }
 
 /** Fills operator defaults into `spec` and checks every named resource exists and fits. */

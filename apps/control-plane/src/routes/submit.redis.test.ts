@@ -79,7 +79,9 @@ describe('POST /v1/runs', () => {
     const capability = await submit(plane.app, 'kind: grpo\nendpoints: {trainer: sftonly}\n');
     expect(capability.statusCode).toBe(400);
     expect(capability.json().code).toBe('ANNEAL_ERR_TRAINER_CAPABILITY');
-    expect(capability.json().detail).toMatch(/trainer endpoint 'sftonly' cannot run grpo runs/);
+    expect(capability.json().detail).toMatch(
+      /trainer endpoint 'sftonly' cannot run kind 'grpo': .*grpo needs importance_sampling/,
+    );
 
     const checkpoint = await submit(
       plane.app,

@@ -126,7 +126,7 @@ export class ResourceResolver {
   private trainer(name: string, kind: RunSpec['kind']): Promise<TrainerEngine> {
     const { config, factories, cache, telemetry } = this.deps;
     const entry = entryOf(config.operatorConfig, 'trainers', name, '/endpoints/trainer');
-    const unsupported = checkRunSupported(entry.capabilities, kind, undefined, name);
+    const unsupported = checkRunSupported(entry.capabilities, kind, name);
     if (unsupported) throw new RunSetupError(`/endpoints/trainer: ${unsupported}`);
     return cache.get(`trainer:${name}`, async () => {
       const engine =

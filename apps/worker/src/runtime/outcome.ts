@@ -10,6 +10,7 @@ import {
 } from '@anneal/store';
 import type { Logger } from '@anneal/telemetry';
 import { RunSetupError } from '../errors.ts';
+import { ExecutorSetupError } from '../executors/setup-error.ts';
 import type { ExecutorResult } from '../executors/types.ts';
 import { outcomeFields } from '../resources/run-outcome.ts';
 import type { StopRequest } from './active-runs.ts';
@@ -85,7 +86,7 @@ export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promi
   const message = errorMessage(error);
   const attempts = job.opts.attempts ?? 1;
   const attempt = job.attemptsMade + 1;
-  const setup = error instanceof RunSetupError;
+  const setup = error instanceof RunSetupError || error instanceof ExecutorSetupError;
   if (!setup && attempt < attempts) {
     const reason = `attempt ${attempt}/${attempts} failed: ${message}; retrying from the last checkpoint`;
     note(deps.logger, 'retrying', await releaseRun(deps.store, runId, reason, deps.workerId));

@@ -170,24 +170,33 @@ export function trainingFields(defaultSteps: number, defaultLearningRate: number
   };
 }
 
+/** The search_web tool's hard caps (RECIPE §6: ≤ 10 results per call, query ≤ 250 chars). The
+ * tool (packages/envs `resolveLimits`) refuses anything above them, so the schema does too; calls
+ * per rollout go up to 100 for budget sweeps (RECIPE §8). A worker test keeps these equal. */
+export const TOOL_LIMIT_CAPS = {
+  resultsPerCall: 10,
+  queryLength: 250,
+  callsPerRollout: 100,
+} as const;
+
 /** search_web limits (RECIPE §6: ≤ 10 results per call, query ≤ 250 chars, ≤ 5 calls). */
 export const ToolLimits = Type.Object(
   {
     resultsPerCall: Type.Integer({
       minimum: 1,
-      maximum: 100,
+      maximum: TOOL_LIMIT_CAPS.resultsPerCall,
       default: 10,
       description: 'Maximum search results returned per search_web call.',
     }),
     maxQueryLength: Type.Integer({
       minimum: 1,
-      maximum: 4096,
+      maximum: TOOL_LIMIT_CAPS.queryLength,
       default: 250,
       description: 'Maximum search query length in characters (longer queries are a failed call).',
     }),
     maxCallsPerRollout: Type.Integer({
       minimum: 0,
-      maximum: 100,
+      maximum: TOOL_LIMIT_CAPS.callsPerRollout,
       default: 5,
       description: 'Maximum tool calls per rollout.',
     }),

@@ -1,33 +1,36 @@
 // Evaluation with the budget-forced protocol (RECIPE §6, §8).
 import { Type, type Static } from '@sinclair/typebox';
-import { commonFields } from './common.ts';
+import { ModelRef, TOOL_LIMIT_CAPS, commonFields } from './common.ts';
 
 const DEFAULT_BUDGETS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
 export const EvalBudgets = Type.Object(
   {
-    toolCallBudgets: Type.Array(Type.Integer({ minimum: 0, maximum: 100 }), {
-      minItems: 1,
-      maxItems: 101,
-      uniqueItems: true,
-      default: DEFAULT_BUDGETS,
-      description: 'Budget-forced sweep: hard caps b on tool calls, one accuracy point per b.',
-    }),
+    toolCallBudgets: Type.Array(
+      Type.Integer({ minimum: 0, maximum: TOOL_LIMIT_CAPS.callsPerRollout }),
+      {
+        minItems: 1,
+        maxItems: 101,
+        uniqueItems: true,
+        default: DEFAULT_BUDGETS,
+        description: 'Budget-forced sweep: hard caps b on tool calls, one accuracy point per b.',
+      },
+    ),
     maxToolCalls: Type.Integer({
       minimum: 0,
-      maximum: 100,
+      maximum: TOOL_LIMIT_CAPS.callsPerRollout,
       default: 5,
       description: 'Tool-call cap of the standard (non-swept) evaluation.',
     }),
     resultsPerCall: Type.Integer({
       minimum: 1,
-      maximum: 100,
+      maximum: TOOL_LIMIT_CAPS.resultsPerCall,
       default: 10,
       description: 'Search results per call.',
     }),
     maxQueryLength: Type.Integer({
       minimum: 1,
-      maximum: 4096,
+      maximum: TOOL_LIMIT_CAPS.queryLength,
       default: 250,
       description: 'Maximum search query length in characters.',
     }),
@@ -75,6 +78,14 @@ export const EvalSpec = Type.Object(
   {
     kind: Type.Literal('eval'),
     ...commonFields,
+    models: Type.Optional(
+      Type.Array(ModelRef, {
+        minItems: 1,
+        maxItems: 16,
+        description:
+          'Checkpoints to evaluate, one step each, in order. Omitted: `[model]` (the run model).',
+      }),
+    ),
     datasets: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), {
       minItems: 1,
       maxItems: 32,

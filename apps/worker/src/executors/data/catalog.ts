@@ -3,6 +3,7 @@
 // runtime passes one catalogue per run (`RunResources.data`); `builtinDataCatalog` serves the
 // built-in tasks of the embedded demo.
 import type { AnswerKey, Rubric, SearchBackend, SearchWebOptions } from '@anneal/envs';
+import { ExecutorSetupError } from '../setup-error.ts';
 
 /** One SFT sequence: prompt + completion tokens; lossMask 1 on completion tokens only (RECIPE §1). */
 export interface SftExample {
@@ -48,8 +49,8 @@ export interface DataCatalog {
   readonly maxContextTokens?: number;
 }
 
-export class UnknownDatasetError extends Error {
-  override readonly name = 'UnknownDatasetError';
+export class UnknownDatasetError extends ExecutorSetupError {
+  override name = 'UnknownDatasetError';
 }
 
 export type DatasetUse = keyof DataCatalog['sources'];

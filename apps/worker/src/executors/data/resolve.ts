@@ -4,6 +4,7 @@
 import { SearchWebTool, type SearchLimits } from '@anneal/envs';
 import type { DataSource } from '@anneal/protocol';
 import type { WeightedPool } from '../common/mix-batch.ts';
+import { ExecutorSetupError } from '../setup-error.ts';
 import type { RunResources } from '../types.ts';
 import { defaultDataCatalog } from './builtin-catalog.ts';
 import { checkSource, type DataCatalog, type DatasetUse } from './catalog.ts';
@@ -49,7 +50,9 @@ export function createSearchTool(
     ? { backend: resources.search, options: undefined }
     : catalogOf(resources).search;
   if (search === undefined) {
-    throw new Error(`${field}: this run needs a search backend (endpoints.search) and none is set`);
+    throw new ExecutorSetupError(
+      `${field}: this run needs a search backend (endpoints.search) and none is set`,
+    );
   }
   const capResults = search.options?.limits?.maxResults ?? limits.resultsPerCall;
   const merged: Partial<SearchLimits> = {
@@ -75,6 +78,7 @@ export function createSearchTool(
         : {}),
     });
   } catch (error) {
-    throw new RangeError(`${field}: ${(error as Error).message}`, { cause: error });
+    // Limits the tool refuses fail the run at once: a retry would refuse them again.
+    throw new ExecutorSetupError(`${field}: ${(error as Error).message}`, { cause: error });
   }
 }
