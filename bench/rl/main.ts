@@ -6,9 +6,9 @@
 // round-robin, so that a loaded machine slows every candidate alike. Exits 1 only when an
 // implementation disagrees with the baseline; targets print MET or MISSED.
 import {
-  DEFAULT_REWARD_CONFIG,
   stepTokenMath,
   stepTokenMathScalar,
+  type RewardConfig,
   wasmSimdAvailable,
 } from '@anneal/rl';
 import { baselineStep } from './baseline.ts';
@@ -28,7 +28,16 @@ const SEED = 1;
 const FLOOR_TARGET = 3; // within 3× of the memory floor
 const SPEEDUP_TARGET = 10; // at least 10× faster than the baseline
 const COPY_BYTES = 64 * 2 ** 20; // per buffer, far beyond the last-level cache
-const config = DEFAULT_REWARD_CONFIG;
+// The GRPO run spec's reward defaults (packages/protocol run-spec/grpo.ts).
+const config: RewardConfig = {
+  alphaWin: 1,
+  alphaLose: 1,
+  betaLose: 0.1,
+  lambdaTool: 0.1,
+  lambdaLen: 0.1,
+  gate: true,
+  normalizeStd: false,
+};
 
 const row = (label: string, value: string) => console.log(`${label.padEnd(42)}${value}`);
 

@@ -51,7 +51,7 @@ const rollout = (
   refLength,
 });
 
-// Hand-computed (RECIPE.md §4, §2; default config α_win = α_lose = 1, β_lose = 0, λ = 0.1):
+// Hand-computed (RECIPE.md §4, §2; config α_win = α_lose = 1, β_lose = 0, λ = 0.1):
 // c̃ = [2, 2, 3, 1], winners {0, 1} both 2 → b_g = 2 for any seed; Δ = [0, 0, 1, 0].
 // Ŵ = {0}; b_win = 100, b_lose = (200 + 100 + 50) / 3, cap = 200.
 // pen_len = [1 − e^−0.5, 1 − e^−(350/270 − 1), 1 − e^−(350/150 − 1), 1 (hard cap)].
@@ -111,6 +111,7 @@ const noWinners = {
 const jsonl = (...groups: unknown[]) =>
   groups.map((g) => (typeof g === 'string' ? g : JSON.stringify(g))).join('\n') + '\n';
 const emptyConfig = fixture('empty.json', '{}');
+const handConfig = fixture('hand.json', '{"betaLose": 0}'); // the rest: run-spec defaults
 
 // Each test starts real node processes (tsx compiles the CLI on start-up): seconds each on a
 // loaded machine, hence the generous per-test timeout.
@@ -121,7 +122,7 @@ describe('anneal reward score', { timeout: 120_000 }, () => {
       'reward',
       'score',
       '--config',
-      emptyConfig,
+      handConfig,
       '--input',
       input,
       '--seed',
@@ -144,6 +145,43 @@ describe('anneal reward score', { timeout: 120_000 }, () => {
     });
     expect(none.toolBaseline).toBeNull();
     expect(none.rollouts.map((r: { toolPenalty: number }) => r.toolPenalty)).toEqual([0, 0]); // β_lose = 0, p = 0
+    // with an empty config β_lose is the GRPO run spec's default, 0.1: every loser pays it
+    const defaults = await anneal(['reward', 'score', '--config', emptyConfig, '--input', input]);
+    expect(defaults.code).toBe(0);
+    const noneWithDefaults = JSON.parse(defaults.stdout.trimEnd().split('\n')[1]!);
+    expect(noneWithDefaults.rollouts.map((r: { toolPenalty: number }) => r.toolPenalty)).toEqual([
+      0.1, 0.1,
+    ]);
+  });
+
+  it('counts beyond 2^31 − 1 are bad lines (no crash); the valid lines before and after are written', async () => {
+    const lines = [
+      JSON.stringify(handGroup), // 1
+      JSON.stringify({
+        group: 'huge',
+        rollouts: [rollout(1, 0.9, 0, 0, 10, 10), rollout(1, 0.9, 20_000_000_000, 0, 10, 10)],
+      }), // 2: winners' toolCalls 0 and 2·10^10
+      '{"group": "e300", "rollouts": [{"base": 1, "preference": 0.5, "toolCalls": 1e300, "toolErrors": 0, "length": 1, "refLength": 1}]}', // 3
+      JSON.stringify({
+        group: 'max',
+        rollouts: [rollout(1, 0.9, 0, 0, 10, 10), rollout(1, 0.9, 2 ** 31 - 1, 0, 10, 10)],
+      }), // 4: the largest accepted count still scores
+      JSON.stringify(noWinners), // 5
+    ];
+    const input = fixture('huge.jsonl', lines.join('\n') + '\n');
+    const run = await anneal(['reward', 'score', '--config', emptyConfig, '--input', input]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      'line 2: rollouts[1].toolCalls: must be an integer in [0, 2147483647], got 20000000000',
+      'line 3: rollouts[0].toolCalls: must be an integer in [0, 2147483647], got 1e+300',
+    ]);
+    const groups = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(groups.map((g) => g.group)).toEqual(['hand', 'max', 'none']);
+    expect(groups[1].toolBaseline).toBeGreaterThanOrEqual(0);
+    expect(groups[1].toolBaseline).toBeLessThanOrEqual(2 ** 30);
   });
 
   it('same seed → identical output; --input - reads stdin', async () => {
@@ -184,10 +222,10 @@ describe('anneal reward score', { timeout: 120_000 }, () => {
       expect.stringMatching(/^line 2: \$: invalid JSON \(.+\)$/),
       'line 3: group: missing',
       'line 4: rollouts[1].preference: must be a number in [0, 1], got 1.5',
-      'line 6: rollouts[0].toolCalls: must be an integer >= 0, got -2',
+      'line 6: rollouts[0].toolCalls: must be an integer in [0, 2147483647], got -2',
       'line 7: rollouts[0].toolErrors: exceeds toolCalls (2 > 1)',
       'line 8: group: must be a string, got 7',
-      'line 8: rollouts[0].length: must be an integer >= 0, got "long"',
+      'line 8: rollouts[0].length: must be an integer in [0, 2147483647], got "long"',
     ]);
     const groups = run.stdout
       .trimEnd()
@@ -270,7 +308,7 @@ describe('anneal reward score', { timeout: 120_000 }, () => {
     const run = await anneal(['reward', 'score', '--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(
-      /alphaWin\s+1\n\s+alphaLose\s+1\n\s+betaLose\s+0\n\s+lambdaTool\s+0\.1\n\s+lambdaLen\s+0\.1\n\s+gate\s+true\n\s+normalizeStd\s+false/,
+      /alphaWin\s+1\n\s+alphaLose\s+1\n\s+betaLose\s+0\.1\n\s+lambdaTool\s+0\.1\n\s+lambdaLen\s+0\.1\n\s+gate\s+true\n\s+normalizeStd\s+false/,
     );
   });
 });

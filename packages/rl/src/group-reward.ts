@@ -18,21 +18,8 @@ export interface RewardConfig {
   normalizeStd: boolean;
 }
 
-/**
- * Defaults (RECIPE.md gives no numbers). α_win = α_lose = 1 and β_lose = 0 keep pen_tool in [0, 1]
- * like pen_len; λ_tool = λ_len = 0.1 cap pen_eff at 0.2, so a correct and preferred rollout
- * (R >= 0.5 − 0.2) always outranks a wrong one (R <= 0): shaping orders rollouts within a class
- * but never overturns correctness. The gate is on and std normalisation off (RECIPE.md §2, §4).
- */
-export const DEFAULT_REWARD_CONFIG: Readonly<RewardConfig> = Object.freeze({
-  alphaWin: 1,
-  alphaLose: 1,
-  betaLose: 0,
-  lambdaTool: 0.1,
-  lambdaLen: 0.1,
-  gate: true,
-  normalizeStd: false,
-});
+// No defaults here: the one source of default values is the GRPO run spec (@anneal/protocol,
+// run-spec/grpo.ts `reward.*`, `advantage.normalizeStd`); callers always pass a full config.
 
 export type GroupOutcomes = ToolUsage & LengthOutcomes;
 

@@ -50,7 +50,6 @@ export {
 } from './length-penalty.ts';
 export { efficiencyPenalties, efficiencyPenalty } from './efficiency-penalty.ts';
 export {
-  DEFAULT_REWARD_CONFIG,
   scoreGroup,
   type GroupOutcomes,
   type GroupScore,

@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { compositeReward, compositeRewards } from './composite-reward.ts';
 import { efficiencyPenalties, efficiencyPenalty } from './efficiency-penalty.ts';
-import { DEFAULT_REWARD_CONFIG, scoreGroup } from './group-reward.ts';
+import { scoreGroup, type RewardConfig } from './group-reward.ts';
+
+// The fixtures' config (β_lose = 0 keeps the hand computation short).
+const FIXTURE_CONFIG: RewardConfig = {
+  alphaWin: 1,
+  alphaLose: 1,
+  betaLose: 0,
+  lambdaTool: 0.1,
+  lambdaLen: 0.1,
+  gate: true,
+  normalizeStd: false,
+};
 import { createRng } from './rng.ts';
 
 describe('efficiencyPenalty (RECIPE.md §4)', () => {
@@ -67,7 +78,7 @@ describe('scoreGroup (RECIPE.md §4 → §2) with the default config', () => {
   };
 
   it.each([1, 2, 99])('hand-computed values (seed %i)', (seed) => {
-    const score = scoreGroup(outcomes, DEFAULT_REWARD_CONFIG, createRng(seed));
+    const score = scoreGroup(outcomes, FIXTURE_CONFIG, createRng(seed));
     expect(score.toolBaseline).toBe(2);
     expect(score.zeroVariance).toBe(false);
     for (const [key, values] of Object.entries(expected)) {
@@ -78,11 +89,7 @@ describe('scoreGroup (RECIPE.md §4 → §2) with the default config', () => {
   });
 
   it('normalizeStd divides by std + 1e-6', () => {
-    const score = scoreGroup(
-      outcomes,
-      { ...DEFAULT_REWARD_CONFIG, normalizeStd: true },
-      createRng(1),
-    );
+    const score = scoreGroup(outcomes, { ...FIXTURE_CONFIG, normalizeStd: true }, createRng(1));
     [1.4513487733529287, 0.4055804278983313, -0.9783473033625754, -0.8785818978886849].forEach(
       (value, i) => expect(score.advantage[i]).toBeCloseTo(value, 9),
     );
@@ -97,7 +104,7 @@ describe('scoreGroup (RECIPE.md §4 → §2) with the default config', () => {
       length: [10, 10],
       refLength: [10, 10],
     };
-    const score = scoreGroup(tied, DEFAULT_REWARD_CONFIG, createRng(1));
+    const score = scoreGroup(tied, FIXTURE_CONFIG, createRng(1));
     expect(score.zeroVariance).toBe(true);
     expect(Array.from(score.advantage)).toEqual([0, 0]);
     expect(score.toolBaseline).toBeNull();

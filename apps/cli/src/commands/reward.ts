@@ -3,20 +3,22 @@
 import { open, readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_REWARD_CONFIG } from '@anneal/rl';
+import { REWARD_DEFAULTS } from '../reward/defaults.ts';
 import { parseRewardConfig } from '../reward/config.ts';
 import { scoreGroupLines } from '../reward/score-stream.ts';
 import { createStdoutWriter } from '../reward/stdout-writer.ts';
 
 const CONFIG_HELP = `
-Config keys (all optional; omitted keys take these defaults):
-${Object.entries(DEFAULT_REWARD_CONFIG)
+Config keys (all optional; omitted keys take the GRPO run spec's defaults, i.e.
+\`reward.*\` and \`advantage.normalizeStd\` of a \`kind: grpo\` run):
+${Object.entries(REWARD_DEFAULTS)
   .map(([key, value]) => `  ${key.padEnd(13)}${JSON.stringify(value)}`)
   .join('\n')}
 
 Input: one GRPO group per line:
   {"group": "<id>", "rollouts": [{"base": 0|1, "preference": <0..1>, "toolCalls": <int>,
    "toolErrors": <int>, "length": <int>, "refLength": <int>}, ...]}
+  (counts are integers in [0, 2147483647])
 Output: one line per valid group, in input order:
   {"group", "toolBaseline": <number|null>, "rollouts": [{"toolPenalty", "lengthPenalty",
    "efficiencyPenalty", "reward", "advantage"}, ...]}
@@ -72,12 +74,21 @@ async function runScore(options: ScoreOptions, command: Command): Promise<void> 
   const input = await openInput(command, options.input);
   const lines = createInterface({ input, crlfDelay: Infinity });
   const stdout = createStdoutWriter(process.stdout);
-  const summary = await scoreGroupLines(lines, parsedConfig.config, options.seed, {
-    out: (line) => stdout.write(line),
-    err: (line) => process.stderr.write(`${line}\n`),
-  });
-  await stdout.end();
-  if (summary.badLines > 0) process.exitCode = 2;
+  try {
+    const summary = await scoreGroupLines(lines, parsedConfig.config, options.seed, {
+      out: (line) => stdout.write(line),
+      err: (line) => process.stderr.write(`${line}\n`),
+    });
+    if (summary.badLines > 0) process.exitCode = 2;
+  } catch (error) {
+    // e.g. the input stream failing mid-way: what was scored so far is still written (finally).
+    process.stderr.write(
+      `error: reading --input '${options.input}': ${(error as Error).message}\n`,
+    );
+    process.exitCode = 1;
+  } finally {
+    await stdout.end();
+  }
 }
 
 export function register(program: Command): void {

@@ -1,7 +1,8 @@
 // The reward config file of `anneal reward score`: a JSON object whose keys are all optional and
-// default to @anneal/rl's DEFAULT_REWARD_CONFIG. Unknown keys are errors (a typo must not silently
+// default to the GRPO run spec's defaults (./defaults.ts). Unknown keys are errors (a typo must not silently
 // fall back to a default).
-import { DEFAULT_REWARD_CONFIG, type RewardConfig } from '@anneal/rl';
+import type { RewardConfig } from '@anneal/rl';
+import { REWARD_DEFAULTS } from './defaults.ts';
 import { describeValue, type FieldProblem } from './problems.ts';
 
 const NUMBER_KEYS = ['alphaWin', 'alphaLose', 'betaLose', 'lambdaTool', 'lambdaLen'] as const;
@@ -30,7 +31,7 @@ export function parseRewardConfig(text: string): ConfigResult {
   }
   const fields = raw as Record<string, unknown>;
   const problems: FieldProblem[] = [];
-  const config: RewardConfig = { ...DEFAULT_REWARD_CONFIG };
+  const config: RewardConfig = { ...REWARD_DEFAULTS };
   for (const key of Object.keys(fields)) {
     if (!KNOWN_KEYS.has(key))
       problems.push({ field: key, problem: `unknown key (known: ${[...KNOWN_KEYS].join(', ')})` });

@@ -68,8 +68,11 @@ describe('parseGroupLine', () => {
       problems: [
         { field: 'rollouts[1].base', problem: 'must be 0 or 1, got true' },
         { field: 'rollouts[1].preference', problem: 'must be a number in [0, 1], got 1.01' },
-        { field: 'rollouts[1].length', problem: 'must be an integer >= 0, got 2.5' },
-        { field: 'rollouts[1].refLength', problem: 'must be an integer >= 0, got "3"' },
+        { field: 'rollouts[1].length', problem: 'must be an integer in [0, 2147483647], got 2.5' },
+        {
+          field: 'rollouts[1].refLength',
+          problem: 'must be an integer in [0, 2147483647], got "3"',
+        },
       ],
     },
     {
@@ -82,7 +85,10 @@ describe('parseGroupLine', () => {
         ],
       }),
       problems: [
-        { field: 'rollouts[0].toolCalls', problem: 'must be an integer >= 0, got -1' },
+        {
+          field: 'rollouts[0].toolCalls',
+          problem: 'must be an integer in [0, 2147483647], got -1',
+        },
         { field: 'rollouts[1].toolErrors', problem: 'exceeds toolCalls (2 > 1)' },
       ],
     },

@@ -16,10 +16,17 @@ export type GroupLineResult =
 
 type Check = (value: unknown) => string | null;
 
+/**
+ * Largest count accepted (2^31 − 1): far above any real tool-call count or token length, and small
+ * enough that the tool baseline's integer-uniform draw over [min, ⌈mean⌉] (RECIPE.md §4) and every
+ * sum of counts stay exact in a double.
+ */
+export const MAX_COUNT = 2 ** 31 - 1;
+
 const isCount: Check = (v) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= 0
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_COUNT
     ? null
-    : `must be an integer >= 0, got ${describeValue(v)}`;
+    : `must be an integer in [0, ${MAX_COUNT}], got ${describeValue(v)}`;
 
 const ROLLOUT_FIELDS: ReadonlyArray<[keyof GroupOutcomes, Check]> = [
   ['base', (v) => (v === 0 || v === 1 ? null : `must be 0 or 1, got ${describeValue(v)}`)],

@@ -1,5 +1,6 @@
-import { DEFAULT_REWARD_CONFIG } from '@anneal/rl';
+import type { RewardConfig } from '@anneal/rl';
 import { describe, expect, it } from 'vitest';
+import { REWARD_DEFAULTS } from './defaults.ts';
 import { scoreGroupLines } from './score-stream.ts';
 
 const group = (id: string) =>
@@ -12,10 +13,10 @@ const group = (id: string) =>
     ],
   });
 
-async function run(lines: string[], seed = 1) {
+async function run(lines: string[], seed = 1, config: RewardConfig = REWARD_DEFAULTS) {
   const out: string[] = [];
   const err: string[] = [];
-  const summary = await scoreGroupLines(lines, DEFAULT_REWARD_CONFIG, seed, {
+  const summary = await scoreGroupLines(lines, config, seed, {
     out: (l) => void out.push(l),
     err: (l) => void err.push(l),
   });
@@ -38,5 +39,13 @@ describe('scoreGroupLines', () => {
     for (const seed of [1, 2, 3, 4, 5, 6])
       baselines.add(JSON.parse((await run([group('b')], seed)).out[0]!).toolBaseline);
     expect(baselines.size).toBeGreaterThan(1);
+  });
+
+  it('a group the math refuses is reported as `line N: rollouts: <message>`, not thrown', async () => {
+    // Validation keeps such input out of the CLI; a config the math rejects reaches the same catch.
+    const bad = await run([group('a')], 1, { ...REWARD_DEFAULTS, alphaWin: -1 });
+    expect(bad.out).toEqual([]);
+    expect(bad.err).toEqual([expect.stringMatching(/^line 1: rollouts: .*alphaWin/)]);
+    expect(bad.summary).toEqual({ scoredGroups: 0, badLines: 1 });
   });
 });

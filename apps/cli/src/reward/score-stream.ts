@@ -4,7 +4,7 @@
 // Randomness: each group's b_g comes from createRng(deriveSeed(seed, group id)), so a group's
 // output depends only on its own line, the config and the seed — not on its position or on which
 // other lines are present or valid (a group can be cut out of a file and re-scored identically).
-import { createRng, deriveSeed, scoreGroup, type RewardConfig } from '@anneal/rl';
+import { createRng, deriveSeed, scoreGroup, type GroupScore, type RewardConfig } from '@anneal/rl';
 import { parseGroupLine } from './group-line.ts';
 
 export interface ScoreSinks {
@@ -40,7 +40,16 @@ export async function scoreGroupLines(
       continue;
     }
     const { group, outcomes } = parsed.value;
-    const score = scoreGroup(outcomes, config, createRng(deriveSeed(seed, group)));
+    let score: GroupScore;
+    try {
+      score = scoreGroup(outcomes, config, createRng(deriveSeed(seed, group)));
+    } catch (error) {
+      // Validation should make this unreachable; if the math still refuses a group, report it
+      // like any other bad line and keep going.
+      summary.badLines++;
+      sinks.err(`line ${lineNumber}: rollouts: ${(error as Error).message}`);
+      continue;
+    }
     const rollouts = Array.from(score.reward, (reward, i) => ({
       toolPenalty: score.toolPenalty[i],
       lengthPenalty: score.lengthPenalty[i],
