@@ -123,6 +123,7 @@ describe('docker-compose.yml', () => {
     const command = vllm.command!.join(' ');
     expect(command).toContain('--logprobs-mode processed_logprobs');
     expect(command).toContain('--enable-lora');
+    expect(command).toContain('--max-loras 2'); // policy + reference
     expect(vllm.environment).toMatchObject({
       VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True',
       VLLM_SERVER_DEV_MODE: '1',
@@ -145,7 +146,7 @@ describe('docker-compose.yml', () => {
     const parsed = parseOperatorConfig(readFileSync(path.join(REPO_ROOT, host), 'utf8'));
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     const vllm = parsed.value.inference['vllm'];
-    expect(vllm).toEqual({ type: 'vllm', replicas: ['http://vllm:8000'] });
+    expect(vllm).toMatchObject({ type: 'vllm', replicas: ['http://vllm:8000'] });
     expect(Object.keys(parsed.value.pools)).toContain(
       service('worker').environment!['ANNEAL_POOL']!.replace(/^\$\{ANNEAL_POOL:-(.*)\}$/, '$1'),
     );

@@ -39,6 +39,9 @@ export interface InferenceEngine {
   sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]>;
   /** Weight sync: make `weights` servable under `weights.name` (and reset caches). */
   loadWeights(weights: SamplerWeights): Promise<void>;
+  /** Stop serving `name` and free what it holds (vLLM: unload the LoRA adapter). Unknown
+   * names are fine. Optional: engines without per-name state need not implement it. */
+  releaseWeights?(name: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import type {
   TrainerModel,
   VllmEvent,
 } from '@anneal/engines';
+import type { RubricJudge, SearchBackend } from '@anneal/envs';
 import type { EngineName, Logger, Subsystem, TelemetryEmitter } from '@anneal/telemetry';
 
 function isAbort(error: unknown): boolean {
@@ -41,10 +42,16 @@ export function instrumentInference(
   telemetry: TelemetryEmitter,
 ): InferenceEngine {
   return {
+    // Only rollouts sample: a sample that fails after the client's own retries fails a rollout
+    // (each retried attempt is counted under `inference` by the vLLM event sink).
     sample: (request, signal) =>
-      timed(telemetry, 'inference', 'inference', () => engine.sample(request, signal)),
+      timed(telemetry, 'inference', 'rollout', () => engine.sample(request, signal)),
     loadWeights: (weights) =>
       timed(telemetry, 'inference', 'inference', () => engine.loadWeights(weights)),
+    ...(engine.releaseWeights && {
+      releaseWeights: (name: string) =>
+        timed(telemetry, 'inference', 'inference', () => engine.releaseWeights!(name)),
+    }),
     close: () => engine.close(),
   };
 }
@@ -56,7 +63,7 @@ function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): Trai
     forward: (data, lossFn, config) => t(() => model.forward(data, lossFn, config)),
     forwardBackward: (data, lossFn, config) => t(() => model.forwardBackward(data, lossFn, config)),
     optimStep: (params) => t(() => model.optimStep(params)),
-    saveWeights: (name) => t(() => model.saveWeights(name)),
+    saveWeights: (name) => timed(telemetry, 'trainer', 'checkpoint', () => model.saveWeights(name)),
     loadWeights: (path) => t(() => model.loadWeights(path)),
     saveWeightsForSampler: (name) => t(() => model.saveWeightsForSampler(name)),
   };
@@ -108,5 +115,27 @@ export function engineEventSinks(telemetry: TelemetryEmitter, logger: Logger) {
         logger.warn({ ...event, engine: 'tinker' }, `tinker ${event.type}`);
       } else logger.debug({ ...event, engine: 'tinker' }, `tinker ${event.type}`);
     },
+  };
+}
+
+/** search_web backends (SearXNG, local corpus): a failed search is a `tool` error. The tool
+ * itself turns it into a failed call (e_i, RECIPE §6); the rollout goes on. */
+export function instrumentSearch(
+  backend: SearchBackend,
+  telemetry: TelemetryEmitter,
+): SearchBackend {
+  return {
+    name: backend.name,
+    search: (query, limit, signal) =>
+      timed(telemetry, 'search', 'tool', () => backend.search(query, limit, signal)),
+  };
+}
+
+/** The rubric judge: every call measured as a `judge` request, failures as `reward` errors. */
+export function instrumentJudge(judge: RubricJudge, telemetry: TelemetryEmitter): RubricJudge {
+  return {
+    name: judge.name,
+    judge: (prompt, response, rubrics, signal) =>
+      timed(telemetry, 'judge', 'reward', () => judge.judge(prompt, response, rubrics, signal)),
   };
 }

@@ -19,6 +19,7 @@ import { syncWeights } from '../executors/grpo/weight-sync.ts';
 import { EngineCache } from './engine-cache.ts';
 import { defaultEngineFactories } from './factories.ts';
 import { ResourceResolver } from './resolve.ts';
+import { trackServedWeights } from './served-weights.ts';
 
 let env: TestEnv;
 let dir: string;
@@ -125,6 +126,30 @@ describe('vLLM + Tinker trainer weight sync', () => {
       model: policy,
     });
     expect(seq?.tokens).toHaveLength(3);
+    await r.close();
+  });
+
+  it("the run's adapters are unloaded when the run ends (what the worker runtime does)", async () => {
+    const root = path.join(dir, 'checkpoints');
+    const r = resolver(`, adapters: { root: ${JSON.stringify(root)} }`);
+    const runId = 'run_e';
+    const resources = await r.resolve({ id: runId, tenant: 'default', spec: grpoSpec() });
+    const served = trackServedWeights(resources.inference);
+    const model = await resources.trainer.createModel({
+      baseModel: resources.model.baseModel,
+      loraRank: 4,
+    });
+    const names = servingNames(runId);
+    await syncWeights(model, served.engine, `${runId}-reference`, names.reference);
+    await syncWeights(model, served.engine, samplerExportName(runId, 0), names.policy);
+    expect([...vllm.adapters.keys()]).toEqual([names.reference, names.policy]);
+    expect(await served.release()).toEqual([]);
+    expect(vllm.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
+      { lora_name: names.reference },
+      { lora_name: names.policy },
+    ]);
+    expect(vllm.adapters.size).toBe(0);
+    expect(served.names()).toEqual([]);
     await r.close();
   });
 

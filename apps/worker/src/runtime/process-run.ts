@@ -18,6 +18,7 @@ import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
 import type { Executor, ExecutorResult } from '../executors/types.ts';
 import type { ResourceResolver } from '../resources/resolve.ts';
+import { type ServedWeights, trackServedWeights } from '../resources/served-weights.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
 import { type RunContextDeps, createExecutorContext } from './run-context.ts';
@@ -46,17 +47,20 @@ type Attempt = { ok: true; result: ExecutorResult } | { ok: false; error: unknow
 
 /** Everything between "started" and the executor's return: setup errors are failures too. */
 async function attempt(deps: ProcessorDeps, active: ActiveRun, run: RunResource): Promise<Attempt> {
+  let served: ServedWeights | undefined;
   try {
     const executor = deps.executors[run.kind];
     if (!executor) throw new RunSetupError(`this worker has no executor for kind '${run.kind}'`);
     const parsed = validateRunSpec(run.spec);
     if (!parsed.ok)
       throw new RunSetupError(`stored spec is invalid:\n${formatIssues(parsed.errors)}`);
-    const resources = await deps.resolver.resolve({
+    const resolved = await deps.resolver.resolve({
       id: run.id,
       tenant: run.tenant,
       spec: parsed.value,
     });
+    served = trackServedWeights(resolved.inference);
+    const resources = { ...resolved, inference: served.engine };
     const checkpoint = await getCheckpoint(deps.store, run.id);
     const artifactDir = path.join(deps.config.artifactDir, 'runs', run.id);
     await mkdir(artifactDir, { recursive: true });
@@ -71,6 +75,11 @@ async function attempt(deps: ProcessorDeps, active: ActiveRun, run: RunResource)
     return { ok: true, result: await executor(ctx) };
   } catch (error) {
     return { ok: false, error };
+  } finally {
+    // The run is over on this worker (a resumed attempt loads its weights again).
+    for (const { name, error } of (await served?.release()) ?? []) {
+      deps.logger.warn({ runId: run.id, weights: name, err: error }, 'releasing weights failed');
+    }
   }
 }
 

@@ -107,6 +107,15 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     }
   }
 
+  /** Unloads `name` from every worker (no-op for unknown names). */
+  async releaseWeights(name: string): Promise<void> {
+    const index = this.loaded.indexOf(name);
+    if (this.closed || index < 0) return;
+    this.loaded.splice(index, 1);
+    this.configs.delete(name);
+    await Promise.all(this.slots.map((s) => s.worker.call({ type: 'unload', name })));
+  }
+
   sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]> {
     if (this.closed) return Promise.reject(new Error('inference engine is closed'));
     let name: string;

@@ -150,6 +150,29 @@ export class VllmInferenceEngine implements InferenceEngine {
     }
   }
 
+  /** Unloads adapter `name` from every admitted replica (`/v1/unload_lora_adapter`) and stops
+   * replaying it onto re-admitted ones; replicas out of rotation unload it when they return.
+   * Unknown names and replicas that no longer have it are fine. */
+  async releaseWeights(name: string): Promise<void> {
+    const admitted = this.transport.pool.replicas.filter((r) => r.healthy);
+    const outcomes = await Promise.allSettled(
+      admitted.map((replica) => this.adapters.unloadFrom(replica, name)),
+    );
+    const failed = new Set(admitted.filter((_, i) => outcomes[i]?.status === 'rejected'));
+    const unreached = this.transport.pool.replicas.filter((r) => !r.healthy || failed.has(r));
+    this.adapters.remove(name, unreached);
+    for (const [i, outcome] of outcomes.entries()) {
+      const replica = admitted[i];
+      if (outcome.status === 'rejected' && replica) {
+        const reason: unknown = outcome.reason;
+        this.transport.dropReplica(
+          replica,
+          reason instanceof Error ? reason.message : String(reason),
+        );
+      }
+    }
+  }
+
   /** Probe `/health` on every replica now (also run every `healthCheckIntervalMs`). */
   checkHealth(): Promise<ReplicaSnapshot[]> {
     this.healthRun ??= this.adapters.checkHealth().finally(() => {

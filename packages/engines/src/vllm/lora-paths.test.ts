@@ -25,7 +25,9 @@ describe('adapterPathResolver', () => {
       "vLLM endpoint 'q': 'tinker://m/weights/step-3' is not a sampler-weights path",
     );
     expect(() => resolve({ name: 'p', path: 'tinker://../etc' })).toThrow('not a sampler');
-    expect(() => adapterPathResolver({ root: 'rel' })).toThrow('adapters.root must be an absolute path');
+    expect(() => adapterPathResolver({ root: 'rel' })).toThrow(
+      'adapters.root must be an absolute path',
+    );
     expect(() => adapterPathResolver({ root: '/a', layout: '{model_id}' })).toThrow(
       'adapters.layout',
     );

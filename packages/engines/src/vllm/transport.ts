@@ -16,6 +16,14 @@ export type VllmEvent =
   | { type: 'request:retry'; endpoint: string; attempt: number; delayMs: number; error: string }
   | { type: 'replica:down'; endpoint: string; replica: string; reason: string }
   | { type: 'replica:up'; endpoint: string; replica: string }
+  | {
+      type: 'adapter:dropped';
+      endpoint: string;
+      replica: string;
+      adapter: string;
+      path: string;
+      reason: string;
+    }
   | { type: 'rollout:context_overflow'; endpoint: string; promptTokens: number };
 
 export interface RouteOptions<T> {

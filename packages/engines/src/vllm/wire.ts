@@ -81,6 +81,10 @@ export interface LoadLoraAdapterRequest {
   load_inplace?: boolean;
 }
 
+export interface UnloadLoraAdapterRequest {
+  lora_name: string;
+}
+
 export interface TokenizeRequest {
   model: string;
   prompt: string;

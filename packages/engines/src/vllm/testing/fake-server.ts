@@ -31,6 +31,10 @@ export interface FakeVllmOptions {
   stopAfter?: number;
   devMode?: boolean;
   loraEnabled?: boolean;
+  /** Adapter paths that do not exist on this host: loading one is a 400 like vLLM's. */
+  missingPaths?: readonly string[];
+  /** `max_model_len` reported by GET /v1/models; false = an older server without the field. */
+  reportMaxModelLen?: boolean;
 }
 
 export class FakeVllmServer {
@@ -55,6 +59,8 @@ export class FakeVllmServer {
       vocabSize: 32_000,
       devMode: true,
       loraEnabled: true,
+      missingPaths: [],
+      reportMaxModelLen: true,
       ...options,
     };
     this.server = this.createHttpServer();
@@ -139,6 +145,9 @@ export class FakeVllmServer {
     if (path === '/v1/completions') return this.completions(res, body);
     if (path === '/v1/load_lora_adapter' && this.options.loraEnabled)
       return this.loadLora(res, body);
+    if (path === '/v1/unload_lora_adapter' && this.options.loraEnabled)
+      return this.unloadLora(res, body);
+    if (path === '/v1/models' && req.method === 'GET') return this.models(res);
     if (path === '/tokenize') {
       const prompt = (body as { prompt: string }).prompt;
       const tokens = [...Buffer.from(prompt, 'utf8')];
@@ -217,8 +226,43 @@ export class FakeVllmServer {
         "in place, set 'load_inplace' to True.";
       return send(res, 400, errorBody(this.options.shape, 400, 'InvalidUserInput', message));
     }
+    if (this.options.missingPaths.includes(path)) {
+      const message = `Loading lora ${name} failed: No adapter found for ${path}`;
+      return send(res, 400, errorBody(this.options.shape, 400, 'BadRequestError', message));
+    }
     this.adapters.set(name, path);
     sendText(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
+  }
+
+  /** vLLM: 404 NotFoundError for a name it does not hold, else 200 text. */
+  private unloadLora(res: ServerResponse, body: unknown): void {
+    const name = (body as Record<string, unknown> | undefined)?.['lora_name'];
+    if (typeof name !== 'string' || !this.adapters.has(name)) {
+      const message = `The lora adapter '${String(name)}' cannot be found.`;
+      return send(res, 404, errorBody(this.options.shape, 404, 'NotFoundError', message));
+    }
+    this.adapters.delete(name);
+    sendText(res, 200, `Success: LoRA adapter '${name}' removed successfully.`);
+  }
+
+  /** GET /v1/models: the base model (with `max_model_len`) and each loaded adapter. */
+  private models(res: ServerResponse): void {
+    const { servedModel, maxModelLen, reportMaxModelLen } = this.options;
+    const card = (id: string, parent: string | null) => ({
+      id,
+      object: 'model',
+      created: 1_760_000_000,
+      owned_by: 'vllm',
+      root: id,
+      parent,
+      ...(reportMaxModelLen ? { max_model_len: maxModelLen } : {}),
+      permission: [],
+    });
+    const data = [
+      card(servedModel, null),
+      ...[...this.adapters.keys()].map((name) => card(name, servedModel)),
+    ];
+    send(res, 200, { object: 'list', data });
   }
 }
 

@@ -1,0 +1,46 @@
+// Per-run bookkeeping of the weights a run made servable on a shared inference engine, so
+// the worker releases them when the run ends (vLLM: unload the run's LoRA adapters; they would
+// otherwise stay loaded and be replayed onto every re-admitted replica for the engine's life).
+import type { InferenceEngine } from '@anneal/engines';
+
+export interface ServedWeights {
+  /** The engine as the run sees it: `loadWeights` also records the name. */
+  engine: InferenceEngine;
+  /** Names loaded through `engine`, in first-load order. */
+  names(): string[];
+  /** Releases every recorded name (best effort); returns the failures. */
+  release(): Promise<Array<{ name: string; error: unknown }>>;
+}
+
+export function trackServedWeights(inner: InferenceEngine): ServedWeights {
+  const loaded = new Set<string>();
+  const engine: InferenceEngine = {
+    sample: (request, signal) => inner.sample(request, signal),
+    async loadWeights(weights) {
+      loaded.add(weights.name); // before the call: a partial load still needs releasing
+      await inner.loadWeights(weights);
+    },
+    async releaseWeights(name) {
+      await inner.releaseWeights?.(name);
+      loaded.delete(name);
+    },
+    // The engine is shared across runs (cached per endpoint); the run never closes it.
+    close: async () => undefined,
+  };
+  return {
+    engine,
+    names: () => [...loaded],
+    async release() {
+      const failures: Array<{ name: string; error: unknown }> = [];
+      for (const name of [...loaded]) {
+        try {
+          await inner.releaseWeights?.(name);
+        } catch (error) {
+          failures.push({ name, error });
+        }
+        loaded.delete(name);
+      }
+      return failures;
+    },
+  };
+}
