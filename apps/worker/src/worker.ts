@@ -8,7 +8,9 @@ import { Redis } from 'ioredis';
 import { poolQueueName } from '@anneal/protocol';
 import {
   bullPrefix,
+  checkRedisReachable,
   createStoreContext,
+  redactRedisUrl,
   removeWorker,
   requestDrain,
   transitionRun,
@@ -60,13 +62,27 @@ export interface WorkerHandle {
   close(): Promise<void>;
 }
 
-const connect = (url: string) => new Redis(url, { maxRetriesPerRequest: null });
+function connect(url: string, logger: Logger): Redis {
+  const client = new Redis(url, { maxRetriesPerRequest: null });
+  // Without a listener each reconnect attempt prints "[ioredis] Unhandled error event"; log the
+  // first error of each outage instead.
+  let reported = false;
+  client.on('ready', () => (reported = false));
+  client.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn({ redis: redactRedisUrl(url), err: error.message }, 'Redis connection error');
+  });
+  return client;
+}
 
 export async function startWorker(
   config: Readonly<WorkerConfig>,
   options: StartWorkerOptions = {},
 ): Promise<WorkerHandle> {
   const { workerId, pool } = config;
+  // Fail fast (RedisUnreachableError, 5 s) instead of retrying forever below.
+  await checkRedisReachable(config.redisUrl);
   const logger: Logger =
     options.logger ??
     createLogger({ name: 'worker', level: config.logLevel, bindings: { pool, worker: workerId } });
@@ -80,9 +96,9 @@ export async function startWorker(
     ...options.factories,
   };
 
-  const redis = connect(config.redisUrl);
-  const subscriber = connect(config.redisUrl);
-  const bullConnection = connect(config.redisUrl);
+  const redis = connect(config.redisUrl, logger);
+  const subscriber = connect(config.redisUrl, logger);
+  const bullConnection = connect(config.redisUrl, logger);
   const store = createStoreContext(redis, config.keyPrefix);
 
   const registry = new Registry();
@@ -255,7 +271,7 @@ export async function startWorker(
       .catch((err: unknown) => logger.warn({ err: String(err) }, 'worker close'));
     heartbeat.stop();
     await unsubscribe().catch(() => undefined);
-    await removeWorker(store, workerId).catch(() => undefined);
+    await removeWorker(store, workerId, pool).catch(() => undefined);
     await pusher?.close();
     await server.close();
     const engineErrors = await resolver.close();

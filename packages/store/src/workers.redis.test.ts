@@ -6,10 +6,12 @@ import { createRun, getRun } from './runs.ts';
 import {
   getWorker,
   heartbeatWorker,
+  knownWorkers,
   listWorkers,
   onlineWorkerCount,
   removeWorker,
   requestDrain,
+  WORKER_INDEX_RETENTION_MS,
 } from './workers.ts';
 import { isCancelRequested } from './transitions.ts';
 
@@ -42,6 +44,30 @@ describe('worker registry', () => {
     expect(await getWorker(store.ctx, 'w2')).toBeNull();
     await removeWorker(store.ctx, 'w1');
     expect(await listWorkers(store.ctx)).toEqual([]);
+  });
+
+  it('keeps knowing a worker whose record expired until a clean shutdown or the retention', async () => {
+    const now = Date.now();
+    const ago = (ms: number) => new Date(now - ms);
+    await heartbeatWorker(store.ctx, beat('fresh'), 30, ago(1_000));
+    await heartbeatWorker(store.ctx, beat('crashed'), 1, ago(10 * 60_000));
+    await heartbeatWorker(store.ctx, beat('ancient'), 1, ago(WORKER_INDEX_RETENTION_MS + 60_000));
+    await heartbeatWorker(store.ctx, beat('elsewhere', 'cpu'), 30, ago(1_000));
+    // the crashed worker's record expires (TTL 1 s) but it stays known, with its last heartbeat
+    await eventually(async () => (await getWorker(store.ctx, 'crashed')) === null);
+    const known = await knownWorkers(store.ctx, 'gpu', new Date(now));
+    expect(known).toEqual([
+      { id: 'crashed', pool: 'gpu', lastHeartbeatMs: now - 10 * 60_000 },
+      { id: 'fresh', pool: 'gpu', lastHeartbeatMs: now - 1_000 },
+    ]);
+    // a clean shutdown forgets the worker at once
+    await removeWorker(store.ctx, 'fresh');
+    expect((await knownWorkers(store.ctx, 'gpu', new Date(now))).map((w) => w.id)).toEqual([
+      'crashed',
+    ]);
+    // its record expired, so only a caller naming the pool can take it out of the index
+    await removeWorker(store.ctx, 'crashed', 'gpu');
+    expect(await knownWorkers(store.ctx, 'gpu', new Date(now))).toEqual([]);
   });
 
   it('persists drain across heartbeats and tells the worker over pub/sub', async () => {

@@ -5,6 +5,13 @@ import { DEFAULT_WORKER_TTL_SECONDS } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { publishControl } from './control.ts';
 
+/**
+ * How long a worker stays in its pool's index after its last heartbeat (the index outlives the
+ * TTL'd record, so a worker that died without a clean shutdown stays known — and alertable —
+ * for this long). A clean shutdown (removeWorker) forgets it at once.
+ */
+export const WORKER_INDEX_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 export interface DrainState {
   draining: boolean;
   checkpointAndRelease: boolean;
@@ -49,6 +56,31 @@ export async function onlineWorkerCount(
   );
 }
 
+export interface KnownWorker {
+  id: string;
+  pool: string;
+  lastHeartbeatMs: number;
+}
+
+/**
+ * Every worker of `pool` seen within WORKER_INDEX_RETENTION_MS, live or not, with the time of
+ * its last heartbeat (the pool index's score), oldest first. Trims entries past the retention.
+ */
+export async function knownWorkers(
+  ctx: StoreContext,
+  pool: string,
+  now: Date = new Date(),
+): Promise<KnownWorker[]> {
+  const key = keys(ctx.prefix).poolWorkers(pool);
+  await ctx.redis.zremrangebyscore(key, '-inf', `(${now.getTime() - WORKER_INDEX_RETENTION_MS}`);
+  const flat = await ctx.redis.zrange(key, 0, -1, 'WITHSCORES');
+  const out: KnownWorker[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    out.push({ id: flat[i]!, pool, lastHeartbeatMs: Number(flat[i + 1]) });
+  }
+  return out;
+}
+
 export async function getDrainState(ctx: StoreContext, workerId: string): Promise<DrainState> {
   const raw = await ctx.redis.get(keys(ctx.prefix).workerDrain(workerId));
   if (raw === null) return { draining: false, checkpointAndRelease: false };
@@ -67,7 +99,7 @@ export async function listWorkers(
   const expired = ids.filter((_, i) => raw[i] === null);
   if (expired.length > 0) await ctx.redis.zrem(k.workers(), ...expired);
   // Per-pool indexes only need trimming by age (onlineWorkerCount counts by score).
-  const cutoff = Date.now() - 24 * 60 * 60 * 1000;
+  const cutoff = Date.now() - WORKER_INDEX_RETENTION_MS;
   const pools = new Set(
     raw.filter((e): e is string => e !== null).map((e) => (JSON.parse(e) as WorkerRecord).pool),
   );
@@ -84,11 +116,18 @@ export async function getWorker(ctx: StoreContext, workerId: string): Promise<Wo
   return raw === null ? null : (JSON.parse(raw) as WorkerRecord);
 }
 
-/** Graceful shutdown: forget the worker and its drain flag. */
-export async function removeWorker(ctx: StoreContext, workerId: string): Promise<void> {
+/**
+ * Graceful shutdown: forget the worker and its drain flag. Pass its `pool` so that it leaves
+ * the pool's index even when its record already expired (otherwise it is looked up).
+ */
+export async function removeWorker(
+  ctx: StoreContext,
+  workerId: string,
+  pool?: string,
+): Promise<void> {
   const k = keys(ctx.prefix);
-  const worker = await getWorker(ctx, workerId);
-  if (worker) await ctx.redis.zrem(k.poolWorkers(worker.pool), workerId);
+  const poolName = pool ?? (await getWorker(ctx, workerId))?.pool;
+  if (poolName !== undefined) await ctx.redis.zrem(k.poolWorkers(poolName), workerId);
   await ctx.redis
     .multi()
     .del(k.worker(workerId), k.workerDrain(workerId))

@@ -329,6 +329,15 @@ export const METRICS = [
     emittedBy: ['control-plane'],
   },
   {
+    name: 'anneal_pool_worker_heartbeat_age_seconds',
+    type: 'gauge',
+    unit: 'seconds',
+    scope: 'control-plane',
+    labels: ['pool', 'worker'],
+    help: 'Seconds since each known worker’s last heartbeat, read from the registry at scrape time; kept for crashed workers (until a clean shutdown or 24h), so a lost worker is visible after its own series are gone.',
+    emittedBy: ['control-plane'],
+  },
+  {
     name: 'anneal_runs',
     type: 'gauge',
     unit: 'none',

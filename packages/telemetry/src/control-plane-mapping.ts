@@ -23,6 +23,18 @@ export function controlPlaneHandlers(w: MetricWriter): Handlers {
         w.set('anneal_pool_workers', { pool: e.pool, state }, e.workers[state]);
       }
     },
+    'workers:observed': (e) => {
+      // a snapshot: drop workers that left the registry since the last one
+      w.reset('anneal_pool_worker_heartbeat_age_seconds');
+      for (const x of e.workers) {
+        const labels = { pool: x.pool, worker: x.worker };
+        w.set(
+          'anneal_pool_worker_heartbeat_age_seconds',
+          labels,
+          Math.max(0, x.heartbeatAgeSeconds),
+        );
+      }
+    },
     'runs:observed': (e) => {
       const counts = new Map<string, number>();
       for (const c of e.counts) {

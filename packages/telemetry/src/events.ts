@@ -74,6 +74,13 @@ export interface TelemetryEvents {
     oldestWaitingAgeSeconds: number | null;
     workers: Readonly<Record<WorkerState, number>>;
   };
+  /**
+   * Every worker the registry knows (live, or gone without a clean shutdown), with the age of
+   * its last heartbeat. A snapshot: workers not listed are no longer exported.
+   */
+  'workers:observed': {
+    workers: ReadonlyArray<{ pool: string; worker: string; heartbeatAgeSeconds: number }>;
+  };
   /** Run counts by state and kind; missing combinations are reported as 0. */
   'runs:observed': {
     counts: ReadonlyArray<{ state: RunState; kind: RunKind; count: number }>;

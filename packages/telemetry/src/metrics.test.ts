@@ -290,6 +290,26 @@ describe('control-plane events', () => {
     expect(await valueOf(r, 'anneal_pool_workers', { pool: 'gpu', state: 'draining' })).toBe(1);
   });
 
+  it('exports heartbeat ages of known workers as a snapshot (departed workers are dropped)', async () => {
+    const sink = controlPlane();
+    const age = 'anneal_pool_worker_heartbeat_age_seconds';
+    sink.emit('workers:observed', {
+      workers: [
+        { pool: 'gpu', worker: 'w1', heartbeatAgeSeconds: 4 },
+        { pool: 'gpu', worker: 'w2', heartbeatAgeSeconds: 600 },
+      ],
+    });
+    expect(await valueOf(sink.registry, age, { pool: 'gpu', worker: 'w2' })).toBe(600);
+    sink.emit('workers:observed', {
+      workers: [{ pool: 'gpu', worker: 'w1', heartbeatAgeSeconds: -0.5 }],
+    });
+    const all = await samples(sink.registry, age);
+    // w2 left the registry; a heartbeat from a clock slightly ahead reads as 0, not negative
+    expect(all).toEqual([
+      expect.objectContaining({ labels: { pool: 'gpu', worker: 'w1' }, value: 0 }),
+    ]);
+  });
+
   it('reports every state x kind of the run counts, zero when absent', async () => {
     const sink = controlPlane();
     sink.emit('runs:observed', {

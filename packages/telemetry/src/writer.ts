@@ -37,6 +37,17 @@ export class MetricWriter {
     (metric as Histogram<string>).observe(labels, value);
   }
 
+  /** Removes every series of a gauge that is exported as a whole snapshot each time. */
+  reset(name: MetricName): void {
+    const entry = this.metrics.get(name);
+    if (!entry)
+      throw new Error(`${name} is not emitted by ${this.app} (see the catalogue's emittedBy)`);
+    if (entry.definition.type !== 'gauge' || entry.definition.scope === 'run') {
+      throw new Error(`${name}: only non-run gauges are reset as snapshots`);
+    }
+    entry.metric.reset();
+  }
+
   /** Run ids with series currently exported. */
   runIds(): string[] {
     return [...this.runSeries.keys()];

@@ -1,10 +1,12 @@
 // Prometheus metrics: a Registry owned by this app (never prom-client's global), filled through
-// the telemetry catalogue (anneal_http_*, anneal_queue_*, anneal_pool_*, anneal_runs*). Pools and
-// run counts by state are observed on each scrape; run state transitions (and queue waits) are
-// followed from the store's transition log while the app runs.
+// the telemetry catalogue (anneal_http_*, anneal_queue_*, anneal_pool_*, anneal_runs*). On each
+// scrape: pools, run counts by state, and the heartbeat age of every known worker (live, or gone
+// without a clean shutdown — the lost-worker alert reads it, since a crashed worker's own series
+// vanish with its scrape target). Run state transitions (and queue waits) are followed from the
+// store's transition log while the app runs.
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
-import { runCounts } from '@anneal/store';
+import { knownWorkers, runCounts } from '@anneal/store';
 import { type MetricsSink, createMetrics } from '@anneal/telemetry';
 import type { AppContext } from '../context.ts';
 import { observePools } from '../services/pools.ts';
@@ -39,8 +41,17 @@ export function installMetrics(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    const [pools, counts] = await Promise.all([observePools(ctx), runCounts(ctx.store)]);
+    const now = new Date();
+    const [pools, counts] = await Promise.all([observePools(ctx, now), runCounts(ctx.store)]);
     ctx.metrics.emit('runs:observed', { counts });
+    const known = await Promise.all(pools.map((p) => knownWorkers(ctx.store, p.name, now)));
+    ctx.metrics.emit('workers:observed', {
+      workers: known.flat().map((w) => ({
+        pool: w.pool,
+        worker: w.id,
+        heartbeatAgeSeconds: (now.getTime() - w.lastHeartbeatMs) / 1000,
+      })),
+    });
     for (const pool of pools) {
       ctx.metrics.emit('pool:observed', {
         pool: pool.name,
