@@ -166,7 +166,7 @@ describe('anneal pools ls / workers ls / workers drain', () => {
     expect((await anneal(['pools', 'ls'], clientEnv)).stdout).toMatch(/^default\s+2\s+1\s+1\s/m);
 
     await anneal(['runs', 'cancel', queued], clientEnv);
-  }, 90_000);
+  }, 180_000);
 
   it('prints problem+json errors as `error: CODE: detail` (exit 1) and usage errors exit 2', async () => {
     const missing = await anneal(['workers', 'drain', 'w-nobody'], clientEnv);
@@ -185,7 +185,7 @@ describe('anneal pools ls / workers ls / workers drain', () => {
     expect(unreachable.stderr).toMatch(
       /^error: cannot reach the control plane at http:\/\/127\.0\.0\.1:9/,
     );
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('anneal runs watch', () => {
@@ -229,7 +229,7 @@ describe('anneal runs watch', () => {
     expect(out.match(/checkpoint: step 4 saved to \/ckpt\/4/g)).toHaveLength(1);
     expect(out.trimEnd().split('\n').at(-1)).toBe(`run ${runId} succeeded (all steps done)`);
     expect(out).not.toContain('\x1b'); // not a terminal: plain lines
-  }, 150_000);
+  }, 240_000);
 
   it('exits 1 for a cancelled run, streams JSON lines, and reports an unknown run', async () => {
     const runId = await submit('kind: grpo\nsteps: 2\n');
@@ -253,5 +253,5 @@ describe('anneal runs watch', () => {
     const unknown = await anneal(['runs', 'watch', 'run_00000000000000000000000000'], clientEnv);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^error: ANNEAL_ERR_RUN_NOT_FOUND: /);
-  }, 60_000);
+  }, 180_000);
 });

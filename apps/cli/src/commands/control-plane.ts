@@ -3,13 +3,15 @@
 // flags override it.
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import {
-  type ControlPlaneEnv,
-  type RunningControlPlane,
-  parseEnv,
-  startControlPlane,
-} from '@anneal/control-plane';
+import type { ControlPlaneEnv, RunningControlPlane } from '@anneal/control-plane';
 import { createLogger } from '@anneal/telemetry';
+import { exitOnStartupError } from './startup-errors.ts';
+
+/**
+ * The control plane app (Fastify and its plugins) is loaded only by the commands that run it,
+ * so every other command — e.g. the preStop hook's `anneal workers drain` — starts fast.
+ */
+const controlPlaneApp = () => import('@anneal/control-plane');
 
 interface ServerFlags {
   config?: string;
@@ -26,7 +28,11 @@ function parsePort(value: string): string {
   return value;
 }
 
-function envFrom(flags: ServerFlags, defaults: Record<string, string> = {}): ControlPlaneEnv {
+async function envFrom(
+  flags: ServerFlags,
+  defaults: Record<string, string> = {},
+): Promise<ControlPlaneEnv> {
+  const { parseEnv } = await controlPlaneApp();
   return parseEnv({
     ...defaults,
     ...process.env,
@@ -91,7 +97,8 @@ async function loadWorkerModule(): Promise<WorkerModule | null> {
 }
 
 async function runControlPlane(flags: ServerFlags): Promise<void> {
-  const env = envFrom(flags);
+  const env = await envFrom(flags);
+  const { startControlPlane } = await controlPlaneApp();
   const plane = await startControlPlane({ env });
   announceLocalToken(plane);
   process.stderr.write(`anneal: control plane listening on ${plane.url}\n`);
@@ -100,7 +107,8 @@ async function runControlPlane(flags: ServerFlags): Promise<void> {
 
 async function runUp(flags: ServerFlags & { worker: boolean }): Promise<void> {
   // Logs go to stderr: stdout carries exactly one line, `ready <url>`.
-  const env = envFrom(flags, { ANNEAL_LOG_LEVEL: 'warn' });
+  const env = await envFrom(flags, { ANNEAL_LOG_LEVEL: 'warn' });
+  const { startControlPlane } = await controlPlaneApp();
   const logger = createLogger({
     name: 'control-plane',
     level: env.ANNEAL_LOG_LEVEL,
@@ -149,7 +157,7 @@ export function register(program: Command): void {
 
   serverOptions(
     program.command('control-plane').description('Run the control plane (REST API)'),
-  ).action((flags: ServerFlags) => runControlPlane(flags));
+  ).action((flags: ServerFlags) => runControlPlane(flags).catch(exitOnStartupError));
 
   serverOptions(
     program
@@ -159,5 +167,5 @@ export function register(program: Command): void {
       ),
   )
     .option('--no-worker', 'start only the control plane')
-    .action((flags: ServerFlags & { worker: boolean }) => runUp(flags));
+    .action((flags: ServerFlags & { worker: boolean }) => runUp(flags).catch(exitOnStartupError));
 }

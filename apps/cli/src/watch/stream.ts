@@ -58,6 +58,7 @@ export async function followEvents(options: FollowOptions): Promise<void> {
       );
     };
     let reason: string;
+    let stop = false;
     try {
       armIdle();
       const response = await options.client.stream(options.path, {
@@ -77,20 +78,25 @@ export async function followEvents(options: FollowOptions): Promise<void> {
         for (const event of events) {
           if (event.id !== undefined) lastEventId = event.id;
           if (options.onEvent(event) === 'stop') {
-            controller.abort();
-            return;
+            stop = true;
+            break;
           }
         }
+        if (stop) break; // leaving the loop cancels the body stream
       }
       reason = 'the server closed the stream';
     } catch (error) {
+      // Cancelling the body after the last wanted event may reject; the watch is over anyway.
+      if (stop) return;
       if (error instanceof ApiError && !RETRYABLE(error.problem.status)) throw error;
       reason = controller.signal.aborted
         ? String((controller.signal.reason as Error | undefined)?.message ?? 'aborted')
         : describe(error);
     } finally {
       clearTimeout(idle);
+      if (stop) controller.abort();
     }
+    if (stop) return;
     failingSince ??= Date.now();
     if (Date.now() - failingSince > giveUpAfterMs) {
       throw new Error(
