@@ -14,6 +14,7 @@ import type { Rng, Scheduler, Timers } from '../http/timing.ts';
 import type { InferenceEngine, SampleRequest, SampledSequence, SamplerWeights } from '../types.ts';
 import { resolveVllmConfig } from './config.ts';
 import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
+import { ContextWindow, contextLimitOf } from './context-window.ts';
 import { isContextOverflow } from './errors.ts';
 import { parseCompletion } from './parse.ts';
 import type { ReplicaSnapshot } from './replicas.ts';
@@ -42,6 +43,7 @@ export class VllmInferenceEngine implements InferenceEngine {
   readonly config: ResolvedVllmConfig;
   private readonly transport: VllmTransport;
   private readonly adapters: AdapterRegistry;
+  private readonly window: ContextWindow;
   private readonly lifetime = new AbortController();
   private readonly healthTimer: { cancel(): void } | undefined;
   private healthRun: Promise<void> | undefined;
@@ -55,6 +57,7 @@ export class VllmInferenceEngine implements InferenceEngine {
       this.checkHealth().then(() => undefined),
     );
     this.adapters = new AdapterRegistry(this.transport, this.emit);
+    this.window = new ContextWindow(this.transport, this.config.maxModelLen);
     const interval = this.config.healthCheckIntervalMs;
     this.healthTimer =
       interval > 0
@@ -62,10 +65,12 @@ export class VllmInferenceEngine implements InferenceEngine {
         : undefined;
   }
 
+  /** Prompt + max_tokens are kept inside the model window (configured, else discovered from
+   * GET /v1/models). A 400 "maximum context length is N" (window unknown or smaller) is retried
+   * once with max_tokens = N - prompt; a prompt that alone fills the window is a
+   * `context_overflow` rollout, never a failed run. */
   async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]> {
     validateSampleRequest(request, this.config.name);
-    const room = this.config.maxModelLen ?? Number.POSITIVE_INFINITY;
-    const maxTokens = Math.min(request.maxTokens, room - request.prompt.length);
     const overflow = (): SampledSequence[] => {
       this.emitOverflow(request.prompt.length);
       return Array.from({ length: request.n }, () => ({
@@ -74,7 +79,27 @@ export class VllmInferenceEngine implements InferenceEngine {
         finishReason: 'context_overflow' as const,
       }));
     };
-    if (maxTokens < 1) return overflow();
+    const room = (window: number | undefined) =>
+      Math.min(request.maxTokens, (window ?? Number.POSITIVE_INFINITY) - request.prompt.length);
+    // No await once known: a request queues in the same tick (the in-flight limit sees it).
+    const first = room(this.window.isSettled ? this.window.current : await this.window.get(signal));
+    if (first < 1) return overflow();
+    const reply = await this.complete(request, first, signal);
+    if (!('overflowLimit' in reply)) return reply;
+    if (reply.overflowLimit === undefined) return overflow();
+    this.window.learn(reply.overflowLimit);
+    const retry = room(reply.overflowLimit);
+    if (retry < 1 || retry >= first) return overflow();
+    const again = await this.complete(request, retry, signal);
+    return 'overflowLimit' in again ? overflow() : again;
+  }
+
+  /** One /v1/completions exchange; a context overflow comes back as the limit vLLM named. */
+  private async complete(
+    request: SampleRequest,
+    maxTokens: number,
+    signal: AbortSignal | undefined,
+  ): Promise<SampledSequence[] | { overflowLimit: number | undefined }> {
     const body: CompletionRequest = {
       model: request.model ?? this.config.model,
       prompt: [...request.prompt],
@@ -91,13 +116,14 @@ export class VllmInferenceEngine implements InferenceEngine {
     };
     const linked = linkSignals(signal, this.lifetime.signal);
     try {
-      return await this.transport.routed(
+      return await this.transport.routed<SampledSequence[] | { overflowLimit: number | undefined }>(
         COMPLETIONS_ROUTE,
         body,
         {
           signal: linked.signal,
           timeoutMs: this.config.requestTimeoutMs,
-          onErrorReply: (reply) => (isContextOverflow(reply) ? overflow() : undefined),
+          onErrorReply: (reply) =>
+            isContextOverflow(reply) ? { overflowLimit: contextLimitOf(reply) } : undefined,
         },
         (reply, replica) =>
           parseCompletion(

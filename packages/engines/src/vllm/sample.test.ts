@@ -125,9 +125,10 @@ describe('vLLM completions contract', () => {
     expect(right.fake.requests[0]?.headers.authorization).toBe('Bearer sk-right');
   });
 
-  it('marks a context-length overflow as a context_overflow rollout instead of failing', async () => {
-    const { fake, engine, events } = await setup({ maxModelLen: 8 });
-    const out = await engine.sample({ ...request, maxTokens: 6 });
+  it('marks a prompt that alone overflows the window as a context_overflow rollout', async () => {
+    // An older server: no max_model_len in /v1/models, so only the 400 tells the window.
+    const { fake, engine, events } = await setup({ maxModelLen: 8, reportMaxModelLen: false });
+    const out = await engine.sample({ ...request, prompt: [1, 2, 3, 4, 5, 6, 7, 8], maxTokens: 6 });
     expect(out).toEqual(
       Array.from({ length: 3 }, () => ({
         tokens: [],
@@ -135,12 +136,64 @@ describe('vLLM completions contract', () => {
         finishReason: 'context_overflow',
       })),
     );
-    expect(fake.requestsTo('/v1/completions')).toHaveLength(1); // a 400: never retried
+    expect(fake.requestsTo('/v1/completions')).toHaveLength(1); // nothing left to clamp to
     expect(events).toContainEqual({
       type: 'rollout:context_overflow',
       endpoint: 'vllm-test',
-      promptTokens: 3,
+      promptTokens: 8,
     });
+  });
+
+  it('on a 400 "maximum context length is N", retries once with max_tokens = N - prompt and remembers N', async () => {
+    const { fake, engine, events } = await setup({ maxModelLen: 8, reportMaxModelLen: false });
+    const out = await engine.sample({ ...request, maxTokens: 6 });
+    expect(out.map((s) => [s.tokens.length, s.finishReason])).toEqual([
+      [5, 'length'],
+      [5, 'length'],
+      [5, 'length'],
+    ]);
+    const sent = fake
+      .requestsTo('/v1/completions')
+      .map((q) => (q.body as { max_tokens: number }).max_tokens);
+    expect(sent).toEqual([6, 5]);
+    expect(events.some((e) => e.type === 'rollout:context_overflow')).toBe(false);
+    await engine.sample({ ...request, n: 1, maxTokens: 100 }); // clamped up front now
+    expect(fake.requestsTo('/v1/completions').at(-1)?.body).toMatchObject({ max_tokens: 5 });
+    expect(fake.requestsTo('/v1/models')).toHaveLength(1);
+  });
+
+  it('a 400 overflow without a stated limit is a context_overflow rollout, not a failure', async () => {
+    const { fake, engine } = await setup({ reportMaxModelLen: false });
+    const message = "This model's maximum context length was exceeded.";
+    fake.enqueue('/v1/completions', {
+      kind: 'reply',
+      status: 400,
+      body: errorBody('old', 400, 'BadRequestError', message),
+    });
+    const out = await engine.sample(request);
+    expect(out.map((s) => s.finishReason)).toEqual(Array(3).fill('context_overflow'));
+  });
+
+  it('learns the window from GET /v1/models (max_model_len) once and clamps before sending', async () => {
+    const { fake, engine } = await setup({ maxModelLen: 8 });
+    const [seq] = await engine.sample({ ...request, n: 1, maxTokens: 100 });
+    expect(seq?.tokens).toHaveLength(5);
+    const routes = fake.requests.map((q) => `${q.method} ${q.path}`);
+    expect(routes).toEqual(['GET /v1/models', 'POST /v1/completions']);
+    expect(fake.requestsTo('/v1/completions')[0]?.body).toMatchObject({ max_tokens: 5 });
+    const full = await engine.sample({ ...request, prompt: [1, 2, 3, 4, 5, 6, 7, 8], n: 2 });
+    expect(full.map((s) => s.finishReason)).toEqual(['context_overflow', 'context_overflow']);
+    expect(fake.requests).toHaveLength(2); // no second discovery, no request for the full prompt
+  });
+
+  it('a failed discovery does not fail sampling and is tried again later', async () => {
+    const { fake, engine } = await setup({ maxModelLen: 8 });
+    fake.enqueue('/v1/models', { kind: 'reply', status: 500, body: { detail: 'boom' } });
+    const [first] = await engine.sample({ ...request, n: 1, maxTokens: 4 });
+    expect(first?.tokens).toHaveLength(4);
+    await engine.sample({ ...request, n: 1, maxTokens: 100 });
+    expect(fake.requestsTo('/v1/models')).toHaveLength(2);
+    expect(fake.requestsTo('/v1/completions').at(-1)?.body).toMatchObject({ max_tokens: 5 });
   });
 
   it('with maxModelLen configured, clamps max_tokens and skips prompts that fill the window', async () => {
