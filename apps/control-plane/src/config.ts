@@ -28,7 +28,12 @@ export async function loadOperatorConfig(options: {
   token?: string;
 }): Promise<LoadedOperatorConfig> {
   if (options.configPath !== undefined) {
-    const text = await readFile(options.configPath, 'utf8');
+    let text: string;
+    try {
+      text = await readFile(options.configPath, 'utf8');
+    } catch (error) {
+      throw new OperatorConfigError(options.configPath, `cannot read: ${(error as Error).message}`);
+    }
     const parsed = parseOperatorConfig(text);
     if (!parsed.ok) throw new OperatorConfigError(options.configPath, formatIssues(parsed.errors));
     return { operator: Object.freeze(parsed.value) };

@@ -21,8 +21,20 @@ export const ControlPlaneEnv = Type.Object({
     { default: 'info' },
   ),
   ANNEAL_WORKER_TTL_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+  ANNEAL_REDIS_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    default: 5_000,
+    description: 'Start-up deadline for reaching Redis (connect + PING).',
+  }),
 });
 export type ControlPlaneEnv = Readonly<Static<typeof ControlPlaneEnv>>;
+
+export class ControlPlaneEnvError extends Error {
+  constructor(details: string) {
+    super(`invalid environment:\n${details}`);
+    this.name = 'ControlPlaneEnvError';
+  }
+}
 
 const KNOWN = Object.keys(ControlPlaneEnv.properties);
 
@@ -34,7 +46,7 @@ export function parseEnv(source: Record<string, string | undefined>): ControlPla
   const converted = Value.Convert(ControlPlaneEnv, Value.Default(ControlPlaneEnv, picked));
   const issues = schemaIssues(ControlPlaneEnv, converted);
   if (issues.length > 0) {
-    throw new Error(`invalid environment:\n${formatIssues(issues).replace(/^\//gm, '')}`);
+    throw new ControlPlaneEnvError(formatIssues(issues).replace(/^\//gm, ''));
   }
   return Object.freeze(converted as Static<typeof ControlPlaneEnv>);
 }

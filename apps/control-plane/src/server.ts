@@ -1,8 +1,9 @@
-// startControlPlane: env -> operator config -> Redis -> reconcile -> buildApp -> listen.
+// startControlPlane: env -> Redis PING (deadline) -> operator config -> Redis -> reconcile ->
+// buildApp -> listen.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { createLogger } from '@anneal/telemetry';
-import { createStoreContext } from '@anneal/store';
+import { checkRedisReachable, createStoreContext, redactRedisUrl } from '@anneal/store';
 import { buildApp } from './app.ts';
 import { type LoadedOperatorConfig, loadOperatorConfig } from './config.ts';
 import type { ControlPlaneEnv } from './env.ts';
@@ -26,20 +27,34 @@ export interface StartOptions {
   logger?: FastifyBaseLogger;
 }
 
-function redisClient(url: string): Redis {
+function redisClient(url: string, logger: FastifyBaseLogger): Redis {
   // Auto-pipelining batches the commands concurrent requests issue in one tick into one write.
-  return new Redis(url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+  const client = new Redis(url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+  // ioredis reconnects by itself; without a listener every failed attempt would print
+  // "[ioredis] Unhandled error event". Log the first error of each outage only.
+  let reported = false;
+  client.on('ready', () => (reported = false));
+  client.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn({ redis: redactRedisUrl(url), err: error.message }, 'Redis connection error');
+  });
+  return client;
 }
 
 export async function startControlPlane(options: StartOptions): Promise<RunningControlPlane> {
   const { env } = options;
+  // Fail fast (RedisUnreachableError) rather than wait forever on retrying clients.
+  await checkRedisReachable(env.REDIS_URL, env.ANNEAL_REDIS_TIMEOUT_MS);
+  const logger =
+    options.logger ?? createLogger({ name: 'control-plane', level: env.ANNEAL_LOG_LEVEL });
   const loaded =
     options.operator ??
     (await loadOperatorConfig({
       ...(env.ANNEAL_CONFIG !== undefined && { configPath: env.ANNEAL_CONFIG }),
       ...(env.ANNEAL_TOKEN !== undefined && { token: env.ANNEAL_TOKEN }),
     }));
-  const redis = redisClient(env.REDIS_URL);
+  const redis = redisClient(env.REDIS_URL, logger);
   const blockingClients = new Set<Redis>();
   try {
     const store = createStoreContext(redis, env.ANNEAL_KEY_PREFIX);
@@ -53,7 +68,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
     redis,
     prefix: env.ANNEAL_KEY_PREFIX,
     createBlockingClient: () => {
-      const client = redisClient(env.REDIS_URL);
+      const client = redisClient(env.REDIS_URL, logger);
       blockingClients.add(client);
       client.once('end', () => blockingClients.delete(client));
       return client;
@@ -62,7 +77,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
       bodyLimitBytes: env.ANNEAL_BODY_LIMIT_BYTES,
       workerTtlSeconds: env.ANNEAL_WORKER_TTL_SECONDS,
     },
-    logger: options.logger ?? createLogger({ name: 'control-plane', level: env.ANNEAL_LOG_LEVEL }),
+    logger,
   });
   await app.listen({ host: env.ANNEAL_HOST, port: env.ANNEAL_PORT });
   const address = app.server.address();

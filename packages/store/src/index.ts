@@ -14,3 +14,4 @@ export * from './tenants.ts';
 export * from './queues.ts';
 export { EVENTS_MAX_LEN } from './scripts.ts';
 export * from './stats.ts';
+export * from './reachable.ts';

@@ -3,6 +3,7 @@
 // SIGINT: stop taking runs, hand current runs back at a step boundary, exit within the grace.
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { exitOnStartupError } from './startup-errors.ts';
 
 interface WorkerFlags {
   config?: string;
@@ -43,7 +44,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     process.stderr.write(`anneal worker: ${error.message}\n`);
     process.exit(2);
   }
-  const worker = await startWorker(config);
+  const worker = await startWorker(config).catch(exitOnStartupError); // e.g. Redis unreachable
   process.stderr.write(
     `anneal: worker ${worker.id} (pool ${worker.pool}) metrics ${worker.metricsUrl}\n`,
   );
