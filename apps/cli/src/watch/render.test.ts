@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { WatchRenderer, chooseColumns, formatValue, progressBar } from './render.ts';
 
-function sink(isTTY: boolean) {
+function sink(isTTY: boolean, columns = 100) {
   let text = '';
-  return { out: { isTTY, columns: 100, write: (s: string) => (text += s) }, text: () => text };
+  return { out: { isTTY, columns, write: (s: string) => (text += s) }, text: () => text };
 }
 
 describe('watch rendering', () => {
@@ -60,6 +60,9 @@ describe('watch rendering', () => {
       out,
     );
     r.step(1, { loss: 2 }, '2025-01-01T00:00:00Z');
+    // the status line drawn under a row counts that row's step
+    expect(text().endsWith(r.status())).toBe(true);
+    expect(r.status()).toMatch(/ {2}1\/4 steps {2}running$/);
     r.step(2, { loss: 1 }, '2025-01-01T00:00:02Z');
     expect(r.status()).toMatch(/^\[█+░+\] {2}2\/4 steps {2}running {2}2 s\/step {2}eta 4s$/);
     r.finish('done');
@@ -67,5 +70,13 @@ describe('watch rendering', () => {
     // each new line first clears the status line it replaces
     expect(screen.split('\r\x1b[2K').length - 1).toBe(3);
     expect(screen.endsWith('\r\x1b[2Kdone\n')).toBe(true);
+  });
+
+  it('fits the status line to the terminal, and assumes 80 columns when it reports 0', () => {
+    const header = { runId: 'run_1', kind: 'sft', totalSteps: 4, state: 'running' } as const;
+    const narrow = new WatchRenderer(header, sink(true, 30).out);
+    expect(narrow.status().length).toBeLessThanOrEqual(29);
+    const unknown = new WatchRenderer(header, sink(true, 0).out);
+    expect(unknown.status()).toMatch(/\] {2}0\/4 steps {2}running$/);
   });
 });

@@ -97,13 +97,14 @@ export class WatchRenderer {
       this.line(this.row(names));
     }
     const cells = [String(step), ...this.columns.map((c) => formatValue(metrics[c]))];
-    this.line(this.row(cells));
+    // Progress first, so the status line drawn under this row already counts it.
     this.lastStep = step;
     const ms = Date.parse(at);
     if (Number.isFinite(ms)) {
       this.firstAt ??= { step, ms };
       this.lastAt = { step, ms };
     }
+    this.line(this.row(cells));
   }
 
   stateChange(from: RunState | null, to: RunState, reason: string): void {
@@ -133,7 +134,7 @@ export class WatchRenderer {
     const done = this.lastStep ?? 0;
     const total = this.header.totalSteps;
     const parts: string[] = [];
-    const width = Math.max(10, Math.min(30, (this.out.columns ?? 80) - 60));
+    const width = Math.max(10, Math.min(30, this.terminalWidth() - 60));
     if (total !== undefined) parts.push(progressBar(done, total, width), `${done}/${total} steps`);
     else parts.push(`step ${done}`);
     parts.push(this.state);
@@ -145,7 +146,12 @@ export class WatchRenderer {
         parts.push(`eta ${formatAge(perStep * (total - done))}`);
     }
     // Never wider than the terminal: a wrapped status line could not be redrawn in place.
-    return parts.join('  ').slice(0, Math.max(20, (this.out.columns ?? 80) - 1));
+    return parts.join('  ').slice(0, Math.max(20, this.terminalWidth() - 1));
+  }
+
+  /** Columns of the terminal; 80 when unknown (some ptys report 0). */
+  private terminalWidth(): number {
+    return this.out.columns || 80;
   }
 
   private row(cells: readonly string[]): string {
