@@ -68,8 +68,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installProblemHandlers(app);
-  installAuth(app, createTokenIndex(deps.operator));
-  await installRateLimit(app, store, deps.operator);
+  installAuth(
+    app,
+    createTokenIndex(deps.operator),
+    await installRateLimit(app, store, deps.operator),
+  );
   installMetrics(app, ctx);
   await installDocs(app);
   await app.register(healthRoutes, { ctx });

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { buildApp } from '../src/app.ts';
-import { TOKENS, type TestPlane, auth, submit, testPlane } from './helpers.ts';
+import { TOKENS, type TestPlane, auth, submit, testOperatorConfig, testPlane } from './helpers.ts';
 
 let plane: TestPlane;
 beforeEach(async () => {
@@ -92,6 +92,34 @@ describe('rate limit', () => {
     expect(limited.headers['retry-after']).toBeDefined();
     expect(limited.headers['content-type']).toMatch(/problem\+json/);
     expect((await call(TOKENS.acmeViewer)).statusCode).toBe(200);
+  });
+});
+
+describe('rate limit without a valid token', () => {
+  it('counts failed authentication per client IP: a brute force gets 429, not endless 401s', async () => {
+    const strict = await testPlane({
+      operator: testOperatorConfig({ rateLimit: { max: 3, windowSeconds: 60 } }),
+    });
+    try {
+      const call = (headers: Record<string, string>, remoteAddress = '198.51.100.7') =>
+        strict.app.inject({ method: 'GET', url: '/v1/runs', headers, remoteAddress });
+      const statuses = [];
+      for (let i = 0; i < 3; i++)
+        statuses.push((await call(auth(`guess-${i}-0123456789abcdef`))).statusCode);
+      expect(statuses).toEqual([401, 401, 401]);
+      const limited = await call(auth('guess-3-0123456789abcdef'));
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json()).toMatchObject({ code: 'ANNEAL_ERR_RATE_LIMITED', status: 429 });
+      expect(limited.headers['content-type']).toMatch(/problem\+json/);
+      expect(limited.headers['retry-after']).toBeDefined();
+      // no Authorization header at all: the same IP's counter
+      expect((await call({})).statusCode).toBe(429);
+      // another IP has its own counter; a valid token is counted per token, not per IP
+      expect((await call({}, '198.51.100.8')).statusCode).toBe(401);
+      expect((await call(auth(TOKENS.acmeViewer))).statusCode).toBe(200);
+    } finally {
+      await strict.cleanup();
+    }
   });
 });
 

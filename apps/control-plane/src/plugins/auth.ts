@@ -1,7 +1,7 @@
 // Bearer tokens: the presented token is hashed (SHA-256) and compared with every configured
 // hash in constant time (no early exit). Each token carries a role and a tenant.
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorConfig, Role, TokenConfig } from '@anneal/protocol';
 import { AnnealError } from '../errors.ts';
 
@@ -61,13 +61,26 @@ export function createTokenIndex(config: OperatorConfig): TokenIndex {
   };
 }
 
-/** Adds the onRequest hook that authenticates routes whose config names a role. */
-export function installAuth(app: FastifyInstance, tokens: TokenIndex): void {
+/** Counts a request against its rate limit; throws (429) when the limit is reached. */
+export type RequestLimiter = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * Adds the onRequest hook that authenticates routes whose config names a role. `limit` runs
+ * after the token is looked up and before it is judged, so requests without a valid token are
+ * rate-limited too (per client IP) and a token brute force gets 429s, not endless 401s.
+ */
+export function installAuth(
+  app: FastifyInstance,
+  tokens: TokenIndex,
+  limit?: RequestLimiter,
+): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const role = request.routeOptions.config.role;
     if (role === undefined) return;
     const principal = tokens.lookup(request.headers.authorization);
+    request.principal = principal; // the rate-limit key: the token, or the IP when null
+    await limit?.(request, reply);
     if (!principal) {
       throw new AnnealError(
         'ANNEAL_ERR_UNAUTHENTICATED',
@@ -84,7 +97,6 @@ export function installAuth(app: FastifyInstance, tokens: TokenIndex): void {
         `this operation needs role '${role}'; token '${principal.name}' has '${principal.role}'`,
       );
     }
-    request.principal = principal;
   });
 }
 

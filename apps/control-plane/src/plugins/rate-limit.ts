@@ -1,8 +1,11 @@
-// Per-token rate limit (per client IP before authentication), counted in process and synced to
-// Redis in the background so replicas share it (rate-limit-store.ts). Limits come from the
-// token's `rateLimit` or the operator default.
+// Per-token rate limit (per client IP for requests without a valid token), counted in process and
+// synced to Redis in the background so replicas share it (rate-limit-store.ts). Limits come from
+// the token's `rateLimit` or the operator default. The returned limiter is run by the auth hook
+// (plugins/auth.ts) between token lookup and the 401/403 decision, so failed authentication
+// attempts count against the client IP.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
+import type { RequestLimiter } from './auth.ts';
 import type { OperatorConfig } from '@anneal/protocol';
 import type { StoreContext } from '@anneal/store';
 import { AnnealError } from '../errors.ts';
@@ -12,11 +15,11 @@ export async function installRateLimit(
   app: FastifyInstance,
   store: StoreContext,
   operator: OperatorConfig,
-): Promise<void> {
+): Promise<RequestLimiter> {
   const counters = syncedRateLimitStore(store.redis, `${store.prefix}:ratelimit:`);
   app.addHook('onClose', () => counters.close());
   await app.register(rateLimit, {
-    global: true,
+    global: false, // not per route: auth.ts calls the limiter below
     store: counters.Store,
     // Health, readiness, metrics and docs are not limited (no role in the route config).
     allowList: (request) => request.routeOptions.config.role === undefined,
@@ -31,4 +34,8 @@ export async function installRateLimit(
         `limit of ${context.max} requests reached; retry in ${context.after}`,
       ),
   });
+  const hook = app.rateLimit();
+  return async (request, reply) => {
+    await hook.call(app, request, reply);
+  };
 }
