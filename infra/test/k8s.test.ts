@@ -50,6 +50,14 @@ const deployment = (name: string) => {
   if (!d) throw new Error(`no Deployment ${name} in infra/k8s`);
   return d as K8sObject & { spec: DeploymentSpec };
 };
+/** Pod-owning workloads: Deployments and StatefulSets (vLLM). */
+const workloads = () =>
+  [...ofKind('Deployment'), ...ofKind('StatefulSet')] as (K8sObject & { spec: DeploymentSpec })[];
+const workload = (name: string) => {
+  const w = workloads().find((o) => o.metadata.name === name);
+  if (!w) throw new Error(`no Deployment or StatefulSet ${name} in infra/k8s`);
+  return w;
+};
 const workers = ofKind('Deployment').filter(
   (d) => d.metadata.labels?.['app.kubernetes.io/component'] === 'worker',
 ) as (K8sObject & {
@@ -129,7 +137,7 @@ describe('infra/k8s manifests', () => {
 
   it('annotate pods the way prometheus.k8s.yml relabels them, on the ports they listen on', () => {
     const config = readFileSync(path.join(PROMETHEUS_DIR, 'prometheus.k8s.yml'), 'utf8');
-    for (const d of ofKind('Deployment') as (K8sObject & { spec: DeploymentSpec })[]) {
+    for (const d of workloads()) {
       const annotations = d.spec.template.metadata.annotations ?? {};
       expect(annotations['prometheus.io/scrape'], d.metadata.name).toBe('true');
       for (const key of Object.keys(annotations)) {
@@ -142,7 +150,7 @@ describe('infra/k8s manifests', () => {
       expect(ports, d.metadata.name).toContain(annotations['prometheus.io/port']);
     }
     const jobs = Object.fromEntries(
-      (ofKind('Deployment') as (K8sObject & { spec: DeploymentSpec })[]).map((d) => [
+      workloads().map((d) => [
         d.metadata.name,
         d.spec.template.metadata.annotations?.['anneal.dev/job'],
       ]),
@@ -155,7 +163,7 @@ describe('infra/k8s manifests', () => {
   });
 
   it('use Anneal images that have a Dockerfile', () => {
-    for (const d of ofKind('Deployment') as (K8sObject & { spec: DeploymentSpec })[]) {
+    for (const d of workloads()) {
       for (const c of d.spec.template.spec.containers) {
         const match = /^anneal\/([a-z-]+):/.exec(c.image);
         if (!match) continue;
@@ -166,7 +174,7 @@ describe('infra/k8s manifests', () => {
 
   it('mount only ConfigMaps and claims that exist', () => {
     const names = new Set(objects.map((o) => `${o.kind}/${o.metadata.name}`));
-    for (const d of ofKind('Deployment') as (K8sObject & { spec: DeploymentSpec })[]) {
+    for (const d of workloads()) {
       for (const v of d.spec.template.spec.volumes ?? []) {
         if (v.configMap) expect(names, d.metadata.name).toContain(`ConfigMap/${v.configMap.name}`);
         if (v.persistentVolumeClaim) {
@@ -179,13 +187,44 @@ describe('infra/k8s manifests', () => {
   });
 
   it('run vLLM with the flags VLLM_API.md asks for', () => {
-    const container = deployment('vllm').spec.template.spec.containers[0]!;
+    const container = workload('vllm').spec.template.spec.containers[0]!;
     expect(container.args!.join(' ')).toContain('--logprobs-mode processed_logprobs');
     expect(container.args).toContain('--enable-lora');
+    expect(container.args!.join(' ')).toContain('--max-loras 2'); // policy + reference
     expect(envOf(container).get('VLLM_ALLOW_RUNTIME_LORA_UPDATING')).toBe('True');
     expect(envOf(container).get('VLLM_SERVER_DEV_MODE')).toBe('1');
-    const replicas = (operatorConfig.inference['vllm'] as { replicas: string[] }).replicas;
-    expect(replicas).toEqual(['http://vllm.anneal.svc.cluster.local:8000']);
+  });
+
+  it('run vLLM as a StatefulSet behind a headless Service, one operator-config URL per pod', () => {
+    // Weight sync must reach every replica and routing picks the least-busy one: the worker
+    // needs each pod's own address, which a load-balanced ClusterIP Service would hide.
+    expect(ofKind('Deployment').map((d) => d.metadata.name)).not.toContain('vllm');
+    const sts = ofKind('StatefulSet').find((o) => o.metadata.name === 'vllm')!;
+    const spec = sts.spec as unknown as DeploymentSpec & { serviceName: string; replicas: number };
+    const service = ofKind('Service').find((s) => s.metadata.name === spec.serviceName)!;
+    const svc = service.spec as {
+      clusterIP?: string;
+      selector: Record<string, string>;
+      ports: { port: number; targetPort: string | number }[];
+    };
+    expect(svc.clusterIP).toBe('None');
+    expect(spec.template.metadata.labels).toMatchObject(svc.selector);
+    expect(spec.template.metadata.labels).toMatchObject(spec.selector.matchLabels);
+    const container = spec.template.spec.containers[0]!;
+    const port = container.ports!.find((p) =>
+      [p.name, p.containerPort].includes(svc.ports[0]!.targetPort),
+    )!;
+    expect(container.args!.join(' ')).toContain(`--port ${port.containerPort}`);
+    const namespace = sts.metadata.namespace;
+    const expected = Array.from(
+      { length: spec.replicas },
+      (_, i) =>
+        `http://${sts.metadata.name}-${i}.${spec.serviceName}.${namespace}.svc.cluster.local:${svc.ports[0]!.port}`,
+    );
+    const endpoint = operatorConfig.inference['vllm'];
+    expect(endpoint?.type).toBe('vllm');
+    expect(endpoint?.type === 'vllm' && endpoint.replicas).toEqual(expected);
+    expect(spec.replicas).toBeGreaterThan(1);
   });
 
   it('set only env vars the apps read (the worker also runs the CLI in preStop)', () => {
