@@ -3,7 +3,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
-import type { OperatorConfig } from '@anneal/protocol';
+import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
 import { DEFAULT_PREFIX, createPoolQueues, createStoreContext } from '@anneal/store';
 import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.ts';
 import { createEnqueueRelay } from './services/outbox.ts';
@@ -20,6 +20,8 @@ import { workerRoutes } from './routes/workers.ts';
 
 export interface AppDeps {
   operator: OperatorConfig;
+  /** What validating the registered datasets found (loadOperatorConfig); default: nothing. */
+  datasetFacts?: DatasetFacts;
   /** Command connection (shared; the caller closes it). */
   redis: Redis;
   /** A fresh connection for each blocking reader (SSE). */
@@ -46,6 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     store,
     queues,
     operator: deps.operator,
+    datasetFacts: deps.datasetFacts ?? {},
     settings,
     metrics: createAppMetrics(deps.defaultMetrics ?? true),
     createBlockingClient: deps.createBlockingClient,

@@ -35,4 +35,30 @@ describe('loadOperatorConfig', () => {
     expect(error).toBeInstanceOf(OperatorConfigError);
     expect(String((error as Error).message)).toMatch(/\/tokens\/0\/role \(line 4\)/);
   });
+
+  it('validates registered datasets at start-up, naming dataset and line; records judge needs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'anneal-config-'));
+    const qa = join(dir, 'qa.jsonl');
+    const chat = join(dir, 'chat.jsonl');
+    await writeFile(qa, '{"question":"q","answer":"a"}\n{"question":"q2","answer":""}\n');
+    await writeFile(chat, '{"prompt":"p","rubrics":[{"text":"is polite"}]}\n');
+    const path = join(dir, 'anneal.yaml');
+    const config = (qaPath: string) =>
+      `pools: {default: {}}\ntenants: {acme: {}}\n` +
+      `tokens:\n  - {name: a, sha256: ${'a'.repeat(64)}, role: operator, tenant: acme}\n` +
+      `datasets:\n  my-qa: {kind: qa, path: ${qaPath}}\n  my-chat: {kind: rubric, path: ${chat}}\n`;
+    await writeFile(path, config(qa));
+    const error = await loadOperatorConfig({ configPath: path }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OperatorConfigError);
+    expect((error as Error).message).toContain(
+      `/datasets/my-qa (${qa}): line 2: answer: must be a non-empty string`,
+    );
+    await writeFile(qa, '{"question":"q","answer":"a"}\n');
+    const loaded = await loadOperatorConfig({ configPath: path });
+    expect(loaded.datasetFacts).toEqual({ needsJudge: ['my-chat'] });
+    await writeFile(path, config(join(dir, 'missing.jsonl')));
+    await expect(loadOperatorConfig({ configPath: path })).rejects.toThrow(
+      /\/datasets\/my-qa \(.*missing\.jsonl\): cannot read/,
+    );
+  });
 });

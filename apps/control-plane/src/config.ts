@@ -2,7 +2,9 @@
 // `default`, one operator token from ANNEAL_TOKEN or generated).
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { checkRegisteredDatasets } from '@anneal/envs';
 import {
+  type DatasetFacts,
   type OperatorConfig,
   formatIssues,
   localOperatorConfig,
@@ -12,6 +14,8 @@ import { sha256Hex } from './plugins/auth.ts';
 
 export interface LoadedOperatorConfig {
   operator: OperatorConfig;
+  /** Registered datasets, all valid: which need an LLM judge (submission checks it). */
+  datasetFacts?: DatasetFacts;
   /** Local mode: the operator token (generated when ANNEAL_TOKEN was not set). */
   localToken?: { token: string; generated: boolean };
 }
@@ -36,7 +40,15 @@ export async function loadOperatorConfig(options: {
     }
     const parsed = parseOperatorConfig(text);
     if (!parsed.ok) throw new OperatorConfigError(options.configPath, formatIssues(parsed.errors));
-    return { operator: Object.freeze(parsed.value) };
+    // Every dataset file is read and validated now, before any run can name it.
+    const datasets = await checkRegisteredDatasets(parsed.value.datasets);
+    if (datasets.problems.length > 0) {
+      throw new OperatorConfigError(options.configPath, datasets.problems.join('\n'));
+    }
+    return {
+      operator: Object.freeze(parsed.value),
+      datasetFacts: Object.freeze({ needsJudge: datasets.needsJudge }),
+    };
   }
   const token = options.token ?? randomBytes(24).toString('base64url');
   return {

@@ -1,7 +1,7 @@
 // What route plugins and services receive: the store, the pool queues, the operator config and
 // a few settings. Built once by buildApp from its deps; no module-level state.
 import type { Redis } from 'ioredis';
-import type { OperatorConfig } from '@anneal/protocol';
+import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
 import type { PoolQueues, StoreContext } from '@anneal/store';
 import type { MetricsSink } from '@anneal/telemetry';
 import type { EnqueueRelay } from './services/outbox.ts';
@@ -19,6 +19,8 @@ export interface AppContext {
   store: StoreContext;
   queues: PoolQueues;
   operator: OperatorConfig;
+  /** Registered datasets checked at start-up (which need an LLM judge). */
+  datasetFacts: DatasetFacts;
   settings: AppSettings;
   metrics: MetricsSink;
   /** Adds run jobs to BullMQ after the run is recorded (transactional outbox). */

@@ -65,6 +65,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
   }
   const app = await buildApp({
     operator: loaded.operator,
+    ...(loaded.datasetFacts && { datasetFacts: loaded.datasetFacts }),
     redis,
     prefix: env.ANNEAL_KEY_PREFIX,
     createBlockingClient: () => {

@@ -68,6 +68,9 @@ export function secretEnvNames(config: OperatorConfig): string[] {
   for (const endpoint of Object.values(config.trainers)) {
     if (endpoint.type === 'tinker' && endpoint.apiKeyEnv) names.add(endpoint.apiKeyEnv);
   }
+  for (const judge of Object.values(config.judges)) {
+    if (judge.apiKeyEnv) names.add(judge.apiKeyEnv);
+  }
   return [...names].sort();
 }
 

@@ -22,6 +22,7 @@ export * from './rubrics/evaluate.ts';
 export * from './chat/openaiChat.ts';
 export * from './data/schemas.ts';
 export * from './data/jsonl.ts';
+export * from './data/registered.ts';
 export * from './data/mix.ts';
 export * from './data/calibrate.ts';
 export * from './data/tokens.ts';

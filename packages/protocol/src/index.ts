@@ -12,6 +12,7 @@ export * from './operator-config.ts';
 export * from './operator-config-parse.ts';
 export * from './resolve.ts';
 export * from './capabilities.ts';
+export * from './datasets.ts';
 export * from './errors.ts';
 export * from './api.ts';
 export * from './spec-reference.ts';

@@ -8,6 +8,7 @@ import {
   schemaIssues,
   withDefaults,
 } from './document.ts';
+import { BUILTIN_DATASET_NAMES } from './datasets.ts';
 import { TRAINER_LOSSES, OperatorConfig } from './operator-config.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 
@@ -19,6 +20,7 @@ const DEFAULT_TARGETS = {
   search: 'search',
   rewardModel: 'rewardModels',
   baseModel: 'baseModels',
+  judge: 'judges',
 } as const;
 
 /** A Tinker-compatible backend has no value head (TRAINER_API.md): `bradley_terry` is an Anneal
@@ -51,6 +53,14 @@ function crossReferenceIssues(config: OperatorConfig): Issue[] {
     }
   }
   issues.push(...trainerIssues(config));
+  for (const name of Object.keys(config.datasets)) {
+    if (BUILTIN_DATASET_NAMES.includes(name)) {
+      issues.push({
+        path: joinPointer('datasets', name),
+        message: `'${name}' is a built-in dataset name; register the file under another name`,
+      });
+    }
+  }
   const hashes = new Map<string, number>();
   config.tokens.forEach((token, i) => {
     if (!(token.tenant in config.tenants)) {

@@ -197,6 +197,44 @@ export const BaseModelConfig = Type.Object(
   { additionalProperties: false },
 );
 
+export const DATASET_FORMATS = ['qa', 'rubric', 'sft', 'preference'] as const;
+export type DatasetFormat = (typeof DATASET_FORMATS)[number];
+
+/** A JSONL dataset file runs name in `data.mix` (or eval `datasets`); validated row by row
+ * (packages/envs `validateJsonl`) when the control plane starts and when a worker loads it. */
+export const DatasetConfig = Type.Object(
+  {
+    kind: Type.Union(
+      DATASET_FORMATS.map((k) => Type.Literal(k)),
+      {
+        description:
+          'Row format: qa (grpo prompts, eval), rubric (grpo prompts), sft (sft), preference (rm).',
+      },
+    ),
+    path: Type.String({
+      minLength: 1,
+      description: 'JSONL file, readable by the control plane and every worker at this path.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** An OpenAI-compatible chat endpoint grading rubrics that have no programmatic check. */
+export const JudgeConfig = Type.Object(
+  {
+    url: Url,
+    model: Type.String({ minLength: 1, description: 'Model name sent in each request.' }),
+    apiKeyEnv: Type.Optional(EnvVarName),
+    maxTokens: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 65_536, description: 'Completion token limit (256).' }),
+    ),
+    timeoutSeconds: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 3600, description: 'Per request (60).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const RateLimitConfig = Type.Object(
   {
     max: Type.Integer({ minimum: 1, description: 'Requests per window per token.' }),
@@ -240,6 +278,7 @@ export const DefaultsConfig = Type.Object(
     trainer: Type.Optional(Name),
     search: Type.Optional(Name),
     rewardModel: Type.Optional(Name),
+    judge: Type.Optional(Name),
     baseModel: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' })),
   },
   { additionalProperties: false, default: {} },
@@ -263,6 +302,12 @@ export const OperatorConfig = Type.Object(
         default: {},
       },
     ),
+    datasets: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), DatasetConfig, {
+      additionalProperties: false,
+      default: {},
+      description: 'JSONL datasets runs may name next to the built-in ones.',
+    }),
+    judges: named(JudgeConfig, 'LLM judges (OpenAI-compatible chat endpoints) for rubrics.'),
     defaults: DefaultsConfig,
     tenants: Type.Record(Type.String({ pattern: RESOURCE_NAME_PATTERN }), TenantConfig, {
       additionalProperties: false,
@@ -281,5 +326,7 @@ export const OperatorConfig = Type.Object(
 );
 export type OperatorConfig = Static<typeof OperatorConfig>;
 export type TokenConfig = Static<typeof TokenConfig>;
+export type DatasetConfig = Static<typeof DatasetConfig>;
+export type JudgeConfig = Static<typeof JudgeConfig>;
 export type TrainerEndpointConfig = Static<typeof TrainerEndpointConfig>;
 export type InferenceEndpointConfig = Static<typeof InferenceEndpointConfig>;

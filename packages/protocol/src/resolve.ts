@@ -1,12 +1,13 @@
 // Resolves a run spec's named resources against the operator config: fills operator defaults,
 // rejects unknown names (naming the field) and runs the trainer endpoint cannot do.
 import { KIND_LOSSES, trainerCapabilityIssue } from './capabilities.ts';
+import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
 import type { OperatorConfig, TrainerLoss } from './operator-config.ts';
 import type { RunKind } from './run-spec/common.ts';
 import type { RunSpec } from './run-spec/index.ts';
 
-type EndpointKey = 'inference' | 'trainer' | 'search' | 'rewardModel';
+type EndpointKey = 'inference' | 'trainer' | 'search' | 'rewardModel' | 'judge';
 
 /** Endpoints each kind must have (after defaults); rewardModel is always optional. */
 export const REQUIRED_ENDPOINTS: Readonly<Record<RunKind, readonly EndpointKey[]>> = {
@@ -21,12 +22,29 @@ export function requiredLosses(spec: RunSpec): TrainerLoss[] {
   return [...KIND_LOSSES[spec.kind]];
 }
 
-const SECTION_OF: Record<EndpointKey, 'inference' | 'trainers' | 'search' | 'rewardModels'> = {
+const SECTION_OF: Record<
+  EndpointKey,
+  'inference' | 'trainers' | 'search' | 'rewardModels' | 'judges'
+> = {
   inference: 'inference',
   trainer: 'trainers',
   search: 'search',
   rewardModel: 'rewardModels',
+  judge: 'judges',
 };
+
+/** Endpoints a kind may use without needing them: the preference model (grpo, eval) and the
+ * rubric judge (grpo); the operator default fills them in when set. */
+export function usesOptionalEndpoint(kind: RunKind, key: EndpointKey): boolean {
+  if (key === 'rewardModel') return kind === 'grpo' || kind === 'eval';
+  return key === 'judge' && kind === 'grpo';
+}
+
+/** Facts about registered datasets the control plane learns when it validates them at start. */
+export interface DatasetFacts {
+  /** Registered datasets with rubrics that have no programmatic check (need an LLM judge). */
+  needsJudge?: readonly string[];
+}
 
 /** A resolution problem: an unknown/missing name, or a capability the trainer lacks. */
 export interface ResolveIssue extends Issue {
@@ -74,16 +92,29 @@ function capabilityIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[]
     : [{ path: joinPointer('endpoints', 'trainer'), message, reason: 'capability' }];
 }
 
+/** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (RECIPE §3). */
+function judgeIssues(spec: RunSpec, config: OperatorConfig, facts: DatasetFacts): ResolveIssue[] {
+  if (spec.endpoints.judge !== undefined || !usesOptionalEndpoint(spec.kind, 'judge')) return [];
+  const judges = declared(Object.keys(config.judges));
+  return specDatasets(spec)
+    .filter(({ name }) => facts.needsJudge?.includes(name))
+    .map(({ name, path }) => ({
+      path,
+      message: `dataset '${name}' has rubrics without a programmatic check and this run has no judge (set endpoints.judge or defaults.judge; declared judges: ${judges})`,
+      reason: 'missing' as const,
+    }));
+}
+
 /** Fills operator defaults into `spec` and checks every named resource exists and fits. */
 export function resolveRunSpec(
   spec: RunSpec,
   config: OperatorConfig,
+  facts: DatasetFacts = {},
 ): Parsed<ResolvedRunSpec> & { errors?: ResolveIssue[] } {
   const defaults = config.defaults;
   // Operator defaults fill endpoints the kind uses; rewardModel is optional (grpo/eval only).
   const uses = (key: EndpointKey) =>
-    REQUIRED_ENDPOINTS[spec.kind].includes(key) ||
-    (key === 'rewardModel' && (spec.kind === 'grpo' || spec.kind === 'eval'));
+    REQUIRED_ENDPOINTS[spec.kind].includes(key) || usesOptionalEndpoint(spec.kind, key);
   const endpoints: RunSpec['endpoints'] = { ...spec.endpoints };
   for (const key of Object.keys(SECTION_OF) as EndpointKey[]) {
     const fallback = uses(key) ? defaults[key] : undefined;
@@ -122,6 +153,21 @@ export function resolveRunSpec(
       reason: 'unknown',
     });
   }
+  if (spec.kind === 'eval') {
+    spec.models?.forEach((ref, i) => {
+      if (ref.base !== undefined && !bases.includes(ref.base)) {
+        issues.push({
+          path: joinPointer('models', i, 'base'),
+          message: `unknown base model '${ref.base}' (declared: ${declared(bases)})`,
+          reason: 'unknown',
+        });
+      }
+    });
+  }
   issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
+  issues.push(
+    ...datasetIssues(resolved, config).map((i) => ({ ...i, reason: 'unknown' as const })),
+  );
+  issues.push(...judgeIssues(resolved, config, facts));
   return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, value: resolved };
 }

@@ -83,6 +83,22 @@ describe('POST /v1/runs', () => {
       /trainer endpoint 'sftonly' cannot run kind 'grpo': .*grpo needs importance_sampling/,
     );
 
+    const dataset = await submit(
+      plane.app,
+      'kind: grpo\ndata: {mix: [{source: search-qa, weight: 1}, {source: triviaqa, weight: 1}]}\n',
+    );
+    expect(dataset.statusCode).toBe(400);
+    expect(dataset.json()).toMatchObject({
+      code: 'ANNEAL_ERR_UNKNOWN_RESOURCE',
+      errors: [
+        {
+          path: '/data/mix/1/source',
+          message:
+            "unknown grpo dataset 'triviaqa' (built-in or registered: search-qa, rubric-chat)",
+        },
+      ],
+    });
+
     const checkpoint = await submit(
       plane.app,
       'kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ}}\n',

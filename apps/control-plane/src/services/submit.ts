@@ -76,7 +76,7 @@ async function checkCheckpointRef(ctx: AppContext, tenant: string, spec: RunSpec
 export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
   const parsed = parseRunSpec(request.body);
   if (!parsed.ok) throw specError(parsed.errors);
-  const resolved = resolveRunSpec(parsed.value, ctx.operator);
+  const resolved = resolveRunSpec(parsed.value, ctx.operator, ctx.datasetFacts);
   if (!resolved.ok) throw resolveError(resolved.errors as ResolveIssue[]);
   await checkCheckpointRef(ctx, request.tenant, resolved.value);
 

@@ -2,7 +2,7 @@
 // endpoint) and the executors (what one run kind does per step). The runtime builds an
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
-import type { LlmJudge, SearchBackend } from '@anneal/envs';
+import type { RubricJudge, SearchBackend } from '@anneal/envs';
 import type { RunSpec } from '@anneal/protocol';
 import type { DataCatalog } from './data/catalog.ts';
 
@@ -41,7 +41,7 @@ export interface RunResources {
    * rendering options, e.g. one short result per call for the built-in tasks). */
   search?: SearchBackend;
   /** LLM judge for rubrics without a programmatic check (absent: such rubrics fail loudly). */
-  judge?: LlmJudge;
+  judge?: RubricJudge;
   /** Context window of the policy model in tokens; rollouts never grow past it. Default: the
    * data catalogue's (256 for the built-in tasks), else unbounded (the engine reports overflow). */
   maxContextTokens?: number;

@@ -49,13 +49,15 @@ export async function resolveModel(
   config: OperatorConfig,
   model: ModelRef | undefined,
   tenant: string,
+  /** JSON pointer of the reference in the spec (`/model`, or `/models/N` for eval). */
+  at = '/model',
 ): Promise<ModelWithTokenizer> {
   const source = model?.checkpoint?.run;
   if (source === undefined) {
-    const base = baseModel(config, model?.base ?? config.defaults.baseModel, '/model/base');
+    const base = baseModel(config, model?.base ?? config.defaults.baseModel, `${at}/base`);
     return { label: base.name, baseModel: base.model, tokenizer: base.tokenizer, checkpoint: null };
   }
-  const field = '/model/checkpoint/run';
+  const field = `${at}/checkpoint/run`;
   const weights = await checkpointOf(store, source, tenant, field);
   // The weights descend from the source run's own model: follow the chain to its base model.
   let ref = weights.parent;

@@ -246,4 +246,48 @@ describe('resource resolution', () => {
       /corpus.*line 2: id, title, text/,
     );
   });
+
+  it('registered datasets join the catalogue; judge and eval models resolve; bad rows name the line', async () => {
+    const qa = path.join(dir, 'qa.jsonl');
+    const chat = path.join(dir, 'chat.jsonl');
+    await writeFile(qa, '{"question":"Capital of France?","answer":"Paris"}\n');
+    await writeFile(chat, '{"prompt":"Greet me","rubrics":[{"text":"is polite"}]}\n');
+    const config = operatorConfig(
+      `datasets:\n  my-qa: { kind: qa, path: ${JSON.stringify(qa)} }\n` +
+        `  my-chat: { kind: rubric, path: ${JSON.stringify(chat)} }\n` +
+        `judges:\n  gpt: { url: "http://judge:8000", model: judge-1 }`,
+    );
+    const { r } = resolver(config);
+    const run = (yaml: string) => r.resolve({ id: 'run_a', tenant: 'default', spec: spec(yaml) });
+    const grpo = await run(
+      'kind: grpo\ndata: { mix: [{ source: my-qa, weight: 1 }, { source: search-qa, weight: 1 }] }\nendpoints: { judge: gpt }',
+    );
+    expect(grpo.data?.prompts('my-qa')).toEqual([
+      { kind: 'qa', id: 'my-qa:1', prompt: 'Capital of France?', key: { answer: 'Paris' } },
+    ]);
+    expect(grpo.data?.prompts('search-qa').length).toBeGreaterThan(0);
+    expect(grpo.judge?.name).toBe('gpt');
+    expect((await run('kind: grpo')).data).toBeUndefined();
+
+    const evalRun = await run(
+      'kind: eval\ndatasets: [my-qa]\nmodels: [{ base: base }, { base: base }]',
+    );
+    expect(evalRun.evalModels?.map((m) => m.baseModel)).toEqual(['base-model', 'base-model']);
+    expect(evalRun.data?.evalSet('my-qa')[0]?.key).toEqual({ answer: 'Paris' });
+    await expect(run('kind: eval\nmodels: [{ base: base }, { base: gpt }]')).rejects.toThrow(
+      /\/models\/1\/base: unknown base model 'gpt'/,
+    );
+
+    await writeFile(qa, '{"question":"q","answer":"a"}\n{"question":"q2"}\n');
+    const { r: fresh } = resolver(config);
+    await expect(
+      fresh.resolve({
+        id: 'run_b',
+        tenant: 'default',
+        spec: spec('kind: eval\ndatasets: [my-qa]'),
+      }),
+    ).rejects.toThrow(
+      new RunSetupError(`/datasets/my-qa (${qa}): line 2: answer: is required (non-empty string)`),
+    );
+  });
 });

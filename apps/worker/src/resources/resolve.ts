@@ -8,20 +8,28 @@ import {
   type RewardScorer,
   type TrainerEngine,
 } from '@anneal/engines';
-import { LocalCorpusBackend, type SearchBackend } from '@anneal/envs';
-import { REQUIRED_ENDPOINTS, type OperatorConfig, type RunSpec } from '@anneal/protocol';
+import { LlmJudge, LocalCorpusBackend, type RubricJudge, type SearchBackend } from '@anneal/envs';
+import {
+  REQUIRED_ENDPOINTS,
+  type OperatorConfig,
+  type RunSpec,
+  usesOptionalEndpoint,
+} from '@anneal/protocol';
 import { type StoreContext, getRun } from '@anneal/store';
 import type { Logger, TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
 import type { ResolvedModel, RunResources } from '../executors/types.ts';
 import { loadCorpus } from './corpus.ts';
+import { RegisteredDatasets } from './datasets.ts';
 import type { EngineCache } from './engine-cache.ts';
 import type { EngineFactories } from './factories.ts';
 import {
   engineEventSinks,
   instrumentInference,
+  instrumentJudge,
   instrumentRewardScorer,
+  instrumentSearch,
   instrumentTrainer,
 } from './instrument.ts';
 import { resolveModel } from './model-ref.ts';
@@ -38,7 +46,7 @@ export interface ResolverDeps {
   logger: Logger;
 }
 
-type Section = 'inference' | 'trainers' | 'search' | 'rewardModels';
+type Section = 'inference' | 'trainers' | 'search' | 'rewardModels' | 'judges';
 
 function entryOf<S extends Section>(
   config: OperatorConfig,
@@ -58,7 +66,7 @@ function entryOf<S extends Section>(
 
 /** The spec's endpoint name, else the operator default when this kind uses that endpoint. */
 function endpointName(spec: RunSpec, config: OperatorConfig, key: keyof RunSpec['endpoints']) {
-  const optional = key === 'rewardModel' && (spec.kind === 'grpo' || spec.kind === 'eval');
+  const optional = usesOptionalEndpoint(spec.kind, key);
   const used = (REQUIRED_ENDPOINTS[spec.kind] as readonly string[]).includes(key) || optional;
   return spec.endpoints[key] ?? (used ? config.defaults[key] : undefined);
 }
@@ -77,9 +85,11 @@ export function embeddedTrainerDirs(config: Readonly<WorkerConfig>): string[] {
 
 export class ResourceResolver {
   private readonly sinks;
+  private readonly datasets: RegisteredDatasets;
 
   constructor(private readonly deps: ResolverDeps) {
     this.sinks = engineEventSinks(deps.telemetry, deps.logger);
+    this.datasets = new RegisteredDatasets(deps.config.operatorConfig);
   }
 
   async resolve(run: { id: string; tenant: string; spec: RunSpec }): Promise<RunResources> {
@@ -91,20 +101,47 @@ export class ResourceResolver {
     const trainerName = endpointName(spec, operator, 'trainer');
     const rewardName = endpointName(spec, operator, 'rewardModel');
     const searchName = endpointName(spec, operator, 'search');
-    const [inference, trainer, rewardScorer, search] = await Promise.all([
+    const judgeName = endpointName(spec, operator, 'judge');
+    const tokenizer = factories.tokenizer(model.tokenizer);
+    const [inference, trainer, rewardScorer, search, data, evalModels] = await Promise.all([
       inferenceName ? this.inference(inferenceName, model) : missingInference(spec.kind),
       trainerName ? this.trainer(trainerName, spec.kind) : missingTrainer(spec.kind),
       rewardName ? this.rewardModel(rewardName, run.tenant) : undefined,
       searchName ? this.search(searchName) : undefined,
+      this.datasets.catalogFor(spec, tokenizer),
+      spec.kind === 'eval' && spec.models
+        ? Promise.all(
+            spec.models.map((ref, i) =>
+              resolveModel(store, operator, ref, run.tenant, `/models/${i}`),
+            ),
+          )
+        : undefined,
     ]);
+    const judge = judgeName ? this.judge(judgeName) : undefined;
     return {
-      tokenizer: factories.tokenizer(model.tokenizer),
+      tokenizer,
       inference,
       trainer,
       model,
+      ...(evalModels && { evalModels }),
       ...(rewardScorer && { rewardScorer }),
       ...(search && { search }),
+      ...(data && { data }),
+      ...(judge && { judge }),
     };
+  }
+
+  private judge(name: string): RubricJudge {
+    const { config, telemetry } = this.deps;
+    const entry = entryOf(config.operatorConfig, 'judges', name, '/endpoints/judge');
+    const judge = new LlmJudge(name, {
+      baseUrl: entry.url,
+      model: entry.model,
+      ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
+      ...(entry.maxTokens !== undefined && { maxTokens: entry.maxTokens }),
+      ...(entry.timeoutSeconds !== undefined && { timeoutMs: entry.timeoutSeconds * 1000 }),
+    });
+    return instrumentJudge(judge, telemetry);
   }
 
   private engineDir(name: string): string {
@@ -176,10 +213,13 @@ export class ResourceResolver {
 
   private async search(name: string): Promise<SearchBackend | undefined> {
     const entry = entryOf(this.deps.config.operatorConfig, 'search', name, '/endpoints/search');
-    if (entry.type === 'searxng') return this.deps.factories.searxng(name, entry.url);
+    const { factories, telemetry } = this.deps;
+    if (entry.type === 'searxng')
+      return instrumentSearch(factories.searxng(name, entry.url), telemetry);
     // A local backend without a corpus file is the built-in tasks' corpus (executors own it).
     if (entry.corpus === undefined) return undefined;
-    return new LocalCorpusBackend(name, await loadCorpus(entry.corpus, name));
+    const local = new LocalCorpusBackend(name, await loadCorpus(entry.corpus, name));
+    return instrumentSearch(local, telemetry);
   }
 
   /** Closes every engine created for any run (shutdown). */

@@ -2,7 +2,7 @@
 // each against the full rubric set, keep prompts where some but not all pass (0 < passes < k).
 // Prompts every sample passes (or none does) give GRPO groups with zero advantage.
 import { keepForCalibration } from '@anneal/rl';
-import type { LlmJudge } from '../rubrics/judge.ts';
+import type { RubricJudge } from '../rubrics/judge.ts';
 import { MissingJudgeError, rubricsPass } from '../rubrics/evaluate.ts';
 import type { RubricPromptRow } from './schemas.ts';
 
@@ -11,7 +11,7 @@ export interface CalibrationOptions {
   /** k responses for the prompt (e.g. from the policy being trained). */
   sample: (row: RubricPromptRow, k: number, signal?: AbortSignal) => Promise<string[]>;
   /** Needed when some rubric has no programmatic check. */
-  judge?: LlmJudge;
+  judge?: RubricJudge;
   /** Prompts calibrated at the same time (default 4). */
   concurrency?: number;
   signal?: AbortSignal;

@@ -1,5 +1,5 @@
 // Rubric reward r_base for rubric prompts (RECIPE §4): 1 when every rubric passes.
-import type { LlmJudge } from './judge.ts';
+import type { RubricJudge } from './judge.ts';
 import { runCheck } from './programmatic.ts';
 import type { Rubric, RubricVerdict } from './types.ts';
 
@@ -12,7 +12,7 @@ export interface RubricContext {
   response: string;
   rubrics: readonly Rubric[];
   /** Needed only when some rubric has no programmatic check. */
-  judge?: LlmJudge;
+  judge?: RubricJudge;
   signal?: AbortSignal;
 }
 

@@ -47,7 +47,18 @@ export function parseVerdicts(content: string, count: number): boolean[] {
   return verdicts as boolean[];
 }
 
-export class LlmJudge {
+/** Grades rubrics: one verdict per rubric, in order (LlmJudge, or a wrapper that measures it). */
+export interface RubricJudge {
+  readonly name: string;
+  judge(
+    prompt: string,
+    response: string,
+    rubrics: readonly Rubric[],
+    signal?: AbortSignal,
+  ): Promise<boolean[]>;
+}
+
+export class LlmJudge implements RubricJudge {
   private readonly client: ChatClient;
 
   constructor(

@@ -47,6 +47,11 @@ export const EndpointRefs = Type.Object(
       endpointName('Search backend for the search_web tool (operator `search`).'),
     ),
     rewardModel: Type.Optional(endpointName('Preference model (operator `rewardModels`).')),
+    judge: Type.Optional(
+      endpointName(
+        'LLM judge for rubrics without a programmatic check (operator `judges`); grpo only.',
+      ),
+    ),
   },
   {
     additionalProperties: false,

@@ -6,6 +6,9 @@ import { EXECUTORS } from '../index.ts';
 import { ScriptedInference, ShiftedTrainerModel, memoryContext } from '../testing/fakes.ts';
 import type { RunResources } from '../types.ts';
 import { builtinDataCatalog } from './builtin-catalog.ts';
+import { HELD_OUT_EVERY, withRegisteredDatasets } from './registered-catalog.ts';
+import { ExecutorSetupError } from '../setup-error.ts';
+import { BUILTIN_DATASETS } from '@anneal/protocol';
 
 const tasks = builtinTasks(3, {
   persons: 24,
@@ -77,6 +80,76 @@ describe('builtinDataCatalog', () => {
     );
     await expect(EXECUTORS.eval(evalCtx)).rejects.toThrow(
       "/datasets/1: unknown eval dataset 'trivia'",
+    );
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('serves exactly the built-in names the control plane accepts at submission', () => {
+    expect([...catalog.sources.sft]).toEqual([...BUILTIN_DATASETS.sft]);
+    expect([...catalog.sources.preferences]).toEqual([...BUILTIN_DATASETS.rm]);
+    expect([...catalog.sources.prompts]).toEqual([...BUILTIN_DATASETS.grpo]);
+    expect([...catalog.sources.eval]).toEqual([...BUILTIN_DATASETS.eval]);
+  });
+});
+
+describe('registered datasets in the catalogue', () => {
+  const tokenizer = new ByteTokenizer();
+  const registered = withRegisteredDatasets(
+    catalog,
+    [
+      { name: 'my-sft', kind: 'sft', path: 'x', rows: [{ prompt: 'hi', completion: 'yo' }] },
+      {
+        name: 'my-pairs',
+        kind: 'preference',
+        path: 'x',
+        rows: Array.from({ length: 2 * HELD_OUT_EVERY }, (_, i) => ({
+          prompt: `p${i}`,
+          chosen: 'good',
+          rejected: 'bad',
+        })),
+      },
+      {
+        name: 'my-chat',
+        kind: 'rubric',
+        path: 'x',
+        rows: [{ prompt: 'p', rubrics: [{ text: 'is polite' }] }],
+      },
+    ],
+    tokenizer,
+  );
+
+  it('tokenises rows (loss on completion tokens only) and holds out every 10th pair', () => {
+    const [example] = registered.sft('my-sft');
+    expect(example?.tokens.length).toBe(example?.lossMask.length);
+    const trained = example!.tokens.filter((_, i) => example!.lossMask[i] === 1);
+    expect(tokenizer.decode(trained.slice(0, 2))).toBe('yo');
+    expect(registered.sft('tool-trajectories').length).toBeGreaterThan(0);
+    const pairs = registered.preferences('my-pairs');
+    expect([pairs.train.length, pairs.heldOut.length]).toEqual([18, 2]);
+    expect(registered.sources.prompts).toEqual(['search-qa', 'rubric-chat', 'my-chat']);
+  });
+
+  it('a grpo run over rubrics only a judge can grade, with no judge, fails before training', async () => {
+    const model = new ShiftedTrainerModel(0);
+    const resources = {
+      tokenizer,
+      inference: new ScriptedInference(() => ''),
+      trainer: {
+        capabilities: { kinds: ['grpo'], losses: ['importance_sampling'], reduction: 'sum' },
+        createModel: () => Promise.resolve(model),
+        close: () => Promise.resolve(),
+      },
+      model: { label: 'base', baseModel: 'x', checkpoint: null },
+      data: registered,
+    } as unknown as RunResources;
+    const ctx = memoryContext(
+      spec({ kind: 'grpo', data: { mix: [{ source: 'my-chat', weight: 1 }] } }),
+      resources,
+    );
+    const run = EXECUTORS.grpo(ctx);
+    await expect(run).rejects.toThrow(ExecutorSetupError);
+    await expect(run).rejects.toThrow(
+      `/data/mix/0/source: dataset 'my-chat' has rubric "is polite" without a programmatic check`,
     );
     expect(model.calls).toHaveLength(0);
   });

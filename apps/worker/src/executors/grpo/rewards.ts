@@ -4,7 +4,7 @@
 // reward R = r_base·s − pen_eff and the group-relative advantages (@anneal/rl scoreGroup, b_g
 // from an RNG seeded by (run seed, step, group)).
 import type { RewardScorer } from '@anneal/engines';
-import { rubricsPass, verifyAnswer, type LlmJudge, type Rollout } from '@anneal/envs';
+import { rubricsPass, verifyAnswer, type RubricJudge, type Rollout } from '@anneal/envs';
 import type { GrpoSpec } from '@anneal/protocol';
 import {
   deriveSeed,
@@ -22,7 +22,7 @@ import type { StepPrompt } from './sample-prompts.ts';
 export async function baseReward(
   prompt: StepPrompt,
   rollout: Rollout,
-  judge?: LlmJudge,
+  judge?: RubricJudge,
 ): Promise<0 | 1> {
   if (rollout.answer === null) return 0;
   const example = prompt.example;
@@ -39,7 +39,7 @@ export async function baseReward(
 export function baseRewards(
   prompts: readonly StepPrompt[],
   groups: readonly Rollout[][],
-  judge?: LlmJudge,
+  judge?: RubricJudge,
 ): Promise<number[][]> {
   return Promise.all(
     groups.map((group, g) => Promise.all(group.map((r) => baseReward(prompts[g]!, r, judge)))),

@@ -10,6 +10,7 @@ import type { WeightedPool } from '../common/mix-batch.ts';
 import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
 import type { PromptExample } from '../data/catalog.ts';
 import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../data/resolve.ts';
+import { ExecutorSetupError } from '../setup-error.ts';
 import type { ExecutorContext } from '../types.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from './weight-sync.ts';
@@ -51,11 +52,28 @@ async function referenceEngine(
   return { engine: resources.inference, model: name, path: served.path };
 }
 
+/** Rubrics without a programmatic check need the LLM judge: refuse the run before any step
+ * rather than fail mid-run at the first reward (RECIPE §3). */
+function checkNoJudgeNeeded(pools: readonly WeightedPool<PromptExample>[]): void {
+  pools.forEach((pool, i) => {
+    const rubric = pool.items
+      .flatMap((p) => (p.kind === 'rubric' ? p.rubrics : []))
+      .find((r) => r.check === undefined);
+    if (rubric) {
+      throw new ExecutorSetupError(
+        `/data/mix/${i}/source: dataset '${pool.name}' has rubric "${rubric.text}" without a ` +
+          'programmatic check and this run has no judge (set endpoints.judge)',
+      );
+    }
+  });
+}
+
 export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const spec = ctx.spec as GrpoSpec;
   const { resources, runId } = ctx;
   const catalog = catalogOf(resources);
   const pools = mixPools(catalog, spec.data.mix, 'prompts', (s) => catalog.prompts(s));
+  if (!resources.judge) checkNoJudgeNeeded(pools);
   const format = createToolCallFormat(resources.tokenizer);
   const tool = createSearchTool(
     resources,
