@@ -76,8 +76,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     createTokenIndex(deps.operator),
     await installRateLimit(app, store, deps.operator),
   );
+  await installDocs(app); // first: @fastify/swagger documents only routes added after it
   installMetrics(app, ctx);
-  await installDocs(app);
   await app.register(healthRoutes, { ctx });
   await app.register(submitRoutes, { ctx });
   await app.register(runRoutes, { ctx });

@@ -78,6 +78,27 @@ describe('OpenAPI', () => {
     expect(Object.keys(body)).toContain('application/yaml');
     expect(JSON.stringify(body['application/json'].schema)).toContain('groupSize');
   });
+
+  it('documents errors as application/problem+json, health/metrics, and Last-Event-ID', async () => {
+    const doc = (await plane.app.inject('/docs/json')).json();
+    const errorContentTypes = new Set<string>();
+    for (const [path, methods] of Object.entries<Record<string, { responses: object }>>(doc.paths))
+      for (const [method, operation] of Object.entries(methods))
+        for (const [status, response] of Object.entries(operation.responses))
+          if (/^[45]/.test(status)) {
+            const types = Object.keys((response as { content?: object }).content ?? {});
+            expect(types, `${method} ${path} ${status}`).toEqual(['application/problem+json']);
+            types.forEach((t) => errorContentTypes.add(t));
+          }
+    expect([...errorContentTypes]).toEqual(['application/problem+json']);
+    expect(doc.paths['/healthz']?.get).toBeDefined();
+    expect(doc.paths['/readyz']?.get.responses['5XX']).toBeDefined();
+    expect(doc.paths['/metrics']?.get).toBeDefined();
+    const sseHeaders = doc.paths['/v1/runs/{id}/events'].get.parameters
+      .filter((p: { in: string }) => p.in === 'header')
+      .map((p: { name: string }) => p.name);
+    expect(sseHeaders).toContain('last-event-id');
+  });
 });
 
 describe('rate limit', () => {
@@ -120,6 +141,16 @@ describe('rate limit without a valid token', () => {
     } finally {
       await strict.cleanup();
     }
+  });
+});
+
+describe('POST /v1/runs media types', () => {
+  it('text/plain is 415 problem+json, like any type that is not JSON or YAML', async () => {
+    const res = await submit(plane.app, 'kind: sft', { contentType: 'text/plain' });
+    expect(res.statusCode).toBe(415);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().code).toBe('ANNEAL_ERR_UNSUPPORTED_MEDIA_TYPE');
+    expect((await submit(plane.app, 'kind: sft')).statusCode).toBe(201); // YAML still accepted
   });
 });
 

@@ -40,7 +40,12 @@ export function installMetrics(app: FastifyInstance, ctx: AppContext): void {
     await follower?.stop();
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  const metricsSchema = {
+    summary: 'Prometheus metrics, text exposition format (no token needed)',
+    produces: ['text/plain'],
+    security: [],
+  };
+  app.get('/metrics', { schema: metricsSchema }, async (_request, reply) => {
     const now = new Date();
     const [pools, counts] = await Promise.all([observePools(ctx, now), runCounts(ctx.store)]);
     ctx.metrics.emit('runs:observed', { counts });

@@ -33,6 +33,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         summary: 'Run events as Server-Sent Events (resumable with Last-Event-ID)',
         produces: ['text/event-stream'],
         params: RunIdParams,
+        headers: Type.Object({
+          'last-event-id': Type.Optional(
+            Type.String({
+              description:
+                'Resume after this event id (the `id:` of the last event received); replays what was missed.',
+            }),
+          ),
+        }),
         querystring: EventsQuery,
         response: { 200: Type.String({ description: 'text/event-stream' }), ...problemResponses },
       },

@@ -1,11 +1,28 @@
 // GET /healthz (process serves) and GET /readyz (Redis answers PING).
 import type { FastifyPluginAsync } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
+import { problemResponses } from './schemas.ts';
 
 export const healthRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async () => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        summary: 'Liveness: the process serves (no token needed)',
+        security: [],
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+  const readyzSchema = {
+    summary: 'Readiness: Redis answers PING (no token needed)',
+    security: [],
+    response: { 200: Type.Object({ status: Type.Literal('ready') }), ...problemResponses },
+  };
+  app.get('/readyz', { schema: readyzSchema }, async () => {
     try {
       // An offline ioredis client queues commands instead of failing: bound the wait.
       await Promise.race([
@@ -15,6 +32,6 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: AppContext }> = async (app,
     } catch {
       throw new AnnealError('ANNEAL_ERR_UNAVAILABLE', 'Redis does not answer PING');
     }
-    return { status: 'ready' };
+    return { status: 'ready' as const };
   });
 };

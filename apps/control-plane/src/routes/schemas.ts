@@ -6,10 +6,14 @@ import { ProblemDetails, RUN_ID_PATTERN, WORKER_ID_PATTERN } from '@anneal/proto
 export const RunIdParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN }) });
 export const WorkerIdParams = Type.Object({ id: Type.String({ pattern: WORKER_ID_PATTERN }) });
 
-/** Documented error responses (bodies are written by the problem handler). */
+/**
+ * Documented error responses, as application/problem+json (bodies are written by the problem
+ * handler, plugins/problem.ts, with its own serializer).
+ */
+const problemContent = { content: { 'application/problem+json': { schema: ProblemDetails } } };
 export const problemResponses = {
-  '4xx': ProblemDetails,
-  '5xx': ProblemDetails,
+  '4xx': { description: 'Client error (RFC 9457 problem details)', ...problemContent },
+  '5xx': { description: 'Server error (RFC 9457 problem details)', ...problemContent },
 };
 
 /** A string enum as one JSON Schema `enum` (one clear error, unlike a union of literals). */

@@ -16,7 +16,9 @@ export const submitRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
   app,
   { ctx },
 ) => {
-  app.removeContentTypeParser('application/json');
+  // Only the spec types are accepted (Fastify's default text/plain parser would let a plain-text
+  // body through to the spec parser): anything else is 415.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(SPEC_TYPES, { parseAs: 'string' }, (_request, body, done) => {
     done(null, body);
   });

@@ -25,7 +25,8 @@ export async function cancelRun(
 ): Promise<CancelResult> {
   const run = await getRun(ctx.store, runId, { tenant });
   if (!run) throw runNotFound(runId);
-  if (run.state === 'cancelled') return { run, immediate: true };
+  // Already cancelled: the same shape as the first cancel's answer (transitions included).
+  if (run.state === 'cancelled') return { run: await mustGet(ctx, tenant, runId), immediate: true };
   if (run.state === 'succeeded' || run.state === 'failed') {
     throw new AnnealError('ANNEAL_ERR_RUN_FINISHED', `run ${runId} already ${run.state}`);
   }
