@@ -2,6 +2,7 @@
 // `register(program)`; this file only wires them.
 import { Command } from 'commander';
 import { register as registerData } from './commands/data.ts';
+import { register as registerDemo } from './commands/demo.ts';
 import { register as registerControlPlane } from './commands/control-plane.ts';
 import { register as registerPools } from './commands/pools.ts';
 import { register as registerReward } from './commands/reward.ts';
@@ -24,5 +25,6 @@ registerRuns(program);
 registerWorker(program);
 registerPools(program);
 registerWorkers(program);
+registerDemo(program);
 
 await program.parseAsync(process.argv);

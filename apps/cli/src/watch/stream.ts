@@ -22,6 +22,8 @@ export interface FollowOptions {
   /** First reconnect delay when the server sent no `retry:`. */
   initialRetryMs?: number;
   maxRetryMs?: number;
+  /** Ends the follow (the promise resolves) at once: closes the stream, skips any reconnect. */
+  signal?: AbortSignal;
 }
 
 /** Statuses worth retrying: the server or something in front of it is (briefly) unavailable. */
@@ -29,7 +31,17 @@ const RETRYABLE = (status: number) => status >= 500 || status === 429 || status 
 
 class StreamEnded extends Error {}
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 function describe(error: unknown): string {
   if (error instanceof ApiError) return `${error.problem.code} (HTTP ${error.problem.status})`;
@@ -47,8 +59,12 @@ export async function followEvents(options: FollowOptions): Promise<void> {
   let failingSince: number | null = null;
   let attempt = 0;
 
+  const outer = options.signal;
   for (;;) {
+    if (outer?.aborted) return;
     const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(new Error('follow stopped'));
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
     let idle: NodeJS.Timeout | undefined;
     const armIdle = () => {
       clearTimeout(idle);
@@ -94,9 +110,10 @@ export async function followEvents(options: FollowOptions): Promise<void> {
         : describe(error);
     } finally {
       clearTimeout(idle);
+      outer?.removeEventListener('abort', onOuterAbort);
       if (stop) controller.abort();
     }
-    if (stop) return;
+    if (stop || outer?.aborted) return;
     failingSince ??= Date.now();
     if (Date.now() - failingSince > giveUpAfterMs) {
       throw new Error(
@@ -106,6 +123,6 @@ export async function followEvents(options: FollowOptions): Promise<void> {
     const delayMs = Math.min(maxRetryMs, Math.round(retryMs * 1.5 ** attempt));
     attempt += 1;
     options.onDrop?.({ reason, delayMs, attempt });
-    await sleep(delayMs);
+    await sleep(delayMs, outer);
   }
 }

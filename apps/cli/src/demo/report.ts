@@ -1,0 +1,144 @@
+// `.anneal/demo/report.json`: every number comes from the runs' stored step records
+// (GET /v1/runs/{id}/metrics); nothing is computed from the terminal output or estimated.
+// Metric names: apps/worker/src/executors/metrics.ts.
+import type { StepRecord } from '@anneal/protocol';
+
+export interface EvalNumbers {
+  /** Share of eval questions answered correctly (search QA and tool-free together). */
+  accuracy: number | null;
+  meanToolCalls: number | null;
+  /** Mean tool calls on questions answerable without search (lower = more efficient). */
+  meanToolCallsToolFree: number | null;
+}
+
+export interface DemoReport {
+  wallSeconds: number;
+  sft: { steps: number; finalLoss: number | null };
+  rm: { heldOutPairAccuracy: number | null };
+  grpo: {
+    steps: number;
+    rewardFirst5Mean: number | null;
+    rewardLast5Mean: number | null;
+    klMax: number | null;
+    gradNormMedian: number | null;
+  };
+  eval: { before: EvalNumbers; after: EvalNumbers; examples: number | null };
+  runs: { sft: string; rm: string; grpo: string; eval: string };
+}
+
+export interface DemoRecords {
+  wallSeconds: number;
+  runs: DemoReport['runs'];
+  sft: readonly StepRecord[];
+  rm: readonly StepRecord[];
+  grpo: readonly StepRecord[];
+  /** Step 1 evaluates the SFT checkpoint, step 2 the GRPO one. */
+  eval: readonly StepRecord[];
+}
+
+const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** The metric's values over the steps, in step order (missing and non-finite values dropped). */
+export function series(steps: readonly StepRecord[], name: string): number[] {
+  return steps.map((s) => s.metrics[name]).filter(finite);
+}
+
+export function mean(values: readonly number[]): number | null {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The last step that reports `name` (e.g. held-out accuracy, measured at checkpoints). */
+export function lastValue(steps: readonly StepRecord[], name: string): number | null {
+  return series(steps, name).at(-1) ?? null;
+}
+
+function evalNumbers(step: StepRecord | undefined): EvalNumbers {
+  const get = (name: string) => {
+    const v = step?.metrics[name];
+    return finite(v) ? v : null;
+  };
+  return {
+    accuracy: get('accuracy'),
+    meanToolCalls: get('tool_calls_per_rollout'),
+    meanToolCallsToolFree: get('tool_calls_per_rollout/tool_free'),
+  };
+}
+
+export function buildReport(records: DemoRecords): DemoReport {
+  const rewards = series(records.grpo, 'reward/all');
+  const kls = series(records.grpo, 'train_inference_kl');
+  const byStep = (n: number) => records.eval.find((s) => s.step === n);
+  const examples = byStep(1)?.metrics['examples'];
+  return {
+    wallSeconds: Math.round(records.wallSeconds * 10) / 10,
+    sft: { steps: records.sft.length, finalLoss: lastValue(records.sft, 'loss') },
+    rm: { heldOutPairAccuracy: lastValue(records.rm, 'heldout_pair_accuracy') },
+    grpo: {
+      steps: records.grpo.length,
+      rewardFirst5Mean: mean(rewards.slice(0, 5)),
+      rewardLast5Mean: mean(rewards.slice(-5)),
+      klMax: kls.length === 0 ? null : Math.max(...kls),
+      gradNormMedian: median(series(records.grpo, 'grad_norm')),
+    },
+    eval: {
+      before: evalNumbers(byStep(1)),
+      after: evalNumbers(byStep(2)),
+      examples: finite(examples) ? examples : null,
+    },
+    runs: records.runs,
+  };
+}
+
+export interface TargetCheck {
+  name: string;
+  met: boolean;
+  detail: string;
+}
+
+const fmt = (v: number | null, digits = 3) => (v === null ? 'n/a' : v.toFixed(digits));
+
+/** The demo's targets (docs/demo.md), checked against the report. */
+export function checkTargets(report: DemoReport, grpo: readonly StepRecord[]): TargetCheck[] {
+  const { before, after } = report.eval;
+  const klEveryStep = grpo.every((s) => finite(s.metrics['train_inference_kl']));
+  return [
+    {
+      name: 'whole demo <= 10 min',
+      met: report.wallSeconds <= 600,
+      detail: `${report.wallSeconds.toFixed(0)} s`,
+    },
+    {
+      name: 'RM held-out pair accuracy >= 0.8',
+      met: (report.rm.heldOutPairAccuracy ?? 0) >= 0.8,
+      detail: fmt(report.rm.heldOutPairAccuracy),
+    },
+    {
+      name: 'eval accuracy after >= before + 0.10',
+      met:
+        before.accuracy !== null &&
+        after.accuracy !== null &&
+        after.accuracy >= before.accuracy + 0.1 - 1e-9,
+      detail: `${fmt(before.accuracy)} -> ${fmt(after.accuracy)}`,
+    },
+    {
+      name: 'fewer tool calls on tool-free questions',
+      met:
+        before.meanToolCallsToolFree !== null &&
+        after.meanToolCallsToolFree !== null &&
+        after.meanToolCallsToolFree < before.meanToolCallsToolFree,
+      detail: `${fmt(before.meanToolCallsToolFree)} -> ${fmt(after.meanToolCallsToolFree)}`,
+    },
+    {
+      name: 'KL recorded every step, finite, < 1e-2',
+      met: klEveryStep && grpo.length > 0 && (report.grpo.klMax ?? Infinity) < 1e-2,
+      detail: `max ${report.grpo.klMax === null ? 'n/a' : report.grpo.klMax.toExponential(2)}`,
+    },
+  ];
+}

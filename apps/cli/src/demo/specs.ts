@@ -1,0 +1,165 @@
+// The run specs the demo submits (plain run-spec JSON, exactly what `anneal submit` takes), tuned
+// for the embedded `tiny` model on 2 CPU cores. Why each number: docs/demo.md ("Tuning").
+// `quick` is the CI-sized loop; `stepsScale` multiplies every step count.
+
+/** Name the demo registers the rm run's model under (operator config `rewardModels`). */
+export const DEMO_REWARD_MODEL = 'demo-rm';
+
+export interface DemoSpecOptions {
+  seed: number;
+  /** Multiplies the step counts of sft, rm and grpo (at least 1 step each). */
+  stepsScale: number;
+  /** The short loop (CI): few steps, small groups, a smaller eval set. */
+  quick: boolean;
+}
+
+export interface DemoSizes {
+  sft: { steps: number; batchSize: number; learningRate: number; checkpointInterval: number };
+  rm: { steps: number; batchSize: number; learningRate: number; checkpointInterval: number };
+  grpo: {
+    steps: number;
+    promptsPerStep: number;
+    groupSize: number;
+    maxTokens: number;
+    learningRate: number;
+    lambdaTool: number;
+    checkpointInterval: number;
+  };
+  /** `examples` is per dataset (search-qa holds the QA and the tool-free eval questions). */
+  eval: { datasets: string[]; examples: number; temperature: number; maxToolCalls: number };
+}
+
+/** The full demo: SFT to a competent-but-imperfect policy, then GRPO has room to improve it. */
+export const FULL_SIZES: Readonly<DemoSizes> = {
+  sft: { steps: 1000, batchSize: 8, learningRate: 5e-3, checkpointInterval: 250 },
+  rm: { steps: 40, batchSize: 16, learningRate: 1e-3, checkpointInterval: 20 },
+  grpo: {
+    steps: 100,
+    promptsPerStep: 8,
+    groupSize: 8,
+    maxTokens: 64,
+    learningRate: 5e-3,
+    lambdaTool: 0.2,
+    checkpointInterval: 50,
+  },
+  eval: { datasets: ['search-qa'], examples: 200, temperature: 0.6, maxToolCalls: 5 },
+};
+
+/** The CI loop: every phase runs for real, at a size that finishes in a few minutes. */
+export const QUICK_SIZES: Readonly<DemoSizes> = {
+  sft: { steps: 24, batchSize: 4, learningRate: 5e-3, checkpointInterval: 12 },
+  rm: { steps: 6, batchSize: 8, learningRate: 1e-3, checkpointInterval: 3 },
+  grpo: {
+    steps: 6,
+    promptsPerStep: 2,
+    groupSize: 4,
+    maxTokens: 32,
+    learningRate: 5e-3,
+    lambdaTool: 0.2,
+    checkpointInterval: 3,
+  },
+  eval: {
+    datasets: ['search-qa', 'search-qa-tool-free'],
+    examples: 4,
+    temperature: 0.6,
+    maxToolCalls: 5,
+  },
+};
+
+const scaled = (steps: number, scale: number) => Math.max(1, Math.round(steps * scale));
+
+export function demoSizes(options: DemoSpecOptions): DemoSizes {
+  const base = options.quick ? QUICK_SIZES : FULL_SIZES;
+  const s = options.stepsScale;
+  return {
+    sft: { ...base.sft, steps: scaled(base.sft.steps, s) },
+    rm: { ...base.rm, steps: scaled(base.rm.steps, s) },
+    grpo: { ...base.grpo, steps: scaled(base.grpo.steps, s) },
+    eval: { ...base.eval, datasets: [...base.eval.datasets] },
+  };
+}
+
+export type RunSpecJson = Record<string, unknown>;
+
+export function sftSpec(sizes: DemoSizes, seed: number): RunSpecJson {
+  const { steps, batchSize, learningRate, checkpointInterval } = sizes.sft;
+  return {
+    kind: 'sft',
+    name: 'demo sft',
+    labels: { demo: 'anneal' },
+    seed,
+    steps,
+    batchSize,
+    checkpointInterval,
+    optimizer: { learningRate },
+    // Mostly tool-use trajectories (the skill the eval measures), some style examples.
+    data: {
+      mix: [
+        { source: 'tool-trajectories', weight: 0.9 },
+        { source: 'style-preferences', weight: 0.1 },
+      ],
+    },
+  };
+}
+
+export function rmSpec(sizes: DemoSizes, seed: number, sftRun: string): RunSpecJson {
+  const { steps, batchSize, learningRate, checkpointInterval } = sizes.rm;
+  return {
+    kind: 'rm',
+    name: 'demo reward model',
+    labels: { demo: 'anneal' },
+    seed,
+    // The value head sits on the SFT backbone (RECIPE §5).
+    model: { checkpoint: { run: sftRun } },
+    steps,
+    batchSize,
+    checkpointInterval,
+    optimizer: { learningRate },
+  };
+}
+
+export function grpoSpec(
+  sizes: DemoSizes,
+  seed: number,
+  sftRun: string,
+  rewardModel: string | undefined,
+): RunSpecJson {
+  const g = sizes.grpo;
+  return {
+    kind: 'grpo',
+    name: 'demo grpo',
+    labels: { demo: 'anneal' },
+    seed,
+    model: { checkpoint: { run: sftRun } },
+    ...(rewardModel !== undefined && { endpoints: { rewardModel } }),
+    steps: g.steps,
+    checkpointInterval: g.checkpointInterval,
+    optimizer: { learningRate: g.learningRate },
+    rollout: {
+      groupSize: g.groupSize,
+      promptsPerStep: g.promptsPerStep,
+      temperature: 1,
+      maxTokens: g.maxTokens,
+    },
+    reward: { lambdaTool: g.lambdaTool },
+  };
+}
+
+/** One eval run over both checkpoints: same questions, same sampling seeds (paired). */
+export function evalSpec(
+  sizes: DemoSizes,
+  seed: number,
+  before: string,
+  after: string,
+): RunSpecJson {
+  return {
+    kind: 'eval',
+    name: 'demo eval (sft vs grpo)',
+    labels: { demo: 'anneal' },
+    seed,
+    models: [{ checkpoint: { run: before } }, { checkpoint: { run: after } }],
+    datasets: sizes.eval.datasets,
+    examples: sizes.eval.examples,
+    budgets: { maxToolCalls: sizes.eval.maxToolCalls, temperature: sizes.eval.temperature },
+  };
+}
