@@ -10,11 +10,7 @@ export type { Rng, Scheduler, Sleep, Timers } from './http/timing.ts';
 export { VllmInferenceEngine } from './vllm/client.ts';
 export type { VllmDeps, VllmStats } from './vllm/client.ts';
 export type { VllmEndpointConfig } from './vllm/config.ts';
-export {
-  DEFAULT_ADAPTER_LAYOUT,
-  adapterPathResolver,
-  parseSamplerUri,
-} from './vllm/lora-paths.ts';
+export { DEFAULT_ADAPTER_LAYOUT, adapterPathResolver, parseSamplerUri } from './vllm/lora-paths.ts';
 export type { AdapterStorage } from './vllm/lora-paths.ts';
 export type { ReplicaSnapshot } from './vllm/replicas.ts';
 export type { VllmEvent } from './vllm/transport.ts';
