@@ -1,5 +1,13 @@
 export type * from './types.ts';
 export { ByteTokenizer, SPECIAL_MARKERS } from './embedded/tokenizer.ts';
+// Hugging Face tokenizer.json byte-level BPE (Qwen2, Llama-3, GPT-2); see README.md.
+export {
+  HfBpeTokenizer,
+  TokenizerConfigError,
+  hfTokenizerFromJson,
+  loadHfTokenizer,
+} from './tokenizers/hf-bpe.ts';
+export type { HfTokenizerOptions } from './tokenizers/hf-bpe.ts';
 
 // HTTP engine clients: vLLM (inference) and Tinker-compatible (training); see README.md.
 export { ENGINE_ERROR_CODES, EngineError } from './http/errors.ts';

@@ -10,3 +10,8 @@ export type {
   FakeTinkerOptions,
   ScriptedReply as TinkerScriptedReply,
 } from './tinker/testing/fake-server.ts';
+export {
+  FIXTURE_TOOL_MARKERS,
+  QWEN2_SPLIT_REGEX,
+  fixtureTokenizerJson,
+} from './tokenizers/testing/fixture.ts';
