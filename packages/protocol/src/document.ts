@@ -80,29 +80,36 @@ function describe(error: {
   return { path: error.path, message: error.message.replace(/^Expected/, 'expected') };
 }
 
-/** The `type` discriminator values of a union of objects, or undefined for other unions. */
-function discriminators(schema: TSchema): string[] | undefined {
+/** The object variants of a union and their `type` discriminators, or undefined when the union
+ * has no object variants or one of them has no `type` constant. Other variants (e.g. a string
+ * shorthand) make the union `mixed`. */
+function discriminators(
+  schema: TSchema,
+): { tags: string[]; objects: TSchema[]; mixed: boolean } | undefined {
   const variants = schema.anyOf as TSchema[] | undefined;
   if (!Array.isArray(variants)) return undefined;
-  const tags = variants.map(
+  const objects = variants.filter((v) => v.type === 'object');
+  const tags = objects.map(
     (v) => (v.properties as Record<string, TSchema> | undefined)?.type?.const,
   );
-  return tags.every((t) => typeof t === 'string') ? (tags as string[]) : undefined;
+  if (objects.length === 0 || !tags.every((t) => typeof t === 'string')) return undefined;
+  return { tags: tags as string[], objects, mixed: objects.length < variants.length };
 }
 
 /** Errors of a `type`-discriminated union: explain against the variant the value names. */
 function unionIssues(schema: TSchema, value: unknown, path: string): Issue[] | undefined {
-  const tags = discriminators(schema);
-  if (!tags) return undefined;
+  const union = discriminators(schema);
+  if (!union) return undefined;
+  const { tags, objects, mixed } = union;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [{ path, message: 'expected a mapping' }];
+    return mixed ? undefined : [{ path, message: 'expected a mapping' }];
   }
   const tag = (value as { type?: unknown }).type;
   const index = tags.indexOf(String(tag));
   if (typeof tag !== 'string' || index < 0) {
     return [{ path: `${path}/type`, message: `expected one of ${tags.join(', ')}` }];
   }
-  const variant = (schema.anyOf as TSchema[])[index] as TSchema;
+  const variant = objects[index] as TSchema;
   return schemaIssues(variant, value).map((i) => ({ ...i, path: path + i.path }));
 }
 

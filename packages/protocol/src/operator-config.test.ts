@@ -52,6 +52,44 @@ describe('parseOperatorConfig', () => {
     });
   });
 
+  it('accepts a base model with a Hugging Face tokenizer and tool-call markers', () => {
+    const qwen = `qwen3-8b:
+    model: Qwen/Qwen3-8B
+    tokenizer: {type: hf, path: /models/qwen3/tokenizer.json, eosToken: "<|im_end|>"}
+    toolFormat: {user: "<|im_start|>", assistant: "<|im_end|>", callStart: "<tool_call>",
+                 callEnd: "</tool_call>", resultStart: "<tool_response>",
+                 resultEnd: "</tool_response>", answer: "<answer>"}
+  tiny: {model: "embedded:tiny", tokenizer: byte}`;
+    const result = parseOperatorConfig(VALID.replace('qwen3-8b: {model: Qwen/Qwen3-8B}', qwen));
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.value.baseModels['qwen3-8b']?.tokenizer).toEqual({
+      type: 'hf',
+      path: '/models/qwen3/tokenizer.json',
+      eosToken: '<|im_end|>',
+    });
+    expect(result.value.baseModels['qwen3-8b']?.toolFormat?.callEnd).toBe('</tool_call>');
+    expect(result.value.baseModels['tiny']?.tokenizer).toBe('byte');
+  });
+
+  it('names the field of a bad hf tokenizer or tool format', () => {
+    const noEos = errorsOf(
+      VALID.replace(
+        'qwen3-8b: {model: Qwen/Qwen3-8B}',
+        'qwen3-8b: {model: Qwen/Qwen3-8B, tokenizer: {type: hf, path: /t.json}}',
+      ),
+    );
+    expect(noEos.map((e) => e.path)).toContain('/baseModels/qwen3-8b/tokenizer/eosToken');
+    const badMarker = errorsOf(
+      VALID.replace(
+        'qwen3-8b: {model: Qwen/Qwen3-8B}',
+        'qwen3-8b: {model: Qwen/Qwen3-8B, toolFormat: {user: "<u>", call: "<c>"}}',
+      ),
+    );
+    expect(badMarker.map((e) => e.path)).toEqual(
+      expect.arrayContaining(['/baseModels/qwen3-8b/toolFormat/assistant']),
+    );
+  });
+
   it('names unknown tenants, duplicate hashes and bad defaults', () => {
     const text =
       VALID.replace('pool: gpu,', 'pool: cpu,') +

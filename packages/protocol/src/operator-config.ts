@@ -186,13 +186,52 @@ export const RewardModelConfig = Type.Union([
   ),
 ]);
 
+/** A Hugging Face `tokenizer.json` (byte-level BPE: Qwen2, Llama-3, GPT-2) on the worker's disk. */
+export const HfTokenizerConfig = Type.Object(
+  {
+    type: Type.Literal('hf'),
+    path: Type.String({ minLength: 1, description: 'Path of tokenizer.json on the workers.' }),
+    eosToken: Type.String({
+      minLength: 1,
+      description: "End-of-sequence token text, e.g. '<|im_end|>' or '<|endoftext|>'.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const marker = (description: string) => Type.String({ minLength: 1, description });
+
+/** Marker strings of the tool-call format (packages/envs `ToolCallMarkers`, eos from the
+ * tokenizer); each must be a single added token of the base model's tokenizer. */
+export const ToolFormatConfig = Type.Object(
+  {
+    user: marker("Start of the user turn, e.g. '<|im_start|>'."),
+    assistant: marker('Start of the assistant turn.'),
+    callStart: marker("Start of a search_web call, e.g. '<tool_call>'."),
+    callEnd: marker("End of a call (a stop token), e.g. '</tool_call>'."),
+    resultStart: marker("Start of a tool output, e.g. '<tool_response>'."),
+    resultEnd: marker("End of a tool output, e.g. '</tool_response>'."),
+    answer: marker('The final answer follows.'),
+  },
+  { additionalProperties: false },
+);
+
 export const BaseModelConfig = Type.Object(
   {
     model: Type.String({
       minLength: 1,
       description: 'Identifier the engines load, e.g. `Qwen/Qwen3-8B` or `embedded:tiny`.',
     }),
-    tokenizer: Type.Optional(Type.String({ minLength: 1 })),
+    tokenizer: Type.Optional(
+      Type.Union([
+        Type.String({
+          minLength: 1,
+          description: 'A tokenizer built into the worker: `byte` or an embedded model id.',
+        }),
+        HfTokenizerConfig,
+      ]),
+    ),
+    toolFormat: Type.Optional(ToolFormatConfig),
   },
   { additionalProperties: false },
 );
@@ -330,3 +369,6 @@ export type DatasetConfig = Static<typeof DatasetConfig>;
 export type JudgeConfig = Static<typeof JudgeConfig>;
 export type TrainerEndpointConfig = Static<typeof TrainerEndpointConfig>;
 export type InferenceEndpointConfig = Static<typeof InferenceEndpointConfig>;
+export type BaseModelConfig = Static<typeof BaseModelConfig>;
+export type HfTokenizerConfig = Static<typeof HfTokenizerConfig>;
+export type ToolFormatConfig = Static<typeof ToolFormatConfig>;
