@@ -125,7 +125,7 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   );
   const env = {
     engine: resources.inference,
-    format: createToolCallFormat(resources.tokenizer),
+    format: createToolCallFormat(resources.tokenizer, resources.toolMarkers),
     tool,
     config: {
       maxContextTokens: maxContextTokens(resources),

@@ -2,7 +2,7 @@
 // endpoint) and the executors (what one run kind does per step). The runtime builds an
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
-import type { RubricJudge, SearchBackend } from '@anneal/envs';
+import type { RubricJudge, SearchBackend, ToolCallMarkers } from '@anneal/envs';
 import type { RunSpec } from '@anneal/protocol';
 import type { DataCatalog } from './data/catalog.ts';
 
@@ -24,6 +24,9 @@ export interface ResolvedModel {
 /** Named, already-resolved resources a run may use (from the operator config). */
 export interface RunResources {
   tokenizer: Tokenizer;
+  /** Tool-call markers of the base model (`baseModels.<name>.toolFormat`); absent: the
+   * format's defaults (the embedded byte tokenizer's special tokens). */
+  toolMarkers?: ToolCallMarkers;
   inference: InferenceEngine;
   trainer: TrainerEngine;
   /** Where the weights start (`spec.model` resolved). */

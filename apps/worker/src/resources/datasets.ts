@@ -4,6 +4,7 @@
 import type { Tokenizer } from '@anneal/engines';
 import {
   type RegisteredDataset,
+  type ToolCallMarkers,
   RegisteredDatasetError,
   loadRegisteredDataset,
 } from '@anneal/envs';
@@ -34,7 +35,11 @@ export class RegisteredDatasets {
   }
 
   /** The run's data catalogue: undefined (the built-in default) unless it names registered data. */
-  async catalogFor(spec: RunSpec, tokenizer: Tokenizer): Promise<DataCatalog | undefined> {
+  async catalogFor(
+    spec: RunSpec,
+    tokenizer: Tokenizer,
+    markers?: ToolCallMarkers,
+  ): Promise<DataCatalog | undefined> {
     const names = [...new Set(specDatasets(spec).map((d) => d.name))];
     const pending = names.flatMap((name) => this.load(name) ?? []);
     if (pending.length === 0) return undefined;
@@ -45,6 +50,6 @@ export class RegisteredDatasets {
       if (error instanceof RegisteredDatasetError) throw new RunSetupError(error.message);
       throw error;
     }
-    return withRegisteredDatasets(defaultDataCatalog(), datasets, tokenizer);
+    return withRegisteredDatasets(defaultDataCatalog(), datasets, tokenizer, markers);
   }
 }

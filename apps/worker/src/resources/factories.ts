@@ -17,6 +17,7 @@ import {
 import { SearxngBackend, type SearchBackend } from '@anneal/envs';
 import { RunSetupError } from '../errors.ts';
 import { EMBEDDED_MODEL_IDS, type EmbeddedEngines } from './embedded.ts';
+import { hfTokenizerCache, type TokenizerSource } from './tokenizers.ts';
 
 /** Where a reward model's weights come from. */
 export interface RewardModelSource {
@@ -41,8 +42,9 @@ export interface EngineFactories {
   embedded: EmbeddedEngines;
   /** Preference model scored with onnxruntime-node (RECIPE §5). */
   rewardModel(source: RewardModelSource): Promise<RewardScorer>;
-  /** Tokenizer by name (`baseModels.<name>.tokenizer`, else the model id). */
-  tokenizer(name: string): Tokenizer;
+  /** Tokenizer by name (`baseModels.<name>.tokenizer`, else the model id), or the base model's
+   * `{type: hf}` tokenizer.json when `source.hf` is set. */
+  tokenizer(name: string, source?: TokenizerSource): Tokenizer;
   searxng(name: string, baseUrl: string): SearchBackend;
 }
 
@@ -57,14 +59,16 @@ export function builtinTokenizer(name: string): Tokenizer {
 
 /** Production factories: the HTTP clients of @anneal/engines, embedded engines in-process. */
 export function defaultEngineFactories(local: EmbeddedEngines): EngineFactories {
+  const hfTokenizer = hfTokenizerCache();
   return {
     vllm: (config, onEvent) => new VllmInferenceEngine(config, { onEvent }),
     tinker: (config, onEvent) => TinkerTrainerEngine.connect(config, { onEvent }),
     embedded: local,
     rewardModel: (source) => local.rewardModel(source),
-    tokenizer: builtinTokenizer,
+    tokenizer: (name, source) =>
+      source?.hf ? hfTokenizer({ ...source, hf: source.hf }) : builtinTokenizer(name),
     searxng: (name, baseUrl) => new SearxngBackend(name, { baseUrl }),
   };
 }
 
-export type { EmbeddedEngines, TrainerCapabilities };
+export type { EmbeddedEngines, TokenizerSource, TrainerCapabilities };

@@ -5,9 +5,14 @@ import { type StoreContext, getRun } from '@anneal/store';
 import { RunSetupError } from '../errors.ts';
 import type { ResolvedModel } from '../executors/types.ts';
 
-/** The seam's ResolvedModel with the tokenizer name always set (else the model id). */
-export type ModelWithTokenizer = ResolvedModel & { tokenizer: string };
+/** The seam's ResolvedModel with the tokenizer name always set (else the model id), and the
+ * base model's hf tokenizer / tool format when it declares one. */
+export type ModelWithTokenizer = ResolvedModel & {
+  tokenizer: string;
+  tokenizerSource?: TokenizerSource;
+};
 import { readRunOutcome } from './run-outcome.ts';
+import type { TokenizerSource } from './tokenizers.ts';
 
 /** Checkpoint chains (sft -> rm / grpo -> eval …) are short; a longer one is a cycle or a bug. */
 const MAX_CHAIN = 16;
@@ -21,7 +26,18 @@ function baseModel(config: OperatorConfig, name: string | undefined, field: stri
     const declared = Object.keys(config.baseModels).join(', ') || 'none';
     throw new RunSetupError(`${field}: unknown base model '${name}' (declared: ${declared})`);
   }
-  return { name, model: entry.model, tokenizer: entry.tokenizer ?? entry.model };
+  const { tokenizer = entry.model, toolFormat } = entry;
+  const hf = typeof tokenizer === 'string' ? undefined : tokenizer;
+  const source: TokenizerSource | undefined =
+    hf || toolFormat
+      ? { baseModel: name, ...(hf && { hf }), ...(toolFormat && { toolFormat }) }
+      : undefined;
+  return {
+    name,
+    model: entry.model,
+    tokenizer: hf ? hf.path : (tokenizer as string),
+    ...(source && { tokenizerSource: source }),
+  };
 }
 
 /** The referenced run's weights: its final checkpoint (+ sampler export when it recorded one). */
@@ -55,7 +71,8 @@ export async function resolveModel(
   const source = model?.checkpoint?.run;
   if (source === undefined) {
     const base = baseModel(config, model?.base ?? config.defaults.baseModel, `${at}/base`);
-    return { label: base.name, baseModel: base.model, tokenizer: base.tokenizer, checkpoint: null };
+    const { name: label, model: baseModelId, ...tokenizer } = base;
+    return { label, baseModel: baseModelId, ...tokenizer, checkpoint: null };
   }
   const field = `${at}/checkpoint/run`;
   const weights = await checkpointOf(store, source, tenant, field);
@@ -71,5 +88,6 @@ export async function resolveModel(
   }
   const base = baseModel(config, ref?.base ?? config.defaults.baseModel, `${field} (${source})`);
   const { parent: _parent, ...paths } = weights;
-  return { label: source, baseModel: base.model, tokenizer: base.tokenizer, ...paths };
+  const { name: _name, model: baseModelId, ...tokenizer } = base;
+  return { label: source, baseModel: baseModelId, ...tokenizer, ...paths };
 }

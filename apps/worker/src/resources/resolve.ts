@@ -34,6 +34,7 @@ import {
 } from './instrument.ts';
 import { resolveModel } from './model-ref.ts';
 import { readRunOutcome } from './run-outcome.ts';
+import { toolMarkersOf } from './tokenizers.ts';
 import { vllmEndpointConfig } from './vllm-config.ts';
 import { missingInference, missingTrainer } from './unavailable.ts';
 
@@ -102,13 +103,15 @@ export class ResourceResolver {
     const rewardName = endpointName(spec, operator, 'rewardModel');
     const searchName = endpointName(spec, operator, 'search');
     const judgeName = endpointName(spec, operator, 'judge');
-    const tokenizer = factories.tokenizer(model.tokenizer);
+    const source = model.tokenizerSource;
+    const tokenizer = factories.tokenizer(model.tokenizer, source);
+    const toolMarkers = source && toolMarkersOf(tokenizer, source);
     const [inference, trainer, rewardScorer, search, data, evalModels] = await Promise.all([
       inferenceName ? this.inference(inferenceName, model) : missingInference(spec.kind),
       trainerName ? this.trainer(trainerName, spec.kind) : missingTrainer(spec.kind),
       rewardName ? this.rewardModel(rewardName, run.tenant) : undefined,
       searchName ? this.search(searchName) : undefined,
-      this.datasets.catalogFor(spec, tokenizer),
+      this.datasets.catalogFor(spec, tokenizer, toolMarkers),
       spec.kind === 'eval' && spec.models
         ? Promise.all(
             spec.models.map((ref, i) =>
@@ -120,6 +123,7 @@ export class ResourceResolver {
     const judge = judgeName ? this.judge(judgeName) : undefined;
     return {
       tokenizer,
+      ...(toolMarkers && { toolMarkers }),
       inference,
       trainer,
       model,

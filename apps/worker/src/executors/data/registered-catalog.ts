@@ -4,6 +4,7 @@
 import type { Tokenizer } from '@anneal/engines';
 import {
   type RegisteredDataset,
+  type ToolCallMarkers,
   createToolCallFormat,
   preferenceRowToTokens,
   sftRowToTokens,
@@ -26,7 +27,12 @@ interface Tables {
   eval: Record<string, readonly EvalExample[]>;
 }
 
-function addDataset(tables: Tables, dataset: RegisteredDataset, tokenizer: Tokenizer): void {
+function addDataset(
+  tables: Tables,
+  dataset: RegisteredDataset,
+  tokenizer: Tokenizer,
+  markers: ToolCallMarkers | undefined,
+): void {
   const { name } = dataset;
   const id = (i: number) => `${name}:${i + 1}`;
   switch (dataset.kind) {
@@ -59,7 +65,7 @@ function addDataset(tables: Tables, dataset: RegisteredDataset, tokenizer: Token
       }));
       return;
     case 'sft': {
-      const format = createToolCallFormat(tokenizer);
+      const format = createToolCallFormat(tokenizer, markers);
       tables.sft[name] = dataset.rows.map((r, i) => {
         const { tokens, lossMask } = sftRowToTokens(r, format);
         return { id: id(i), tokens, lossMask };
@@ -67,7 +73,7 @@ function addDataset(tables: Tables, dataset: RegisteredDataset, tokenizer: Token
       return;
     }
     case 'preference': {
-      const format = createToolCallFormat(tokenizer);
+      const format = createToolCallFormat(tokenizer, markers);
       const split: Tables['preferences'][string] = { train: [], heldOut: [] };
       dataset.rows.forEach((r, i) => {
         const pair = { id: id(i), ...preferenceRowToTokens(r, format) };
@@ -85,10 +91,11 @@ export function withRegisteredDatasets(
   base: DataCatalog,
   datasets: readonly RegisteredDataset[],
   tokenizer: Tokenizer,
+  markers?: ToolCallMarkers,
 ): DataCatalog {
   if (datasets.length === 0) return base;
   const tables: Tables = { sft: {}, preferences: {}, prompts: {}, eval: {} };
-  for (const dataset of datasets) addDataset(tables, dataset, tokenizer);
+  for (const dataset of datasets) addDataset(tables, dataset, tokenizer, markers);
   const pick =
     <T>(table: Record<string, T>, fallback: (source: string) => T) =>
     (source: string): T =>

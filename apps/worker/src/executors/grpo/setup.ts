@@ -74,7 +74,7 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const catalog = catalogOf(resources);
   const pools = mixPools(catalog, spec.data.mix, 'prompts', (s) => catalog.prompts(s));
   if (!resources.judge) checkNoJudgeNeeded(pools);
-  const format = createToolCallFormat(resources.tokenizer);
+  const format = createToolCallFormat(resources.tokenizer, resources.toolMarkers);
   const tool = createSearchTool(
     resources,
     {
