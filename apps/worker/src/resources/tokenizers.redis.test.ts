@@ -99,6 +99,15 @@ describe('base model with a Hugging Face tokenizer', () => {
     );
   });
 
+  it('refuses a marker that repeats another marker or the eos token', async () => {
+    await expect(resolver(hf(), { ...toolFormat, answer: '<|im_start|>' })()).rejects.toThrow(
+      /toolFormat\.answer: '<\|im_start\|>' is already toolFormat\.user/,
+    );
+    await expect(resolver(hf('<|im_end|>'))()).rejects.toThrow(
+      /toolFormat\.assistant: '<\|im_end\|>' is already the eos token/,
+    );
+  });
+
   it('names the base model when the tokenizer file is unusable', async () => {
     await writeFile(
       tokenizerPath,

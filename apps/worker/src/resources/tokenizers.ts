@@ -44,7 +44,17 @@ export function toolMarkersOf(
 ): ToolCallMarkers | undefined {
   const format = source.toolFormat;
   if (format === undefined) return undefined;
+  const eos = tokenizer.decode([tokenizer.eosTokenId]);
+  const seen = new Map<string, string>([[eos, 'the eos token']]);
   for (const [key, marker] of Object.entries(format)) {
+    const clash = seen.get(marker);
+    if (clash !== undefined) {
+      throw new RunSetupError(
+        `baseModels.${source.baseModel}.toolFormat.${key}: '${marker}' is already ${clash}; ` +
+          'markers must be distinct tokens',
+      );
+    }
+    seen.set(marker, `toolFormat.${key}`);
     const id = tokenizer.specialTokenId(marker);
     const ids = tokenizer.encode(marker);
     if (id === undefined || ids.length !== 1 || ids[0] !== id) {
@@ -54,5 +64,5 @@ export function toolMarkersOf(
       );
     }
   }
-  return { ...format, eos: tokenizer.decode([tokenizer.eosTokenId]) };
+  return { ...format, eos };
 }
