@@ -38,8 +38,10 @@ export interface DemoOptions {
   remote?: { url: string; token: string; rewardModel?: string };
   /** Seconds a finished run's series stay on the worker's /metrics (default 60). */
   runSeriesGraceSeconds?: number;
+  /** Redis key prefix of the local stack (default: a new `{anneal-demo-…}` per demo). */
+  keyPrefix?: string;
   /** Called after each run succeeded, while the stack that ran it is still up (tests). */
-  onRunSucceeded?: (phase: Phase, run: RunResource, stack: RunningStack | null) => Promise<void>;
+  onRunSucceeded?: (phase: Phase, run: RunResource, session: DemoSession) => Promise<void>;
 }
 
 export interface DemoResult {
@@ -48,7 +50,8 @@ export interface DemoResult {
   reportPath: string;
 }
 
-interface Session {
+/** The API client the demo uses and the local stack behind it (null in remote mode). */
+export interface DemoSession {
   client: ApiClient;
   stack: RunningStack | null;
 }
@@ -60,7 +63,7 @@ const STEPS_OF = (spec: RunSpecJson): number => {
 
 async function runPhase(
   options: DemoOptions,
-  session: Session,
+  session: DemoSession,
   phase: Phase,
   spec: RunSpecJson,
   current: { runId: string | null },
@@ -74,7 +77,7 @@ async function runPhase(
   };
   const run = await followRun(session.client, submitted.id, onEvent, options.signal);
   current.runId = null;
-  await options.onRunSucceeded?.(phase, run, session.stack);
+  await options.onRunSucceeded?.(phase, run, session);
   return run;
 }
 
@@ -99,7 +102,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const workDir = path.join(path.dirname(options.reportPath), 'work', demoId);
   const current: { runId: string | null } = { runId: null };
   let redis: DemoRedis | null = null;
-  const session: Session = { client: new ApiClient({ url: 'http://127.0.0.1:0' }), stack: null };
+  const session: DemoSession = {
+    client: new ApiClient({ url: 'http://127.0.0.1:0' }),
+    stack: null,
+  };
   let stackOptions: StackOptions | null = null;
   try {
     if (options.remote) {
@@ -110,7 +116,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       display.info(`anneal demo: Redis at ${redis.url} (${redis.source})`);
       stackOptions = {
         redisUrl: redis.url,
-        keyPrefix: `{anneal-demo-${demoId}}`,
+        keyPrefix: options.keyPrefix ?? `{anneal-demo-${demoId}}`,
         token: randomBytes(24).toString('base64url'),
         artifactDir: path.join(workDir, 'artifacts'),
         logFile: path.join(workDir, 'stack.log'),

@@ -31,18 +31,18 @@ export interface DemoSizes {
 
 /** The full demo: SFT to a competent-but-imperfect policy, then GRPO has room to improve it. */
 export const FULL_SIZES: Readonly<DemoSizes> = {
-  sft: { steps: 1000, batchSize: 8, learningRate: 5e-3, checkpointInterval: 250 },
+  sft: { steps: 900, batchSize: 8, learningRate: 5e-3, checkpointInterval: 300 },
   rm: { steps: 40, batchSize: 16, learningRate: 1e-3, checkpointInterval: 20 },
   grpo: {
-    steps: 100,
-    promptsPerStep: 8,
+    steps: 80,
+    promptsPerStep: 16,
     groupSize: 8,
     maxTokens: 64,
-    learningRate: 5e-3,
+    learningRate: 3e-3,
     lambdaTool: 0.2,
-    checkpointInterval: 50,
+    checkpointInterval: 40,
   },
-  eval: { datasets: ['search-qa'], examples: 200, temperature: 0.6, maxToolCalls: 5 },
+  eval: { datasets: ['search-qa'], examples: 1000, temperature: 0.6, maxToolCalls: 5 },
 };
 
 /** The CI loop: every phase runs for real, at a size that finishes in a few minutes. */

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import type { StepRecord } from '@anneal/protocol';
+import { buildReport, checkTargets, lastValue, median, series } from './report.ts';
+
+const at = '2026-01-01T00:00:00.000Z';
+const step = (n: number, metrics: Record<string, number | null>): StepRecord => ({
+  step: n,
+  metrics,
+  at,
+});
+const runs = { sft: 'run_a', rm: 'run_b', grpo: 'run_c', eval: 'run_d' };
+
+describe('report helpers', () => {
+  it('series drops missing, null and non-finite values, keeping step order', () => {
+    const steps = [
+      step(1, { x: 1 }),
+      step(2, { x: null }),
+      step(3, {}),
+      step(4, { x: NaN }),
+      step(5, { x: 3 }),
+    ];
+    expect(series(steps, 'x')).toEqual([1, 3]);
+  });
+
+  it('median of odd and even counts; null when empty', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNull();
+  });
+
+  it('lastValue is the last step that reports the metric (held-out accuracy at checkpoints)', () => {
+    const steps = [
+      step(1, { h: 0.6 }),
+      step(2, { loss: 1 }),
+      step(3, { h: 0.9 }),
+      step(4, { loss: 0.5 }),
+    ];
+    expect(lastValue(steps, 'h')).toBe(0.9);
+    expect(lastValue(steps, 'missing')).toBeNull();
+  });
+});
+
+describe('buildReport', () => {
+  const grpo = Array.from({ length: 7 }, (_, i) =>
+    step(i + 1, { 'reward/all': i, train_inference_kl: i === 3 ? 4e-3 : 1e-4, grad_norm: 10 - i }),
+  );
+  const report = buildReport({
+    wallSeconds: 123.456,
+    runs,
+    sft: [step(1, { loss: 2 }), step(2, { loss: 1.5 })],
+    rm: [step(1, { loss: 0.7 }), step(2, { loss: 0.5, heldout_pair_accuracy: 0.85 })],
+    grpo,
+    eval: [
+      step(1, {
+        accuracy: 0.4,
+        tool_calls_per_rollout: 1,
+        'tool_calls_per_rollout/tool_free': 0.3,
+        examples: 300,
+      }),
+      step(2, {
+        accuracy: 0.55,
+        tool_calls_per_rollout: 0.8,
+        'tool_calls_per_rollout/tool_free': 0.05,
+        examples: 300,
+      }),
+    ],
+  });
+
+  it('takes every number from the step records', () => {
+    expect(report).toEqual({
+      wallSeconds: 123.5,
+      sft: { steps: 2, finalLoss: 1.5 },
+      rm: { heldOutPairAccuracy: 0.85 },
+      grpo: {
+        steps: 7,
+        rewardFirst5Mean: 2, // (0+1+2+3+4)/5
+        rewardLast5Mean: 4, // (2+3+4+5+6)/5
+        klMax: 4e-3,
+        gradNormMedian: 7, // median of 10..4
+      },
+      eval: {
+        before: { accuracy: 0.4, meanToolCalls: 1, meanToolCallsToolFree: 0.3 },
+        after: { accuracy: 0.55, meanToolCalls: 0.8, meanToolCallsToolFree: 0.05 },
+        examples: 300,
+      },
+      runs,
+    });
+  });
+
+  it('checks the targets against the report', () => {
+    const checks = checkTargets(report, grpo);
+    expect(checks.map((c) => [c.name, c.met])).toEqual([
+      ['whole demo <= 10 min', true],
+      ['RM held-out pair accuracy >= 0.8', true],
+      ['eval accuracy after >= before + 0.10', true],
+      ['fewer tool calls on tool-free questions', true],
+      ['KL recorded every step, finite, < 1e-2', true],
+    ]);
+    const missingKl = [...grpo.slice(0, 3), step(4, { 'reward/all': 1 })];
+    const slow = {
+      ...report,
+      wallSeconds: 601,
+      eval: { ...report.eval, after: { ...report.eval.after, accuracy: 0.49 } },
+    };
+    expect(
+      checkTargets(slow, missingKl)
+        .filter((c) => !c.met)
+        .map((c) => c.name),
+    ).toEqual([
+      'whole demo <= 10 min',
+      'eval accuracy after >= before + 0.10',
+      'KL recorded every step, finite, < 1e-2',
+    ]);
+  });
+
+  it('reports null, not a made-up number, when a metric was never recorded', () => {
+    const empty = buildReport({ wallSeconds: 1, runs, sft: [], rm: [], grpo: [], eval: [] });
+    expect(empty.sft).toEqual({ steps: 0, finalLoss: null });
+    expect(empty.grpo.klMax).toBeNull();
+    expect(empty.eval.before.accuracy).toBeNull();
+    expect(checkTargets(empty, []).find((c) => c.name.startsWith('KL'))?.met).toBe(false);
+  });
+});
