@@ -2,7 +2,7 @@
 // Source names follow the run-spec defaults (protocol): sft `tool-trajectories` and
 // `style-preferences`, rm `preference-pairs`, grpo `search-qa` and `rubric-chat`, eval
 // `search-qa`; `builtin` names everything of a use at once.
-import { builtinTasks, type BuiltinTasks, type TaskQa } from '@anneal/envs';
+import { builtinTasks, type BuiltinSizes, type BuiltinTasks, type TaskQa } from '@anneal/envs';
 import {
   lookup,
   type DataCatalog,
@@ -97,11 +97,28 @@ export function builtinDataCatalog(
   };
 }
 
+/**
+ * The world the worker serves (about 4x envs' defaults). On envs' 96-person world the embedded
+ * tiny model memorises the ~250 demos (SFT loss 0.05) and answers ~14% of the eval questions;
+ * with 400 persons it has to learn to copy names from the question and the search result, and
+ * answers ~35-40% after ~1000 SFT steps (measured for `anneal demo`, docs/demo.md). 300 eval
+ * questions (200 search QA, 100 tool-free) keep the eval's standard error near 0.03.
+ */
+export const WORKER_WORLD_SIZES: Readonly<Partial<BuiltinSizes>> = Object.freeze({
+  persons: 500,
+  towns: 70,
+  lands: 10,
+  trainQa: 700,
+  evalQa: 200,
+  toolFreeTrain: 200,
+  toolFreeEval: 100,
+});
+
 let defaultCatalog: DataCatalog | undefined;
 
 /** The catalogue used when the runtime passes none: built-in tasks, seed 0 (the same world for
  * every run of a worker, so SFT, RM, GRPO and eval runs see one corpus). */
 export function defaultDataCatalog(): DataCatalog {
-  defaultCatalog ??= builtinDataCatalog(builtinTasks(0));
+  defaultCatalog ??= builtinDataCatalog(builtinTasks(0, WORKER_WORLD_SIZES));
   return defaultCatalog;
 }
