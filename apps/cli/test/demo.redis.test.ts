@@ -9,11 +9,13 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import type { StepRecord } from '@anneal/protocol';
-import { readSteps } from '../src/demo/api.ts';
+import { ApiClient } from '../src/api/client.ts';
+import { DemoRunError, followRun, readSteps, submitRun } from '../src/demo/api.ts';
 import { PlainDisplay } from '../src/demo/display.ts';
 import { type DemoReport } from '../src/demo/report.ts';
 import { type DemoSession, runDemo } from '../src/demo/run-demo.ts';
 import { QUICK_SIZES } from '../src/demo/specs.ts';
+import { startStack } from '../src/demo/stack.ts';
 import { REDIS_URL } from './cli-process.ts';
 
 const prefix = `{anneal-demo-test-${randomUUID()}}`;
@@ -129,3 +131,42 @@ it('runs the quick demo through the API and reports measured numbers', async () 
   expect(output).toContain(`registering rm run ${report.runs.rm} as reward model 'demo-rm'`);
   expect(output).toContain('docker compose up');
 }, 300_000);
+
+it('a failed run ends the follow with the reason the run failed with', async () => {
+  dir ??= await mkdtemp(path.join(os.tmpdir(), 'anneal-demo-test-'));
+  const token = `demo-test-token-${randomUUID()}`;
+  // A reward model registered under a run id that does not exist: the control plane accepts the
+  // name, the worker fails the run when it resolves the model.
+  const missing = 'run_01J00000000000000000000000';
+  const stack = await startStack(
+    {
+      redisUrl: REDIS_URL,
+      keyPrefix: prefix,
+      token,
+      artifactDir: path.join(dir, 'failing', 'artifacts'),
+      logFile: path.join(dir, 'failing', 'stack.log'),
+      runSeriesGraceSeconds: 0,
+    },
+    [{ name: 'demo-rm', run: missing }],
+  );
+  try {
+    const client = new ApiClient({ url: stack.url, token });
+    const run = await submitRun(client, {
+      kind: 'grpo',
+      steps: 1,
+      endpoints: { rewardModel: 'demo-rm' },
+    });
+    const seen: string[] = [];
+    const error = await followRun(client, run.id, (e) => seen.push(e.type)).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DemoRunError);
+    const failure = error as DemoRunError;
+    expect(failure.run.state).toBe('failed');
+    expect(failure.reason).toContain(missing);
+    expect(failure.message).toBe(`grpo run ${run.id} failed: ${failure.reason}`);
+    expect(seen.at(-1)).toBe('run:state');
+  } finally {
+    await stack.close();
+  }
+}, 120_000);

@@ -132,8 +132,13 @@ export class TerminalDisplay implements DemoDisplay {
   }
 
   step(phase: Phase, step: number, metrics: StepMetrics): void {
+    // GRPO's numbers are in the table row; its bar shows only the reward.
+    const detail =
+      phase === 'grpo'
+        ? `reward ${formatValue(metrics['reward/all'])}`
+        : stepDetail(phase, metrics);
     if (phase === 'grpo') this.info(grpoRow(step, metrics));
-    this.active.get(phase)?.update(step, { detail: stepDetail(phase, metrics) });
+    this.active.get(phase)?.update(step, { detail });
   }
 
   phaseEnd(phase: Phase, summary: string): void {
