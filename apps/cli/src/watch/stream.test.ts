@@ -83,4 +83,36 @@ describe('followEvents', () => {
     await expect(failure).rejects.toMatchObject({ problem: { code: 'E404' } });
     expect(lastEventIds).toHaveLength(2);
   });
+
+  it('an aborted signal ends the follow at once: the open stream closes, no reconnect', async () => {
+    const { client, lastEventIds } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(frame('1-0', 'a')); // and never ends
+    });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const following = followEvents({
+      client,
+      path: '/e',
+      signal: controller.signal,
+      initialRetryMs: 10,
+      onEvent: (e) => {
+        seen.push(e.data);
+        controller.abort();
+        return 'continue';
+      },
+    });
+    await following;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen).toEqual(['a']);
+    expect(lastEventIds).toEqual([undefined]);
+    // Already aborted: returns without connecting.
+    await followEvents({
+      client,
+      path: '/e',
+      signal: controller.signal,
+      onEvent: () => 'continue',
+    });
+    expect(lastEventIds).toHaveLength(1);
+  });
 });
