@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { buildApp, sha256Hex } from '@anneal/control-plane';
 import { localOperatorConfig, validateOperatorConfig } from '@anneal/protocol';
 import { SPEC_BODY } from './report.ts';
+import { deleteKeysWithPrefix } from '@anneal/store';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `{anneal-bench-${randomUUID()}}`;
@@ -60,12 +61,7 @@ process.once('SIGTERM', async () => {
   await bare.close();
   await control.close();
   for (const client of blocking) client.disconnect();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
+  await deleteKeysWithPrefix(redis, prefix);
   await redis.quit();
   process.exit(0);
 });

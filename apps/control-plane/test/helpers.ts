@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { type OperatorConfig, validateOperatorConfig } from '@anneal/protocol';
-import { createStoreContext, type StoreContext } from '@anneal/store';
+import { createStoreContext, deleteKeysWithPrefix, type StoreContext } from '@anneal/store';
 import { buildApp } from '../src/app.ts';
 import type { AppSettings } from '../src/context.ts';
 import { sha256Hex } from '../src/plugins/auth.ts';
@@ -132,12 +132,7 @@ export async function testPlane(
     async cleanup() {
       await plane.app.close();
       await Promise.all(extra.map((c) => c.quit().catch(() => c.disconnect())));
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) await redis.del(...found);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, prefix);
       await redis.quit();
     },
   };

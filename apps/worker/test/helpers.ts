@@ -13,6 +13,7 @@ import {
   createRun,
   enqueueRun,
   type PoolQueues,
+  deleteKeysWithPrefix,
 } from '@anneal/store';
 import { noopLogger } from '@anneal/telemetry';
 import {
@@ -98,12 +99,7 @@ export async function testEnv(operatorConfig?: OperatorConfig): Promise<TestEnv>
       await Promise.all(workers.map((w) => w.close()));
       await queues.close();
       await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) await redis.del(...found);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, prefix);
       await redis.quit();
       await rm(artifactDir, { recursive: true, force: true });
     },

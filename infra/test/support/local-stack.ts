@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { type RunningControlPlane, parseEnv, startControlPlane } from '@anneal/control-plane';
 import { type WorkerHandle, loadWorkerConfig, startWorker } from '@anneal/worker';
 import { stringify } from 'yaml';
+import { deleteKeysWithPrefix } from '@anneal/store';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -152,12 +153,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await worker?.close();
       await plane.close();
       const redis = new Redis(REDIS_URL);
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) await redis.del(...found);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, prefix);
       await redis.quit();
       rmSync(dir, { recursive: true, force: true });
     },

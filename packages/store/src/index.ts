@@ -2,6 +2,7 @@
 // ({ redis, prefix }). Used by the control plane and by workers. See README.md.
 export { DEFAULT_PREFIX, type StoreContext, createStoreContext, keys } from './context.ts';
 export { newRunId } from './ids.ts';
+export { deleteKeysWithPrefix } from './purge.ts';
 export * from './runs.ts';
 export * from './run-view.ts';
 export * from './transitions.ts';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RunSpec } from '@anneal/protocol';
 import { parseRunSpec } from '@anneal/protocol';
-import { type StoreContext, createStoreContext } from '../src/index.ts';
+import { type StoreContext, createStoreContext, deleteKeysWithPrefix } from '../src/index.ts';
 
 // Test support reads the test environment (like *.test.ts files, which the lint rule exempts).
 // eslint-disable-next-line no-restricted-properties
@@ -33,12 +33,7 @@ export async function testStore(): Promise<TestStore> {
     },
     async cleanup() {
       await Promise.all(extra.map((c) => c.quit().catch(() => c.disconnect())));
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) await redis.del(...found);
-      } while (cursor !== '0');
+      await deleteKeysWithPrefix(redis, prefix);
       await redis.quit();
     },
   };
