@@ -35,7 +35,7 @@ export default tseslint.config(
     },
   },
   {
-    // Packages take config as arguments; only apps parse the environment (CONVENTIONS.md).
+    // Packages take config as arguments; only apps parse the environment (docs/conventions.md).
     files: ['packages/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {

@@ -3,7 +3,7 @@
 //   trainer: forward+backward tokens/s, 1 compute thread (baseline) vs 2 (batch split)
 //   sampler: generated tokens/s, unbatched n=1 requests (baseline) vs n=8 batches, 1 vs 2 workers
 //   mismatch: k1/k3 KL and max |Δlogp| between onnxruntime's sampling logprobs and the
-//             TypeScript trainer's logprobs on the same sampled tokens (RECIPE §2)
+//             TypeScript trainer's logprobs on the same sampled tokens (docs/recipe.md §2)
 // Candidates run round-robin so a loaded machine slows each alike; compare the ratios.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

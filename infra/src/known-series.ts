@@ -3,7 +3,7 @@
 import { allExposedSeriesNames } from '@anneal/telemetry';
 import { ruleExpressions } from './expressions.ts';
 
-/** vLLM's Prometheus metrics as listed in docs VLLM_API.md ("Its Prometheus metrics"). */
+/** vLLM's Prometheus metrics as listed in docs docs/engines.md ("Its Prometheus metrics"). */
 export const VLLM_METRICS = {
   gauges: ['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc'],
   counters: [
@@ -53,6 +53,6 @@ export function unknownSeriesReason(name: string): string | undefined {
     return `${name} is not in the metric catalogue (packages/telemetry)`;
   if (name.includes(':') && !name.startsWith('vllm:'))
     return `${name} is not a recording rule in infra/prometheus/rules`;
-  if (name.startsWith('vllm:')) return `${name} is not a vLLM metric listed in VLLM_API.md`;
+  if (name.startsWith('vllm:')) return `${name} is not a vLLM metric listed in docs/engines.md`;
   return `${name} is neither an anneal_* catalogue metric, a recording rule, nor vllm:*`;
 }

@@ -118,7 +118,7 @@ describe('docker-compose.yml', () => {
     expect(service('grafana').environment).toHaveProperty('ANNEAL_ALERT_WEBHOOK_URL');
   });
 
-  it('runs vLLM with the flags VLLM_API.md asks for, on a reserved GPU', () => {
+  it('runs vLLM with the flags docs/engines.md asks for, on a reserved GPU', () => {
     const vllm = service('vllm');
     const command = vllm.command!.join(' ');
     expect(command).toContain('--logprobs-mode processed_logprobs');

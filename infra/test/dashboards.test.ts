@@ -22,7 +22,7 @@ describe('dashboard files', () => {
     }
   });
 
-  it('are the four issue 6 asks for, each with a unique uid', () => {
+  it('are the four documented in docs/observability.md, each with a unique uid', () => {
     const titles = [...boards.values()].map((b) => b.title).sort();
     expect(titles).toEqual([
       'Anneal / Control plane',

@@ -186,7 +186,7 @@ describe('infra/k8s manifests', () => {
     }
   });
 
-  it('run vLLM with the flags VLLM_API.md asks for', () => {
+  it('run vLLM with the flags docs/engines.md asks for', () => {
     const container = workload('vllm').spec.template.spec.containers[0]!;
     expect(container.args!.join(' ')).toContain('--logprobs-mode processed_logprobs');
     expect(container.args).toContain('--enable-lora');

@@ -91,7 +91,7 @@ describe('alert rules', () => {
     );
   });
 
-  it('cover what issue 6 asks for', () => {
+  it('cover the documented alerts and recording rules', () => {
     expect(alerts.map((a) => a.origin.split(' ').pop()).sort()).toEqual([
       'AnnealGradNormSpike',
       'AnnealPoolWaitHigh',

@@ -51,7 +51,7 @@ const rollout = (
   refLength,
 });
 
-// Hand-computed (RECIPE.md §4, §2; config α_win = α_lose = 1, β_lose = 0, λ = 0.1):
+// Hand-computed (docs/recipe.md §4, §2; config α_win = α_lose = 1, β_lose = 0, λ = 0.1):
 // c̃ = [2, 2, 3, 1], winners {0, 1} both 2 → b_g = 2 for any seed; Δ = [0, 0, 1, 0].
 // Ŵ = {0}; b_win = 100, b_lose = (200 + 100 + 50) / 3, cap = 200.
 // pen_len = [1 − e^−0.5, 1 − e^−(350/270 − 1), 1 − e^−(350/150 − 1), 1 (hard cap)].

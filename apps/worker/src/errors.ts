@@ -1,4 +1,4 @@
-// Coded errors of the worker runtime (CONVENTIONS.md: coded errors, small documented classes).
+// Coded errors of the worker runtime (docs/conventions.md: coded errors, small documented classes).
 
 export const WORKER_ERROR_CODES = {
   config: 'ANNEAL_ERR_WORKER_CONFIG',

@@ -1,4 +1,4 @@
-// What a registered trainer endpoint can run (ARCHITECTURE.md "Engines"): run kinds, losses
+// What a registered trainer endpoint can run (docs/architecture.md "Engines"): run kinds, losses
 // and how it reduces token losses. Which losses each kind needs is one table in
 // @anneal/protocol (`KIND_LOSSES`): the control plane checks it at submission (resolveRunSpec)
 // and the worker at run setup (`checkRunSupported`, below), so both agree.
@@ -8,7 +8,7 @@ import type { TrainerCapabilities } from './types.ts';
 export type RunKind = TrainerCapabilities['kinds'][number];
 export { KIND_LOSSES };
 
-/** Hosted Tinker: no value head, sums token losses (TRAINER_API.md "Reduction"). */
+/** Hosted Tinker: no value head, sums token losses (docs/engines.md "Reduction"). */
 export const TINKER_CAPABILITIES: TrainerCapabilities = {
   kinds: ['sft', 'grpo', 'eval'],
   losses: ['cross_entropy', 'importance_sampling', 'ppo'],

@@ -65,7 +65,7 @@ export {
   tinkerWeightsUri,
 } from './embedded/tinker-paths.ts';
 
-// Preference reward model (RECIPE §5): any value-head ONNX export, onnxruntime in a worker.
+// Preference reward model (docs/recipe.md §5): any value-head ONNX export, onnxruntime in a worker.
 export { OnnxRewardScorer } from './reward-model/scorer.ts';
 export type { OnnxRewardScorerOptions, ScoredPair } from './reward-model/scorer.ts';
 export { preferenceProbability } from './reward-model/preference.ts';

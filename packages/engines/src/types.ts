@@ -1,7 +1,7 @@
 // The engine contracts every implementation honours: vLLM + Tinker-HTTP in production,
 // the embedded ONNX sampler + TypeScript trainer on a laptop/CI. Workers only see these.
 
-/** Token-in/token-out sampling request (VLLM_API.md: token-id prompts, never text). */
+/** Token-in/token-out sampling request (docs/engines.md: token-id prompts, never text). */
 export interface SampleRequest {
   /** Prompt token ids. */
   prompt: readonly number[];
@@ -57,7 +57,7 @@ export interface Datum {
   lossFnInputs: Record<string, Tensor>;
 }
 
-/** Losses of TRAINER_API.md, plus `bradley_terry` for value-head reward models. */
+/** Losses of docs/engines.md, plus `bradley_terry` for value-head reward models. */
 export type LossFn = 'cross_entropy' | 'importance_sampling' | 'ppo' | 'bradley_terry';
 
 export interface LossFnConfig {
@@ -88,7 +88,7 @@ export interface OptimStepResult {
   metrics: Record<string, number>;
 }
 
-/** How a backend reduces token losses (TRAINER_API.md "Reduction"). */
+/** How a backend reduces token losses (docs/engines.md "Reduction"). */
 export type LossReduction = 'sum' | 'mean_per_sequence';
 
 export interface TrainerCapabilities {
@@ -101,7 +101,7 @@ export interface CreateModelOptions {
   baseModel: string;
   loraRank: number;
   seed?: number;
-  /** `value` replaces the LM head with a scalar value head (reward models, RECIPE §5). */
+  /** `value` replaces the LM head with a scalar value head (reward models, docs/recipe.md §5). */
   head?: 'lm' | 'value';
 }
 
@@ -129,7 +129,7 @@ export interface TrainerEngine {
   close(): Promise<void>;
 }
 
-/** Scores (prompt, response) token sequences with a value-head reward model (RECIPE §5). */
+/** Scores (prompt, response) token sequences with a value-head reward model (docs/recipe.md §5). */
 export interface RewardScorer {
   /** Scalar score s(x, y) per pair. */
   score(

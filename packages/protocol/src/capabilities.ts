@@ -4,8 +4,8 @@
 import type { TrainerLoss } from './operator-config.ts';
 import type { RunKind } from './run-spec/common.ts';
 
-/** Losses each kind's executor trains with (TRAINER_API.md "Losses"); `eval` only samples.
- * grpo trains with `importance_sampling` only (RECIPE §2: the executor never calls `ppo`). */
+/** Losses each kind's executor trains with (docs/engines.md "Losses"); `eval` only samples.
+ * grpo trains with `importance_sampling` only (docs/recipe.md §2: the executor never calls `ppo`). */
 export const KIND_LOSSES: Readonly<Record<RunKind, readonly TrainerLoss[]>> = {
   sft: ['cross_entropy'],
   rm: ['bradley_terry'],

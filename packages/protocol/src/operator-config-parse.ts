@@ -23,7 +23,7 @@ const DEFAULT_TARGETS = {
   judge: 'judges',
 } as const;
 
-/** A Tinker-compatible backend has no value head (TRAINER_API.md): `bradley_terry` is an Anneal
+/** A Tinker-compatible backend has no value head (docs/engines.md): `bradley_terry` is an Anneal
  * extension only the embedded trainer serves, so declaring it would let rm runs in and fail them. */
 function trainerIssues(config: OperatorConfig): Issue[] {
   return Object.entries(config.trainers).flatMap(([name, trainer]) =>

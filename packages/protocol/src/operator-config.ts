@@ -44,7 +44,7 @@ export const PoolConfig = Type.Object(
 );
 
 /** Where trainer sampler weights (`tinker://<model_id>/<name>`) are readable on the vLLM hosts
- * (TRAINER_API.md "Weight sync to the sampler"). */
+ * (docs/engines.md "Weight sync to the sampler"). */
 export const VllmAdapterStorage = Type.Object(
   {
     root: Type.String({

@@ -92,7 +92,7 @@ function capabilityIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[]
     : [{ path: joinPointer('endpoints', 'trainer'), message, reason: 'capability' }];
 }
 
-/** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (RECIPE §3). */
+/** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (docs/recipe.md §3). */
 function judgeIssues(spec: RunSpec, config: OperatorConfig, facts: DatasetFacts): ResolveIssue[] {
   if (spec.endpoints.judge !== undefined || !usesOptionalEndpoint(spec.kind, 'judge')) return [];
   const judges = declared(Object.keys(config.judges));

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { batchGroupAdvantages, groupAdvantages, isZeroVarianceGroup } from './advantages.ts';
 
-// RECIPE.md §2: Â_i = R_i − mean R, optionally / (std R + 1e-6), population std.
+// docs/recipe.md §2: Â_i = R_i − mean R, optionally / (std R + 1e-6), population std.
 const cases: Array<{ name: string; rewards: number[]; normalizeStd: boolean; expected: number[] }> =
   [
     {

@@ -1,4 +1,4 @@
-// Group-relative advantages (RECIPE.md §2, "Advantage"):
+// Group-relative advantages (docs/recipe.md §2, "Advantage"):
 //   Â_i = R_i − mean_j R_j, or with normalizeStd: (R_i − mean_j R_j) / (std_j R_j + 1e-6).
 // std is the population standard deviation (divide by G). A group whose rewards all tie has zero
 // advantage exactly (not rounding noise from the mean) and is counted as a zero-variance group.
@@ -6,7 +6,7 @@
 import { assertOffsets } from './ragged.ts';
 
 export interface AdvantageOptions {
-  /** Divide by std_j R_j + 1e-6 (RECIPE.md §2 option `normalizeStd`). Default false. */
+  /** Divide by std_j R_j + 1e-6 (docs/recipe.md §2 option `normalizeStd`). Default false. */
   normalizeStd?: boolean;
 }
 
@@ -48,7 +48,7 @@ function writeGroupAdvantages(
   return false;
 }
 
-/** Advantages of one GRPO group (RECIPE.md §2). */
+/** Advantages of one GRPO group (docs/recipe.md §2). */
 export function groupAdvantages(
   rewards: ArrayLike<number>,
   options: AdvantageOptions = {},
@@ -59,7 +59,7 @@ export function groupAdvantages(
 }
 
 /**
- * Advantages of many groups in one flat array (RECIPE.md §2): group g owns
+ * Advantages of many groups in one flat array (docs/recipe.md §2): group g owns
  * rewards[groupOffsets[g] .. groupOffsets[g + 1]). Writes into `out` (allocated if omitted).
  */
 export function batchGroupAdvantages(

@@ -9,7 +9,7 @@ import {
   symmetricBtLoss,
 } from './bradley-terry.ts';
 
-// RECIPE.md §5.
+// docs/recipe.md §5.
 describe('btLoss', () => {
   it.each([
     { delta: 0, r: 1, expected: Math.LN2 },

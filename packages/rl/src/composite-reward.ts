@@ -1,9 +1,9 @@
-// Composite reward with gated aggregation (RECIPE.md §4):
+// Composite reward with gated aggregation (docs/recipe.md §4):
 //   R(τ_i) = r_base(τ_i) · s(τ_i) − pen_eff(τ_i)          (gate: true, the default)
 // Correctness gates preference credit. With gate: false Anneal uses the linear sum the article
 // argues against, R = r_base + s − pen_eff, so the two can be compared.
 
-/** R of one rollout (RECIPE.md §4). */
+/** R of one rollout (docs/recipe.md §4). */
 export function compositeReward(
   base: number,
   preference: number,
@@ -14,7 +14,7 @@ export function compositeReward(
   return preferenceCredit - efficiencyPenalty;
 }
 
-/** R for every rollout of a group or batch (RECIPE.md §4). */
+/** R for every rollout of a group or batch (docs/recipe.md §4). */
 export function compositeRewards(
   base: ArrayLike<number>,
   preference: ArrayLike<number>,

@@ -1,6 +1,6 @@
-// Efficiency penalty (RECIPE.md §4): pen_eff = λ_tool · pen_tool + λ_len · pen_len.
+// Efficiency penalty (docs/recipe.md §4): pen_eff = λ_tool · pen_tool + λ_len · pen_len.
 
-/** pen_eff of one rollout (RECIPE.md §4). */
+/** pen_eff of one rollout (docs/recipe.md §4). */
 export function efficiencyPenalty(
   toolPenalty: number,
   lengthPenalty: number,

@@ -1,4 +1,4 @@
-// One GRPO group from outcomes to advantages (RECIPE.md §4 then §2): anchored tool and length
+// One GRPO group from outcomes to advantages (docs/recipe.md §4 then §2): anchored tool and length
 // penalties, efficiency penalty, gated composite reward, group-relative advantage. This is what the
 // worker runs per group and what `anneal reward score` prints.
 import { groupAdvantages, isZeroVarianceGroup } from './advantages.ts';
@@ -33,7 +33,7 @@ export interface GroupScore {
   zeroVariance: boolean;
 }
 
-/** Score one group (RECIPE.md §4, §2). The RNG is consulted only for b_g. */
+/** Score one group (docs/recipe.md §4, §2). The RNG is consulted only for b_g. */
 export function scoreGroup(outcomes: GroupOutcomes, config: RewardConfig, rng: Rng): GroupScore {
   const tool = anchoredToolPenalty(outcomes, config, rng);
   const length = anchoredLengthPenalty(outcomes);

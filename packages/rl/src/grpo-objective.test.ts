@@ -5,7 +5,7 @@ import { perTokenAdvantages, tokenAdvantageScale, type LossReduction } from './t
 
 const LN2 = Math.LN2;
 // Rollout 0: ratios [1, 2], Â = 0.5; rollout 1: ratio [0.5], Â = −0.5; G = 2.
-// J = ½ (½ (1 + 2) · 0.5 + 1 · 0.5 · (−0.5)) = ½ (0.75 − 0.25) = 0.25 (RECIPE.md §2).
+// J = ½ (½ (1 + 2) · 0.5 + 1 · 0.5 · (−0.5)) = ½ (0.75 − 0.25) = 0.25 (docs/recipe.md §2).
 const fixture: GrpoBatch = {
   logpTrain: [-1, -LN2, -2 * LN2],
   logpInfer: [-1, -2 * LN2, -LN2],
@@ -13,7 +13,7 @@ const fixture: GrpoBatch = {
   advantages: [0.5, -0.5],
 };
 
-describe('grpoObjective / gradient (RECIPE.md §2)', () => {
+describe('grpoObjective / gradient (docs/recipe.md §2)', () => {
   it('hand-computed J and ∂J/∂logp_train = r · Â / (G |o_i|)', () => {
     expect(grpoObjective(fixture)).toBeCloseTo(0.25, 12);
     const gradient = grpoObjectiveGradient(fixture);
@@ -30,7 +30,7 @@ describe('grpoObjective / gradient (RECIPE.md §2)', () => {
   });
 });
 
-describe('perTokenAdvantages (TRAINER_API.md "Reduction")', () => {
+describe('perTokenAdvantages (docs/engines.md "Reduction")', () => {
   it.each([
     { reduction: 'sum' as const, expected: [0.5 / 4, 0.5 / 4, -0.5 / 2] }, // Â / (N |o_i|)
     { reduction: 'mean_per_sequence' as const, expected: [0.25, 0.25, -0.25] }, // Â / N

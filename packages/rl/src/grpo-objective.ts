@@ -1,4 +1,4 @@
-// The GRPO objective with token-level IS (RECIPE.md §2):
+// The GRPO objective with token-level IS (docs/recipe.md §2):
 //   J(θ) = 1/G · Σ_i 1/|o_i| · Σ_t r_{i,t}(θ) · Â_i,   r_{i,t} = exp(logp_train − logp_infer)
 // and its gradient with respect to the train logprobs (∂r/∂logp_train = r):
 //   ∂J/∂logp_train_{i,t} = r_{i,t} · Â_i / (G · |o_i|).
@@ -29,7 +29,7 @@ function checkBatch(batch: GrpoBatch): number {
   return sequenceCount;
 }
 
-/** J of RECIPE.md §2 over the batch. */
+/** J of docs/recipe.md §2 over the batch. */
 export function grpoObjective(batch: GrpoBatch): number {
   const sequenceCount = checkBatch(batch);
   const { logpTrain, logpInfer, offsets, advantages } = batch;
@@ -45,7 +45,7 @@ export function grpoObjective(batch: GrpoBatch): number {
   return sequenceCount === 0 ? 0 : objectiveSum / sequenceCount;
 }
 
-/** ∂J/∂logp_train per token (RECIPE.md §2), flat (T,). */
+/** ∂J/∂logp_train per token (docs/recipe.md §2), flat (T,). */
 export function grpoObjectiveGradient(
   batch: GrpoBatch,
   out: Float64Array = new Float64Array(batch.logpTrain.length),

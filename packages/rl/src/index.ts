@@ -1,4 +1,4 @@
-// @anneal/rl: the math of RECIPE.md as pure functions over typed arrays. Depends on nothing.
+// @anneal/rl: the math of docs/recipe.md as pure functions over typed arrays. Depends on nothing.
 export { createRng, deriveSeed, type Rng } from './rng.ts';
 export { assertOffsets, packRagged, rolloutCount, type RaggedBatch } from './ragged.ts';
 export {

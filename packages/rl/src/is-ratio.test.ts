@@ -4,11 +4,11 @@ import { maskedIsRatios, tokenIsRatios, truncatedIsRatios } from './is-ratio.ts'
 import { maskedSequenceIsRatios, sequenceIsRatios } from './sequence-ratio.ts';
 
 const LN2 = Math.LN2;
-// Tokens with r = exp(logp_train − logp_infer) = 1, 2, 0.5, 3 (RECIPE.md §2).
+// Tokens with r = exp(logp_train − logp_infer) = 1, 2, 0.5, 3 (docs/recipe.md §2).
 const logpInfer = [-1, -2 * LN2, -LN2, -Math.log(3) - 0.1];
 const logpTrain = [-1, -LN2, -2 * LN2, -0.1];
 
-describe('token IS ratios (RECIPE.md §2)', () => {
+describe('token IS ratios (docs/recipe.md §2)', () => {
   it.each([
     { name: 'plain', run: () => tokenIsRatios(logpTrain, logpInfer), expected: [1, 2, 0.5, 3] },
     {
@@ -42,7 +42,7 @@ describe('token IS ratios (RECIPE.md §2)', () => {
   });
 });
 
-describe('sequence-level IS ratios (RECIPE.md §2, geometric mean)', () => {
+describe('sequence-level IS ratios (docs/recipe.md §2, geometric mean)', () => {
   // rollout 0: log-ratios [0, ln 2] → exp(ln2 / 2) = √2; rollout 1: [−ln 2] → 0.5; rollout 2: empty → 1.
   const offsets = Int32Array.of(0, 2, 3, 3);
   const train = [-1, -LN2, -2 * LN2];

@@ -1,14 +1,14 @@
-// Token-level importance-sampling ratios (RECIPE.md §2):
+// Token-level importance-sampling ratios (docs/recipe.md §2):
 //   r_{i,t} = π_train(o_{i,t}) / μ_infer(o_{i,t}) = exp(logp_train − logp_infer).
-// Plus the options RECIPE.md §2 lists: truncated IS ("TIS", clip at clipMax, default 2.0 when
+// Plus the options docs/recipe.md §2 lists: truncated IS ("TIS", clip at clipMax, default 2.0 when
 // enabled) and masked IS (drop tokens whose ratio leaves [low, high]). All work token by token,
 // so they take the flat per-token arrays of a whole batch directly.
 import { assertSameLength } from './ragged.ts';
 
-/** Default clip for truncated IS when enabled (RECIPE.md §2). */
+/** Default clip for truncated IS when enabled (docs/recipe.md §2). */
 export const DEFAULT_TIS_CLIP_MAX = 2.0;
 
-/** r = exp(logp_train − logp_infer) per token (RECIPE.md §2, default `level: token`). */
+/** r = exp(logp_train − logp_infer) per token (docs/recipe.md §2, default `level: token`). */
 export function tokenIsRatios(
   logpTrain: ArrayLike<number>,
   logpInfer: ArrayLike<number>,
@@ -22,7 +22,7 @@ export function tokenIsRatios(
   return out;
 }
 
-/** Truncated IS: min(r, clipMax) per token (RECIPE.md §2, "TIS"). */
+/** Truncated IS: min(r, clipMax) per token (docs/recipe.md §2, "TIS"). */
 export function truncatedIsRatios(
   logpTrain: ArrayLike<number>,
   logpInfer: ArrayLike<number>,
@@ -38,7 +38,7 @@ export function truncatedIsRatios(
 }
 
 /**
- * Masked IS (RECIPE.md §2): tokens whose ratio leaves [low, high] are dropped — their ratio is set
+ * Masked IS (docs/recipe.md §2): tokens whose ratio leaves [low, high] are dropped — their ratio is set
  * to 0 and mask[t] = 0; kept tokens have mask[t] = 1 and their plain ratio.
  */
 export function maskedIsRatios(

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { klK1, klK3, trainInferenceKl } from './kl.ts';
 import { ratioStats } from './ratio-stats.ts';
 
-// d_t = logp_infer − logp_train (RECIPE.md §2).
-describe('train–inference KL (RECIPE.md §2)', () => {
+// d_t = logp_infer − logp_train (docs/recipe.md §2).
+describe('train–inference KL (docs/recipe.md §2)', () => {
   it.each([
     {
       name: 'd = [0.1, −0.2]',
@@ -71,7 +71,7 @@ describe('train–inference KL (RECIPE.md §2)', () => {
   });
 });
 
-describe('ratioStats (RECIPE.md §2)', () => {
+describe('ratioStats (docs/recipe.md §2)', () => {
   it.each([
     {
       name: 'mixed',

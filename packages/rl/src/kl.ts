@@ -1,4 +1,4 @@
-// Train–inference KL estimators on the sampled tokens (RECIPE.md §2, "Train–inference KL"):
+// Train–inference KL estimators on the sampled tokens (docs/recipe.md §2, "Train–inference KL"):
 //   d_t = logp_infer − logp_train   (tokens were drawn from μ_infer)
 //   k1 = mean_t d_t,   k3 = mean_t (exp(−d_t) − 1 + d_t)   (k3 >= 0 term by term)
 // k3 is reported as `train_inference_kl`. Means run over every token of the batch (flat arrays).
@@ -11,7 +11,7 @@ export interface TrainInferenceKl {
   tokens: number;
 }
 
-/** k1 and k3 in one pass over the tokens (RECIPE.md §2). */
+/** k1 and k3 in one pass over the tokens (docs/recipe.md §2). */
 export function trainInferenceKl(
   logpTrain: ArrayLike<number>,
   logpInfer: ArrayLike<number>,
@@ -28,12 +28,12 @@ export function trainInferenceKl(
   return { k1: k1Sum / tokens, k3: k3Sum / tokens, tokens };
 }
 
-/** k1 = mean(d) (RECIPE.md §2). */
+/** k1 = mean(d) (docs/recipe.md §2). */
 export function klK1(logpTrain: ArrayLike<number>, logpInfer: ArrayLike<number>): number {
   return trainInferenceKl(logpTrain, logpInfer).k1;
 }
 
-/** k3 = mean(exp(−d) − 1 + d) (RECIPE.md §2); reported as `train_inference_kl`. */
+/** k3 = mean(exp(−d) − 1 + d) (docs/recipe.md §2); reported as `train_inference_kl`. */
 export function klK3(logpTrain: ArrayLike<number>, logpInfer: ArrayLike<number>): number {
   return trainInferenceKl(logpTrain, logpInfer).k3;
 }

@@ -4,7 +4,7 @@ import { anchoredLengthPenalty, ratioExcess } from './length-penalty.ts';
 
 const pen = (excess: number) => 1 - Math.exp(-excess);
 
-// RECIPE.md §4. Ŵ = winners with s >= 0.5; b_win / b_lose = mean L^ref inside / outside Ŵ;
+// docs/recipe.md §4. Ŵ = winners with s >= 0.5; b_win / b_lose = mean L^ref inside / outside Ŵ;
 // hard cap max_j L^ref checked first.
 const cases = [
   {
@@ -72,7 +72,7 @@ const cases = [
   },
 ];
 
-describe('anchoredLengthPenalty (RECIPE.md §4)', () => {
+describe('anchoredLengthPenalty (docs/recipe.md §4)', () => {
   it.each(cases)('$name', ({ outcomes, penalties, winBaseline, loseBaseline }) => {
     const result = anchoredLengthPenalty(outcomes);
     penalties.forEach((value, i) => expect(result.penalties[i]).toBeCloseTo(value, 12));

@@ -1,4 +1,4 @@
-// Anchored length penalty, per GRPO group (RECIPE.md §4):
+// Anchored length penalty, per GRPO group (docs/recipe.md §4):
 //   Ŵ_g = {i ∈ W_g : s_i >= 0.5}  (correct and preferred)
 //   b_win = mean_{j∈Ŵ_g} L_j^ref,  b_lose = mean_{j∉Ŵ_g} L_j^ref
 //   pen_len = 1                                      if L_i > max_j L_j^ref (hard cap, checked first)
@@ -52,7 +52,7 @@ function meanRefLength(
   return count === 0 ? null : sum / count;
 }
 
-/** pen_len for every rollout of one group (RECIPE.md §4). */
+/** pen_len for every rollout of one group (docs/recipe.md §4). */
 export function anchoredLengthPenalty(outcomes: LengthOutcomes): LengthPenalty {
   const { base, preference, length, refLength } = outcomes;
   const size = assertGroupLengths({ base, preference, length, refLength });

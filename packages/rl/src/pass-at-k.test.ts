@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keepForCalibration, passAtKFilter } from './pass-at-k.ts';
 
-// RECIPE.md §3: keep prompts with 0 < passes < k (pass@4 by default).
+// docs/recipe.md §3: keep prompts with 0 < passes < k (pass@4 by default).
 describe('rubric calibration filter', () => {
   it.each([
     { passes: 0, k: 4, keep: false },

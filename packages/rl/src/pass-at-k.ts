@@ -1,10 +1,10 @@
-// Rubric calibration filter (RECIPE.md §3, "pass@4 filter"): sample k responses per prompt, judge
+// Rubric calibration filter (docs/recipe.md §3, "pass@4 filter"): sample k responses per prompt, judge
 // each against the full rubric set, and keep only prompts where 0 < passes < k (a prompt every
 // sample passes or every sample fails carries no learning signal).
 
 export const DEFAULT_CALIBRATION_K = 4;
 
-/** Keep a prompt with `passes` of k responses passing? (RECIPE.md §3). */
+/** Keep a prompt with `passes` of k responses passing? (docs/recipe.md §3). */
 export function keepForCalibration(passes: number, k: number = DEFAULT_CALIBRATION_K): boolean {
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`k: must be an integer >= 1, got ${k}`);
   if (!Number.isInteger(passes) || passes < 0 || passes > k) {

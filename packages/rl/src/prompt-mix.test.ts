@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { allocatePromptMix, samplePromptMix } from './prompt-mix.ts';
 import { createRng } from './rng.ts';
 
-// RECIPE.md §3: 90 % verifiable QA, 10 % rubric (configurable weights).
+// docs/recipe.md §3: 90 % verifiable QA, 10 % rubric (configurable weights).
 describe('allocatePromptMix', () => {
   it.each([
     { weights: [0.9, 0.1], n: 10, expected: [9, 1] },

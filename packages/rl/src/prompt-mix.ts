@@ -1,4 +1,4 @@
-// Seeded weighted prompt mix (RECIPE.md §3, "Prompt mix": 90 % verifiable QA, 10 % rubric,
+// Seeded weighted prompt mix (docs/recipe.md §3, "Prompt mix": 90 % verifiable QA, 10 % rubric,
 // configurable). Systematic sampling: one uniform offset u, then n evenly spaced points
 // (u + k) / n on the cumulative weights. Each source's count is floor or ceil of n · w_j and its
 // expectation is exactly n · w_j; the order is then shuffled (Fisher–Yates) with the same RNG.

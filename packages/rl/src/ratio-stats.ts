@@ -1,4 +1,4 @@
-// IS-ratio statistics reported every step (RECIPE.md §2): mean, min, max and the fraction of
+// IS-ratio statistics reported every step (docs/recipe.md §2): mean, min, max and the fraction of
 // ratios outside [0.5, 2] (strictly below 0.5 or strictly above 2). Over zero ratios every
 // statistic is NaN (no data, no made-up number).
 
@@ -13,7 +13,7 @@ export interface RatioStats {
   count: number;
 }
 
-/** Statistics of a flat array of IS ratios (RECIPE.md §2). */
+/** Statistics of a flat array of IS ratios (docs/recipe.md §2). */
 export function ratioStats(
   ratios: ArrayLike<number>,
   low: number = RATIO_BAND_LOW,

@@ -15,7 +15,7 @@ const FIXTURE_CONFIG: RewardConfig = {
 };
 import { createRng } from './rng.ts';
 
-describe('efficiencyPenalty (RECIPE.md §4)', () => {
+describe('efficiencyPenalty (docs/recipe.md §4)', () => {
   it.each([
     { tool: 0.5, len: 0.25, lambdaTool: 0.1, lambdaLen: 0.2, expected: 0.1 },
     { tool: 1, len: 1, lambdaTool: 0, lambdaLen: 0, expected: 0 },
@@ -32,7 +32,7 @@ describe('efficiencyPenalty (RECIPE.md §4)', () => {
   );
 });
 
-describe('compositeReward (RECIPE.md §4)', () => {
+describe('compositeReward (docs/recipe.md §4)', () => {
   it.each([
     { name: 'correct, gated', base: 1, s: 0.8, pen: 0.1, gate: true, expected: 0.7 },
     {
@@ -58,7 +58,7 @@ describe('compositeReward (RECIPE.md §4)', () => {
   });
 });
 
-describe('scoreGroup (RECIPE.md §4 → §2) with the default config', () => {
+describe('scoreGroup (docs/recipe.md §4 → §2) with the default config', () => {
   // c̃ = [2, 2, 3, 1]; winners {0, 1} both 2 → b_g = 2 whatever the seed; Δ = [0, 0, 1, 0].
   // Ŵ = {0} (s_1 = 0.4 < 0.5); b_win = 100; b_lose = (200 + 100 + 50) / 3; cap 200.
   const outcomes = {

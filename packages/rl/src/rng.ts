@@ -1,4 +1,4 @@
-// Seeded pseudo-random numbers for the recipe's random choices (RECIPE.md §4: "b_g comes from a
+// Seeded pseudo-random numbers for the recipe's random choices (docs/recipe.md §4: "b_g comes from a
 // seeded RNG"; §3 prompt mix). packages/rl never calls Math.random: callers pass an Rng.
 // Generator: xoshiro128** (Blackman & Vigna), state seeded through splitmix32.
 

@@ -1,4 +1,4 @@
-// Sequence-level IS ratios (RECIPE.md §2, GSPO-style option): the geometric mean of a rollout's
+// Sequence-level IS ratios (docs/recipe.md §2, GSPO-style option): the geometric mean of a rollout's
 // token ratios, exp(mean_t (logp_train − logp_infer)). A rollout with no tokens has ratio 1 (no
 // evidence of mismatch). Masked variant: sequences whose ratio leaves [low, high] are dropped.
 import { assertOffsets, assertSameLength, rolloutCount } from './ragged.ts';

@@ -1,4 +1,4 @@
-// stepTokenMath: RECIPE.md §2's per-token step math (IS ratios, KL k1/k3, ratio statistics, J and
+// stepTokenMath: docs/recipe.md §2's per-token step math (IS ratios, KL k1/k3, ratio statistics, J and
 // the per-token advantages) through the WebAssembly SIMD kernel (wasm/step-kernel.wat) where the
 // runtime has it, else through the scalar reference stepTokenMathScalar (step-math.ts).
 //
@@ -198,7 +198,7 @@ function kernelStep(
 }
 
 /**
- * RECIPE.md §2 step math for a batch in the flat layout (ragged.ts): IS ratios, train–inference KL
+ * docs/recipe.md §2 step math for a batch in the flat layout (ragged.ts): IS ratios, train–inference KL
  * (k1, k3), ratio statistics, J, and the per-token advantages for `reduction` written into
  * `outputs.tokenAdvantages`. Runs the WebAssembly SIMD kernel where available — in place when the
  * arrays come from createStepBuffers, staged through a small buffer otherwise — and the scalar

@@ -9,7 +9,7 @@ import { perTokenAdvantages } from './token-advantages.ts';
 
 const LN2 = Math.LN2;
 
-describe('stepTokenMath (RECIPE.md §2 fused over the flat layout)', () => {
+describe('stepTokenMath (docs/recipe.md §2 fused over the flat layout)', () => {
   it('hand-computed batch: ratios [1, 2 | 0.5], Â = [0.5, −0.5]', () => {
     const batch = {
       logpTrain: Float32Array.of(-1, -0.5, -2),

@@ -1,4 +1,4 @@
-// The per-step token math of RECIPE.md §2 fused into one pass over a batch in the flat layout
+// The per-step token math of docs/recipe.md §2 fused into one pass over a batch in the flat layout
 // (ragged.ts): IS ratios, train–inference KL (k1, k3), ratio statistics, the objective J, and the
 // per-token advantages for the trainer's reduction (token-advantages.ts). No allocation per
 // rollout or token; this is what the worker runs every step and what bench/rl measures.
@@ -76,7 +76,7 @@ export function checkStepInputs(batch: StepBatch, outputs: StepOutputs): number 
 }
 
 /**
- * RECIPE.md §2 step math over a whole batch in one pass, in scalar JavaScript (float64); see the
+ * docs/recipe.md §2 step math over a whole batch in one pass, in scalar JavaScript (float64); see the
  * file comment. The reference for the WebAssembly path (step-math-wasm.ts), which `stepTokenMath`
  * uses where WebAssembly SIMD is available.
  */

@@ -1,5 +1,5 @@
-// Per-token advantages that make a trainer backend optimise RECIPE.md §2's J exactly, whatever its
-// loss reduction (TRAINER_API.md "Reduction"). The `importance_sampling` loss of token t of datum i
+// Per-token advantages that make a trainer backend optimise docs/recipe.md §2's J exactly, whatever its
+// loss reduction (docs/engines.md "Reduction"). The `importance_sampling` loss of token t of datum i
 // is ℓ_{i,t} = −r_{i,t} · A_{i,t}, and backends reduce these differently:
 //   'sum'               L = Σ_i Σ_t ℓ_{i,t}             (Tinker, SkyRL-FSDP, the embedded trainer)
 //                       → A_{i,t} = Â_i / (N · |o_i|)

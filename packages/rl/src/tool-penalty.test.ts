@@ -22,7 +22,7 @@ const P1 = 1 - Math.exp(-1);
 const P2 = 1 - Math.exp(-2);
 const P3 = 1 - Math.exp(-3);
 
-// RECIPE.md §4. c̃ = calls − errors; b_g ∈ {min c̃_W, …, ⌈mean c̃_W⌉}; p = 1 − e^−max(0, c̃ − b_g).
+// docs/recipe.md §4. c̃ = calls − errors; b_g ∈ {min c̃_W, …, ⌈mean c̃_W⌉}; p = 1 − e^−max(0, c̃ − b_g).
 const cases = [
   {
     name: 'mixed group, b_g at the top of {2, 3}',
@@ -74,7 +74,7 @@ const cases = [
   },
 ];
 
-describe('anchoredToolPenalty (RECIPE.md §4)', () => {
+describe('anchoredToolPenalty (docs/recipe.md §4)', () => {
   it.each(cases)('$name', ({ usage, pick, range, baseline, penalties }) => {
     const rng = pickingRng(pick);
     const result = anchoredToolPenalty(usage, params, rng);

@@ -1,9 +1,9 @@
-// Anchored tool-call penalty, per GRPO group (RECIPE.md §4):
+// Anchored tool-call penalty, per GRPO group (docs/recipe.md §4):
 //   W_g = {i : r_base = 1},  c̃_i = c_i − e_i (tool calls minus failed calls)
 //   b_g ~ Uniform over the integers {min_{j∈W_g} c̃_j, …, ⌈mean_{j∈W_g} c̃_j⌉}   (seeded RNG)
 //   Δ_i = max(0, c̃_i − b_g),  p_i = 1 − exp(−Δ_i)
 //   pen_tool = α_win · p_i (winners),  α_lose · p_i + β_lose (losers)
-// Decision (RECIPE.md §4): with no winners there is no anchor: p_i = 0 for every rollout, losers
+// Decision (docs/recipe.md §4): with no winners there is no anchor: p_i = 0 for every rollout, losers
 // still get β_lose, the baseline is null and the RNG is not consulted.
 import { assertBinary, assertCounts, assertGroupLengths, assertNonNegative } from './checks.ts';
 import type { Rng } from './rng.ts';
@@ -30,7 +30,7 @@ export interface ToolPenalty {
   baseline: number | null;
 }
 
-/** b_g drawn from the winners' effective call counts (RECIPE.md §4); null without winners. */
+/** b_g drawn from the winners' effective call counts (docs/recipe.md §4); null without winners. */
 export function drawToolBaseline(
   base: ArrayLike<number>,
   effectiveCalls: ArrayLike<number>,
@@ -50,7 +50,7 @@ export function drawToolBaseline(
   return rng.int(winnerMin, winnerMeanCeil);
 }
 
-/** pen_tool for every rollout of one group (RECIPE.md §4). */
+/** pen_tool for every rollout of one group (docs/recipe.md §4). */
 export function anchoredToolPenalty(
   usage: ToolUsage,
   params: ToolPenaltyParams,

@@ -1,4 +1,4 @@
-;; The per-token hot path of @anneal/rl's stepTokenMath (RECIPE.md §2) in WebAssembly SIMD (f32x4).
+;; The per-token hot path of @anneal/rl's stepTokenMath (docs/recipe.md §2) in WebAssembly SIMD (f32x4).
 ;; One pass over a batch of "pieces" (a piece is a rollout, or part of one when the caller stages
 ;; tokens through a small buffer); for each piece it streams the train and inference logprobs once,
 ;; writes the piece's per-token advantage into every one of its token slots, and reports its sums.
@@ -7,7 +7,7 @@
 ;; outside [-80, 80], infinite or NaN (the kernel's float32 exponential is only valid inside).
 ;;
 ;; Per token, in float32, four tokens per vector:
-;;   d   = logp_train - logp_infer                  (the log IS ratio; RECIPE.md §2)
+;;   d   = logp_train - logp_infer                  (the log IS ratio; docs/recipe.md §2)
 ;;   r   = exp(d) = 2^n e^f, n = nearest(d / ln 2), f = d - n ln 2 (Cody-Waite, two constants)
 ;;   e^f = 1 + f + g,  g = f^2 q(f),  q a degree-4 fit of (e^f - 1 - f) / f^2 on |f| <= ln2 / 2
 ;;   k   = r - 1 - d, the k3 term of kl.ts: g when n = 0 (no cancellation)

@@ -74,7 +74,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id'],
-    help: 'Global L2 gradient norm before clipping at the last step (RECIPE.md §2).',
+    help: 'Global L2 gradient norm before clipping at the last step (docs/recipe.md §2).',
     emittedBy: ['worker'],
   },
   {
@@ -83,7 +83,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id', 'estimator'],
-    help: 'Train-inference KL on sampled tokens, d = logp_infer - logp_train: k1 = mean(d), k3 = mean(exp(-d) - 1 + d) (RECIPE.md §2).',
+    help: 'Train-inference KL on sampled tokens, d = logp_infer - logp_train: k1 = mean(d), k3 = mean(exp(-d) - 1 + d) (docs/recipe.md §2).',
     emittedBy: ['worker'],
   },
   {
@@ -92,7 +92,7 @@ export const METRICS = [
     unit: 'ratio',
     scope: 'run',
     labels: ['run_id', 'stat'],
-    help: 'Token-level IS ratio exp(logp_train - logp_infer) over the step: mean, min, max (RECIPE.md §2).',
+    help: 'Token-level IS ratio exp(logp_train - logp_infer) over the step: mean, min, max (docs/recipe.md §2).',
     emittedBy: ['worker'],
   },
   {
@@ -101,7 +101,7 @@ export const METRICS = [
     unit: 'ratio',
     scope: 'run',
     labels: ['run_id'],
-    help: 'Fraction of the step’s token IS ratios outside [0.5, 2] (RECIPE.md §2).',
+    help: 'Fraction of the step’s token IS ratios outside [0.5, 2] (docs/recipe.md §2).',
     emittedBy: ['worker'],
   },
   {
@@ -110,7 +110,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id', 'component'],
-    help: 'Mean composite reward R = r_base * s - pen_eff over the step’s rollouts (RECIPE.md §4).',
+    help: 'Mean composite reward R = r_base * s - pen_eff over the step’s rollouts (docs/recipe.md §4).',
     emittedBy: ['worker'],
   },
   {
@@ -119,7 +119,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id', 'component'],
-    help: 'Mean base reward r_base in [0, 1]: QA answer correct or all rubrics pass (RECIPE.md §4).',
+    help: 'Mean base reward r_base in [0, 1]: QA answer correct or all rubrics pass (docs/recipe.md §4).',
     emittedBy: ['worker'],
   },
   {
@@ -128,7 +128,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id'],
-    help: 'Mean preference score s in [0, 1] against the paired reference rollout (RECIPE.md §5).',
+    help: 'Mean preference score s in [0, 1] against the paired reference rollout (docs/recipe.md §5).',
     emittedBy: ['worker'],
   },
   {
@@ -137,7 +137,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id'],
-    help: 'Mean anchored tool-call penalty pen_tool (RECIPE.md §4).',
+    help: 'Mean anchored tool-call penalty pen_tool (docs/recipe.md §4).',
     emittedBy: ['worker'],
   },
   {
@@ -146,7 +146,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id'],
-    help: 'Mean anchored length penalty pen_len (RECIPE.md §4).',
+    help: 'Mean anchored length penalty pen_len (docs/recipe.md §4).',
     emittedBy: ['worker'],
   },
   {
@@ -173,7 +173,7 @@ export const METRICS = [
     unit: 'none',
     scope: 'run',
     labels: ['run_id'],
-    help: 'GRPO groups of the last step whose rewards all tie (zero advantage, RECIPE.md §2).',
+    help: 'GRPO groups of the last step whose rewards all tie (zero advantage, docs/recipe.md §2).',
     emittedBy: ['worker'],
   },
   {

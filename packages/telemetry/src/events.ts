@@ -25,7 +25,7 @@ export interface StepCommitted {
   gradNorm?: number;
   trainInferenceKl?: Readonly<Record<KlEstimator, number>>;
   importanceRatio?: Readonly<Record<RatioStat, number>> & { outOfRangeFraction: number };
-  /** Mean composite reward R by data component (RECIPE.md §4). */
+  /** Mean composite reward R by data component (docs/recipe.md §4). */
   reward?: Readonly<Partial<Record<RewardComponent, number>>>;
   /** Mean base reward r_base by data component. */
   baseReward?: Readonly<Partial<Record<RewardComponent, number>>>;

@@ -4,7 +4,7 @@
 export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
-/** Run lifecycle states (control plane, issue 3). */
+/** Run lifecycle states (control plane). */
 export const RUN_STATES = [
   'queued',
   'running',
@@ -15,18 +15,18 @@ export const RUN_STATES = [
 ] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
-/** Train–inference KL estimators of RECIPE.md §2. */
+/** Train–inference KL estimators of docs/recipe.md §2. */
 export const KL_ESTIMATORS = ['k1', 'k3'] as const;
 export type KlEstimator = (typeof KL_ESTIMATORS)[number];
 
 export const RATIO_STATS = ['mean', 'min', 'max'] as const;
 export type RatioStat = (typeof RATIO_STATS)[number];
 
-/** `all` = every rollout of the step; `qa` / `rubric` = the data-mix components (RECIPE.md §3, §7). */
+/** `all` = every rollout of the step; `qa` / `rubric` = the data-mix components (docs/recipe.md §3, §7). */
 export const REWARD_COMPONENTS = ['all', 'qa', 'rubric'] as const;
 export type RewardComponent = (typeof REWARD_COMPONENTS)[number];
 
-/** Phases of one GRPO step (ARCHITECTURE.md "One GRPO step"). */
+/** Phases of one GRPO step (docs/architecture.md "One GRPO step"). */
 export const STEP_PHASES = ['rollout', 'reward', 'train', 'weight_sync', 'checkpoint'] as const;
 export type StepPhase = (typeof STEP_PHASES)[number];
 
@@ -70,7 +70,7 @@ export const LABELS = {
   kind: { description: 'Run kind.', values: RUN_KINDS },
   pool: { description: 'Worker pool name (operator config).' },
   worker: { description: 'Worker id (pod or container hostname).' },
-  estimator: { description: 'KL estimator (RECIPE.md §2).', values: KL_ESTIMATORS },
+  estimator: { description: 'KL estimator (docs/recipe.md §2).', values: KL_ESTIMATORS },
   stat: { description: 'Statistic over the step’s sampled tokens.', values: RATIO_STATS },
   component: { description: 'Data-mix component of the rollouts.', values: REWARD_COMPONENTS },
   phase: { description: 'Phase of a training step.', values: STEP_PHASES },

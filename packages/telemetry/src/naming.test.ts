@@ -43,7 +43,7 @@ describe('the catalogue', () => {
     }
   });
 
-  it('covers what RECIPE.md §7 and issue 4 ask to watch', () => {
+  it('covers what docs/recipe.md §7 says to watch and what a worker operator needs', () => {
     const names = new Set<string>(METRICS.map((m) => m.name));
     for (const needed of [
       'anneal_run_train_inference_kl',

@@ -176,7 +176,7 @@ export function register(program: Command): void {
 
   data
     .command('calibrate')
-    .description('Rubric pass@k calibration (RECIPE §3): keep prompts where 0 < passes < k')
+    .description('Rubric pass@k calibration (docs/recipe.md §3): keep prompts where 0 < passes < k')
     .requiredOption('--input <file>', 'rubric prompts JSONL ({prompt, rubrics, reference?})')
     .requiredOption(
       '--sampler-url <url>',

@@ -1,4 +1,4 @@
-// `anneal reward score`: debug reward shaping on recorded rollouts (RECIPE.md §4, §2). The input,
+// `anneal reward score`: debug reward shaping on recorded rollouts (docs/recipe.md §4, §2). The input,
 // config and output formats are a public contract, documented in apps/cli/README.md.
 import { open, readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -92,7 +92,7 @@ async function runScore(options: ScoreOptions, command: Command): Promise<void> 
 }
 
 export function register(program: Command): void {
-  const reward = program.command('reward').description('reward shaping tools (RECIPE.md §4)');
+  const reward = program.command('reward').description('reward shaping tools (docs/recipe.md §4)');
   reward
     .command('score')
     .description('score recorded GRPO groups: anchored penalties, gated reward, advantages')

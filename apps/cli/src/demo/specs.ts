@@ -109,7 +109,7 @@ export function rmSpec(sizes: DemoSizes, seed: number, sftRun: string): RunSpecJ
     name: 'demo reward model',
     labels: { demo: 'anneal' },
     seed,
-    // The value head sits on the SFT backbone (RECIPE §5).
+    // The value head sits on the SFT backbone (docs/recipe.md §5).
     model: { checkpoint: { run: sftRun } },
     steps,
     batchSize,

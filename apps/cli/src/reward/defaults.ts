@@ -1,6 +1,6 @@
 // The defaults of `anneal reward score` are the GRPO run spec's (packages/protocol
 // run-spec/grpo.ts: `reward.*` and `advantage.normalizeStd`), read from the schema itself, so the
-// CLI scores a group exactly as a GRPO run with the same omitted keys would (RECIPE.md §4, §2).
+// CLI scores a group exactly as a GRPO run with the same omitted keys would (docs/recipe.md §4, §2).
 import { GrpoSpec } from '@anneal/protocol';
 import type { RewardConfig } from '@anneal/rl';
 

@@ -18,7 +18,7 @@ type Check = (value: unknown) => string | null;
 
 /**
  * Largest count accepted (2^31 − 1): far above any real tool-call count or token length, and small
- * enough that the tool baseline's integer-uniform draw over [min, ⌈mean⌉] (RECIPE.md §4) and every
+ * enough that the tool baseline's integer-uniform draw over [min, ⌈mean⌉] (docs/recipe.md §4) and every
  * sum of counts stay exact in a double.
  */
 export const MAX_COUNT = 2 ** 31 - 1;

@@ -1,5 +1,5 @@
 // The body of `anneal reward score`: read JSONL groups, score each valid one with @anneal/rl
-// (RECIPE.md §4 penalties and gated reward, §2 advantages) and write one JSON line per valid group,
+// (docs/recipe.md §4 penalties and gated reward, §2 advantages) and write one JSON line per valid group,
 // in input order. Bad lines are reported and skipped; the rest are still scored.
 // Randomness: each group's b_g comes from createRng(deriveSeed(seed, group id)), so a group's
 // output depends only on its own line, the config and the seed — not on its position or on which

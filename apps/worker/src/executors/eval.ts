@@ -1,4 +1,4 @@
-// Evaluation (RECIPE §6, §8): accuracy, mean tool calls (all questions and tool-free ones) and
+// Evaluation (docs/recipe.md §6, §8): accuracy, mean tool calls (all questions and tool-free ones) and
 // mean generated tokens of one or more checkpoints on QA sets, at the spec's tool budget (the
 // search_web call limit refuses calls past `budgets.maxToolCalls`), temperature 0.6 by
 // default. One step per checkpoint; every checkpoint answers the same questions with the same
@@ -27,7 +27,7 @@ export type EvalMetrics = Record<string, number | null>;
 const mean = (values: readonly number[]): number | null =>
   values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 
-/** RECIPE §8 numbers of one checkpoint's answers (rollouts[i] answers examples[i]). */
+/** docs/recipe.md §8 numbers of one checkpoint's answers (rollouts[i] answers examples[i]). */
 export function evalMetrics(
   examples: readonly EvalExample[],
   rollouts: readonly Rollout[],

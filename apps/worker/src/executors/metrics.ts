@@ -18,7 +18,7 @@ export type { StepPhase } from '@anneal/telemetry';
 export const METRIC = {
   loss: 'loss', // anneal_run_loss
   gradNorm: 'grad_norm', // anneal_run_grad_norm (null when the backend reports none)
-  /** k3, the train–inference KL of RECIPE §2 (anneal_run_train_inference_kl{estimator="k3"}). */
+  /** k3, the train–inference KL of docs/recipe.md §2 (anneal_run_train_inference_kl{estimator="k3"}). */
   trainInferenceKl: 'train_inference_kl',
   trainInferenceKlK1: 'train_inference_kl/k1', // {estimator="k1"}
   isRatioMean: 'is_ratio/mean', // anneal_run_importance_ratio{stat}
@@ -29,7 +29,7 @@ export const METRIC = {
   isMaskedFraction: 'is/masked_fraction',
   /** Share of ratios clipped by truncated IS. */
   isTruncatedFraction: 'is/truncated_fraction',
-  objective: 'grpo_objective', // J of RECIPE §2 on the step's batch (before the update)
+  objective: 'grpo_objective', // J of docs/recipe.md §2 on the step's batch (before the update)
   preferenceScore: 'preference_score', // anneal_run_preference_score
   toolPenalty: 'tool_penalty', // anneal_run_tool_penalty
   lengthPenalty: 'length_penalty', // anneal_run_length_penalty
@@ -39,7 +39,7 @@ export const METRIC = {
   responseTokens: 'response_tokens', // anneal_run_response_length_tokens
   referenceResponseTokens: 'reference_response_tokens',
   zeroVarianceGroups: 'zero_variance_groups', // anneal_run_zero_variance_groups
-  toolBaselineMean: 'tool_baseline/mean', // mean b_g over groups with winners (RECIPE §4)
+  toolBaselineMean: 'tool_baseline/mean', // mean b_g over groups with winners (docs/recipe.md §4)
   groupsWithWinners: 'tool_baseline/groups',
   truncatedRollouts: 'truncated_rollouts',
   rolloutTokens: 'rollout_tokens', // anneal_run_rollout_tokens_total (inc)
@@ -48,9 +48,9 @@ export const METRIC = {
   tokensPerSecond: 'tokens_per_second',
   stepSeconds: 'step_seconds',
   pairAccuracy: 'pair_accuracy', // rm: training batch pairs ranked as labelled
-  heldOutPairAccuracy: 'heldout_pair_accuracy', // rm: P̄ > 0.5 for the preferred (RECIPE §5)
+  heldOutPairAccuracy: 'heldout_pair_accuracy', // rm: P̄ > 0.5 for the preferred (docs/recipe.md §5)
   learningRate: 'learning_rate',
-  // eval (RECIPE §8): one step per evaluated checkpoint
+  // eval (docs/recipe.md §8): one step per evaluated checkpoint
   accuracy: 'accuracy',
   accuracyNeedsSearch: 'accuracy/needs_search',
   accuracyToolFree: 'accuracy/tool_free',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pairAccuracy, pairData, pairOutcome } from './rm.ts';
 
-describe('rm pairs (RECIPE §5)', () => {
+describe('rm pairs (docs/recipe.md §5)', () => {
   const pair = { id: 'p', prompt: [1, 2], chosen: [3], rejected: [4, 5] };
 
   it('builds (x, y_a), (x, y_b) with r on the first datum, in either order', () => {

@@ -1,4 +1,4 @@
-// Reward-model training (RECIPE §5): a value-head model (the policy backbone with the LM head
+// Reward-model training (docs/recipe.md §5): a value-head model (the policy backbone with the LM head
 // replaced) trained with the symmetric Bradley–Terry loss on preference pairs. Pairs are shown
 // in a seeded random order (chosen first or second) so no position carries the label. For a
 // pointwise scorer ℓ_BT(Δ, r) = ℓ_BT(−Δ, 1 − r), so L_sym equals ℓ_BT and `symmetric: false`
@@ -35,9 +35,9 @@ export function pairData(
 }
 
 export interface PairOutcome {
-  /** L_sym of the pair (RECIPE §5). */
+  /** L_sym of the pair (docs/recipe.md §5). */
   loss: number;
-  /** Position-agnostic P̄(x, y_preferred, y_other) = σ(Δ̄) (RECIPE §5). */
+  /** Position-agnostic P̄(x, y_preferred, y_other) = σ(Δ̄) (docs/recipe.md §5). */
   preferredProbability: number;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { meanCrossEntropy, sftBatch } from './sft.ts';
 
-describe('sftBatch (RECIPE §1: loss on completion tokens only)', () => {
+describe('sftBatch (docs/recipe.md §1: loss on completion tokens only)', () => {
   const examples = [
     // prompt [1, 2], completion [3, 4], tool output [5], completion [6]
     { id: 'a', tokens: [1, 2, 3, 4, 5, 6], lossMask: [0, 0, 1, 1, 0, 1] },

@@ -1,6 +1,6 @@
-// SFT warm-up (RECIPE §1.1): token cross-entropy on completion tokens only — prompt and
+// SFT warm-up (docs/recipe.md §1.1): token cross-entropy on completion tokens only — prompt and
 // tool-output tokens carry weight 0. The step loss is the mean over the batch's completion
-// tokens, whatever the backend's reduction (TRAINER_API.md "Reduction").
+// tokens, whatever the backend's reduction (docs/engines.md "Reduction").
 import type { Datum, LossReduction, TrainerModel } from '@anneal/engines';
 import type { SftSpec } from '@anneal/protocol';
 import { adamParams } from './common/adam.ts';

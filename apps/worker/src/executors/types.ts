@@ -33,10 +33,10 @@ export interface RunResources {
   model: ResolvedModel;
   /** eval only: the checkpoints to evaluate, one step each; default `[model]`. */
   evalModels?: readonly ResolvedModel[];
-  /** Frozen reference-model sampler (RECIPE §4 length anchor) serving the reference weights as
+  /** Frozen reference-model sampler (docs/recipe.md §4 length anchor) serving the reference weights as
    * its default model. Absent: the executor exports the starting weights into `inference`. */
   referenceInference?: InferenceEngine;
-  /** Preference scorer for GRPO (RECIPE §5); absent when the spec names no reward model. */
+  /** Preference scorer for GRPO (docs/recipe.md §5); absent when the spec names no reward model. */
   rewardScorer?: RewardScorer;
   /** Datasets by source name; default: the built-in tasks (`defaultDataCatalog`, seed 0). */
   data?: DataCatalog;

@@ -40,7 +40,7 @@ export interface EngineFactories {
   vllm(config: VllmEndpointConfig, onEvent: EngineEventSinks['vllm']): InferenceEngine;
   tinker(config: TinkerEndpointConfig, onEvent: EngineEventSinks['tinker']): Promise<TrainerEngine>;
   embedded: EmbeddedEngines;
-  /** Preference model scored with onnxruntime-node (RECIPE §5). */
+  /** Preference model scored with onnxruntime-node (docs/recipe.md §5). */
   rewardModel(source: RewardModelSource): Promise<RewardScorer>;
   /** Tokenizer by name (`baseModels.<name>.tokenizer`, else the model id), or the base model's
    * `{type: hf}` tokenizer.json when `source.hf` is set. */

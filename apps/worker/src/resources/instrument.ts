@@ -119,7 +119,7 @@ export function engineEventSinks(telemetry: TelemetryEmitter, logger: Logger) {
 }
 
 /** search_web backends (SearXNG, local corpus): a failed search is a `tool` error. The tool
- * itself turns it into a failed call (e_i, RECIPE §6); the rollout goes on. */
+ * itself turns it into a failed call (e_i, docs/recipe.md §6); the rollout goes on. */
 export function instrumentSearch(
   backend: SearchBackend,
   telemetry: TelemetryEmitter,

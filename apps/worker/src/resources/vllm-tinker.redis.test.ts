@@ -1,7 +1,7 @@
 // The production pairing end to end: a Tinker trainer endpoint (the embedded trainer served
 // over the Tinker HTTP subset) + a vLLM endpoint (the fake vLLM server), resolved from the
 // operator config exactly as the worker does. GRPO's weight sync must reach vLLM with the
-// adapter path mapped onto the storage the replicas mount (TRAINER_API.md "Weight sync").
+// adapter path mapped onto the storage the replicas mount (docs/engines.md "Weight sync").
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Inference dashboard: vLLM's own Prometheus series (VLLM_API.md "Its Prometheus metrics").
+// Inference dashboard: vLLM's own Prometheus series (docs/engines.md "Its Prometheus metrics").
 import { dashboard, variable, type GrafanaDashboard } from '../panels.ts';
 
 const MODEL = 'model_name=~"$model_name"';

@@ -1,4 +1,4 @@
-// Run dashboard: what RECIPE.md §7 says to watch during training, for one run_id.
+// Run dashboard: what docs/recipe.md §7 says to watch during training, for one run_id.
 import { dashboard, variable, type GrafanaDashboard } from '../panels.ts';
 
 /** Series of the selected run; max() merges the brief overlap when a run moves between workers. */
@@ -44,7 +44,7 @@ export function runDashboard(): GrafanaDashboard {
       {
         title: 'Reward and its components',
         description:
-          'R = r_base · s − (λ_tool·pen_tool + λ_len·pen_len), step means (RECIPE.md §4).',
+          'R = r_base · s − (λ_tool·pen_tool + λ_len·pen_len), step means (docs/recipe.md §4).',
         queries: [
           { expr: `max(${run('anneal_run_reward', ',component="all"')})`, legend: 'reward R' },
           {
@@ -92,7 +92,7 @@ export function runDashboard(): GrafanaDashboard {
       {
         title: 'Train–inference KL',
         description:
-          'k3 is the reported KL; it should drift up mildly within 1e-3 (RECIPE.md §2, §7).',
+          'k3 is the reported KL; it should drift up mildly within 1e-3 (docs/recipe.md §2, §7).',
         queries: [
           {
             expr: `max by (estimator) (${run('anneal_run_train_inference_kl')})`,
@@ -119,7 +119,7 @@ export function runDashboard(): GrafanaDashboard {
       },
       {
         title: 'Gradient norm',
-        description: 'Global L2 norm before clipping; brief spikes are normal (RECIPE.md §7).',
+        description: 'Global L2 norm before clipping; brief spikes are normal (docs/recipe.md §7).',
         queries: [
           { expr: `max(${run('anneal_run_grad_norm')})`, legend: 'grad norm' },
           { expr: `${run('run_id:anneal_run_grad_norm:zscore1h')}`, legend: 'z-score (1h)' },

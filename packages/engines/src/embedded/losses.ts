@@ -1,5 +1,5 @@
-// Loss functions of the embedded trainer (TRAINER_API.md "Losses", summed like Tinker) and the
-// symmetric Bradley–Terry loss of RECIPE §5. Each returns the loss and its derivative with
+// Loss functions of the embedded trainer (docs/engines.md "Losses", summed like Tinker) and the
+// symmetric Bradley–Terry loss of docs/recipe.md §5. Each returns the loss and its derivative with
 // respect to what the model produced (token logprobs or scores); model.ts takes it from there.
 import type { Datum, LossFn, LossFnConfig, Tensor } from '../types.ts';
 
@@ -102,7 +102,7 @@ export function tokenLoss(
       elementwise[t] = -w * logp[t]!;
       dLogp[t] = -w;
     } else {
-      // r = π_train / μ_infer per token (RECIPE §2); IS loss −r·A
+      // r = π_train / μ_infer per token (docs/recipe.md §2); IS loss −r·A
       const advantage = datum.advantages![t]!;
       const ratio = Math.exp(logp[t]! - datum.samplingLogprobs![t]!);
       const unclipped = ratio * advantage;
@@ -135,14 +135,14 @@ const logSigmoid = (z: number): number =>
   z >= 0 ? -Math.log1p(Math.exp(-z)) : z - Math.log1p(Math.exp(z));
 const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
 
-/** ℓ_BT(Δ, r) = −[r·log σ(Δ) + (1−r)·log(1 − σ(Δ))] and dℓ/dΔ = σ(Δ) − r (RECIPE §5). */
+/** ℓ_BT(Δ, r) = −[r·log σ(Δ) + (1−r)·log(1 − σ(Δ))] and dℓ/dΔ = σ(Δ) − r (docs/recipe.md §5). */
 function bradleyTerry(delta: number, r: number): { loss: number; dDelta: number } {
   const loss = -(r * logSigmoid(delta) + (1 - r) * logSigmoid(-delta));
   return { loss, dDelta: sigmoid(delta) - r };
 }
 
 /**
- * Symmetric Bradley–Terry loss of one pair (RECIPE §5):
+ * Symmetric Bradley–Terry loss of one pair (docs/recipe.md §5):
  * L_sym = ½ ℓ_BT(s_a − s_b, r) + ½ ℓ_BT(s_b − s_a, 1 − r). For a pointwise scorer both halves
  * are equal; the second is still computed so the code is the formula.
  */

@@ -1,7 +1,7 @@
 // The embedded decoder-only transformer (GPT-2 shaped, after nanoGPT's model.py): token +
 // position embeddings, pre-LayerNorm blocks of causal multi-head self-attention and a GELU
 // MLP, a final LayerNorm, then either the LM head (tied to the token embedding) or a scalar
-// value head read at the last position (Bradley–Terry reward model, RECIPE §5).
+// value head read at the last position (Bradley–Terry reward model, docs/recipe.md §5).
 // One sequence at a time (B = 1): a batch is a loop over sequences, so ragged batches need no
 // padding and gradients simply accumulate. Shapes in comments: T tokens, C width, H heads,
 // hs = C / H head size, V vocabulary.

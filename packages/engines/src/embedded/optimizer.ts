@@ -1,6 +1,6 @@
-// AdamW for the embedded trainer with Tinker's adam_params (TRAINER_API.md: learning_rate,
+// AdamW for the embedded trainer with Tinker's adam_params (docs/engines.md: learning_rate,
 // beta1 0.9, beta2 0.95, eps 1e-12, weight_decay 0) plus global-norm gradient clipping.
-// The global L2 gradient norm is measured before clipping (RECIPE §2 reports it every step).
+// The global L2 gradient norm is measured before clipping (docs/recipe.md §2 reports it every step).
 import type { AdamParams } from '../types.ts';
 import type { Floats } from './gemm.ts';
 import type { ParamLayout } from './params.ts';

@@ -21,7 +21,7 @@ export const DEFAULT_MODEL_CONFIG: Readonly<ModelConfig> = Object.freeze({
   nLayer: 2, // transformer blocks
   nHead: 4, // attention heads; head size = nEmbd / nHead = 16
   nEmbd: 64, // residual stream width
-  head: 'lm', // 'lm': LM head tied to the token embedding; 'value': scalar value head (RECIPE §5)
+  head: 'lm', // 'lm': LM head tied to the token embedding; 'value': scalar value head (docs/recipe.md §5)
 });
 
 export interface TensorSpec {

@@ -1,7 +1,7 @@
 // Next-token sampling from one row of logits: temperature, then top-p (nucleus) truncation,
 // then a draw from the renormalised distribution. The returned logprob is the sampled token's
 // log-probability under that processed distribution: vLLM's `processed_logprobs` semantics
-// (VLLM_API.md), which is what μ_infer in the IS ratio of RECIPE §2 must be.
+// (docs/engines.md), which is what μ_infer in the IS ratio of docs/recipe.md §2 must be.
 import type { Rng } from './rng.ts';
 
 export interface SampledToken {

@@ -1,4 +1,4 @@
-// Futures of the embedded trainer server (TRAINER_API.md): every async POST answers
+// Futures of the embedded trainer server (docs/engines.md): every async POST answers
 // `{request_id, status: "pending"}` at once; `retrieve_future` gives the result (200), 408 while
 // pending, 400 `{detail}` when it failed, 404 when unknown. `(model_id, seq_id)` makes a POST
 // idempotent: a retry with the same payload gets the original request id; another payload, 409.

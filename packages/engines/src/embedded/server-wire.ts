@@ -137,7 +137,7 @@ export function parseLossCall(
   return { data, lossFn: lossFn as LossFn, config };
 }
 
-/** `adam_params` with TRAINER_API.md's defaults for omitted fields. */
+/** `adam_params` with docs/engines.md's defaults for omitted fields. */
 export function parseAdam(body: Json): AdamParams {
   const loc = ['adam_params'];
   const p = object(body['adam_params'], loc);

@@ -178,7 +178,7 @@ export class EmbeddedTrainerModel implements TrainerModel {
   /**
    * Restores a checkpoint directory. Same architecture: weights and (unless `optimizer: false`)
    * optimizer state. Another
-   * head (an LM checkpoint into a value model, RECIPE §5 "shares the policy's backbone"): every
+   * head (an LM checkpoint into a value model, docs/recipe.md §5 "shares the policy's backbone"): every
    * tensor the two share is copied, the head keeps its initialisation, the optimizer restarts.
    */
   loadWeights(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {

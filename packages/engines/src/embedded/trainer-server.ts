@@ -1,4 +1,4 @@
-// The embedded trainer served over the Tinker-compatible HTTP subset of TRAINER_API.md
+// The embedded trainer served over the Tinker-compatible HTTP subset of docs/engines.md
 // (node:http, JSON only), so the production Tinker client is exercised end to end. Training
 // compute runs in the trainer's worker threads; this event loop only parses and routes.
 // Errors use the wire's FastAPI shapes: `{detail}` (404, 408, 409, 400) and 422

@@ -27,7 +27,7 @@ afterAll(async () => {
   release();
 });
 
-/** Copy task: <|user|> w <|assistant|> w <|eos|>, loss on the completion only (RECIPE §1). */
+/** Copy task: <|user|> w <|assistant|> w <|eos|>, loss on the completion only (docs/recipe.md §1). */
 function copyDatum(word: string): Datum {
   const w = Array.from(Buffer.from(word));
   const tokens = [262, ...w, 263, ...w, 256];

@@ -21,7 +21,7 @@ import { RpcWorker } from './worker-rpc.ts';
 export const EMBEDDED_TRAINER_CAPABILITIES: TrainerCapabilities = {
   kinds: ['sft', 'rm', 'grpo', 'eval'],
   losses: ['cross_entropy', 'importance_sampling', 'ppo', 'bradley_terry'],
-  reduction: 'sum', // token losses are summed, like Tinker (TRAINER_API.md "Reduction")
+  reduction: 'sum', // token losses are summed, like Tinker (docs/engines.md "Reduction")
 };
 
 /** Name of the default base model: a freshly initialised DEFAULT_MODEL_CONFIG. */

@@ -3,7 +3,7 @@
 
 export type EngineKind = 'vLLM' | 'trainer';
 
-/** Stable codes (CONVENTIONS.md: coded errors). */
+/** Stable codes (docs/conventions.md: coded errors). */
 export const ENGINE_ERROR_CODES = {
   http: 'ANNEAL_ERR_ENGINE_HTTP',
   connection: 'ANNEAL_ERR_ENGINE_CONNECTION',

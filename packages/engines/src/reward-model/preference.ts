@@ -1,4 +1,4 @@
-// Position-agnostic preference probability of RECIPE §5.
+// Position-agnostic preference probability of docs/recipe.md §5.
 //   Δ(x, y_a, y_b) = s(x, y_a) − s(x, y_b);  Δ̄ = ½[Δ(x, y_a, y_b) − Δ(x, y_b, y_a)];  P̄ = σ(Δ̄)
 // For a pointwise scorer Δ(x, y_b, y_a) = −Δ(x, y_a, y_b), so P̄ = σ(s_a − s_b).
 

@@ -107,7 +107,7 @@ export class OnnxRewardScorer implements RewardScorer {
   }
 
   /**
-   * Position-agnostic preference of each rollout over its paired reference rollout (RECIPE §5):
+   * Position-agnostic preference of each rollout over its paired reference rollout (docs/recipe.md §5):
    * P̄ = σ(s(x, y) − s(x, y_ref)), the rollout's preference score s(τ_i).
    */
   async preference(

@@ -40,7 +40,7 @@ export function toWireDatum(datum: Datum, index: number): Wire.Datum {
   };
 }
 
-/** Loss inputs each loss reads (TRAINER_API.md "Losses"). */
+/** Loss inputs each loss reads (docs/engines.md "Losses"). */
 export const REQUIRED_LOSS_INPUTS: Record<LossFn, readonly string[]> = {
   cross_entropy: ['target_tokens', 'weights'],
   importance_sampling: ['target_tokens', 'logprobs', 'advantages'],

@@ -1,12 +1,12 @@
 /**
- * Trainer engine over the Tinker-compatible HTTP API (TRAINER_API.md): Thinking Machines'
+ * Trainer engine over the Tinker-compatible HTTP API (docs/engines.md): Thinking Machines'
  * hosted Tinker, SkyRL's Tinker server, or Anneal's embedded trainer served over HTTP.
  * Speaks the JSON subset of tinker SDK <= 0.24.1. A session is created on `connect` and kept
  * alive with `session_heartbeat` every `heartbeatIntervalMs` until `close`.
  *
  * Reduction: backends differ (Tinker and SkyRL-FSDP sum token losses, SkyRL-JAX averages per
  * sequence). This client does not rescale; it exposes the declared `capabilities.reduction`
- * so the caller (packages/rl) scales per-token advantages to optimise RECIPE.md's J exactly.
+ * so the caller (packages/rl) scales per-token advantages to optimise docs/recipe.md's J exactly.
  */
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';

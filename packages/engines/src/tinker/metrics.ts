@@ -31,7 +31,7 @@ export function parseMetrics(
   return Object.entries(metrics).map(([key, value]) => ({ key, value, ...parseMetricKey(key) }));
 }
 
-/** Grad norm as the backend reports it (TRAINER_API.md "Gradient norm"), else null. */
+/** Grad norm as the backend reports it (docs/engines.md "Gradient norm"), else null. */
 export function gradNormOf(metrics: Record<string, number>): number | null {
   const preferred = metrics['grad_norm:last'] ?? metrics['skyrl.ai/grad_norm'];
   if (preferred !== undefined) return preferred;

@@ -1,4 +1,4 @@
-// Wire format of the Tinker-compatible training API (TRAINER_API.md): the snake_case JSON
+// Wire format of the Tinker-compatible training API (docs/engines.md): the snake_case JSON
 // bodies of every request and response under `/api/v1`. Shared by the HTTP client
 // (src/tinker/) and Anneal's embedded trainer server, so both speak exactly this.
 // JSON only: never `Accept: application/x-protobuf`. Auth header: `X-API-Key`.

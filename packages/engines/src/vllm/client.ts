@@ -4,7 +4,7 @@
  * Targets vLLM v0.11.x (OpenAI-compatible server; `return_token_ids` from v0.10.2), and
  * stays compatible with older servers (>= v0.8: `return_tokens_as_token_ids`, the old error
  * envelope, explicit nulls). Run vLLM with `--logprobs-mode processed_logprobs` so sampling
- * logprobs match the sampled distribution (VLLM_API.md), and with `--enable-lora`,
+ * logprobs match the sampled distribution (docs/engines.md), and with `--enable-lora`,
  * `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`, `VLLM_SERVER_DEV_MODE=1` for weight sync.
  */
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';

@@ -1,4 +1,4 @@
-// The served model's context window (VLLM_API.md): configured, else read once from
+// The served model's context window (docs/engines.md): configured, else read once from
 // `GET /v1/models` (`max_model_len` of the served model's card), else learned from a 400
 // "maximum context length is N" reply. Used to clamp `max_tokens` so prompt + completion fit.
 import { isObject } from '../http/request.ts';

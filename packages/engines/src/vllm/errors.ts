@@ -1,4 +1,4 @@
-// vLLM error replies -> EngineError. Accepts both envelopes (VLLM_API.md "Errors"):
+// vLLM error replies -> EngineError. Accepts both envelopes (docs/engines.md "Errors"):
 // new `{"error":{message,type,param,code}}`, old `{"object":"error",message,type,...}`,
 // and the API-key middleware's 401 `{"error":"Unauthorized"}`.
 import { ENGINE_ERROR_CODES, EngineError, describeHttpFailure } from '../http/errors.ts';

@@ -1,5 +1,5 @@
 // Sampler weights (`tinker://…`) -> the adapter directory the vLLM replicas read
-// (TRAINER_API.md "Weight sync to the sampler"): the trainer writes adapters under its
+// (docs/engines.md "Weight sync to the sampler"): the trainer writes adapters under its
 // checkpoint base, which the operator mounts on every replica at `root`.
 import type { SamplerWeights } from '../types.ts';
 

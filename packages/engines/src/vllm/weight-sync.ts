@@ -1,4 +1,4 @@
-// Weight sync and health for the replicas of one endpoint (VLLM_API.md "Weight sync"):
+// Weight sync and health for the replicas of one endpoint (docs/engines.md "Weight sync"):
 // LoRA hot-reload with `load_inplace: true` on every replica, then `/reset_prefix_cache`
 // (stale KV otherwise). A replica re-admitted after a failure gets every live adapter again
 // first; adapters released while it was out are unloaded from it; one adapter that no longer

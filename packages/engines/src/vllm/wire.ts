@@ -1,4 +1,4 @@
-// JSON shapes of the vLLM OpenAI-compatible server that Anneal uses (VLLM_API.md).
+// JSON shapes of the vLLM OpenAI-compatible server that Anneal uses (docs/engines.md).
 // Response fields are typed loosely (`| null`, optional): older servers send unrequested
 // fields as explicit nulls and newer ones add fields; unknown fields are ignored.
 

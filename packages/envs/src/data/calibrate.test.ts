@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { calibrateRubricPrompts } from './calibrate.ts';
 import type { RubricPromptRow } from './schemas.ts';
 
-describe('rubric pass@k calibration (RECIPE §3)', () => {
+describe('rubric pass@k calibration (docs/recipe.md §3)', () => {
   it('samples k responses per prompt, judges all rubrics and filters', async () => {
     const row = (prompt: string): RubricPromptRow => ({
       prompt,

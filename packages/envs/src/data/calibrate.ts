@@ -1,4 +1,4 @@
-// Rubric calibration (RECIPE §3, pass@k filter): sample k responses per rubric prompt, judge
+// Rubric calibration (docs/recipe.md §3, pass@k filter): sample k responses per rubric prompt, judge
 // each against the full rubric set, keep prompts where some but not all pass (0 < passes < k).
 // Prompts every sample passes (or none does) give GRPO groups with zero advantage.
 import { keepForCalibration } from '@anneal/rl';

@@ -9,7 +9,7 @@ const sources = () => [
   { name: 'rubric', weight: DEFAULT_MIX_WEIGHTS['rubric'] as number, items: rubric },
 ];
 
-describe('PromptMix (RECIPE §3, 90/10)', () => {
+describe('PromptMix (docs/recipe.md §3, 90/10)', () => {
   it('draws sources i.i.d. by weight', () => {
     const mix = new PromptMix(sources(), seededRng(1));
     const draws = Array.from({ length: 5000 }, () => mix.next());

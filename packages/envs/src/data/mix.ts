@@ -1,4 +1,4 @@
-// Weighted prompt mix over named sources (RECIPE §3: 90% verifiable QA, 10% rubric prompts,
+// Weighted prompt mix over named sources (docs/recipe.md §3: 90% verifiable QA, 10% rubric prompts,
 // configurable). Items of a source are drawn without replacement, reshuffled each epoch.
 import { samplePromptMix } from '@anneal/rl';
 import { shuffled, weightedIndex } from '../random.ts';

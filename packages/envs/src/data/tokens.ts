@@ -1,4 +1,4 @@
-// Dataset rows -> token sequences in the tool-call format (SFT warm-up, RECIPE §1: loss on
+// Dataset rows -> token sequences in the tool-call format (SFT warm-up, docs/recipe.md §1: loss on
 // completion tokens only; prompt and tool-output tokens are masked out).
 import type { ToolCallFormat } from '../format/toolCallFormat.ts';
 import type { PreferenceRow, SftRow, SftTurn } from './schemas.ts';
@@ -47,7 +47,7 @@ export interface PreferenceTokens {
   rejected: number[];
 }
 
-/** Token form of a preference pair for the Bradley–Terry reward model (RECIPE §5). */
+/** Token form of a preference pair for the Bradley–Terry reward model (docs/recipe.md §5). */
 export function preferenceRowToTokens(
   row: PreferenceRow,
   format: ToolCallFormat,

@@ -4,7 +4,7 @@ import type { ToolCallRecord } from '../search/searchWeb.ts';
 export interface RolloutConfig {
   /** Longest whole sequence (prompt + generated + tool output); the model's context. */
   maxContextTokens: number;
-  /** Most tokens after the prompt (generated + tool output), e.g. 8192 (RECIPE §6). */
+  /** Most tokens after the prompt (generated + tool output), e.g. 8192 (docs/recipe.md §6). */
   maxResponseTokens: number;
   temperature: number;
   topP: number;

@@ -1,4 +1,4 @@
-// Rubric reward r_base for rubric prompts (RECIPE §4): 1 when every rubric passes.
+// Rubric reward r_base for rubric prompts (docs/recipe.md §4): 1 when every rubric passes.
 import type { RubricJudge } from './judge.ts';
 import { runCheck } from './programmatic.ts';
 import type { Rubric, RubricVerdict } from './types.ts';

@@ -1,4 +1,4 @@
-// A small language detector for rubrics such as "response is in English" (RECIPE §3):
+// A small language detector for rubrics such as "response is in English" (docs/recipe.md §3):
 // scripts decide CJK/Hangul/Cyrillic/Arabic/Greek text; stopword hits decide among Latin-script
 // languages. 'und' (undetermined) when there is no evidence, e.g. a single name or number.
 

@@ -1,4 +1,4 @@
-// Programmatic checks for objective rubrics (RECIPE §3 examples: language, must/must-not contain
+// Programmatic checks for objective rubrics (docs/recipe.md §3 examples: language, must/must-not contain
 // words or characters, citation markers).
 import { detectLanguage } from './language.ts';
 import type { RubricCheck } from './types.ts';

@@ -21,7 +21,7 @@ describe('detectLanguage', () => {
   });
 });
 
-describe('programmatic rubric checks (RECIPE §3 examples)', () => {
+describe('programmatic rubric checks (docs/recipe.md §3 examples)', () => {
   it('"contains the words lodging and boarding"', () => {
     const check = { type: 'contains_all', terms: ['lodging', 'boarding'] } as const;
     expect(runCheck(check, 'Lodging and boarding are included.')).toBe(true);

@@ -1,4 +1,4 @@
-// Rubrics (RECIPE §3): atomic, objective checks of a response. Objective ones carry a
+// Rubrics (docs/recipe.md §3): atomic, objective checks of a response. Objective ones carry a
 // programmatic `check`; the rest are judged by an LLM.
 import type { LanguageCode } from './language.ts';
 
@@ -24,7 +24,7 @@ export interface Rubric {
   check?: RubricCheck;
 }
 
-/** Citation markers of the form [type:idx], e.g. [web:3] (RECIPE §3 example rubric). */
+/** Citation markers of the form [type:idx], e.g. [web:3] (docs/recipe.md §3 example rubric). */
 export const CITATION_MARKER_PATTERN = String.raw`\[[A-Za-z_]+:\d+\]`;
 
 export interface RubricVerdict {

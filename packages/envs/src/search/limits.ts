@@ -1,4 +1,4 @@
-// search_web limits of RECIPE §6 (≤ 10 results per call, query ≤ 250 characters, ≤ 5 calls per
+// search_web limits of docs/recipe.md §6 (≤ 10 results per call, query ≤ 250 characters, ≤ 5 calls per
 // rollout) and the rendering budget of tool outputs. Parsed once, then passed down frozen.
 
 export const RECIPE_MAX_RESULTS = 10;
@@ -6,12 +6,12 @@ export const RECIPE_MAX_QUERY_CHARS = 250;
 export const RECIPE_MAX_CALLS = 5;
 
 export interface SearchLimits {
-  /** Results requested per call, 1..10 (RECIPE §6 upper bound). */
+  /** Results requested per call, 1..10 (docs/recipe.md §6 upper bound). */
   maxResults: number;
   /** Longest accepted query in characters (code points), 1..250; longer = failed call. */
   maxQueryChars: number;
   /** Calls per rollout; calls beyond it are refused. Default 5; the budget-forced eval
-   * protocol (RECIPE §8) sweeps 0..10. */
+   * protocol (docs/recipe.md §8) sweeps 0..10. */
   maxCalls: number;
   /** Whether a refused call also counts as failed (in e_i). Default true: c̃_i = c_i − e_i
    * then counts calls that reached the backend, and c̃_i ≤ maxCalls always holds. */

@@ -13,7 +13,7 @@ const docs = Array.from({ length: 15 }, (_, i) => ({
 }));
 const corpus = new LocalCorpusBackend('local', docs);
 
-describe('search_web limits (RECIPE §6)', () => {
+describe('search_web limits (docs/recipe.md §6)', () => {
   it('rejects limits above the recipe caps', () => {
     expect(() => resolveLimits({ maxResults: 11 })).toThrow(
       /maxResults: must be an integer in \[1, 10\]/,

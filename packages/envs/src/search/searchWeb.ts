@@ -1,4 +1,4 @@
-// The `search_web` tool: validates a query against the limits (RECIPE §6), calls the backend,
+// The `search_web` tool: validates a query against the limits (docs/recipe.md §6), calls the backend,
 // renders the results. One `ToolSession` per rollout counts c_i (calls) and e_i (failed calls).
 import { resolveLimits, resolveRender } from './limits.ts';
 import type { RenderBudget, SearchLimits } from './limits.ts';

@@ -1,4 +1,4 @@
-// Multi-hop questions by sequential expansion (RECIPE §3): start at a seed entity (the answer),
+// Multi-hop questions by sequential expansion (docs/recipe.md §3): start at a seed entity (the answer),
 // repeatedly pick a fact that introduces a new entity pointing at the current one, then rewrite
 // the chain into a name-free nested question that names only the last entity reached:
 //   Talm <-in- Oru <-lives_in- Vek   =>   "Which land is Vek's town in?" -> Talm
@@ -32,7 +32,7 @@ export function expandChain(world: World, seed: string, hops: number, rng: Rng):
   return revealsAnswer(world, chain) ? undefined : chain;
 }
 
-/** RECIPE §3: "no single fact reveals the answer" — for 2+ hops no fact links anchor and answer. */
+/** docs/recipe.md §3: "no single fact reveals the answer" — for 2+ hops no fact links anchor and answer. */
 function revealsAnswer(world: World, chain: Chain): boolean {
   if (chain.relations.length < 2) return false;
   const anchor = chain.entities[0];

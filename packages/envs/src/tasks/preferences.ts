@@ -1,4 +1,4 @@
-// Synthetic preference pairs for the Bradley–Terry reward model (RECIPE §5) with a latent
+// Synthetic preference pairs for the Bradley–Terry reward model (docs/recipe.md §5) with a latent
 // preference: concise, well-formed answers beat verbose, repetitive or malformed ones. Both
 // responses carry the same answer and the same tool calls, so only style separates them.
 import { preferenceRowToTokens } from '../data/tokens.ts';

@@ -1,4 +1,4 @@
-// Short rubric prompts whose rubrics are all programmatic (RECIPE §3 rubric-based chat, sized
+// Short rubric prompts whose rubrics are all programmatic (docs/recipe.md §3 rubric-based chat, sized
 // for a tiny model): casing, repetition, punctuation, language, citation markers.
 import { pick } from '../random.ts';
 import type { Rng } from '../random.ts';

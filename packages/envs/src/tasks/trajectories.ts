@@ -1,4 +1,4 @@
-// SFT demonstrations in the production tool-call format (RECIPE §1 stage 1): search-QA
+// SFT demonstrations in the production tool-call format (docs/recipe.md §1 stage 1): search-QA
 // trajectories (one call per hop), tool-free answers (with a redundant search a fraction of the
 // time, so RL has tool efficiency to gain) and rubric-prompt answers.
 import type { SftTurn } from '../data/schemas.ts';

@@ -1,4 +1,4 @@
-// Verifiable QA reward r_base (RECIPE §4): normalised exact match against the answer or an alias.
+// Verifiable QA reward r_base (docs/recipe.md §4): normalised exact match against the answer or an alias.
 import { normalizeAnswer } from './normalize.ts';
 
 export interface AnswerKey {

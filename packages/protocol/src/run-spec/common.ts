@@ -57,7 +57,7 @@ export const EndpointRefs = Type.Object(
     additionalProperties: false,
     default: {},
     description:
-      'Named endpoints (never URLs). Omitted names take the operator defaults; rewardModel omitted and no default means preference score s = 1 (RECIPE §4).',
+      'Named endpoints (never URLs). Omitted names take the operator defaults; rewardModel omitted and no default means preference score s = 1 (docs/recipe.md §4).',
   },
 );
 export type EndpointRefs = Static<typeof EndpointRefs>;
@@ -88,7 +88,7 @@ export const commonFields = {
   }),
 };
 
-/** One weighted data source; weights are normalised over the mix (RECIPE §3 "Prompt mix"). */
+/** One weighted data source; weights are normalised over the mix (docs/recipe.md §3 "Prompt mix"). */
 export const DataSource = Type.Object(
   {
     source: Type.String({
@@ -115,7 +115,7 @@ export function dataSection(defaultMix: DataSource[], description: string) {
   );
 }
 
-/** Adam(W) settings passed to the trainer's `optim_step` (TRAINER_API.md). */
+/** Adam(W) settings passed to the trainer's `optim_step` (docs/engines.md). */
 export function optimizerSection(defaultLearningRate: number) {
   return Type.Object(
     {
@@ -175,16 +175,16 @@ export function trainingFields(defaultSteps: number, defaultLearningRate: number
   };
 }
 
-/** The search_web tool's hard caps (RECIPE §6: ≤ 10 results per call, query ≤ 250 chars). The
+/** The search_web tool's hard caps (docs/recipe.md §6: ≤ 10 results per call, query ≤ 250 chars). The
  * tool (packages/envs `resolveLimits`) refuses anything above them, so the schema does too; calls
- * per rollout go up to 100 for budget sweeps (RECIPE §8). A worker test keeps these equal. */
+ * per rollout go up to 100 for budget sweeps (docs/recipe.md §8). A worker test keeps these equal. */
 export const TOOL_LIMIT_CAPS = {
   resultsPerCall: 10,
   queryLength: 250,
   callsPerRollout: 100,
 } as const;
 
-/** search_web limits (RECIPE §6: ≤ 10 results per call, query ≤ 250 chars, ≤ 5 calls). */
+/** search_web limits (docs/recipe.md §6: ≤ 10 results per call, query ≤ 250 chars, ≤ 5 calls). */
 export const ToolLimits = Type.Object(
   {
     resultsPerCall: Type.Integer({

@@ -1,4 +1,4 @@
-// Evaluation with the budget-forced protocol (RECIPE §6, §8).
+// Evaluation with the budget-forced protocol (docs/recipe.md §6, §8).
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelRef, TOOL_LIMIT_CAPS, commonFields } from './common.ts';
 
@@ -56,7 +56,7 @@ export const EvalBudgets = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-/** Price table for dollars per query (RECIPE §8 "Cost"); all zero means cost is not reported. */
+/** Price table for dollars per query (docs/recipe.md §8 "Cost"); all zero means cost is not reported. */
 export const PriceTable = Type.Object(
   {
     promptPerMillionTokens: Type.Number({

@@ -1,4 +1,4 @@
-// On-policy GRPO with tools, composite gated reward and IS correction (RECIPE §2–§4, §6).
+// On-policy GRPO with tools, composite gated reward and IS correction (docs/recipe.md §2–§4, §6).
 import { Type, type Static } from '@sinclair/typebox';
 import { ToolLimits, commonFields, dataSection, trainingFields } from './common.ts';
 
@@ -8,7 +8,7 @@ export const RolloutSection = Type.Object(
       minimum: 2,
       maximum: 1024,
       default: 8,
-      description: 'G: rollouts per prompt (one GRPO group, RECIPE §2).',
+      description: 'G: rollouts per prompt (one GRPO group, docs/recipe.md §2).',
     }),
     promptsPerStep: Type.Integer({
       minimum: 1,
@@ -38,7 +38,7 @@ export const RolloutSection = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-/** R = r_base·s − (λ_tool·pen_tool + λ_len·pen_len) (RECIPE §4). */
+/** R = r_base·s − (λ_tool·pen_tool + λ_len·pen_len) (docs/recipe.md §4). */
 export const RewardSection = Type.Object(
   {
     gate: Type.Boolean({
@@ -75,7 +75,7 @@ export const RewardSection = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-/** Importance-sampling correction of the train–inference mismatch (RECIPE §2). */
+/** Importance-sampling correction of the train–inference mismatch (docs/recipe.md §2). */
 export const ImportanceSamplingSection = Type.Object(
   {
     level: Type.Union([Type.Literal('token'), Type.Literal('sequence')], {
@@ -115,7 +115,7 @@ export const AdvantageSection = Type.Object(
   {
     normalizeStd: Type.Boolean({
       default: false,
-      description: 'Divide group-relative advantages by std_j R_j + 1e-6 (RECIPE §2).',
+      description: 'Divide group-relative advantages by std_j R_j + 1e-6 (docs/recipe.md §2).',
     }),
   },
   { additionalProperties: false, default: {} },
@@ -126,7 +126,7 @@ export const ReferenceSection = Type.Object(
     cacheGenerations: Type.Boolean({
       default: true,
       description:
-        "Cache the frozen reference model's generations per prompt across steps (RECIPE §4).",
+        "Cache the frozen reference model's generations per prompt across steps (docs/recipe.md §4).",
     }),
   },
   { additionalProperties: false, default: {} },
@@ -142,7 +142,7 @@ export const GrpoSpec = Type.Object(
         { source: 'search-qa', weight: 0.9 },
         { source: 'rubric-chat', weight: 0.1 },
       ],
-      'Prompt mix: 90% verifiable search QA, 10% rubric chat by default (RECIPE §3).',
+      'Prompt mix: 90% verifiable search QA, 10% rubric chat by default (docs/recipe.md §3).',
     ),
     rollout: RolloutSection,
     tools: ToolLimits,

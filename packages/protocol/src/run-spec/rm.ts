@@ -1,4 +1,4 @@
-// Reward-model training, Bradley–Terry with symmetric pairs (RECIPE §5).
+// Reward-model training, Bradley–Terry with symmetric pairs (docs/recipe.md §5).
 import { Type, type Static } from '@sinclair/typebox';
 import { commonFields, dataSection, trainingFields } from './common.ts';
 
@@ -19,7 +19,7 @@ export const RmSpec = Type.Object(
     }),
     symmetric: Type.Boolean({
       default: true,
-      description: 'Train on both orders, L_sym = ½ℓ(a,b,r) + ½ℓ(b,a,1−r) (RECIPE §5).',
+      description: 'Train on both orders, L_sym = ½ℓ(a,b,r) + ½ℓ(b,a,1−r) (docs/recipe.md §5).',
     }),
     maxSeqLen: Type.Integer({
       minimum: 16,

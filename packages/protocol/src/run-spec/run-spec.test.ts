@@ -13,7 +13,7 @@ function errors(text: string) {
   return result.errors;
 }
 
-describe('parseRunSpec defaults (RECIPE.md values)', () => {
+describe('parseRunSpec defaults (docs/recipe.md values)', () => {
   it('fills GRPO defaults: tool limits §6, 90/10 mix §3, token-level IS §2', () => {
     const spec = ok('kind: grpo\n');
     if (spec.kind !== 'grpo') throw new Error('kind');

@@ -1,4 +1,4 @@
-// SFT warm-up (RECIPE §1.1): token cross-entropy on completion tokens only.
+// SFT warm-up (docs/recipe.md §1.1): token cross-entropy on completion tokens only.
 import { Type, type Static } from '@sinclair/typebox';
 import { commonFields, dataSection, trainingFields } from './common.ts';
 
@@ -12,7 +12,7 @@ export const SftSpec = Type.Object(
         { source: 'style-preferences', weight: 0.5 },
         { source: 'tool-trajectories', weight: 0.5 },
       ],
-      'SFT datasets: style/preference examples and production-format tool-use trajectories (RECIPE §1).',
+      'SFT datasets: style/preference examples and production-format tool-use trajectories (docs/recipe.md §1).',
     ),
     batchSize: Type.Integer({
       minimum: 1,

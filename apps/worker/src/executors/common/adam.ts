@@ -1,4 +1,4 @@
-// Run-spec optimizer section -> the trainer's optim_step parameters (TRAINER_API.md).
+// Run-spec optimizer section -> the trainer's optim_step parameters (docs/engines.md).
 import type { AdamParams } from '@anneal/engines';
 import type { GrpoSpec, RmSpec, SftSpec } from '@anneal/protocol';
 

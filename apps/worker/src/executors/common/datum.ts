@@ -1,4 +1,4 @@
-// Sequences -> trainer Datums in the Tinker convention (TRAINER_API.md): model_input is the
+// Sequences -> trainer Datums in the Tinker convention (docs/engines.md): model_input is the
 // sequence without its last token and every loss input is aligned with it, position t
 // describing the target token t+1. Executors keep per-token arrays aligned with the whole
 // sequence (index = token position) and shift once, here.
@@ -25,7 +25,7 @@ export function shiftedDatum(
   return { modelInput: tokens.slice(0, -1), lossFnInputs };
 }
 
-/** A value-head datum scoring the whole sequence (Bradley–Terry, RECIPE §5); `label` r is
+/** A value-head datum scoring the whole sequence (Bradley–Terry, docs/recipe.md §5); `label` r is
  * aligned with model_input like every loss input (each value r). */
 export function scoreDatum(tokens: readonly number[], label?: number): Datum {
   if (tokens.length === 0) throw new RangeError('a scored sequence needs at least 1 token');

@@ -1,4 +1,4 @@
-// Seeded draws from weighted sources (RECIPE §3 "Prompt mix", also used for SFT and RM
+// Seeded draws from weighted sources (docs/recipe.md §3 "Prompt mix", also used for SFT and RM
 // batches): the @anneal/rl systematic allocation fixes each source's count within 1 of n·w,
 // then items are drawn uniformly (with replacement) inside each source. A step's RNG is
 // derived from (run seed, step), so a resumed run replays exactly the same batches.

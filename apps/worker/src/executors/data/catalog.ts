@@ -5,14 +5,14 @@
 import type { AnswerKey, Rubric, SearchBackend, SearchWebOptions } from '@anneal/envs';
 import { ExecutorSetupError } from '../setup-error.ts';
 
-/** One SFT sequence: prompt + completion tokens; lossMask 1 on completion tokens only (RECIPE §1). */
+/** One SFT sequence: prompt + completion tokens; lossMask 1 on completion tokens only (docs/recipe.md §1). */
 export interface SftExample {
   id: string;
   tokens: readonly number[];
   lossMask: readonly number[];
 }
 
-/** One preference pair (RECIPE §5): the prompt and both responses, as token ids. */
+/** One preference pair (docs/recipe.md §5): the prompt and both responses, as token ids. */
 export interface PreferenceExample {
   id: string;
   prompt: readonly number[];
@@ -20,12 +20,12 @@ export interface PreferenceExample {
   rejected: readonly number[];
 }
 
-/** A GRPO prompt (RECIPE §3): verifiable QA (answer key) or rubric chat (rubric set). */
+/** A GRPO prompt (docs/recipe.md §3): verifiable QA (answer key) or rubric chat (rubric set). */
 export type PromptExample =
   | { kind: 'qa'; id: string; prompt: string; key: AnswerKey }
   | { kind: 'rubric'; id: string; prompt: string; rubrics: readonly Rubric[] };
 
-/** An evaluation question (RECIPE §8); `needsSearch: false` marks tool-free questions. */
+/** An evaluation question (docs/recipe.md §8); `needsSearch: false` marks tool-free questions. */
 export interface EvalExample {
   id: string;
   question: string;

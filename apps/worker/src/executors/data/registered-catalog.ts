@@ -1,6 +1,6 @@
 // Operator-registered JSONL datasets (operator config `datasets:`, rows already validated by
 // packages/envs) added to a data catalogue next to its built-in sources. Rows are tokenised here
-// once, in the run's tool-call format (SFT: loss on completion tokens only, RECIPE §1).
+// once, in the run's tool-call format (SFT: loss on completion tokens only, docs/recipe.md §1).
 import type { Tokenizer } from '@anneal/engines';
 import {
   type RegisteredDataset,

@@ -18,7 +18,7 @@ const resources = {
 } as unknown as RunResources;
 
 describe('search_web limits', () => {
-  it('the run-spec caps are exactly what the tool accepts (RECIPE §6)', () => {
+  it('the run-spec caps are exactly what the tool accepts (docs/recipe.md §6)', () => {
     expect(TOOL_LIMIT_CAPS.resultsPerCall).toBe(RECIPE_MAX_RESULTS);
     expect(TOOL_LIMIT_CAPS.queryLength).toBe(RECIPE_MAX_QUERY_CHARS);
     expect(RECIPE_MAX_CALLS).toBeLessThanOrEqual(TOOL_LIMIT_CAPS.callsPerRollout);

@@ -1,6 +1,6 @@
 // What a run's data and tools resolve to: the catalogue (runtime's, else the built-in tasks),
 // weighted pools for a spec's `data.mix` (unknown sources named by JSON pointer), the
-// search_web tool with the spec's limits (RECIPE §6), and the context window rollouts fit in.
+// search_web tool with the spec's limits (docs/recipe.md §6), and the context window rollouts fit in.
 import { SearchWebTool, type SearchLimits } from '@anneal/envs';
 import type { DataSource } from '@anneal/protocol';
 import type { WeightedPool } from '../common/mix-batch.ts';

@@ -1,10 +1,10 @@
-// Step phase 5 (RECIPE §2): group advantages Â_i -> per-token advantages for the trainer's
+// Step phase 5 (docs/recipe.md §2): group advantages Â_i -> per-token advantages for the trainer's
 // `importance_sampling` loss, scaled for its declared reduction so that the backend loss is
 // L = −J exactly (@anneal/rl tokenAdvantageScale: 'sum' -> Â_i/(N·|o_i|), 'mean_per_sequence'
 // -> Â_i/N), N = rollouts in the forward_backward call, |o_i| = generated tokens of rollout i.
 //
 // The backend's IS loss −r_t·A_t has gradient −r_t·A_t·∇logp_t: the plain token-level J of
-// RECIPE §2. The IS options replace the weight r_t of each token by w_t (all from @anneal/rl):
+// docs/recipe.md §2. The IS options replace the weight r_t of each token by w_t (all from @anneal/rl):
 //   truncate (TIS)      w_t = min(r_t, clipMax)
 //   mask                w_t = r_t inside [maskLow, maskHigh], else 0 (token dropped)
 //   level: sequence     w_t = s_i = exp(mean_t log r_t) (GSPO), truncated/masked per sequence
@@ -110,7 +110,7 @@ function sequenceWeights(
   return { ratios, weights, dropped, clipped: clipped / n };
 }
 
-/** w_t/r_t of RECIPE §2's IS options, from the trainer's logprobs at the current weights. */
+/** w_t/r_t of docs/recipe.md §2's IS options, from the trainer's logprobs at the current weights. */
 export function isCorrection(
   is: IsOptions,
   logpTrain: Float32Array,

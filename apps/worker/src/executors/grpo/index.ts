@@ -1,4 +1,4 @@
-// The grpo executor (RECIPE §2–§4): setup (setup.ts), then one step (step.ts) per loop turn
+// The grpo executor (docs/recipe.md §2–§4): setup (setup.ts), then one step (step.ts) per loop turn
 // of the shared training loop (commit, checkpoint, stop at step boundaries).
 import { runTrainingLoop } from '../common/training-loop.ts';
 import { METRIC, rewardKey } from '../metrics.ts';

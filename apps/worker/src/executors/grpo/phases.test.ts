@@ -1,4 +1,4 @@
-// Hand-checked numbers through the GRPO phases: rewards (RECIPE §4) -> advantages (§2) ->
+// Hand-checked numbers through the GRPO phases: rewards (docs/recipe.md §4) -> advantages (§2) ->
 // per-token advantages for a 'sum' trainer -> the trainer call and its KL / IS statistics.
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';

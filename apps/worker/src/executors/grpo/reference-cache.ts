@@ -1,4 +1,4 @@
-// Step phase 3: reference rollouts from the frozen reference model (RECIPE §4 "Decision"): one
+// Step phase 3: reference rollouts from the frozen reference model (docs/recipe.md §4 "Decision"): one
 // per policy rollout, paired by index, generated with the same tools and limits. The reference
 // never changes, so its generations (and their reward-model scores) are cached per prompt
 // across steps, and their seed depends only on the prompt: a resumed run regenerates the

@@ -29,7 +29,7 @@ const rubric: StepPrompt = {
 const answered = (answer: string | null) =>
   rollout(qa.tokens, [{ tokens: [97], generated: true }], { answer });
 
-describe('baseReward (RECIPE §4 r_base)', () => {
+describe('baseReward (docs/recipe.md §4 r_base)', () => {
   it('verifies QA answers with aliases and needs a well-formed answer', async () => {
     expect(await baseReward(qa, answered('paris'))).toBe(1);
     expect(await baseReward(qa, answered('Paris City'))).toBe(1);
@@ -55,7 +55,7 @@ class LengthScorer implements RewardScorer {
   }
 }
 
-describe('preferenceScores (RECIPE §5)', () => {
+describe('preferenceScores (docs/recipe.md §5)', () => {
   const gen = (n: number) =>
     rollout(qa.tokens, [{ tokens: new Array<number>(n).fill(97), generated: true }]);
 

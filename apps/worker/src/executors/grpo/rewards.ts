@@ -1,4 +1,4 @@
-// Step phase 4 (RECIPE §4, §5): per rollout r_base (QA verifier or all rubrics pass) and the
+// Step phase 4 (docs/recipe.md §4, §5): per rollout r_base (QA verifier or all rubrics pass) and the
 // preference score s = P̄(x, y_i, y_i^ref) against the paired reference rollout (s = 1 without a
 // reward model); then per group the anchored tool and length penalties, the gated composite
 // reward R = r_base·s − pen_eff and the group-relative advantages (@anneal/rl scoreGroup, b_g
@@ -47,7 +47,7 @@ export function baseRewards(
 }
 
 /**
- * s_i = P̄(x, y_i, y_i^ref) for every rollout (RECIPE §5). The scorer is pointwise, so
+ * s_i = P̄(x, y_i, y_i^ref) for every rollout (docs/recipe.md §5). The scorer is pointwise, so
  * Δ(x, y_ref, y_i) = −Δ(x, y_i, y_ref) and P̄ = σ(s(x, y_i) − s(x, y_ref)). Reference scores
  * are stored on the (cached) reference groups and computed once. Without a scorer s = 1.
  */
@@ -103,7 +103,7 @@ export interface GroupInputs {
   preference: readonly number[];
 }
 
-/** Penalties, rewards and advantages of each group (RECIPE §4 -> §2). */
+/** Penalties, rewards and advantages of each group (docs/recipe.md §4 -> §2). */
 export function scoreGroups(
   groups: readonly GroupInputs[],
   config: RewardConfig,

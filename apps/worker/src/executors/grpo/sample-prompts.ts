@@ -1,5 +1,5 @@
-// Step phase 1 (ARCHITECTURE.md "One GRPO step"): the step's prompts, drawn from the data mix
-// by weight (RECIPE §3: 90 % verifiable QA, 10 % rubric chat by default) with the step's
+// Step phase 1 (docs/architecture.md "One GRPO step"): the step's prompts, drawn from the data mix
+// by weight (docs/recipe.md §3: 90 % verifiable QA, 10 % rubric chat by default) with the step's
 // seeded RNG, and encoded once in the tool-call format (the only text ever tokenised).
 import type { ToolCallFormat } from '@anneal/envs';
 import type { Rng } from '@anneal/rl';

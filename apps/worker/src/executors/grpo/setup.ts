@@ -1,6 +1,6 @@
 // Everything a GRPO run holds across steps: the policy model, rollout environments for the
 // policy and the frozen reference, the reference cache, the prompt pools. The reference is the
-// run's starting weights (RECIPE §4 "Decision"): exported once into the inference engine under
+// run's starting weights (docs/recipe.md §4 "Decision"): exported once into the inference engine under
 // its own name — on a resume, from a second model opened at the starting weights — unless the
 // runtime provides a dedicated reference sampler.
 import type { InferenceEngine, TrainerModel } from '@anneal/engines';
@@ -53,7 +53,7 @@ async function referenceEngine(
 }
 
 /** Rubrics without a programmatic check need the LLM judge: refuse the run before any step
- * rather than fail mid-run at the first reward (RECIPE §3). */
+ * rather than fail mid-run at the first reward (docs/recipe.md §3). */
 function checkNoJudgeNeeded(pools: readonly WeightedPool<PromptExample>[]): void {
   pools.forEach((pool, i) => {
     const rubric = pool.items

@@ -1,4 +1,4 @@
-// The step record of a GRPO step: everything RECIPE §7 watches (reward by component, base
+// The step record of a GRPO step: everything docs/recipe.md §7 watches (reward by component, base
 // reward, preference, penalties, tool calls, lengths, zero-variance groups, KL, IS ratios,
 // grad norm) plus the logged tool baselines b_g. Means are over the step's rollouts; a
 // component with no rollouts this step is null (not reported), never 0.

@@ -1,4 +1,4 @@
-// Step phase 6 (ARCHITECTURE.md "One GRPO step"): trainer forward_backward with the
+// Step phase 6 (docs/architecture.md "One GRPO step"): trainer forward_backward with the
 // importance_sampling loss (sampling logprobs + per-token advantages, see advantages.ts) —
 // it returns π_train's logprobs of the sampled tokens — then IS ratios, train–inference KL
 // (k1, k3), ratio statistics and J (@anneal/rl stepTokenMath), then optim_step (grad norm:
@@ -20,7 +20,7 @@ import {
 export interface TrainInputs {
   /** All rollouts of the step, groups concatenated. */
   rollouts: readonly Rollout[];
-  /** Â_i per rollout (RECIPE §2). */
+  /** Â_i per rollout (docs/recipe.md §2). */
   advantages: ArrayLike<number>;
   is: IsOptions;
   reduction: LossReduction;
@@ -29,14 +29,14 @@ export interface TrainInputs {
 
 export interface TrainOutcome {
   tokens: number;
-  /** k1 = mean(d), k3 = mean(exp(−d) − 1 + d), d = logp_infer − logp_train (RECIPE §2). */
+  /** k1 = mean(d), k3 = mean(exp(−d) − 1 + d), d = logp_infer − logp_train (docs/recipe.md §2). */
   k1: number;
   k3: number;
   ratioMean: number;
   ratioMin: number;
   ratioMax: number;
   ratioFractionOutside: number;
-  /** J of RECIPE §2 at the pre-update weights. */
+  /** J of docs/recipe.md §2 at the pre-update weights. */
   objective: number;
   /** The optimised loss −J_w (= −J without IS options). */
   loss: number;

@@ -1,5 +1,5 @@
 // An in-repo Tinker-compatible server over real HTTP (node:http, ephemeral port) for
-// contract tests, answering exactly the JSON of TRAINER_API.md: futures that stay pending
+// contract tests, answering exactly the JSON of docs/engines.md: futures that stay pending
 // (408) for `pendingPolls` polls, 400 `{detail}` for failed futures, 409 when a seq_id is
 // reused with another payload, 422 pydantic issues, `X-API-Key`, scripted faults.
 import { createServer } from 'node:http';

@@ -1,5 +1,5 @@
 // The fake trainer's arithmetic: fixed per-token "policy" logprobs and the three losses of
-// TRAINER_API.md computed exactly from them, so tests can check what the client sends.
+// docs/engines.md computed exactly from them, so tests can check what the client sends.
 import type { Datum, ForwardBackwardOutput, LossFnConfig, WireLossFn } from '../wire.ts';
 
 /** π_train logprob of target token `t` after `steps` optimiser steps. */

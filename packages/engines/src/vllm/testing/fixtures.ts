@@ -1,4 +1,4 @@
-// Response and error bodies of a vLLM server, field for field as VLLM_API.md documents them:
+// Response and error bodies of a vLLM server, field for field as docs/engines.md documents them:
 // `new` = v0.10.2+ (`token_ids`, new error envelope), `old` = earlier servers (logprob
 // tokens `"token_id:{id}"`, explicit nulls, `{"object":"error",…}` envelope).
 import type {
