@@ -46,8 +46,6 @@ export interface WorkerConfig {
   logLevel: LogLevel;
   /** Values of the env vars the operator config names as secrets (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string>>;
-  /** TEST ONLY: module exporting EXECUTORS (and optionally ENGINE_FACTORIES) to use instead. */
-  testExecutorsModule: string | null;
 }
 
 /** Hash of no token: the worker never authenticates requests; the local config needs one. */
@@ -142,7 +140,6 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
     queue: Object.freeze(queue),
     logLevel: input.logLevel ?? 'info',
     secrets: Object.freeze({ ...(input.secrets ?? {}) }),
-    testExecutorsModule: input.testExecutorsModule ?? null,
   };
   return Object.freeze(config);
 }

@@ -41,8 +41,6 @@ export const WorkerEnv = Type.Object({
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info' },
   ),
-  /** TEST ONLY: module path exporting EXECUTORS (and optionally ENGINE_FACTORIES). */
-  ANNEAL_TEST_EXECUTORS: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type WorkerEnv = Static<typeof WorkerEnv>;
 
@@ -132,6 +130,5 @@ export function loadWorkerConfig(env: Environment = process.env): Readonly<Worke
     },
     logLevel: e.ANNEAL_LOG_LEVEL,
     secrets: operatorConfig ? readSecrets(operatorConfig, env) : {},
-    testExecutorsModule: e.ANNEAL_TEST_EXECUTORS ?? null,
   });
 }

@@ -25,7 +25,6 @@ import {
   logEvents,
 } from '@anneal/telemetry';
 import type { WorkerConfig } from './config.ts';
-import { loadExecutorModule } from './executors-source.ts';
 import { startMetricsServer } from './metrics/server.ts';
 import { pushgatewayUrl, startPushgateway } from './metrics/pushgateway.ts';
 import { EngineCache } from './resources/engine-cache.ts';
@@ -39,7 +38,7 @@ import { type ExecutorTable, type ProcessorDeps, processRunJob } from './runtime
 import { WORKER_VERSION } from './version.ts';
 
 export interface StartWorkerOptions {
-  /** Executors by run kind; default: the module named by config (see executors-source.ts). */
+  /** Executors by run kind; default: the real ones (executors/index.ts). Tests pass their own. */
   executors?: ExecutorTable;
   /** Replace some engine factories (e.g. the embedded engines, test doubles). */
   factories?: Partial<EngineFactories>;
@@ -86,15 +85,11 @@ export async function startWorker(
   const logger: Logger =
     options.logger ??
     createLogger({ name: 'worker', level: config.logLevel, bindings: { pool, worker: workerId } });
-  const module = options.executors
-    ? { EXECUTORS: options.executors }
-    : await loadExecutorModule(config);
+  // Loaded lazily: a worker given its executors never pulls in the real ones.
+  const executors: ExecutorTable =
+    options.executors ?? (await import('./executors/index.ts')).EXECUTORS;
   const embedded = defaultEmbeddedEngines({ trainerDirs: embeddedTrainerDirs(config) });
-  const factories = {
-    ...defaultEngineFactories(embedded),
-    ...module.ENGINE_FACTORIES,
-    ...options.factories,
-  };
+  const factories = { ...defaultEngineFactories(embedded), ...options.factories };
 
   const redis = connect(config.redisUrl, logger);
   const subscriber = connect(config.redisUrl, logger);
@@ -138,7 +133,7 @@ export async function startWorker(
     store,
     workerId,
     config,
-    executors: module.EXECUTORS,
+    executors,
     resolver,
     runs,
     telemetry: events,

@@ -1,11 +1,13 @@
 // Crash safety with the real worker process: kill -9 mid-run, BullMQ notices the stalled job
 // (short lock/stalled intervals via env), a second worker resumes from the last checkpoint, and
 // the committed step records hold every step exactly once.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, getTransitions, getWorker, readSteps } from '@anneal/store';
 import { readRunOutcome } from '../src/resources/run-outcome.ts';
 import { type TestEnv, REDIS_URL, eventually, sftSpec, testEnv } from './helpers.ts';
-import { TEST_EXECUTORS, type WorkerProcess, spawnWorker } from './process.ts';
+import { type WorkerProcess, spawnWorker } from './process.ts';
 
 let env: TestEnv;
 const spawned: WorkerProcess[] = [];
@@ -20,21 +22,27 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-function worker(id: string, extra: Record<string, string> = {}): WorkerProcess {
-  const p = spawnWorker({
-    REDIS_URL,
-    ANNEAL_KEY_PREFIX: env.prefix,
-    ANNEAL_POOL: env.pool,
-    ANNEAL_WORKER_ID: id,
-    ANNEAL_TEST_EXECUTORS: TEST_EXECUTORS,
-    ANNEAL_ARTIFACT_DIR: env.artifactDir,
-    ANNEAL_METRICS_PORT: '0',
-    ANNEAL_METRICS_HOST: '127.0.0.1',
-    ANNEAL_HEARTBEAT_SECONDS: '1',
-    ANNEAL_LOCK_DURATION_MS: '2000',
-    ANNEAL_STALLED_INTERVAL_MS: '1000',
-    ...extra,
-  });
+function worker(
+  id: string,
+  extra: Record<string, string> = {},
+  entry: 'test' | 'production' = 'test',
+): WorkerProcess {
+  const p = spawnWorker(
+    {
+      REDIS_URL,
+      ANNEAL_KEY_PREFIX: env.prefix,
+      ANNEAL_POOL: env.pool,
+      ANNEAL_WORKER_ID: id,
+      ANNEAL_ARTIFACT_DIR: env.artifactDir,
+      ANNEAL_METRICS_PORT: '0',
+      ANNEAL_METRICS_HOST: '127.0.0.1',
+      ANNEAL_HEARTBEAT_SECONDS: '1',
+      ANNEAL_LOCK_DURATION_MS: '2000',
+      ANNEAL_STALLED_INTERVAL_MS: '1000',
+      ...extra,
+    },
+    entry,
+  );
   spawned.push(p);
   return p;
 }
@@ -101,8 +109,19 @@ describe('worker process', () => {
   }, 90_000);
 
   it('exits 2 with the variable named when the environment is invalid', async () => {
-    const p = worker('bad-env', { ANNEAL_SLOTS: 'zero' });
+    const p = worker('bad-env', { ANNEAL_SLOTS: 'zero' }, 'production');
     expect(await p.exited).toBe(2);
     expect(p.output()).toMatch(/ANNEAL_SLOTS/);
   }, 60_000);
+
+  it('the production entry takes no executors from the environment', async () => {
+    // The old ANNEAL_TEST_EXECUTORS seam imported the module an env var named; now such a
+    // variable is ignored and the module is never loaded (it would exit 3 if it were).
+    const probe = path.join(env.artifactDir, 'probe.mjs');
+    await writeFile(probe, 'process.exit(3);\n');
+    const p = worker('no-seam', { ANNEAL_TEST_EXECUTORS: probe }, 'production');
+    await eventually(async () => (await getWorker(env.store, 'no-seam')) !== null, 60_000, 'up');
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  }, 90_000);
 });

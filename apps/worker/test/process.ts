@@ -1,13 +1,16 @@
-// Spawns the real worker process (`node --import tsx apps/worker/src/main.ts`) for process-level
-// tests (kill -9, SIGTERM, bad env). Executors come from the TEST ONLY ANNEAL_TEST_EXECUTORS hook.
+// Spawns a real worker process for process-level tests (kill -9, SIGTERM, bad env): by default
+// the test entry (worker-entry.ts: test executors injected in code), or the production entry
+// (src/main.ts) where a test needs the real one.
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '../../..');
-const MAIN = path.join(REPO_ROOT, 'apps/worker/src/main.ts');
-export const TEST_EXECUTORS = path.join(here, 'fixtures/executors.ts');
+export const ENTRIES = {
+  test: path.join(here, 'worker-entry.ts'),
+  production: path.join(REPO_ROOT, 'apps/worker/src/main.ts'),
+} as const;
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -16,12 +19,15 @@ export interface WorkerProcess {
   exited: Promise<number | string>;
 }
 
-export function spawnWorker(env: Record<string, string>): WorkerProcess {
+export function spawnWorker(
+  env: Record<string, string>,
+  entry: keyof typeof ENTRIES = 'test',
+): WorkerProcess {
   // The test runner's own ANNEAL_* settings must not leak into the worker under test.
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('ANNEAL_')),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[entry]], {
     cwd: REPO_ROOT,
     env: { ...inherited, ANNEAL_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
