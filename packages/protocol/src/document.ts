@@ -2,6 +2,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LineCounter, parseDocument } from 'yaml';
+import { DOCUMENT_LIMITS, scanText, treeIssues, valueIssues } from './document-limits.ts';
 
 /** One problem with an input document: JSON pointer of the field, message, and source line. */
 export interface Issue {
@@ -30,14 +31,37 @@ export function pointerSegments(pointer: string): string[] {
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/** Pointer segments as a YAML path: numeric segments index sequences. */
+function pointerPath(pointer: string): Array<string | number> {
+  return pointerSegments(pointer).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/** JSON text -> value, bounded like parseSourceText; undefined when the text is not JSON. */
+export function parseJsonText(text: string): Parsed<unknown> | undefined {
+  const tooBig = scanText(text);
+  if (tooBig !== undefined) return { ok: false, errors: [tooBig] };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const issues = valueIssues(value, DOCUMENT_LIMITS, (path) => joinPointer(...path));
+  return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, value };
+}
+
 export function joinPointer(...segments: Array<string | number>): string {
   return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
 }
 
-/** Parses JSON or YAML (JSON is YAML 1.2); syntax errors carry their line. */
+/** Parses JSON or YAML (JSON is YAML 1.2); syntax errors carry their line. Cost is bounded by
+ * DOCUMENT_LIMITS (scanned before parsing, walked before converting): see document-limits.ts. */
 export function parseSourceText(text: string): Parsed<SourceDocument> {
+  const tooBig = scanText(text);
+  if (tooBig !== undefined) return { ok: false, errors: [tooBig] };
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // Duplicate keys are found by treeIssues in one pass (the parser's own check is quadratic).
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
     return {
       ok: false,
@@ -48,16 +72,24 @@ export function parseSourceText(text: string): Parsed<SourceDocument> {
       })),
     };
   }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  const lineAt = (node: unknown): number | undefined => {
+    const range = (node as { range?: [number, number, number] } | null)?.range;
+    return Array.isArray(range) ? lineCounter.linePos(range[0]).line : undefined;
+  };
+  const structural = treeIssues(doc, DOCUMENT_LIMITS, (path) => joinPointer(...path), lineAt);
+  if (structural.length > 0) return { ok: false, errors: structural };
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: DOCUMENT_LIMITS.maxAliases });
+  } catch (error) {
+    // Alias expansion beyond maxAliasCount (a "billion laughs" document) throws here.
+    return { ok: false, errors: [{ path: '', message: (error as Error).message }] };
+  }
   const lineOf = (pointer: string): number | undefined => {
-    const segments = pointerSegments(pointer).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    const segments = pointerPath(pointer);
     for (let depth = segments.length; depth >= 0; depth--) {
-      const node = doc.getIn(segments.slice(0, depth), true) as {
-        range?: [number, number, number];
-      };
-      if (node && typeof node === 'object' && Array.isArray(node.range)) {
-        return lineCounter.linePos(node.range[0]).line;
-      }
+      const line = lineAt(doc.getIn(segments.slice(0, depth), true));
+      if (line !== undefined) return line;
     }
     return undefined;
   };

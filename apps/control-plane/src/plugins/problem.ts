@@ -60,6 +60,9 @@ export function toAnnealError(error: FastifyError | Error): AnnealError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AnnealError('ANNEAL_ERR_VALIDATION', fe.message);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      // Malformed JSON, or a `__proto__`/`constructor` key refused by Fastify's secure parser.
+      return new AnnealError('ANNEAL_ERR_VALIDATION', `body is not valid JSON: ${fe.message}`);
   }
   if (fe.statusCode === 400 && error instanceof SyntaxError) {
     return new AnnealError('ANNEAL_ERR_VALIDATION', `body is not valid JSON: ${error.message}`);

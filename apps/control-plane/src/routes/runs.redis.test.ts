@@ -57,6 +57,26 @@ describe('GET /v1/runs/{id}', () => {
   });
 });
 
+describe('JSON bodies the parser refuses', () => {
+  it.each([
+    ['malformed JSON', '{"reason": '],
+    ['a __proto__ key', '{"__proto__": {"x": 1}}'],
+  ])('answer 400 problem+json on cancel and drain for %s', async (_, payload) => {
+    const id = (await submit(plane.app, 'kind: sft')).json().id;
+    for (const url of [`/v1/runs/${id}/cancel`, '/v1/workers/w1/drain']) {
+      const res = await plane.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...auth(TOKENS.acmeOperator), 'content-type': 'application/json' },
+        payload,
+      });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ code: 'ANNEAL_ERR_VALIDATION' });
+    }
+  });
+});
+
 describe('GET /v1/runs', () => {
   it('lists only the tenant’s runs, filtered, with cursor pagination', async () => {
     const a = (await submit(plane.app, 'kind: sft\nlabels: {exp: a}')).json().id;

@@ -36,6 +36,25 @@ describe('POST /v1/runs', () => {
     await eventually(async () => (await plane.redis.zcard(`${plane.prefix}:outbox`)) === 0);
   });
 
+  it('refuses a spec beyond the document limits with one issue, before parsing it', async () => {
+    // ~1 MiB of YAML with 110,000 label keys: the parser used to run for minutes on it.
+    const labels = Array.from({ length: 110_000 }, (_, i) => `  k${i}: v`).join('\n');
+    const res = await submit(plane.app, `kind: sft\nlabels:\n${labels}\n`.slice(0, 1_048_000));
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      code: 'ANNEAL_ERR_RUN_SPEC_INVALID',
+      errors: [{ path: '', message: 'document has more than 10000 entries' }],
+    });
+    const json = await submit(
+      plane.app,
+      `{"kind":"sft","labels":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+    );
+    expect(json.statusCode).toBe(400);
+    expect(json.json().errors).toEqual([
+      { path: '', message: 'document nests deeper than 64 levels' },
+    ]);
+  });
+
   it('accepts JSON too', async () => {
     const res = await submit(plane.app, '{"kind": "sft", "steps": 5, "pool": "gpu"}');
     expect(res.statusCode).toBe(201);

@@ -5,6 +5,7 @@ import {
   type Issue,
   type Parsed,
   joinPointer,
+  parseJsonText,
   parseSourceText,
   schemaIssues,
   withDefaults,
@@ -106,15 +107,12 @@ export function validateRunSpec(
 export function parseRunSpec(text: string): Parsed<RunSpec> {
   // Fast path for valid JSON; anything else goes through the YAML parser, which keeps lines.
   if (text.trimStart().startsWith('{')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    if (value !== undefined) {
-      const fast = validateRunSpec(value);
+    const json = parseJsonText(text);
+    if (json !== undefined && !json.ok) return json;
+    if (json !== undefined) {
+      const fast = validateRunSpec(json.value);
       if (fast.ok) return fast;
+      // Invalid: parse again as YAML only to add source lines to the same issues.
     }
   }
   const source = parseSourceText(text);
