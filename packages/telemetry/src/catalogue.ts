@@ -2,7 +2,8 @@
 // (`npm run gen:metrics-doc -w @anneal/telemetry`); a test fails when the two drift.
 // Naming follows Prometheus: base units, unit suffix, `_total` on counters only; histograms,
 // never summaries. Per-run series carry `run_id` and are removed when the run ends.
-import { QUEUE_STATES, RUN_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
+import { RUN_STATES } from '@anneal/protocol';
+import { QUEUE_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
 /** `none` = dimensionless (rewards, KL, norms, counts of things). */

@@ -1,6 +1,7 @@
 // Control-plane events → anneal_http_*, anneal_queue_*, anneal_pool_* and anneal_runs* metrics.
 import type { TelemetryEvents } from './events.ts';
-import { QUEUE_STATES, RUN_KINDS, RUN_STATES, WORKER_STATES } from './labels.ts';
+import { RUN_KINDS, RUN_STATES } from '@anneal/protocol';
+import { QUEUE_STATES, WORKER_STATES } from './labels.ts';
 import type { MetricWriter } from './writer.ts';
 
 type Handlers = { [K in keyof TelemetryEvents]?: (payload: TelemetryEvents[K]) => void };

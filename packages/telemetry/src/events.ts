@@ -8,12 +8,11 @@ import type {
   QueueState,
   RatioStat,
   RewardComponent,
-  RunKind,
-  RunState,
   StepPhase,
   Subsystem,
   WorkerState,
 } from './labels.ts';
+import type { RunKind, RunState } from '@anneal/protocol';
 
 /** Metrics of one committed training step. Absent fields are not reported (e.g. no reward in sft). */
 export interface StepCommitted {

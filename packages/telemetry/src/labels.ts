@@ -1,19 +1,7 @@
 // Every label an `anneal_*` metric may carry, with its closed value set where one exists.
-// Closed sets keep cardinality bounded and give the events their TypeScript types.
-
-export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
-
-/** Run lifecycle states (control plane). */
-export const RUN_STATES = [
-  'queued',
-  'running',
-  'retrying',
-  'succeeded',
-  'failed',
-  'cancelled',
-] as const;
-export type RunState = (typeof RUN_STATES)[number];
+// Closed sets keep cardinality bounded and give the events their TypeScript types. Run kinds
+// and states are the protocol's own (@anneal/protocol), not copies.
+import { RUN_KINDS } from '@anneal/protocol';
 
 /** Train–inference KL estimators of docs/recipe.md §2. */
 export const KL_ESTIMATORS = ['k1', 'k3'] as const;
