@@ -70,6 +70,15 @@ describe('GET /v1/runs/{id}/events', () => {
     expect(bad.status).toBe(400);
     const problem = (await bad.json()) as { errors: Array<{ path: string }> };
     expect(problem.errors[0]?.path).toBe('/headers/last-event-id');
+    // Past the newest event, or beyond a stream id's 64 bits: refused, not an empty stream
+    // that a client would reconnect to forever.
+    for (const lastEventId of ['99999999999999-0', '18446744073709551616-0']) {
+      const ahead = await fetch(`${base}/v1/runs/${id}/events`, {
+        headers: { ...auth(TOKENS.acmeViewer), 'last-event-id': lastEventId },
+      });
+      expect(ahead.status, lastEventId).toBe(400);
+      expect(ahead.headers.get('content-type')).toMatch(/problem\+json/);
+    }
     const other = await fetch(`${base}/v1/runs/${id}/events`, {
       headers: auth(TOKENS.betaSubmitter),
     });

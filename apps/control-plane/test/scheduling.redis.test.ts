@@ -199,7 +199,13 @@ describe('pools, workers and drain', () => {
         headers: auth(TOKENS.acmeViewer),
       })
     ).json();
-    expect(listed.workers).toMatchObject([{ id: 'w-a', draining: true }]);
+    expect(listed.workers).toMatchObject([{ id: 'w-a', draining: true, runs: [running] }]);
+    const seenByBeta = await plane.app.inject({
+      method: 'GET',
+      url: '/v1/workers',
+      headers: auth(TOKENS.betaSubmitter),
+    });
+    expect(seenByBeta.json().workers).toMatchObject([{ id: 'w-a', runs: [] }]);
     expect((await post('/v1/workers/ghost/drain', TOKENS.acmeOperator)).json().code).toBe(
       'ANNEAL_ERR_WORKER_NOT_FOUND',
     );

@@ -3,11 +3,15 @@ import type { Redis } from 'ioredis';
 import type { RunEvent, StoredRunEvent } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 
-const STREAM_ID = /^\d+-\d+$/;
+const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
+const U64_MAX = 2n ** 64n - 1n;
 
-/** True for ids that can be passed as `after` (`0` means from the beginning). */
+/** True for ids that can be passed as `after` (`0` means from the beginning): both parts of a
+ * Redis stream id are unsigned 64-bit; a larger one would make XREAD fail and the stream end. */
 export function isEventId(id: string): boolean {
-  return id === '0' || STREAM_ID.test(id);
+  if (id === '0') return true;
+  const match = STREAM_ID.exec(id);
+  return match !== null && BigInt(match[1]!) <= U64_MAX && BigInt(match[2]!) <= U64_MAX;
 }
 
 function toEvents(entries: Array<[string, string[]]>): StoredRunEvent[] {
@@ -15,6 +19,27 @@ function toEvents(entries: Array<[string, string[]]>): StoredRunEvent[] {
     const index = fields.indexOf('event');
     return { id, event: JSON.parse(fields[index + 1] ?? '{}') as RunEvent };
   });
+}
+
+/** Id of the run's newest event, or undefined when it has none. */
+export async function lastEventId(ctx: StoreContext, runId: string): Promise<string | undefined> {
+  const entries = (await ctx.redis.xrevrange(
+    keys(ctx.prefix).events(runId),
+    '+',
+    '-',
+    'COUNT',
+    1,
+  )) as Array<[string, string[]]>;
+  return entries[0]?.[0];
+}
+
+/** Stream-id order: -1, 0, 1 as `a` is before, equal to or after `b` ('0' is before any id). */
+export function compareEventIds(a: string, b: string): number {
+  const parts = (id: string) => (id === '0' ? [0n, 0n] : id.split('-').map((p) => BigInt(p)));
+  const [am, as] = parts(a);
+  const [bm, bs] = parts(b);
+  if (am! !== bm!) return am! < bm! ? -1 : 1;
+  return as! === bs! ? 0 : as! < bs! ? -1 : 1;
 }
 
 /** Events after `after` (exclusive), oldest first, without blocking. */

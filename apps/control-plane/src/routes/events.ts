@@ -5,7 +5,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
 import { type StoredRunEvent, isTerminal } from '@anneal/protocol';
-import { getRun, isEventId, readEvents, waitForEvents } from '@anneal/store';
+import {
+  compareEventIds,
+  getRun,
+  isEventId,
+  lastEventId,
+  readEvents,
+  waitForEvents,
+} from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
@@ -58,6 +65,17 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         );
       }
       if (!(await getRun(ctx.store, runId, { tenant }))) throw runNotFound(runId);
+      // An id past the newest event can only come from another run or a forged header: the
+      // stream would wait for ids that never come and miss the terminal event (clients would
+      // reconnect forever), so it is refused.
+      const newest = after === '0' ? undefined : await lastEventId(ctx.store, runId);
+      if (after !== '0' && (newest === undefined || compareEventIds(after, newest) > 0)) {
+        throw new AnnealError(
+          'ANNEAL_ERR_VALIDATION',
+          `Last-Event-ID '${after}' is after the run's newest event (${newest ?? 'none'})`,
+          [{ path: '/headers/last-event-id', message: 'expected an id this stream has sent' }],
+        );
+      }
 
       reply.hijack();
       const raw = reply.raw;

@@ -146,6 +146,34 @@ describe('POST /v1/runs', () => {
     expect(other.json().errors[0].message).toBe(`no run '${sft.id}' in this tenant`);
   });
 
+  it('checks every eval checkpoint at submission: missing, without checkpoint, other tenant', async () => {
+    const done = (await submit(plane.app, 'kind: sft')).json();
+    await plane.redis.hset(
+      `${plane.prefix}:run:${done.id}`,
+      'checkpointStep',
+      '1',
+      'checkpointPath',
+      '/ck/1',
+    );
+    const fresh = (await submit(plane.app, 'kind: sft')).json();
+    const spec = (...runs: string[]) =>
+      `kind: eval\nmodels:\n${runs.map((r) => `  - {checkpoint: {run: ${r}}}`).join('\n')}\n`;
+    const bad = await submit(plane.app, spec(done.id, fresh.id, 'run_01HZZZZZZZZZZZZZZZZZZZZZZZ'));
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({
+      code: 'ANNEAL_ERR_UNKNOWN_RESOURCE',
+      errors: [
+        { path: '/models/1/checkpoint/run', message: expect.stringMatching(/no checkpoint yet/) },
+        { path: '/models/2/checkpoint/run', message: expect.stringMatching(/no run/) },
+      ],
+    });
+    const other = await submit(plane.app, spec(done.id), { token: TOKENS.betaSubmitter });
+    expect(other.json().errors).toEqual([
+      { path: '/models/0/checkpoint/run', message: `no run '${done.id}' in this tenant` },
+    ]);
+    expect((await submit(plane.app, spec(done.id))).statusCode).toBe(201);
+  });
+
   it('honours Idempotency-Key: 201 then 200 with the same run; another body is 409', async () => {
     const first = await submit(plane.app, 'kind: sft\nsteps: 3', { idempotencyKey: 'abc-1' });
     const replay = await submit(plane.app, '{"steps": 3, "kind": "sft"}', {

@@ -2,8 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { PoolList, WorkerList, WorkerRecord } from '@anneal/protocol';
-import { listWorkers, requestDrain } from '@anneal/store';
+import { getRun, listWorkers, requestDrain } from '@anneal/store';
 import type { AppContext } from '../context.ts';
+import { principalOf } from '../plugins/auth.ts';
 import { workerNotFound } from '../errors.ts';
 import { observePools } from '../services/pools.ts';
 import { WorkerIdParams, emptyBodyAsObject, problemResponses } from './schemas.ts';
@@ -17,6 +18,18 @@ const DrainBody = Type.Object(
   },
   { additionalProperties: false, description: 'Optional; an empty body is fine.' },
 );
+
+/** Workers are cluster-wide, the runs on them are not: each caller sees only its tenant's. */
+async function withTenantRuns(
+  ctx: AppContext,
+  tenant: string,
+  worker: WorkerRecord,
+): Promise<WorkerRecord> {
+  const own = await Promise.all(
+    worker.runs.map(async (id) => ((await getRun(ctx.store, id, { tenant })) ? id : undefined)),
+  );
+  return { ...worker, runs: own.filter((id): id is string => id !== undefined) };
+}
 
 export const workerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
   app,
@@ -40,7 +53,11 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
       config: { role: 'viewer' },
       schema: { summary: 'Live workers', response: { 200: WorkerList, ...problemResponses } },
     },
-    async () => ({ workers: await listWorkers(ctx.store) }),
+    async (request) => {
+      const { tenant } = principalOf(request);
+      const workers = await listWorkers(ctx.store);
+      return { workers: await Promise.all(workers.map((w) => withTenantRuns(ctx, tenant, w))) };
+    },
   );
 
   app.post(
@@ -59,7 +76,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
       const release = request.body.checkpointAndRelease;
       const worker = await requestDrain(ctx.store, request.params.id, release);
       if (!worker) throw workerNotFound(request.params.id);
-      return reply.code(202).send(worker);
+      return reply.code(202).send(await withTenantRuns(ctx, principalOf(request).tenant, worker));
     },
   );
 };

@@ -53,24 +53,32 @@ function resolveError(errors: readonly ResolveIssue[]): AnnealError {
   );
 }
 
-/** A `model.checkpoint.run` must be a run of the same tenant that saved a checkpoint. */
-async function checkCheckpointRef(ctx: AppContext, tenant: string, spec: RunSpec): Promise<void> {
-  const ref = spec.model?.checkpoint?.run;
-  if (ref === undefined) return;
-  const source = await getRun(ctx.store, ref, { tenant });
-  const path = '/model/checkpoint/run';
-  if (!source) {
-    throw resolveError([{ path, message: `no run '${ref}' in this tenant`, reason: 'unknown' }]);
+/** Every checkpoint a spec starts from or evaluates (`model`, eval `models[]`) must be a run of
+ * the same tenant that saved a checkpoint: refused here, not accepted and failed by a worker. */
+async function checkCheckpointRefs(ctx: AppContext, tenant: string, spec: RunSpec): Promise<void> {
+  const refs: Array<{ path: string; run: string }> = [];
+  const own = spec.model?.checkpoint?.run;
+  if (own !== undefined) refs.push({ path: '/model/checkpoint/run', run: own });
+  if (spec.kind === 'eval') {
+    spec.models?.forEach((model, i) => {
+      const run = model.checkpoint?.run;
+      if (run !== undefined) refs.push({ path: `/models/${i}/checkpoint/run`, run });
+    });
   }
-  if (!source.checkpoint) {
-    throw resolveError([
-      {
+  const issues: ResolveIssue[] = [];
+  for (const { path, run } of refs) {
+    const source = await getRun(ctx.store, run, { tenant });
+    if (!source) {
+      issues.push({ path, message: `no run '${run}' in this tenant`, reason: 'unknown' });
+    } else if (!source.checkpoint) {
+      issues.push({
         path,
-        message: `run '${ref}' has no checkpoint yet (state ${source.state})`,
+        message: `run '${run}' has no checkpoint yet (state ${source.state})`,
         reason: 'unknown',
-      },
-    ]);
+      });
+    }
   }
+  if (issues.length > 0) throw resolveError(issues);
 }
 
 export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
@@ -78,7 +86,7 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   if (!parsed.ok) throw specError(parsed.errors);
   const resolved = resolveRunSpec(parsed.value, ctx.operator, ctx.datasetFacts);
   if (!resolved.ok) throw resolveError(resolved.errors as ResolveIssue[]);
-  await checkCheckpointRef(ctx, request.tenant, resolved.value);
+  await checkCheckpointRefs(ctx, request.tenant, resolved.value);
 
   const key = request.idempotencyKey;
   const result = await createRun(ctx.store, {
