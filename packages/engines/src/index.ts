@@ -8,6 +8,20 @@ export {
   loadHfTokenizer,
 } from './tokenizers/hf-bpe.ts';
 export type { HfTokenizerOptions } from './tokenizers/hf-bpe.ts';
+// A model's own chat template (tokenizer_config.json `chat_template`), rendered with Jinja.
+export {
+  ChatTemplate,
+  chatTemplateFromConfig,
+  loadChatTemplate,
+} from './tokenizers/chat-template.ts';
+export type {
+  ChatMessage,
+  ChatToolCall,
+  ChatToolSpec,
+  RenderOptions,
+  TemplateArgs,
+} from './tokenizers/chat-template.ts';
+export type { AddedToken } from './tokenizers/hf-bpe.ts';
 
 // HTTP engine clients: vLLM (inference) and Tinker-compatible (training); see README.md.
 export { ENGINE_ERROR_CODES, EngineError } from './http/errors.ts';

@@ -15,3 +15,8 @@ export {
   QWEN2_SPLIT_REGEX,
   fixtureTokenizerJson,
 } from './tokenizers/testing/fixture.ts';
+export {
+  QWEN3_TOKENIZER_CONFIG,
+  QWEN3_TOKENIZER_JSON,
+  qwen3Reference,
+} from './tokenizers/testing/qwen3.ts';

@@ -1,12 +1,19 @@
 // A Hugging Face `tokenizer.json` byte-level BPE tokenizer (GPT-2, Llama-3, Qwen2 style),
 // implementing the engines' `Tokenizer` contract. Encoding: added tokens are split out first as
 // whole strings, the rest is normalized (NFC if configured), pre-tokenized by the file's regexes,
-// mapped to byte-level characters and merged by rank. No BOS/EOS is added (post_processor is
-// ignored): rollouts assemble their own sequences.
+// mapped to byte-level characters and merged by rank. `encode` adds no BOS/EOS — rollouts and
+// chat templates assemble their own sequences (like HF `add_special_tokens=False`, which
+// `apply_chat_template` uses); `encodeWithSpecialTokens` adds what the file's `post_processor`
+// puts around a sequence (Llama-3's BOS), like the reference's default `encode`.
 import { readFileSync } from 'node:fs';
 import type { Tokenizer } from '../types.ts';
 import { BYTE_DECODER, toByteLevel } from './byte-level.ts';
-import { TokenizerConfigError, parseHfTokenizer, type HfBpeTables } from './hf-config.ts';
+import {
+  TokenizerConfigError,
+  parseHfTokenizer,
+  type AddedToken,
+  type HfBpeTables,
+} from './hf-config.ts';
 
 export interface HfTokenizerOptions {
   /** Text of the end-of-sequence token, e.g. '<|im_end|>' or '<|endoftext|>'. */
@@ -16,6 +23,7 @@ export interface HfTokenizerOptions {
 }
 
 export { TokenizerConfigError };
+export type { AddedToken };
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -62,6 +70,21 @@ export class HfBpeTokenizer implements Tokenizer {
   /** Id of an added token (special markers such as '<tool_call>'). */
   specialTokenId(marker: string): number | undefined {
     return this.addedByContent.get(marker);
+  }
+
+  /** The file's `added_tokens` (special or not), e.g. to keep them out of untrusted text. */
+  addedTokens(): readonly AddedToken[] {
+    return this.tables.added;
+  }
+
+  /** First id the post_processor puts before a sequence (BOS), if any. */
+  get bosTokenId(): number | undefined {
+    return this.tables.specialPrefix[0];
+  }
+
+  /** `encode` plus the post_processor's special tokens (the reference's default encode). */
+  encodeWithSpecialTokens(text: string): number[] {
+    return [...this.tables.specialPrefix, ...this.encode(text), ...this.tables.specialSuffix];
   }
 
   encode(text: string): number[] {

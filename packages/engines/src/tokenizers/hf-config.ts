@@ -19,6 +19,10 @@ export interface HfBpeTables {
   splits: RegExp[];
   /** `model.ignore_merges`: a whole pre-token found in the vocabulary is one token. */
   ignoreMerges: boolean;
+  /** Ids the `post_processor` puts around a single sequence (TemplateProcessing: Llama-3's
+   * `<|begin_of_text|>`); empty for Qwen2/Qwen3 (ByteLevel) and files without one. */
+  specialPrefix: number[];
+  specialSuffix: number[];
 }
 
 type Json = Record<string, unknown>;
@@ -62,6 +66,7 @@ export function parseHfTokenizer(json: unknown): HfBpeTables {
     normalization: parseNormalizer(json['normalizer']),
     splits: parsePreTokenizer(json['pre_tokenizer']),
     ignoreMerges: model['ignore_merges'] === true,
+    ...parsePostProcessor(json['post_processor']),
   };
 }
 
@@ -171,4 +176,64 @@ function parseSplit(step: Json, field: string): RegExp {
     return new RegExp(pattern['String'].replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gu');
   }
   return fail(`${field}.pattern`, 'expected { Regex } or { String }');
+}
+
+/**
+ * `post_processor`: what the reference adds around one sequence when asked for special tokens.
+ * ByteLevel only fixes offsets (no ids); TemplateProcessing's `single` template gives the ids
+ * before and after `$A`; a Sequence combines them. Anything else is rejected by name.
+ */
+function parsePostProcessor(post: unknown): { specialPrefix: number[]; specialSuffix: number[] } {
+  const out = { specialPrefix: [] as number[], specialSuffix: [] as number[] };
+  if (post === undefined || post === null) return out;
+  if (!isObject(post)) return fail('post_processor', 'expected an object');
+  const steps = post['type'] === 'Sequence' ? post['processors'] : [post];
+  if (!Array.isArray(steps)) return fail('post_processor.processors', 'expected an array');
+  steps.forEach((step: unknown, i) => {
+    const field =
+      post['type'] === 'Sequence' ? `post_processor.processors[${i}]` : 'post_processor';
+    if (!isObject(step)) return fail(field, 'expected an object');
+    if (step['type'] === 'ByteLevel') return undefined;
+    if (step['type'] !== 'TemplateProcessing') {
+      return fail(
+        `${field}.type`,
+        `'${String(step['type'])}' is not supported (ByteLevel, TemplateProcessing)`,
+      );
+    }
+    const template = parseSingleTemplate(step, field);
+    out.specialPrefix.push(...template.prefix);
+    out.specialSuffix.push(...template.suffix);
+    return undefined;
+  });
+  return out;
+}
+
+function parseSingleTemplate(step: Json, field: string): { prefix: number[]; suffix: number[] } {
+  const single = step['single'];
+  const specials = step['special_tokens'];
+  if (!Array.isArray(single)) return fail(`${field}.single`, 'expected an array');
+  const prefix: number[] = [];
+  const suffix: number[] = [];
+  let seenA = false;
+  single.forEach((piece: unknown, j) => {
+    const at = `${field}.single[${j}]`;
+    if (isObject(piece) && isObject(piece['Sequence'])) {
+      if (piece['Sequence']['id'] !== 'A' || seenA) {
+        fail(at, 'only one $A sequence is supported in the single template');
+      }
+      seenA = true;
+      return;
+    }
+    const name =
+      isObject(piece) && isObject(piece['SpecialToken']) ? piece['SpecialToken']['id'] : undefined;
+    if (typeof name !== 'string') return fail(at, 'expected { Sequence } or { SpecialToken }');
+    const entry = isObject(specials) ? specials[name] : undefined;
+    const ids = isObject(entry) ? entry['ids'] : undefined;
+    if (!Array.isArray(ids) || !ids.every((id) => Number.isInteger(id) && (id as number) >= 0)) {
+      return fail(`${field}.special_tokens["${name}"].ids`, 'expected an array of token ids');
+    }
+    (seenA ? suffix : prefix).push(...(ids as number[]));
+  });
+  if (!seenA) fail(`${field}.single`, 'has no $A sequence');
+  return { prefix, suffix };
 }
