@@ -63,6 +63,9 @@ export type LossFn = 'cross_entropy' | 'importance_sampling' | 'ppo' | 'bradley_
 export interface LossFnConfig {
   clipLowThreshold?: number;
   clipHighThreshold?: number;
+  /** Score π_train at this sampling temperature: log-softmax(logits / T) (default 1). Only the
+   * embedded trainer honours it (docs/engines.md "Logprobs and temperature"). */
+  temperature?: number;
 }
 
 export interface ForwardResult {

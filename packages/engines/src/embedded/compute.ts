@@ -35,7 +35,7 @@ export function runBatch(
   const outputs: DatumOutput[] = [];
   let lossSum = 0;
   for (const datum of data) {
-    const acts = model.forward(datum.tokens);
+    const acts = model.forward(datum.tokens, config.temperature ?? 1); // π_train at the sampler's T
     const logp = model.tokenLogprobs(acts, datum.targets!);
     const loss = tokenLoss(lossFn, datum, logp, config);
     if (grads) model.backwardLm(acts, datum.targets!, loss.dLogp, grads);

@@ -83,6 +83,30 @@ export function checkDatum(datum: Datum, index: number, lossFn: LossFn): Checked
   };
 }
 
+/**
+ * Checks a loss_fn_config before any work. `temperature` τ scores π_train as
+ * log-softmax(logits / τ): the distribution a sampler at temperature τ draws from, so the IS
+ * ratio π_train/μ_infer compares like with like (docs/engines.md "Logprobs and temperature").
+ */
+export function checkLossConfig(lossFn: LossFn, config: LossFnConfig): void {
+  const { temperature, clipLowThreshold: lo, clipHighThreshold: hi } = config;
+  if (temperature !== undefined) {
+    if (!(Number.isFinite(temperature) && temperature > 0))
+      throw new RangeError(
+        `loss_fn_config.temperature: must be a finite number > 0, got ${temperature}`,
+      );
+    if (lossFn === 'bradley_terry' && temperature !== 1)
+      throw new RangeError('loss_fn_config.temperature: bradley_terry scores have no temperature');
+  }
+  for (const [name, v] of [
+    ['clip_low_threshold', lo],
+    ['clip_high_threshold', hi],
+  ] as const) {
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+      throw new RangeError(`loss_fn_config.${name}: must be a finite number >= 0, got ${v}`);
+  }
+}
+
 /** Token losses (sum reduction), given the trainer's logprobs logp (T) of the target tokens. */
 export function tokenLoss(
   lossFn: Exclude<LossFn, 'bradley_terry'>,

@@ -43,7 +43,9 @@ export interface Activations {
   lnfRstd: Floats; // (T)
   hF: Floats; // (T, C) ln_f(x): input of the head
   logits: Floats | null; // (T, V) LM head only
-  logSumExp: Float64Array | null; // (T) log Σ_v exp(logits), LM head only
+  logSumExp: Float64Array | null; // (T) log Σ_v exp(logits / temperature), LM head only
+  /** Temperature τ the LM head's distribution is taken at: π = softmax(logits / τ). */
+  temperature: number;
   score: number; // value head only: hF[T-1] · w + b
 }
 
@@ -65,11 +67,14 @@ export class Transformer {
     return this.params instanceof Float64Array ? new Float64Array(n) : new Float32Array(n);
   }
 
-  forward(tokens: ArrayLike<number>): Activations {
+  forward(tokens: ArrayLike<number>, temperature = 1): Activations {
     const { vocabSize: V, blockSize, nEmbd: C, nHead: H } = this.config;
     const T = tokens.length;
     if (T === 0 || T > blockSize) {
       throw new RangeError(`sequence length ${T} must be within 1..${blockSize} (blockSize)`);
+    }
+    if (!(Number.isFinite(temperature) && temperature > 0)) {
+      throw new RangeError(`temperature must be a finite number > 0, got ${temperature}`);
     }
     const p = this.p;
     let x = this.alloc(T * C); // (T, C) = wte[tokens] + wpe[0..T)
@@ -110,6 +115,7 @@ export class Transformer {
       hF,
       logits: null,
       logSumExp: null,
+      temperature,
       score: 0,
     };
     if (p.vheadW && p.vheadB) {
@@ -120,12 +126,13 @@ export class Transformer {
     }
     const logits = this.alloc(T * V);
     matmulTransposed(logits, hF, p.wte, T, C, V); // (T, V) = hF · wteᵀ (tied head)
-    const logSumExp = new Float64Array(T);
+    const logSumExp = new Float64Array(T); // of logits / τ (τ = 1 unless scoring a sampler's T)
+    const inv = 1 / temperature;
     for (let t = 0; t < T; t++) {
       let max = -Infinity;
-      for (let v = 0; v < V; v++) max = Math.max(max, logits[t * V + v]!);
+      for (let v = 0; v < V; v++) max = Math.max(max, logits[t * V + v]! * inv);
       let sum = 0;
-      for (let v = 0; v < V; v++) sum += Math.exp(logits[t * V + v]! - max);
+      for (let v = 0; v < V; v++) sum += Math.exp(logits[t * V + v]! * inv - max);
       logSumExp[t] = max + Math.log(sum);
     }
     acts.logits = logits;
@@ -133,7 +140,7 @@ export class Transformer {
     return acts;
   }
 
-  /** log π(targets[t] | tokens[..t]) per position (T), in float64. */
+  /** log π(targets[t] | tokens[..t]) per position (T), in float64, at the forward's τ. */
   tokenLogprobs(acts: Activations, targets: ArrayLike<number>): Float64Array {
     const { logits, logSumExp } = requireLm(acts);
     const V = this.config.vocabSize;
@@ -143,7 +150,7 @@ export class Transformer {
       if (!Number.isInteger(target) || target < 0 || target >= V) {
         throw new RangeError(`target token ${target} at position ${t} is outside the vocabulary`);
       }
-      out[t] = logits[t * V + target]! - logSumExp[t]!;
+      out[t] = logits[t * V + target]! / acts.temperature - logSumExp[t]!;
     }
     return out;
   }
@@ -159,12 +166,14 @@ export class Transformer {
     const { vocabSize: V, nEmbd: C } = this.config;
     const T = acts.T;
     const g = views(this.layout, grads);
-    const dLogits = this.alloc(T * V); // (T, V) = dLogp · (onehot(target) − softmax)
+    // (T, V) = dLogp / τ · (onehot(target) − softmax(logits / τ))
+    const dLogits = this.alloc(T * V);
+    const inv = 1 / acts.temperature;
     for (let t = 0; t < T; t++) {
-      const d = dLogp[t]!;
+      const d = dLogp[t]! * inv;
       if (d === 0) continue;
       for (let v = 0; v < V; v++) {
-        dLogits[t * V + v] = -d * Math.exp(logits[t * V + v]! - logSumExp[t]!);
+        dLogits[t * V + v] = -d * Math.exp(logits[t * V + v]! * inv - logSumExp[t]!);
       }
       dLogits[t * V + targets[t]!]! += d;
     }

@@ -133,6 +133,9 @@ export function parseLossCall(
       config.clipLowThreshold = number(c, 'clip_low_threshold', [key, 'loss_fn_config']);
     if (c['clip_high_threshold'] !== undefined)
       config.clipHighThreshold = number(c, 'clip_high_threshold', [key, 'loss_fn_config']);
+    // An Anneal extension (docs/engines.md "Logprobs and temperature"): score at the sampler's T.
+    if (c['temperature'] !== undefined)
+      config.temperature = number(c, 'temperature', [key, 'loss_fn_config']);
   }
   return { data, lossFn: lossFn as LossFn, config };
 }

@@ -15,7 +15,7 @@ import type {
 import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import type { BatchOutput, DatumOutput } from './compute.ts';
 import { pairLabel } from './compute.ts';
-import { checkDatum } from './losses.ts';
+import { checkDatum, checkLossConfig } from './losses.ts';
 import { exportOnnx } from './onnx-export.ts';
 import type { AdamState } from './optimizer.ts';
 import { adamWStep, createAdamState, validateAdamParams } from './optimizer.ts';
@@ -106,6 +106,7 @@ export class EmbeddedTrainerModel implements TrainerModel {
   ): Promise<ModelRunResult> {
     return this.serial(async () => {
       if (data.length === 0) throw new RangeError('data: at least one datum is required');
+      checkLossConfig(lossFn, config);
       const checked = data.map((d, i) => checkDatum(d, i, lossFn));
       if (lossFn === 'bradley_terry') {
         if (checked.length % 2 !== 0)
