@@ -27,10 +27,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export function isErrorCode(value: string): value is ErrorCode {
-  return Object.hasOwn(ERROR_CODES, value);
-}
-
 /** RFC 9457 problem type URI of a code. */
 export function problemType(code: ErrorCode): string {
   return `urn:anneal:error:${code}`;

@@ -1,9 +1,9 @@
 // Resolves a run spec's named resources against the operator config: fills operator defaults,
 // rejects unknown names (naming the field) and runs the trainer endpoint cannot do.
-import { KIND_LOSSES, trainerCapabilityIssue } from './capabilities.ts';
+import { trainerCapabilityIssue } from './capabilities.ts';
 import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
-import type { OperatorConfig, TrainerLoss } from './operator-config.ts';
+import type { OperatorConfig } from './operator-config.ts';
 import type { RunKind } from './run-spec/common.ts';
 import type { RunSpec } from './run-spec/index.ts';
 
@@ -16,11 +16,6 @@ export const REQUIRED_ENDPOINTS: Readonly<Record<RunKind, readonly EndpointKey[]
   grpo: ['trainer', 'inference', 'search'],
   eval: ['inference', 'search'],
 };
-
-/** Trainer losses a spec needs (the shared table in capabilities.ts). */
-export function requiredLosses(spec: RunSpec): TrainerLoss[] {
-  return [...KIND_LOSSES[spec.kind]];
-}
 
 const SECTION_OF: Record<
   EndpointKey,

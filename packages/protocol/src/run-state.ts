@@ -28,9 +28,6 @@ export const RUN_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = 
   cancelled: [],
 };
 
-/** States in which the run is waiting for a worker (counted as not running for tenant caps). */
-export const WAITING_STATES: ReadonlySet<RunState> = new Set(['queued', 'retrying']);
-
 export function isTerminal(state: RunState): boolean {
   return TERMINAL_STATES.has(state);
 }

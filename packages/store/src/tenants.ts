@@ -13,14 +13,6 @@ export async function setTenantLimits(
   );
 }
 
-export async function getTenantLimits(
-  ctx: StoreContext,
-  tenant: string,
-): Promise<{ maxConcurrentRuns: number | null }> {
-  const raw = await ctx.redis.hget(keys(ctx.prefix).tenantLimits(tenant), 'maxConcurrentRuns');
-  return { maxConcurrentRuns: raw === null ? null : Number(raw) };
-}
-
 /** Runs of the tenant currently in state `running`. */
 export async function tenantRunningCount(ctx: StoreContext, tenant: string): Promise<number> {
   return ctx.redis.scard(keys(ctx.prefix).tenantRunning(tenant));
@@ -40,9 +32,4 @@ export async function oldestWaiting(
   );
   if (runId === undefined || score === undefined) return null;
   return { runId, ageSeconds: Math.max(0, (now.getTime() - Number(score)) / 1000) };
-}
-
-/** Number of queued/retrying runs of a pool. */
-export async function waitingCount(ctx: StoreContext, pool: string): Promise<number> {
-  return ctx.redis.zcard(keys(ctx.prefix).poolWaiting(pool));
 }

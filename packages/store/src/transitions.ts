@@ -161,17 +161,6 @@ export async function releaseRun(
   });
 }
 
-/** Records why a waiting run is not running yet (shown by GET /v1/runs/{id}). */
-export async function setWaitingReason(
-  ctx: StoreContext,
-  runId: string,
-  reason: string | null,
-): Promise<void> {
-  const key = keys(ctx.prefix).run(runId);
-  if (reason === null) await ctx.redis.hdel(key, 'waitingReason');
-  else await ctx.redis.hset(key, 'waitingReason', reason);
-}
-
 /** Sets the run's cancelRequested flag (workers also check it at step boundaries). */
 export async function markCancelRequested(ctx: StoreContext, runId: string): Promise<boolean> {
   const key = keys(ctx.prefix).run(runId);

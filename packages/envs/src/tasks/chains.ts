@@ -2,7 +2,7 @@
 // repeatedly pick a fact that introduces a new entity pointing at the current one, then rewrite
 // the chain into a name-free nested question that names only the last entity reached:
 //   Talm <-in- Oru <-lives_in- Vek   =>   "Which land is Vek's town in?" -> Talm
-import { pick, shuffled } from '../random.ts';
+import { pick } from '../random.ts';
 import type { Rng } from '../random.ts';
 import type { Fact, Relation, World } from './corpus.ts';
 import { lookup, readFact } from './corpus.ts';
@@ -83,9 +83,4 @@ export function solveWithSearch(
     current = readFact(result, current, relation);
   }
   return { answer: current, steps };
-}
-
-/** Seeds in random order, each tried once per attempt round. */
-export function seedOrder(world: World, rng: Rng): string[] {
-  return shuffled(rng, [...world.kinds.keys()]);
 }
