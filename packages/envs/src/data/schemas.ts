@@ -29,7 +29,8 @@ export type SftTurn = { call: string } | { result: string } | { answer: string }
 
 export interface SftRow {
   prompt: string;
-  /** Assistant text in the tool-call format (markers as text), trained on entirely. */
+  /** Assistant text in the tool-call format (markers as text); trained on except its tool-output
+   * blocks (result-start … result-end), which are masked like `result` turns. */
   completion?: string;
   turns?: SftTurn[];
 }

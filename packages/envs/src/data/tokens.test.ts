@@ -34,6 +34,38 @@ describe('dataset rows to tokens', () => {
     ).toHaveLength(1);
   });
 
+  it('masks tool-output blocks inside a completion, markers included', () => {
+    const completion =
+      '<|call|>Vek<|/call|><|result|>Vek lives in Oru.<|/result|><|call|>Oru<|/call|><|result|>A town.<|/result|><|answer|>Oru';
+    const ex = sftRowToTokens({ prompt: 'Where?', completion }, format);
+    expect(trained(ex)).toBe('<|call|>Vek<|/call|><|call|>Oru<|/call|><|answer|>Oru<|eos|>');
+    // the same trajectory as turns trains on exactly the same tokens
+    const turns = sftRowToTokens(
+      {
+        prompt: 'Where?',
+        turns: [
+          { call: 'Vek' },
+          { result: 'Vek lives in Oru.' },
+          { call: 'Oru' },
+          { result: 'A town.' },
+          { answer: 'Oru' },
+        ],
+      },
+      format,
+    );
+    expect(ex.tokens).toEqual(turns.tokens);
+    expect(ex.lossMask).toEqual(turns.lossMask);
+  });
+
+  it('rejects a completion whose tool-output markers do not balance', () => {
+    const row = (completion: string) => () => sftRowToTokens({ prompt: 'q', completion }, format);
+    expect(row('<|result|>x<|answer|>y')).toThrow(
+      /completion: <\|result\|> at token 0 has no closing/,
+    );
+    expect(row('<|answer|>y<|/result|>')).toThrow(/closes no tool output/);
+    expect(row('<|result|>a<|result|>b<|/result|>')).toThrow(/inside the one opened at token 0/);
+  });
+
   it('encodes preference pairs', () => {
     const pair = preferenceRowToTokens(
       { prompt: 'q', chosen: '<|answer|>Oru<|eos|>', rejected: '<|answer|>Oru Oru<|eos|>' },

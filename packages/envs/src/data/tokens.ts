@@ -1,6 +1,6 @@
 // Dataset rows -> token sequences in the tool-call format (SFT warm-up, docs/recipe.md §1: loss on
 // completion tokens only; prompt and tool-output tokens are masked out).
-import type { ToolCallFormat } from '../format/toolCallFormat.ts';
+import { FormatError, type ToolCallFormat } from '../format/toolCallFormat.ts';
 import type { PreferenceRow, SftRow, SftTurn } from './schemas.ts';
 
 export interface TokenExample {
@@ -18,8 +18,41 @@ function turnTokens(turn: SftTurn, format: ToolCallFormat): { tokens: number[]; 
   return { tokens: [ids.answer, ...tokenizer.encode(turn.answer), ids.eos], trained: true };
 }
 
+/**
+ * Loss mask of a completion written as text: 1 everywhere except tool-output blocks, from the
+ * result-start marker through its result-end marker, which the environment (not the model)
+ * writes in a rollout (docs/recipe.md §1: tool-output tokens are masked out). An unbalanced
+ * marker is an error: guessing where tool output ends could train the model on it.
+ */
+export function completionLossMask(
+  completion: readonly number[],
+  format: ToolCallFormat,
+): number[] {
+  const { resultStart, resultEnd } = format.ids;
+  const { resultStart: open, resultEnd: close } = format.markers;
+  const mask = new Array<number>(completion.length).fill(1);
+  let openedAt = -1;
+  completion.forEach((id, i) => {
+    if (id === resultStart) {
+      if (openedAt >= 0)
+        throw new FormatError(
+          `completion: ${open} at token ${i} opens a tool output inside the one opened at token ${openedAt}`,
+        );
+      openedAt = i;
+    } else if (id === resultEnd && openedAt < 0) {
+      throw new FormatError(`completion: ${close} at token ${i} closes no tool output`);
+    }
+    if (openedAt >= 0) mask[i] = 0;
+    if (id === resultEnd) openedAt = -1;
+  });
+  if (openedAt >= 0)
+    throw new FormatError(`completion: ${open} at token ${openedAt} has no closing ${close}`);
+  return mask;
+}
+
 /** Tokens + loss mask of an SFT row. A `completion` is encoded as written (its marker strings
- * become special tokens) and gets <|eos|> appended when it does not end with it. */
+ * become special tokens) and gets <|eos|> appended when it does not end with it; its tool-output
+ * blocks are masked like `result` turns. */
 export function sftRowToTokens(row: SftRow, format: ToolCallFormat): TokenExample {
   const prompt = format.encodePrompt(row.prompt);
   const tokens = [...prompt];
@@ -36,7 +69,8 @@ export function sftRowToTokens(row: SftRow, format: ToolCallFormat): TokenExampl
   } else {
     const completion = format.tokenizer.encode(row.completion ?? '');
     if (completion[completion.length - 1] !== format.ids.eos) completion.push(format.ids.eos);
-    push(completion, true);
+    tokens.push(...completion);
+    lossMask.push(...completionLossMask(completion, format));
   }
   return { tokens, lossMask, promptLength: prompt.length };
 }
