@@ -1,8 +1,8 @@
 // Reward-model training (docs/recipe.md §5): a value-head model (the policy backbone with the LM head
 // replaced) trained with the symmetric Bradley–Terry loss on preference pairs. Pairs are shown
 // in a seeded random order (chosen first or second) so no position carries the label. For a
-// pointwise scorer ℓ_BT(Δ, r) = ℓ_BT(−Δ, 1 − r), so L_sym equals ℓ_BT and `symmetric: false`
-// trains the same model; the loss is still computed as L_sym. The finished model is exported
+// pointwise scorer ℓ_BT(Δ, r) = ℓ_BT(−Δ, 1 − r), so L_sym equals ℓ_BT: the spec has no switch
+// to turn symmetry off; the loss is still computed as L_sym. The finished model is exported
 // for scoring (saveWeightsForSampler: ONNX for the embedded trainer) and that export is the
 // run's final checkpoint, the path a GRPO run's reward model names.
 import type { Datum, TrainerModel } from '@anneal/engines';

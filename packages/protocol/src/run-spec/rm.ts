@@ -1,4 +1,7 @@
-// Reward-model training, Bradley–Terry with symmetric pairs (docs/recipe.md §5).
+// Reward-model training, Bradley–Terry with symmetric pairs (docs/recipe.md §5). There is no
+// switch for the symmetric loss: the reward model scores one response at a time, so
+// Δ(x, y_b, y_a) = −Δ(x, y_a, y_b) and L_sym equals ℓ_BT; a `symmetric: false` could not
+// train anything different (docs/recipe.md §5, last paragraph).
 import { Type, type Static } from '@sinclair/typebox';
 import { commonFields, dataSection, trainingFields } from './common.ts';
 
@@ -16,10 +19,6 @@ export const RmSpec = Type.Object(
       maximum: 4096,
       default: 16,
       description: 'Preference pairs per optimizer step.',
-    }),
-    symmetric: Type.Boolean({
-      default: true,
-      description: 'Train on both orders, L_sym = ½ℓ(a,b,r) + ½ℓ(b,a,1−r) (docs/recipe.md §5).',
     }),
     maxSeqLen: Type.Integer({
       minimum: 16,

@@ -53,7 +53,7 @@ describe('parseRunSpec defaults (docs/recipe.md values)', () => {
     const rm = ok('kind: rm');
     if (sft.kind !== 'sft' || rm.kind !== 'rm') throw new Error('kind');
     expect(sft.optimizer.learningRate).toBe(1e-4);
-    expect(rm.symmetric).toBe(true);
+    expect(rm.batchSize).toBe(16);
     expect(sft.steps).toBe(200);
   });
 
@@ -69,6 +69,12 @@ describe('parseRunSpec errors', () => {
     const errs = errors('kind: grpo\nrollout:\n  groupSize: 8\n  grupSize: 4\n');
     expect(errs).toEqual([
       { path: '/rollout/grupSize', message: "unknown field 'grupSize'", line: 4 },
+    ]);
+  });
+
+  it('has no rm `symmetric` switch: a pointwise reward model has only the symmetric loss', () => {
+    expect(errors('kind: rm\nsymmetric: false\n')).toEqual([
+      { path: '/symmetric', message: "unknown field 'symmetric'", line: 2 },
     ]);
   });
 
