@@ -1,18 +1,16 @@
 // The served model's context window (docs/engines.md): configured, else read once from
 // `GET /v1/models` (`max_model_len` of the served model's card), else learned from a 400
-// "maximum context length is N" reply. Used to clamp `max_tokens` so prompt + completion fit.
+// context-overflow reply (either wording, errors.ts). Used to clamp `max_tokens` so prompt + completion fit.
 import { isObject } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
-import { readVllmError } from './errors.ts';
+import { overflowWindowOf, readVllmError } from './errors.ts';
 import type { VllmTransport } from './transport.ts';
 
 export const MODELS_ROUTE = '/v1/models';
 
-/** N from vLLM's overflow message "This model's maximum context length is N tokens. …". */
+/** The window a context-overflow reply names, in any of vLLM's wordings (errors.ts). */
 export function contextLimitOf(reply: HttpReply): number | undefined {
-  const match = /maximum context length is (\d+)/.exec(readVllmError(reply).message);
-  const limit = match ? Number(match[1]) : Number.NaN;
-  return Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
+  return overflowWindowOf(readVllmError(reply).message);
 }
 
 /** `max_model_len` of `model`'s card (else of the base model card) in a /v1/models reply. */

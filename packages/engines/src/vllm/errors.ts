@@ -46,9 +46,38 @@ export function vllmHttpError(
   );
 }
 
-/** Prompt + max_tokens beyond the model's window: a 400 naming "maximum context length". */
+/** The context-overflow wordings of vLLM's 400 replies, each with the window it names:
+ * - up to v0.11.x (`serving_engine.py` `_validate_input`): "This model's maximum context length
+ *   is X tokens. However, you requested …";
+ * - newer servers (`vllm/renderers/params.py` `_token_len_check`): "You passed P input tokens and
+ *   requested M output tokens. However, the model's context length is only X tokens, …";
+ * - newer servers, `max_tokens` alone above the window (`TokenizeParams.__post_init__`, whose
+ *   f-string really lacks the space): "max_tokens=Mcannot be greater than
+ *   max_model_len=max_total_tokens=X. …". */
+const OVERFLOW_WORDINGS: readonly RegExp[] = [
+  /maximum context length is (\d+)/,
+  /the model's context length is only (\d+) tokens/,
+  /cannot be greater than max_model_len=(?:max_total_tokens=)?(\d+)/,
+];
+
+/** The window X an overflow message names; undefined when the message is no overflow (or names
+ * no usable number). */
+export function overflowWindowOf(message: string): number | undefined {
+  for (const wording of OVERFLOW_WORDINGS) {
+    const match = wording.exec(message);
+    if (!match) continue;
+    const limit = Number(match[1]);
+    return Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
+  }
+  return undefined;
+}
+
+/** The same wordings without the number (a reply that names no window is still an overflow). */
+const OVERFLOW_MARKERS = /maximum context length|context length is only|greater than max_model_len/;
+
+/** Prompt + max_tokens beyond the model's window: a 400 in any of the wordings above. */
 export function isContextOverflow(reply: HttpReply): boolean {
-  return reply.status === 400 && readVllmError(reply).message.includes('maximum context length');
+  return reply.status === 400 && OVERFLOW_MARKERS.test(readVllmError(reply).message);
 }
 
 function stringOrUndefined(value: unknown): string | undefined {

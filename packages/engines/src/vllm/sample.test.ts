@@ -144,22 +144,42 @@ describe('vLLM completions contract', () => {
     });
   });
 
-  it('on a 400 "maximum context length is N", retries once with max_tokens = N - prompt and remembers N', async () => {
-    const { fake, engine, events } = await setup({ maxModelLen: 8, reportMaxModelLen: false });
-    const out = await engine.sample({ ...request, maxTokens: 6 });
-    expect(out.map((s) => [s.tokens.length, s.finishReason])).toEqual([
-      [5, 'length'],
-      [5, 'length'],
-      [5, 'length'],
-    ]);
+  for (const generation of ['v0.11', 'current'] as const) {
+    it(`on a ${generation} context-overflow 400, retries once with max_tokens = N - prompt and remembers N`, async () => {
+      const { fake, engine, events } = await setup({
+        generation,
+        maxModelLen: 8,
+        reportMaxModelLen: false,
+      });
+      const out = await engine.sample({ ...request, maxTokens: 6 });
+      expect(out.map((s) => [s.tokens.length, s.finishReason])).toEqual([
+        [5, 'length'],
+        [5, 'length'],
+        [5, 'length'],
+      ]);
+      const sent = fake
+        .requestsTo('/v1/completions')
+        .map((q) => (q.body as { max_tokens: number }).max_tokens);
+      expect(sent).toEqual([6, 5]);
+      expect(events.some((e) => e.type === 'rollout:context_overflow')).toBe(false);
+      await engine.sample({ ...request, n: 1, maxTokens: 100 }); // clamped up front now
+      expect(fake.requestsTo('/v1/completions').at(-1)?.body).toMatchObject({ max_tokens: 5 });
+      expect(fake.requestsTo('/v1/models')).toHaveLength(1);
+    });
+  }
+
+  it('learns the window from the current "max_tokens=M cannot be greater than max_model_len" 400', async () => {
+    const { fake, engine } = await setup({
+      generation: 'current',
+      maxModelLen: 8,
+      reportMaxModelLen: false,
+    });
+    const [seq] = await engine.sample({ ...request, n: 1, maxTokens: 100 });
+    expect(seq?.tokens).toHaveLength(5);
     const sent = fake
       .requestsTo('/v1/completions')
       .map((q) => (q.body as { max_tokens: number }).max_tokens);
-    expect(sent).toEqual([6, 5]);
-    expect(events.some((e) => e.type === 'rollout:context_overflow')).toBe(false);
-    await engine.sample({ ...request, n: 1, maxTokens: 100 }); // clamped up front now
-    expect(fake.requestsTo('/v1/completions').at(-1)?.body).toMatchObject({ max_tokens: 5 });
-    expect(fake.requestsTo('/v1/models')).toHaveLength(1);
+    expect(sent).toEqual([100, 5]);
   });
 
   it('a 400 overflow without a stated limit is a context_overflow rollout, not a failure', async () => {

@@ -2,11 +2,24 @@
 // It validates requests the way vLLM does, answers in the `new` or `old` shapes of
 // fixtures.ts, and lets a test script failures: error replies, dropped connections,
 // requests held open (timeouts), a dead engine (`/health` 503) or a stopped process.
+// `generation` picks which vLLM it mirrors (fixtures.ts `VllmGeneration`):
+// - LoRA routes: `vllm/entrypoints/openai/serving_models.py` `load_lora_adapter` /
+//   `_check_load_lora_adapter_request` (v0.11.x: a second load of a name is a 400 "has already
+//   been loaded.", any other failure a 400, "No adapter found" a 404) and, on main,
+//   `vllm/entrypoints/openai/models/serving.py` (`load_inplace` from PR #31326; the 400 names
+//   it; any failure but a missing adapter is a 500 InternalServerError);
+// - adapter checks: `vllm/lora/worker_manager.py` `_load_adapter` (a missing
+//   adapter_config.json is "No adapter found for <path>"; "LoRA rank R is greater than
+//   max_lora_rank M." against `--max-lora-rank`, default 16). Adapter paths that exist on this
+//   machine are read like vLLM reads them; other paths load unless listed in `missingPaths`;
+// - context overflow: fixtures.ts `contextOverflowMessage` (both wordings);
+// - `GET /version` (`{"version": …}`), `GET /v1/models` with `max_model_len` on the base card.
+import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { completionResponse, contextOverflowMessage, errorBody } from './fixtures.ts';
-import type { FixtureChoice, ServerShape } from './fixtures.ts';
+import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { validateCompletion } from './validate-request.ts';
 
 export type ScriptedReply =
@@ -23,6 +36,12 @@ export interface RecordedRequest {
 
 export interface FakeVllmOptions {
   shape?: ServerShape;
+  /** Which vLLM to mirror (default `current`). */
+  generation?: VllmGeneration;
+  /** `GET /version` answer (default 0.11.2 / 0.20.1 by generation); null = no such route. */
+  version?: string | null;
+  /** `--max-lora-rank` (vLLM's default 16). */
+  maxLoraRank?: number;
   servedModel?: string;
   apiKey?: string;
   maxModelLen?: number;
@@ -31,7 +50,8 @@ export interface FakeVllmOptions {
   stopAfter?: number;
   devMode?: boolean;
   loraEnabled?: boolean;
-  /** Adapter paths that do not exist on this host: loading one is a 400 like vLLM's. */
+  /** Adapter paths that do not exist on this host: loading one is vLLM's 404 "No adapter
+   * found" (paths that exist on this machine are checked for real). */
   missingPaths?: readonly string[];
   /** `max_model_len` reported by GET /v1/models; false = an older server without the field. */
   reportMaxModelLen?: boolean;
@@ -48,12 +68,20 @@ export class FakeVllmServer {
   hanging = 0;
   private server: Server;
   private port = 0;
-  readonly options: Required<Omit<FakeVllmOptions, 'apiKey' | 'stopAfter'>> &
-    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter'>;
+  /** `model` of every completion request answered, in order (the adapter each one used). */
+  readonly completedModels: string[] = [];
+  private held: Promise<void> | undefined;
+  private releaseHeld: (() => void) | undefined;
+  readonly options: Required<Omit<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'version'>> &
+    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter'> & { version: string | null };
 
   private constructor(options: FakeVllmOptions) {
+    const generation = options.generation ?? 'current';
     this.options = {
       shape: 'new',
+      generation,
+      version: generation === 'current' ? '0.20.1' : '0.11.2',
+      maxLoraRank: 16,
       servedModel: 'base-model',
       maxModelLen: 4096,
       vocabSize: 32_000,
@@ -75,6 +103,27 @@ export class FakeVllmServer {
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
   }
+
+  /** Completions wait (after validation) until `release()`: requests in flight on demand. */
+  holdCompletions(): { release(): void; waiting(): number } {
+    let waiting = 0;
+    this.held = new Promise((resolve) => {
+      this.releaseHeld = resolve;
+    });
+    const gate = this.held;
+    this.waitingOn = (delta) => (waiting += delta);
+    return {
+      release: () => {
+        if (this.held === gate) {
+          this.releaseHeld?.();
+          this.held = undefined;
+        }
+      },
+      waiting: () => waiting,
+    };
+  }
+
+  private waitingOn: (delta: number) => void = () => undefined;
 
   enqueue(path: string, ...replies: ScriptedReply[]): void {
     this.script.set(path, [...(this.script.get(path) ?? []), ...replies]);
@@ -135,6 +184,9 @@ export class FakeVllmServer {
   private route(req: IncomingMessage, res: ServerResponse, path: string, body: unknown): void {
     const { apiKey } = this.options;
     if (path === '/health') return send(res, this.healthStatus, undefined);
+    if (path === '/version' && req.method === 'GET' && this.options.version !== null) {
+      return send(res, 200, { version: this.options.version });
+    }
     if (path === '/reset_prefix_cache' && this.options.devMode) {
       this.prefixCacheResets += 1;
       return send(res, 200, undefined);
@@ -142,9 +194,9 @@ export class FakeVllmServer {
     if (path.startsWith('/v1/') && apiKey && req.headers.authorization !== `Bearer ${apiKey}`) {
       return send(res, 401, { error: 'Unauthorized' });
     }
-    if (path === '/v1/completions') return this.completions(res, body);
+    if (path === '/v1/completions') return void this.completions(res, body);
     if (path === '/v1/load_lora_adapter' && this.options.loraEnabled)
-      return this.loadLora(res, body);
+      return void this.loadLora(res, body);
     if (path === '/v1/unload_lora_adapter' && this.options.loraEnabled)
       return this.unloadLora(res, body);
     if (path === '/v1/models' && req.method === 'GET') return this.models(res);
@@ -161,8 +213,8 @@ export class FakeVllmServer {
     send(res, 404, { detail: 'Not Found' }); // FastAPI's reply for unregistered routes
   }
 
-  private completions(res: ServerResponse, body: unknown): void {
-    const { shape, servedModel, maxModelLen } = this.options;
+  private async completions(res: ServerResponse, body: unknown): Promise<void> {
+    const { shape, servedModel, maxModelLen, generation } = this.options;
     const invalid = validateCompletion(body);
     if (invalid) return send(res, 400, errorBody(shape, 400, 'BadRequestError', invalid));
     const request = body as Record<string, unknown> & { prompt: number[]; model: string };
@@ -172,7 +224,12 @@ export class FakeVllmServer {
     }
     const maxTokens = (request['max_tokens'] as number | undefined) ?? 16; // vLLM's default
     if (request.prompt.length + maxTokens > maxModelLen) {
-      const message = contextOverflowMessage(maxModelLen, request.prompt.length, maxTokens);
+      const message = contextOverflowMessage(
+        maxModelLen,
+        request.prompt.length,
+        maxTokens,
+        generation,
+      );
       return send(res, 400, errorBody(shape, 400, 'BadRequestError', message));
     }
     const n = (request['n'] as number | undefined) ?? 1;
@@ -182,6 +239,17 @@ export class FakeVllmServer {
       this.generate(request.prompt, maxTokens, seed + k, stopIds),
     );
     const tokensAsIds = request['return_tokens_as_token_ids'] === true;
+    if (this.held) {
+      this.waitingOn(1);
+      await this.held;
+      this.waitingOn(-1);
+    }
+    if (request.model !== servedModel && !this.adapters.has(request.model)) {
+      // Unloaded while the request was held: vLLM would have failed it mid-generation.
+      const message = `The model \`${request.model}\` was unloaded during the request.`;
+      return send(res, 500, errorBody(shape, 500, 'InternalServerError', message));
+    }
+    this.completedModels.push(request.model);
     send(
       res,
       200,
@@ -210,28 +278,60 @@ export class FakeVllmServer {
       : { tokens, logprobs, finishReason: 'length' };
   }
 
-  private loadLora(res: ServerResponse, body: unknown): void {
+  /** POST /v1/load_lora_adapter as the chosen generation answers it. */
+  private async loadLora(res: ServerResponse, body: unknown): Promise<void> {
+    const { shape, generation } = this.options;
     const {
       lora_name: name,
       lora_path: path,
       load_inplace: inplace,
-    } = body as Record<string, unknown>;
-    if (typeof name !== 'string' || typeof path !== 'string') {
-      const message = 'lora_name and lora_path are required';
-      return send(res, 400, errorBody(this.options.shape, 400, 'InvalidUserInput', message));
+    } = (body ?? {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof path !== 'string' || !name || !path) {
+      const message = "Both 'lora_name' and 'lora_path' must be provided.";
+      return send(res, 400, errorBody(shape, 400, 'InvalidUserInput', message));
     }
-    if (this.adapters.has(name) && inplace !== true) {
+    const inplaceHonoured = generation === 'current' && inplace === true;
+    if (this.adapters.has(name) && !inplaceHonoured) {
       const message =
-        `The lora adapter '${name}' has already been loaded. If you want to load the adapter ` +
-        "in place, set 'load_inplace' to True.";
-      return send(res, 400, errorBody(this.options.shape, 400, 'InvalidUserInput', message));
+        generation === 'current'
+          ? `The lora adapter '${name}' has already been loaded. If you want to load the ` +
+            "adapter in place, set 'load_inplace' to True."
+          : `The lora adapter '${name}' has already been loaded.`;
+      return send(res, 400, errorBody(shape, 400, 'InvalidUserInput', message));
     }
-    if (this.options.missingPaths.includes(path)) {
+    const problem = await this.adapterProblem(path);
+    if (problem === 'missing') {
       const message = `Loading lora ${name} failed: No adapter found for ${path}`;
-      return send(res, 400, errorBody(this.options.shape, 400, 'BadRequestError', message));
+      return send(res, 404, errorBody(shape, 404, 'NotFoundError', message));
+    }
+    if (problem !== undefined) {
+      return generation === 'current'
+        ? send(res, 500, errorBody(shape, 500, 'InternalServerError', problem))
+        : send(res, 400, errorBody(shape, 400, 'BadRequestError', problem));
     }
     this.adapters.set(name, path);
     sendText(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
+  }
+
+  /** 'missing', another failure's message, or undefined when the adapter loads. */
+  private async adapterProblem(path: string): Promise<string | undefined> {
+    if (this.options.missingPaths.includes(path)) return 'missing';
+    const onDisk = await stat(path).then(
+      (info) => info.isDirectory(),
+      () => undefined,
+    );
+    if (onDisk === undefined) return undefined; // a path only the test imagines
+    let config: { r?: unknown };
+    try {
+      config = JSON.parse(await readFile(`${path}/adapter_config.json`, 'utf8')) as { r?: unknown };
+    } catch {
+      return 'missing'; // vLLM reads a missing adapter_config.json as "No adapter found"
+    }
+    const rank = Number(config.r);
+    if (rank > this.options.maxLoraRank) {
+      return `LoRA rank ${rank} is greater than max_lora_rank ${this.options.maxLoraRank}.`;
+    }
+    return undefined;
   }
 
   /** vLLM: 404 NotFoundError for a name it does not hold, else 200 text. */

@@ -94,12 +94,35 @@ export function errorBody(
   return { object: 'error', message, type, param: null, code: status };
 }
 
-/** vLLM's context-window message (400 BadRequestError). */
+/** Which vLLM a fake server answers as. `v0.11`: v0.11.x and older (no `load_inplace`, 400 for
+ * most adapter load failures, the "maximum context length" wording). `current`: vLLM main after
+ * PR #31326 (`load_inplace`, 500 for most adapter load failures, the renderer's "context length
+ * is only" wording). */
+export type VllmGeneration = 'v0.11' | 'current';
+
+/** The context-window 400 message. `v0.11` mirrors `vllm/entrypoints/openai/serving_engine.py`
+ * `_validate_input` (v0.11.x); `current` mirrors `vllm/renderers/params.py` `TokenizeParams`
+ * (main), whose `max_tokens` check lacks a space in the real f-string. */
 export function contextOverflowMessage(
   maxModelLen: number,
   prompt: number,
   completion: number,
+  generation: VllmGeneration = 'v0.11',
 ): string {
+  if (generation === 'current') {
+    if (completion > maxModelLen) {
+      return (
+        `max_tokens=${completion}cannot be greater than max_model_len=max_total_tokens=` +
+        `${maxModelLen}. Please request fewer output tokens. (parameter=max_tokens, value=${completion})`
+      );
+    }
+    return (
+      `You passed ${prompt} input tokens and requested ${completion} output tokens. However, the ` +
+      `model's context length is only ${maxModelLen} tokens, resulting in a maximum input length ` +
+      `of ${maxModelLen - completion} tokens. Please reduce the length of the input prompt. ` +
+      `(parameter=input_tokens, value=${prompt})`
+    );
+  }
   return (
     `This model's maximum context length is ${maxModelLen} tokens. However, you requested ` +
     `${prompt + completion} tokens (${prompt} in the messages, ${completion} in the completion). ` +
