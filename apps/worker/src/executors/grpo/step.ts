@@ -1,4 +1,4 @@
-// One GRPO step, phase by phase (docs/architecture.md "One GRPO step inside a worker"): sample
+// One GRPO step, phase by phase (docs/architecture.md "One GRPO step"): sample
 // prompts -> policy and reference rollouts -> rewards -> advantages -> train -> weight sync.
 // The caller (training-loop.ts) commits the record and checkpoints.
 import { adamParams } from '../common/adam.ts';
