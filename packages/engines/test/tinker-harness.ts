@@ -37,9 +37,13 @@ export async function startTinker(
   server: FakeTinkerOptions = {},
   config: Partial<TinkerEndpointConfig> = {},
 ): Promise<TinkerSetup> {
-  const fake = await FakeTinkerServer.start(server);
+  // Timeouts expire as the fake clock moves; a fake server given `holdMs` moves it while it
+  // holds a pending retrieve_future (SkyRL's 300 s hold), so per-call timeouts are exercised.
+  const time = fakeTimers({ expireTimeouts: true });
+  const fake = await FakeTinkerServer.start(
+    server.holdMs === undefined ? server : { ...server, clock: time },
+  );
   open.push(fake);
-  const time = fakeTimers();
   const events: TinkerEvent[] = [];
   const scheduler = manualScheduler();
   const engine = await TinkerTrainerEngine.connect(

@@ -14,7 +14,7 @@ export interface HttpReply {
 }
 
 export interface SendOptions {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   body?: unknown;
   headers?: Record<string, string>;
   timeoutMs: number;

@@ -2,14 +2,24 @@
 import type { RetryPolicy } from '../http/retry.ts';
 import type { TrainerCapabilities } from '../types.ts';
 
+/** How a future is awaited (docs/engines.md "Futures"). There is no retry count: a future is
+ * polled until it resolves, fails, or its operation's deadline passes. */
 export interface FuturePollPolicy {
-  /** First wait after a 408 (default 100 ms); grows by `factor` up to `maxDelayMs`. */
+  /** Wait after a "still pending" answer (408 or `try_again`), default 100 ms; grows by
+   * `factor` up to `maxDelayMs`. SkyRL already held the call for up to 300 s before its 408. */
   initialDelayMs: number;
   factor: number;
   maxDelayMs: number;
-  /** Give up waiting for one future after this long (default 30 min). */
-  timeoutMs: number;
+  /** Timeout of one `retrieve_future` call (default 330 s). Must exceed the server's hold
+   * (SkyRL answers 408 only after holding the call 300 s), else every poll times out. */
+  callTimeoutMs: number;
+  /** One deadline per operation, from its submission to its result (default 1 h). Network
+   * errors and 5xx while polling are retried with backoff until then. */
+  deadlineMs: number;
 }
+
+/** SkyRL holds `retrieve_future` this long before answering 408 (docs/engines.md "Futures"). */
+export const SKYRL_RETRIEVE_HOLD_MS = 300_000;
 
 export interface TinkerEndpointConfig {
   /** Operator-registered endpoint name (appears in every error). */
@@ -27,7 +37,7 @@ export interface TinkerEndpointConfig {
   /** Session heartbeat period (default 10 s; servers unload after ~300 s without one).
    * 0 = only explicit `heartbeat()` calls. */
   heartbeatIntervalMs?: number;
-  /** Per-HTTP-call timeout (default 60 s). */
+  /** Per-HTTP-call timeout of every call except `retrieve_future` (default 60 s). */
   requestTimeoutMs?: number;
   /** Default: 5 attempts, 500 ms base delay, 10 s cap. */
   retry?: Partial<RetryPolicy>;
@@ -110,7 +120,13 @@ export function resolveTinkerConfig(config: TinkerEndpointConfig): ResolvedTinke
       ),
       factor: number('futurePoll.factor', config.futurePoll?.factor, 1.5, 1),
       maxDelayMs: number('futurePoll.maxDelayMs', config.futurePoll?.maxDelayMs, 2_000, 0),
-      timeoutMs: number('futurePoll.timeoutMs', config.futurePoll?.timeoutMs, 1_800_000, 1),
+      callTimeoutMs: number(
+        'futurePoll.callTimeoutMs',
+        config.futurePoll?.callTimeoutMs,
+        SKYRL_RETRIEVE_HOLD_MS + 30_000,
+        1,
+      ),
+      deadlineMs: number('futurePoll.deadlineMs', config.futurePoll?.deadlineMs, 3_600_000, 1),
     },
     maxDatumsPerRequest: Math.floor(
       number('maxDatumsPerRequest', config.maxDatumsPerRequest, 128, 1),

@@ -71,6 +71,7 @@ describe('Tinker sessions and models', () => {
       base_model: 'Qwen/Qwen3-8B',
       lora_config: { rank: 32, seed: 3 },
       model_role: 'policy',
+      model_seq_id: 0,
     });
     expect(await model.getInfo()).toEqual({
       model_id: model.id,
@@ -236,15 +237,17 @@ describe('Tinker training operations', () => {
     );
   });
 
-  it('stops polling after the bounded total wait', async () => {
+  it('stops polling at the operation deadline', async () => {
     const { engine, time } = await setup(
       { pendingPolls: 1_000_000 },
-      { futurePoll: { initialDelayMs: 100, maxDelayMs: 1000, factor: 2, timeoutMs: 5000 } },
+      { futurePoll: { initialDelayMs: 100, maxDelayMs: 1000, factor: 2, deadlineMs: 5000 } },
     );
     const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
     const error = (await model.optimStep(adam).catch((e: unknown) => e)) as EngineError;
     expect(error.code).toBe('ANNEAL_ERR_TRAINER_FUTURE_TIMEOUT');
-    expect(error.message).toMatch(/still pending after 5000 ms \(\d+ polls\)/);
+    expect(error.message).toMatch(
+      /not done after 5000 ms \(operation deadline 5000 ms, \d+ polls; last: pending\)/,
+    );
     expect(time.sleeps.slice(0, 5)).toEqual([100, 200, 400, 800, 1000]);
     expect(time.sleeps.reduce((a, b) => a + b, 0)).toBe(5000);
   });

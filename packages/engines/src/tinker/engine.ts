@@ -15,7 +15,7 @@ import type { Rng, Scheduler, Timers } from '../http/timing.ts';
 import type { CreateModelOptions, TrainerCapabilities, TrainerEngine } from '../types.ts';
 import { resolveTinkerConfig } from './config.ts';
 import type { ResolvedTinkerConfig, TinkerEndpointConfig } from './config.ts';
-import { resultOf } from './futures.ts';
+import { isFutureReply, resultOf } from './futures.ts';
 import { TinkerTrainerModel } from './model.ts';
 import { TinkerTransport } from './transport.ts';
 import type { TinkerEvent } from './transport.ts';
@@ -33,6 +33,8 @@ export class TinkerTrainerEngine implements TrainerEngine {
   readonly config: ResolvedTinkerConfig;
   private heartbeatTimer: { cancel(): void } | undefined;
   private closed = false;
+  /** Hosted Tinker requires `model_seq_id`, a per-session counter of create_model calls. */
+  private nextModelSeqId = 0;
 
   private constructor(
     config: ResolvedTinkerConfig,
@@ -116,14 +118,15 @@ export class TinkerTrainerEngine implements TrainerEngine {
         ...(options.seed === undefined ? {} : { seed: options.seed }),
       },
       model_role: 'policy',
+      model_seq_id: this.nextModelSeqId++,
       ...(head === 'value' ? { head } : {}),
     };
     const reply = await this.transport.post(TINKER_ROUTES.createModel, body);
-    // Servers answer with the model directly; a pending future is also accepted.
-    const created =
-      isObject(reply.json) && typeof reply.json['model_id'] === 'string'
-        ? reply.json
-        : await resultOf(this.transport, reply.json, `create_model (${options.baseModel})`);
+    // SkyRL answers with the model (`status: "created"`); hosted Tinker with a future
+    // `{request_id, model_id}` whose result is the model.
+    const created = isFutureReply(reply.json)
+      ? await resultOf(this.transport, reply.json, `create_model (${options.baseModel})`)
+      : reply.json;
     if (!isObject(created) || typeof created['model_id'] !== 'string') {
       throw new EngineError(
         ENGINE_ERROR_CODES.response,

@@ -1,5 +1,6 @@
-// Trainer replies -> coded EngineErrors: 422 pydantic issues with their loc/msg, 409 seq_id
-// conflicts, `{detail}` bodies, and anything else with its text.
+// Trainer replies -> coded EngineErrors: 422 pydantic issues with their loc/msg, the two 409s
+// (a reused seq_id vs a checkpoint name that already exists, told apart by the server's
+// message), `{detail}` bodies, and anything else with its text.
 import { ENGINE_ERROR_CODES, EngineError, describeHttpFailure } from '../http/errors.ts';
 import type { EngineErrorCode, EngineErrorContext } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
@@ -45,11 +46,33 @@ export function trainerHttpError(
     code = ENGINE_ERROR_CODES.validation;
     detail = `HTTP 422 validation failed: ${message}`;
   } else if (reply.status === 409) {
-    code = ENGINE_ERROR_CODES.seqConflict;
-    detail =
-      `HTTP 409: seq_id ${seqId ?? '?'} was already used with a different payload ` +
-      `(the server keeps one request per (model_id, seq_id)): ${message}`;
+    const conflict = conflictOf(message, context.route);
+    if (conflict === 'checkpoint') {
+      code = ENGINE_ERROR_CODES.checkpointExists;
+      detail =
+        `HTTP 409: a checkpoint with this name already exists for the model (the server keeps ` +
+        `one checkpoint per (model_id, name); save under a new name): ${message}`;
+    } else if (conflict === 'seq_id') {
+      code = ENGINE_ERROR_CODES.seqConflict;
+      detail =
+        `HTTP 409: seq_id ${seqId ?? '?'} was already used with a different payload ` +
+        `(the server keeps one request per (model_id, seq_id)): ${message}`;
+    }
   }
   const retryable = reply.status >= 500 || reply.status === 429;
   return new EngineError(code, full, detail, { retryable });
+}
+
+/**
+ * Which 409 the server sent. SkyRL (skyrl/tinker/api.py) answers "Checkpoint '<name>' already
+ * exists for model '<id>'" for a reused checkpoint name and "Training request sequence number
+ * was reused" for a reused seq_id; other servers word it differently, so the route decides
+ * when the message does not: a save route's 409 is about its name.
+ */
+export function conflictOf(message: string, route: string): 'checkpoint' | 'seq_id' | 'other' {
+  if (/checkpoint\b.*\balready exists/i.test(message)) return 'checkpoint';
+  if (/sequence number|seq_id/i.test(message)) return 'seq_id';
+  if (/\/(save_weights|save_weights_for_sampler)$/.test(route)) return 'checkpoint';
+  if (/\/(forward|forward_backward|optim_step|load_weights|asample)$/.test(route)) return 'seq_id';
+  return 'other';
 }

@@ -25,7 +25,7 @@ import {
   toWireDatum,
   toWireLossConfig,
 } from './convert.ts';
-import { resultOf } from './futures.ts';
+import { operationDeadline, resultOf } from './futures.ts';
 import type { TinkerTransport } from './transport.ts';
 import { CHECKPOINT_NAME_PATTERN, TINKER_ROUTES } from './wire.ts';
 import type * as Wire from './wire.ts';
@@ -157,10 +157,11 @@ export class TinkerTrainerModel implements TrainerModel {
   ): Promise<{ result: Promise<unknown> }> {
     const seqId = this.nextSeqId;
     this.nextSeqId += 1;
+    const deadline = operationDeadline(this.transport); // one deadline: submission to result
     const body = { model_id: this.id, ...payload, seq_id: seqId };
     const reply = await this.transport.post(route, body, { seqId });
     const label = `${route} (model ${this.id}, seq_id ${seqId})`;
-    const result = resultOf(this.transport, reply.json, label);
+    const result = resultOf(this.transport, reply.json, label, deadline);
     result.catch(() => undefined); // handled by whoever awaits it
     return { result };
   }

@@ -34,13 +34,36 @@ describe('Tinker client reliability', () => {
     await model.optimStep(adam); // seq_id 1
     // Re-attaching to the model without continuing its seq_ids reuses seq_id 1: a real conflict.
     const stale = engine.attachModel(model.id);
-    const error = (await stale.saveWeights('ckpt').catch((e: unknown) => e)) as EngineError;
+    const error = (await stale
+      .optimStep({ ...adam, learningRate: 2e-4 })
+      .catch((e: unknown) => e)) as EngineError;
     expect(error).toBeInstanceOf(EngineError);
     expect(error.code).toBe('ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT');
     expect(error.status).toBe(409);
-    expect(error.message).toContain('seq_id 1 was already used with a different payload');
-    expect(fake.requestsTo('save_weights')).toHaveLength(1);
+    expect(error.message).toContain(
+      'seq_id 1 was already used with a different payload (the server keeps one request per ' +
+        '(model_id, seq_id)): Training request sequence number was reused',
+    );
+    expect(fake.requestsTo('optim_step')).toHaveLength(2);
     await expect(engine.attachModel(model.id, 2).saveWeights('ckpt')).resolves.toContain('ckpt');
+  });
+
+  it('reports a reused checkpoint name as such, not as a seq_id conflict (SkyRL 409)', async () => {
+    const { fake, engine } = await setup({ pendingPolls: 0 });
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    await model.saveWeightsForSampler('export-1');
+    const error = (await model
+      .saveWeightsForSampler('export-1')
+      .catch((e: unknown) => e)) as EngineError;
+    expect(error.code).toBe('ANNEAL_ERR_TRAINER_CHECKPOINT_EXISTS');
+    expect(error.status).toBe(409);
+    expect(error.message).toContain(
+      'a checkpoint with this name already exists for the model (the server keeps one ' +
+        `checkpoint per (model_id, name); save under a new name): Checkpoint 'export-1' ` +
+        `already exists for model '${model.id}'`,
+    );
+    expect(error.message).not.toContain('seq_id');
+    expect(fake.requestsTo('save_weights_for_sampler')).toHaveLength(2); // never retried
   });
 
   it('surfaces 422 validation issues with their loc and msg', async () => {

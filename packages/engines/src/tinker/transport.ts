@@ -1,6 +1,7 @@
 // HTTP to a Tinker-compatible server: JSON only, `X-API-Key`, bounded retries with backoff +
 // jitter on 5xx/429/connection loss/timeouts. A retried POST resends the identical body, so
-// its `seq_id` is unchanged and the server answers with the original request id.
+// its `seq_id` is unchanged and the server answers with the original request id. Future
+// polling (futures.ts) makes single attempts and retries until its own deadline instead.
 import { sendJson } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
 import { withRetry } from '../http/retry.ts';
@@ -20,7 +21,22 @@ export type TinkerEvent =
       error: string;
     }
   | { type: 'session:heartbeat_failed'; endpoint: string; sessionId: string; error: string }
-  | { type: 'future:resolved'; endpoint: string; requestId: string; polls: number };
+  | { type: 'future:resolved'; endpoint: string; requestId: string; polls: number }
+  | {
+      type: 'future:pending';
+      endpoint: string;
+      requestId: string;
+      polls: number;
+      /** Hosted Tinker's `queue_state` (`active`, `paused_capacity`, …) when it sent one. */
+      queueState?: string;
+    }
+  | {
+      type: 'future:poll_retry';
+      endpoint: string;
+      requestId: string;
+      delayMs: number;
+      error: string;
+    };
 
 export interface PostOptions {
   /** Statuses handed back to the caller instead of thrown (e.g. 408 from retrieve_future). */
@@ -28,13 +44,17 @@ export interface PostOptions {
   /** For the 409 message. */
   seqId?: number;
   signal?: AbortSignal;
+  /** Overrides the endpoint's retry attempts (1 = the caller retries, e.g. future polling). */
+  attempts?: number;
+  /** Overrides the endpoint's per-call timeout (retrieve_future outlasts the server's hold). */
+  timeoutMs?: number;
 }
 
 export class TinkerTransport {
   constructor(
     readonly config: ResolvedTinkerConfig,
     readonly timers: Timers,
-    private readonly rng: Rng,
+    readonly rng: Rng,
     readonly emit: (event: TinkerEvent) => void,
   ) {}
 
@@ -55,22 +75,34 @@ export class TinkerTransport {
     return this.exchange('GET', route, undefined, options);
   }
 
+  async delete(route: string, options: PostOptions = {}): Promise<HttpReply> {
+    return this.exchange('DELETE', route, undefined, options);
+  }
+
+  /** `X-API-Key` when configured (never sent to another origin, e.g. a signed download URL). */
+  authHeaders(): Record<string, string> {
+    return this.config.apiKey ? { 'x-api-key': this.config.apiKey } : {};
+  }
+
   private exchange(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     route: string,
     body: unknown,
     options: PostOptions,
   ): Promise<HttpReply> {
     const context = this.context(route);
-    const headers: Record<string, string> = {};
-    if (this.config.apiKey) headers['x-api-key'] = this.config.apiKey;
+    const headers = this.authHeaders();
+    const policy =
+      options.attempts === undefined
+        ? this.config.retry
+        : { ...this.config.retry, attempts: options.attempts };
     return withRetry(
       async () => {
         const reply = await sendJson(context, {
           method,
           body,
           headers,
-          timeoutMs: this.config.requestTimeoutMs,
+          timeoutMs: options.timeoutMs ?? this.config.requestTimeoutMs,
           signal: options.signal,
           timers: this.timers,
         });
@@ -79,7 +111,7 @@ export class TinkerTransport {
         throw trainerHttpError(context, reply, options.seqId);
       },
       {
-        policy: this.config.retry,
+        policy,
         sleep: this.timers.sleep,
         rng: this.rng,
         signal: options.signal,

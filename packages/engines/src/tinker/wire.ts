@@ -24,9 +24,19 @@ export const TINKER_ROUTES = {
   saveWeights: 'save_weights',
   loadWeights: 'load_weights',
   saveWeightsForSampler: 'save_weights_for_sampler',
+  createSamplingSession: 'create_sampling_session',
   asample: 'asample',
   retrieveFuture: 'retrieve_future',
 } as const;
+
+/** REST routes of checkpoints (GET archive, DELETE checkpoint), under `TINKER_API_PREFIX + '/'`.
+ * `checkpointId` is `sampler_weights/<name>` for hosted Tinker; SkyRL's archive route takes the
+ * bare `<name>` (its delete route takes both). */
+export const checkpointRoute = (modelId: string, checkpointId: string): string =>
+  `training_runs/${encodeURIComponent(modelId)}/checkpoints/${checkpointId
+    .split('/')
+    .map(encodeURIComponent)
+    .join('/')}`;
 
 /** Checkpoint names accepted by `save_weights` / `save_weights_for_sampler`. */
 export const CHECKPOINT_NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
@@ -114,6 +124,9 @@ export interface CreateModelRequest {
   base_model: string;
   lora_config: LoraConfig;
   model_role: 'policy';
+  /** Per-session counter of create_model calls; required by hosted Tinker (SDK
+   * types/create_model_request.py), ignored by SkyRL. */
+  model_seq_id?: number;
   /** Anneal extension: `value` = scalar value head (reward models). Omitted means `lm`. */
   head?: 'lm' | 'value';
 }
@@ -196,12 +209,37 @@ export interface SamplingParams {
   top_p?: number; // default 1
 }
 
+/** `seq_id` here numbers the requests of one sampling session (deterministic request ids). */
 export interface AsampleRequest extends Sequenced {
   num_samples: number;
   prompt: ModelInput;
   sampling_params: SamplingParams;
   model_path?: string;
   base_model?: string;
+  sampling_session_id?: string;
+  prompt_logprobs?: boolean;
+  topk_prompt_logprobs?: number;
+}
+
+/** Exactly one of `model_path` / `base_model`. */
+export interface CreateSamplingSessionRequest {
+  session_id: string;
+  /** Per-session counter of sampling sessions. */
+  sampling_session_seq_id: number;
+  model_path?: string;
+  base_model?: string;
+}
+
+export interface CreateSamplingSessionResponse {
+  sampling_session_id: string;
+  type?: 'create_sampling_session';
+}
+
+/** 200 body of the archive route (hosted Tinker's announced contract; today a 302 with the
+ * signed URL in `Location` and its expiry in `Expires`). */
+export interface CheckpointArchiveUrlResponse {
+  url: string;
+  expires?: string;
 }
 
 /** Returned by every async POST. */
@@ -250,7 +288,7 @@ export interface LoadWeightsResponse {
 }
 
 export interface SaveWeightsForSamplerResponse {
-  /** `tinker://<model_id>/<name>` */
+  /** SkyRL: `tinker://<model_id>/<name>`; hosted Tinker: `tinker://<model_id>/sampler_weights/<name>` */
   path: string;
   type: 'save_weights_for_sampler';
   sampling_session_id: string | null;
@@ -265,6 +303,7 @@ export interface SampledSequenceWire {
 export interface SampleResponse {
   sequences: SampledSequenceWire[];
   prompt_logprobs: null;
+  type?: 'sample';
 }
 
 /** The tinker SDK's in-band failure form of a future result (also accepted from 200s). */

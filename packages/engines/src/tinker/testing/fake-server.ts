@@ -1,57 +1,102 @@
-// An in-repo Tinker-compatible server over real HTTP (node:http, ephemeral port) for
-// contract tests, answering exactly the JSON of docs/engines.md: futures that stay pending
-// (408) for `pendingPolls` polls, 400 `{detail}` for failed futures, 409 when a seq_id is
-// reused with another payload, 422 pydantic issues, `X-API-Key`, scripted faults.
+// An in-repo Tinker-compatible server over real HTTP (node:http, ephemeral port) for contract
+// tests, in two flavours that answer as the real servers do (fake-flavors.ts names the upstream
+// file and commit of each behaviour):
+//   - `skyrl` (SkyRL's Tinker server, skyrl/tinker/api.py): a pending retrieve_future is held
+//     `holdMs` (300 s) before its 408 — the hold advances the test's fake clock, so a client
+//     whose call timeout is shorter sees its call time out, as it would for real; failed
+//     futures are 400 `{detail}`; a reused checkpoint name is 409 "Checkpoint '…' already
+//     exists"; grad_clip_norm is dropped; optim_step reports `skyrl.ai/grad_norm`.
+//   - `tinker` (hosted Tinker, as the tinker SDK reads it): 200 `try_again`, 410 for an
+//     expired promise, 200 `{error, category}`, POST replies without `status`, create_model as a
+//     future with a required model_seq_id, the archive route's 503/302 to a signed URL.
+// Both: `X-API-Key`, 422 pydantic issues, 409 for a reused seq_id, sampling sessions + asample,
+// checkpoint delete, and scripted faults (`enqueue`).
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TINKER_API_PREFIX } from '../wire.ts';
 import type * as Wire from '../wire.ts';
+import { FLAVORS } from './fake-flavors.ts';
+import type { FakeFlavor, FlavorBehaviour } from './fake-flavors.ts';
+import { fakeSample } from './fake-sampling.ts';
 import { computeLoss } from './losses.ts';
 import { validate } from './validate-request.ts';
 
+export type { FakeFlavor } from './fake-flavors.ts';
+
 export type ScriptedReply =
-  | { kind: 'reply'; status: number; body: unknown } // instead of handling the request
+  | { kind: 'reply'; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'drop' } // destroy the socket before handling
   | { kind: 'lose-reply' }; // handle the request, then destroy the socket (reply lost)
 
 export interface FakeTinkerOptions {
+  /** Which server to imitate (default `skyrl`). */
+  flavor?: FakeFlavor;
   apiKey?: string;
-  /** 408s a future answers before its result (default 2). */
+  /** "Still pending" answers a future gives before its result (default 2). */
   pendingPolls?: number;
-  /** Which grad-norm metric optim_step reports. */
+  /** Which grad-norm metric optim_step reports (default: `skyrl` for SkyRL, `none` for
+   * hosted Tinker, whose metric keys the SDK does not document). */
   gradNorm?: 'skyrl' | 'anneal' | 'none';
+  /** SkyRL flavour: how long a pending retrieve_future is held before its 408 (default
+   * 300 000 ms, RETRIEVE_FUTURE_TIMEOUT_SECONDS). Only observable with `clock`. */
+  holdMs?: number;
+  /** The test's fake clock; a SkyRL hold advances it by `holdMs`. */
+  clock?: { advance(ms: number): void };
+  /** Hosted Tinker flavour: 503s the archive route answers before its redirect (default 0). */
+  archivePreparing?: number;
 }
 
 interface Future {
   result?: unknown;
   error?: string;
   polls: number;
+  expired?: boolean;
 }
 
 interface FakeModel {
   baseModel: string;
   lora: Wire.LoraConfig;
   steps: number;
-  saved: Set<string>;
+  saved: Map<string, number>; // training checkpoint name -> steps
+  sampler: Map<string, number>; // sampler checkpoint name -> steps
+  /** grad_clip_norm of the last optim_step as the server applied it (undefined = none). */
+  lastClip: number | undefined;
 }
 
+type Json = Record<string, unknown>;
+
 export class FakeTinkerServer {
-  readonly requests: Array<{ route: string; body: unknown; headers: IncomingMessage['headers'] }> =
-    [];
+  readonly requests: Array<{
+    method: string;
+    route: string;
+    body: unknown;
+    headers: IncomingMessage['headers'];
+  }> = [];
   readonly script = new Map<string, ScriptedReply[]>();
   readonly sessions = new Map<string, number>(); // session id -> heartbeats
   readonly models = new Map<string, FakeModel>();
+  /** sampling session id -> where it samples from. */
+  readonly samplingSessions = new Map<string, { modelId?: string; checkpoint?: string }>();
   /** The next future created fails with this detail. */
   failNextFuture: string | undefined;
+  /** Hosted Tinker flavour: the next future created answers 410 (expired) when polled. */
+  expireNextFuture = false;
+  readonly flavor: FakeFlavor;
+  private readonly behaviour: FlavorBehaviour;
   private readonly futures = new Map<string, Future>();
   private readonly seqIds = new Map<string, { payload: string; requestId: string }>();
+  private readonly signed = new Map<string, Buffer>();
+  private archivePreparing: number;
   private counter = 0;
   private readonly server: Server;
-  private readonly options: Required<Omit<FakeTinkerOptions, 'apiKey'>> & FakeTinkerOptions;
+  private readonly options: FakeTinkerOptions & { pendingPolls: number; holdMs: number };
 
   private constructor(options: FakeTinkerOptions) {
-    this.options = { pendingPolls: 2, gradNorm: 'skyrl', ...options };
+    this.flavor = options.flavor ?? 'skyrl';
+    this.behaviour = FLAVORS[this.flavor];
+    this.options = { pendingPolls: 2, holdMs: 300_000, ...options };
+    this.archivePreparing = options.archivePreparing ?? 0;
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -77,6 +122,11 @@ export class FakeTinkerServer {
     return this.requests.filter((r) => r.route === route).map((r) => r.body);
   }
 
+  /** The bytes the archive of a sampler checkpoint downloads as (not a real tarball). */
+  static archiveBytes(modelId: string, name: string): Buffer {
+    return Buffer.from(`fake sampler archive ${modelId}/${name}\n`);
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -95,22 +145,37 @@ export class FakeTinkerServer {
         detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }],
       });
     }
-    this.requests.push({ route, body, headers: req.headers });
+    const method = req.method ?? 'GET';
+    this.requests.push({ method, route, body, headers: req.headers });
     const scripted = this.script.get(route)?.shift();
     if (scripted?.kind === 'drop') return void req.socket.destroy();
-    if (scripted?.kind === 'reply') return send(res, scripted.status, scripted.body);
+    if (scripted?.kind === 'reply') {
+      return send(res, scripted.status, scripted.body, scripted.headers);
+    }
+    if (route.startsWith('/signed/')) return this.signedDownload(res, route);
     if (this.options.apiKey && req.headers['x-api-key'] !== this.options.apiKey) {
       return send(res, 401, { detail: 'Invalid API key' });
     }
     if (route === 'healthz') return send(res, 200, { status: 'ok' });
+    if (route.startsWith('training_runs/')) return this.checkpoints(res, method, route);
     const issues = validate(route, body);
+    if (this.behaviour.requiresModelSeqId && route === 'create_model') {
+      const seq = (body as Json | undefined)?.['model_seq_id'];
+      if (!Number.isInteger(seq)) {
+        issues.push({ loc: ['body', 'model_seq_id'], msg: 'Field required', type: 'missing' });
+      }
+    }
     if (issues.length > 0) return send(res, 422, { detail: issues });
-    const [status, reply] = this.route(route, body as Record<string, unknown>);
+    const [status, reply] = this.route(route, body as Json);
     if (scripted?.kind === 'lose-reply') return void req.socket.destroy();
+    if (route === 'retrieve_future' && status === 408) {
+      // skyrl/tinker/api.py wait_for_future: the call is held before the 408.
+      this.options.clock?.advance(this.options.holdMs);
+    }
     send(res, status, reply);
   }
 
-  private route(route: string, body: Record<string, unknown>): [number, unknown] {
+  private route(route: string, body: Json): [number, unknown] {
     switch (route) {
       case 'create_session': {
         const id = `session-${++this.counter}`;
@@ -139,6 +204,10 @@ export class FakeTinkerServer {
       }
       case 'retrieve_future':
         return this.retrieve(body['request_id'] as string);
+      case 'create_sampling_session':
+        return this.createSamplingSession(body as unknown as Wire.CreateSamplingSessionRequest);
+      case 'asample':
+        return this.asample(body as unknown as Wire.AsampleRequest);
       case 'forward_backward':
       case 'forward':
       case 'optim_step':
@@ -159,8 +228,16 @@ export class FakeTinkerServer {
       baseModel: body.base_model,
       lora: body.lora_config,
       steps: 0,
-      saved: new Set(),
+      saved: new Map(),
+      sampler: new Map(),
+      lastClip: undefined,
     });
+    if (this.behaviour.createModel === 'future') {
+      return [
+        200,
+        this.newFuture({ polls: 0, result: { model_id: id, type: 'create_model' } }, id),
+      ];
+    }
     const reply: Wire.CreateModelResponse = {
       model_id: id,
       base_model: body.base_model,
@@ -172,27 +249,30 @@ export class FakeTinkerServer {
   }
 
   /** Async operations: idempotent by (model_id, seq_id); 409 on a reused seq_id. */
-  private submit(route: string, body: Record<string, unknown>): [number, unknown] {
+  private submit(route: string, body: Json): [number, unknown] {
     const modelId = body['model_id'] as string;
     const model = this.models.get(modelId);
     if (!model) return [404, { detail: `Model ${modelId} not found` }];
-    const seqId = body['seq_id'];
+    const isSave = route === 'save_weights' || route === 'save_weights_for_sampler';
+    const seqId = isSave && !this.behaviour.savesDedupeBySeqId ? undefined : body['seq_id'];
     const payload = JSON.stringify({ route, body });
     const key = `${modelId}#${String(seqId)}`;
     if (seqId !== undefined) {
       const seen = this.seqIds.get(key);
+      // skyrl/tinker/api.py create_future: 409 "Training request sequence number was reused".
       if (seen && seen.payload !== payload) {
-        return [
-          409,
-          {
-            detail: `seq_id ${String(seqId)} already used for model ${modelId} with a different request`,
-          },
-        ];
+        return [409, { detail: 'Training request sequence number was reused' }];
       }
-      if (seen) return [200, { request_id: seen.requestId, status: 'pending', model_id: modelId }];
+      if (seen) return [200, this.futureReply(seen.requestId, modelId)];
     }
-    const requestId = `req-${++this.counter}`;
-    if (seqId !== undefined) this.seqIds.set(key, { payload, requestId });
+    if (isSave) {
+      const name = body['path'] as string;
+      const taken = route === 'save_weights' ? model.saved : model.sampler;
+      // skyrl/tinker/api.py create_checkpoint: IntegrityError on (model_id, checkpoint_id, type).
+      if (taken.has(name)) {
+        return [409, { detail: `Checkpoint '${name}' already exists for model '${modelId}'` }];
+      }
+    }
     const future: Future = { polls: 0 };
     if (this.failNextFuture !== undefined) {
       future.error = this.failNextFuture;
@@ -202,20 +282,33 @@ export class FakeTinkerServer {
       if (typeof outcome === 'string') future.error = outcome;
       else future.result = outcome.result;
     }
-    this.futures.set(requestId, future);
-    const reply: Wire.UntypedFuture = {
-      request_id: requestId,
-      status: 'pending',
-      model_id: modelId,
-    };
+    const reply = this.newFuture(future, modelId);
+    if (seqId !== undefined) this.seqIds.set(key, { payload, requestId: reply.request_id });
     return [200, reply];
+  }
+
+  private newFuture(future: Future, modelId: string | undefined): Wire.UntypedFuture {
+    const requestId = `req-${++this.counter}`;
+    if (this.expireNextFuture) {
+      future.expired = true;
+      this.expireNextFuture = false;
+    }
+    this.futures.set(requestId, future);
+    return this.futureReply(requestId, modelId);
+  }
+
+  private futureReply(requestId: string, modelId: string | undefined): Wire.UntypedFuture {
+    if (this.behaviour.futureStatus) {
+      return { request_id: requestId, future_id: requestId, status: 'pending', model_id: modelId };
+    }
+    return { request_id: requestId, model_id: modelId } as Wire.UntypedFuture;
   }
 
   private execute(
     route: string,
     id: string,
     model: FakeModel,
-    body: Record<string, unknown>,
+    body: Json,
   ): { result: unknown } | string {
     if (route === 'forward_backward' || route === 'forward') {
       const input = body[
@@ -223,48 +316,174 @@ export class FakeTinkerServer {
       ] as Wire.ForwardBackwardInput;
       return { result: computeLoss(input.data, input.loss_fn, input.loss_fn_config, model.steps) };
     }
-    if (route === 'optim_step') {
-      const params = body['adam_params'] as Wire.AdamParams;
-      model.steps += 1;
-      const norm = 1 / model.steps;
-      const metrics: Record<string, Record<string, number>> = {
-        skyrl: { 'skyrl.ai/grad_norm': norm, 'skyrl.ai/learning_rate': params.learning_rate },
-        anneal: { 'grad_norm:last': norm },
-        none: {},
-      };
-      return { result: { metrics: metrics[this.options.gradNorm] } };
-    }
+    if (route === 'optim_step') return { result: this.optimStep(model, body) };
     const name = body['path'] as string;
     if (route === 'save_weights') {
-      model.saved.add(name);
+      model.saved.set(name, model.steps);
       return { result: { path: `tinker://${id}/weights/${name}`, type: 'save_weights' } };
     }
     if (route === 'load_weights') {
       const match = /^tinker:\/\/([^/]+)\/weights\/(.+)$/.exec(name);
-      const source = match ? this.models.get(match[1] as string) : undefined;
-      if (!match || !source?.saved.has(match[2] as string)) return `Checkpoint not found: ${name}`;
-      model.steps = source.steps;
+      const steps = match
+        ? this.models.get(match[1] as string)?.saved.get(match[2] as string)
+        : undefined;
+      if (steps === undefined) return `Checkpoint not found: ${name}`;
+      model.steps = steps;
       return { result: { type: 'load_weights', path: name } };
     }
+    model.sampler.set(name, model.steps);
     const sampler: Wire.SaveWeightsForSamplerResponse = {
-      path: `tinker://${id}/${name}`,
+      path:
+        this.behaviour.samplerPathKind === 'bare'
+          ? `tinker://${id}/${name}`
+          : `tinker://${id}/sampler_weights/${name}`,
       type: 'save_weights_for_sampler',
       sampling_session_id: null,
     };
     return { result: sampler };
   }
 
+  private optimStep(model: FakeModel, body: Json): Wire.OptimStepResponse {
+    const params = body['adam_params'] as Wire.AdamParams;
+    model.steps += 1;
+    const clip = params.grad_clip_norm;
+    model.lastClip =
+      this.behaviour.appliesGradClip && clip !== undefined && clip > 0 ? clip : undefined;
+    const norm = 1 / model.steps;
+    const flavour = this.options.gradNorm ?? (this.flavor === 'skyrl' ? 'skyrl' : 'none');
+    const metrics: Record<string, Record<string, number>> = {
+      // skyrl/backends/jax.py OptimStepMetrics.to_output_metrics.
+      skyrl: { 'skyrl.ai/grad_norm': norm, 'skyrl.ai/learning_rate': params.learning_rate },
+      anneal: { 'grad_norm:last': norm },
+      none: {},
+    };
+    return { metrics: metrics[flavour] as Record<string, number> };
+  }
+
   private retrieve(requestId: string): [number, unknown] {
     const future = this.futures.get(requestId);
-    if (!future) return [404, { detail: `Request ${requestId} not found` }];
+    // skyrl/tinker/api.py retrieve_future: 404 "Future not found".
+    if (!future) return [404, { detail: 'Future not found' }];
+    // src/tinker/lib/api_future_impl.py: 410 = promise expired (RetryableException).
+    if (future.expired) return [410, { detail: `Promise expired for request ${requestId}` }];
     future.polls += 1;
-    if (future.polls <= this.options.pendingPolls)
-      return [408, { detail: 'Request still pending' }];
-    if (future.error !== undefined) return [400, { detail: future.error }];
+    if (future.polls <= this.options.pendingPolls) {
+      return this.behaviour.pending === 'hold-then-408'
+        ? [408, { detail: 'Timeout waiting for result' }]
+        : [200, { type: 'try_again', request_id: requestId, queue_state: 'active' }];
+    }
+    if (future.error !== undefined) {
+      return this.behaviour.failure === '400-detail'
+        ? [400, { detail: future.error }]
+        : [200, { error: future.error, category: 'user' }];
+    }
     return [200, future.result];
+  }
+
+  /** skyrl/tinker/api.py create_sampling_session; SDK internal_client_holder.py. */
+  private createSamplingSession(body: Wire.CreateSamplingSessionRequest): [number, unknown] {
+    if (!this.sessions.has(body.session_id)) return [404, { detail: 'Session not found' }];
+    if ((body.model_path === undefined) === (body.base_model === undefined)) {
+      return [400, { detail: 'Exactly one of base_model or model_path must be provided' }];
+    }
+    const target = body.model_path === undefined ? {} : this.samplerTarget(body.model_path);
+    if (typeof target === 'string') return [404, { detail: target }];
+    const id = `sampling_${++this.counter}`;
+    this.samplingSessions.set(id, target);
+    const reply: Wire.CreateSamplingSessionResponse = {
+      sampling_session_id: id,
+      type: 'create_sampling_session',
+    };
+    return [200, reply];
+  }
+
+  /** `tinker://<id>/<name>` or `tinker://<id>/sampler_weights/<name>` (skyrl/tinker/api.py asample). */
+  private samplerTarget(path: string): { modelId: string; checkpoint: string } | string {
+    const match = /^tinker:\/\/([^/]+)\/(?:sampler_weights\/)?([^/]+)$/.exec(path);
+    const model = match && this.models.get(match[1] as string);
+    if (!match || !model?.sampler.has(match[2] as string)) {
+      return `Checkpoint not found: ${path}`;
+    }
+    return { modelId: match[1] as string, checkpoint: match[2] as string };
+  }
+
+  private asample(body: Wire.AsampleRequest): [number, unknown] {
+    let target: { modelId?: string; checkpoint?: string } | string;
+    if (body.sampling_session_id !== undefined) {
+      target = this.samplingSessions.get(body.sampling_session_id) ?? 'Sampling session not found';
+    } else if (body.model_path !== undefined) target = this.samplerTarget(body.model_path);
+    else target = {};
+    if (typeof target === 'string') return [404, { detail: target }];
+    const steps =
+      target.modelId === undefined
+        ? 0
+        : (this.models.get(target.modelId)?.sampler.get(target.checkpoint as string) ?? 0);
+    return [200, this.newFuture({ polls: 0, result: fakeSample(body, { steps }) }, target.modelId)];
+  }
+
+  /** GET …/archive, GET …/download (SkyRL), DELETE a checkpoint. */
+  private checkpoints(res: ServerResponse, method: string, route: string): void {
+    const match = /^training_runs\/([^/]+)\/checkpoints\/(.+?)(\/archive|\/download)?$/.exec(route);
+    const model = match && this.models.get(decodeURIComponent(match[1] as string));
+    if (!match || !model) return send(res, 404, { detail: 'Not Found' });
+    const modelId = decodeURIComponent(match[1] as string);
+    const id = (match[2] as string).split('/').map(decodeURIComponent);
+    const kind = id.length === 2 ? id[0] : undefined;
+    const name = id[id.length - 1] as string;
+    if (method === 'DELETE' && match[3] === undefined) {
+      // skyrl/tinker/api.py delete_checkpoint: the type comes from the path prefix; 204.
+      if (kind !== 'sampler_weights' && kind !== 'weights') {
+        return send(res, 400, { detail: 'Invalid checkpoint identifier.' });
+      }
+      const store = kind === 'weights' ? model.saved : model.sampler;
+      if (!store.delete(name)) {
+        return send(res, 404, { detail: `Checkpoint not found: ${modelId}/${name}` });
+      }
+      return void res.writeHead(204).end();
+    }
+    const wantsPrefix = this.behaviour.archiveId === 'sampler_weights';
+    if (method !== 'GET' || (kind === 'sampler_weights') !== wantsPrefix || id.length > 2) {
+      return send(res, 404, { detail: 'Not Found' });
+    }
+    if (!model.sampler.has(name)) {
+      return send(res, 404, { detail: `Checkpoint not found: ${modelId}/${name}` });
+    }
+    const bytes = FakeTinkerServer.archiveBytes(modelId, name);
+    if (match[3] === '/download') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
+      return;
+    }
+    if (this.archivePreparing > 0) {
+      this.archivePreparing -= 1;
+      return send(res, 503, { detail: 'Archive is being prepared' });
+    }
+    const expires = 'Wed, 02 Dec 2026 10:00:00 GMT';
+    let location: string;
+    if (this.behaviour.archiveRedirect === 'signed-url') {
+      const token = `t${++this.counter}`;
+      this.signed.set(token, bytes);
+      location = `${this.url}/signed/${token}?X-Signature=abc`;
+    } else {
+      location = `${this.url}${TINKER_API_PREFIX}/training_runs/${modelId}/checkpoints/${name}/download`;
+    }
+    res.writeHead(302, { location, expires }).end();
+  }
+
+  /** A signed storage URL: no API key (the client must not send its key to another host). */
+  private signedDownload(res: ServerResponse, route: string): void {
+    const bytes = this.signed.get(route.slice('/signed/'.length));
+    if (!bytes) return send(res, 403, { detail: 'signature expired' });
+    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res
+    .writeHead(status, { 'content-type': 'application/json', ...headers })
+    .end(JSON.stringify(body));
 }

@@ -1,4 +1,5 @@
-// FastAPI/pydantic-style 422 checks for the fake trainer: `{detail: [{loc, msg, type}]}`.
+// FastAPI/pydantic-style 422 checks for the fake trainer: `{detail: [{loc, msg, type}]}`,
+// for the request models of skyrl/tinker/api.py (required fields and their types only).
 import type { ValidationIssue } from '../wire.ts';
 
 type Rule = [
@@ -49,6 +50,16 @@ export const RULES: Record<string, Rule[]> = {
     [['path'], 'string'],
   ],
   retrieve_future: [[['request_id'], 'string']],
+  create_sampling_session: [
+    [['session_id'], 'string'],
+    [['sampling_session_seq_id'], 'integer'],
+  ],
+  asample: [
+    [['num_samples'], 'integer'],
+    [['prompt', 'chunks'], 'array'],
+    [['sampling_params'], 'object'],
+    [['sampling_params', 'max_tokens'], 'integer'],
+  ],
 };
 
 export function validate(route: string, body: unknown): ValidationIssue[] {
