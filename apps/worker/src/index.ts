@@ -4,7 +4,8 @@ export { startWorker, type StartWorkerOptions, type WorkerHandle } from './worke
 export { type WorkerConfig, type WorkerConfigInput, defineWorkerConfig } from './config.ts';
 export { WorkerEnv, loadWorkerConfig, parseWorkerEnv } from './env.ts';
 export { RunSetupError, WORKER_ERROR_CODES, WorkerConfigError } from './errors.ts';
-export type { EngineFactories, RewardModelSource } from './resources/factories.ts';
+export type { EngineFactories } from './resources/factories.ts';
+export type { RewardModelSource } from './resources/reward-model-source.ts';
 export type { EmbeddedEngines } from './resources/embedded.ts';
 export type {
   Executor,

@@ -19,7 +19,7 @@ import {
   type TrainerCapabilities,
   type TrainerEngine,
 } from '@anneal/engines';
-import type { RewardModelSource } from './factories.ts';
+import type { RewardModelSource } from './reward-model-source.ts';
 
 export interface EmbeddedEngines {
   /** The ONNX sampler (onnxruntime-node in worker threads). */

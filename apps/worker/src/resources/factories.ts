@@ -17,18 +17,8 @@ import {
 import { SearxngBackend, type SearchBackend } from '@anneal/envs';
 import { RunSetupError } from '../errors.ts';
 import { EMBEDDED_MODEL_IDS, type EmbeddedEngines } from './embedded.ts';
+import type { RewardModelSource } from './reward-model-source.ts';
 import { hfTokenizerCache, type TokenizerSource } from './tokenizers.ts';
-
-/** Where a reward model's weights come from. */
-export interface RewardModelSource {
-  /** The operator-config name (`rewardModels.<name>`). */
-  name: string;
-  /** An ONNX file/directory: configured (`type: onnx`) or an rm run's final checkpoint. */
-  path: string;
-  executionProvider: 'cpu' | 'cuda';
-  /** The rm run the path came from, when `type: run`. */
-  fromRun?: string;
-}
 
 /** Engine-level events (retries, replica health) the runtime maps to metrics and logs. */
 export interface EngineEventSinks {

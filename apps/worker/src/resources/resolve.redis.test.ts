@@ -16,7 +16,8 @@ import { RunSetupError } from '../errors.ts';
 import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
 import { EngineCache } from './engine-cache.ts';
-import { type RewardModelSource, defaultEngineFactories } from './factories.ts';
+import { defaultEngineFactories } from './factories.ts';
+import type { RewardModelSource } from './reward-model-source.ts';
 import { ResourceResolver } from './resolve.ts';
 
 let env: TestEnv;
