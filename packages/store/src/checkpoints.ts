@@ -2,14 +2,19 @@
 import type { CheckpointPointer, CheckpointSavedEvent } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+import type { WriteOptions } from './steps.ts';
 
-/** Records a checkpoint; ignored (returns false) if an older step than the current pointer. */
+export type SetCheckpointResult = 'saved' | 'stale' | 'fenced';
+
+/** Records a checkpoint: `stale` (ignored) if older than the current pointer, `fenced` (refused,
+ * counted) if `options.attempt` is no longer the run's running attempt. */
 export async function setCheckpoint(
   ctx: StoreContext,
   runId: string,
   checkpoint: { step: number; path: string },
-  now: Date = new Date(),
-): Promise<boolean> {
+  options: WriteOptions = {},
+): Promise<SetCheckpointResult> {
+  const now = options.now ?? new Date();
   const k = keys(ctx.prefix);
   const at = now.toISOString();
   const event: CheckpointSavedEvent = { type: 'checkpoint:saved', runId, ...checkpoint, at };
@@ -17,10 +22,17 @@ export async function setCheckpoint(
     ctx.redis,
     'annealSetCheckpoint',
     [k.run(runId), k.events(runId)],
-    [checkpoint.step, checkpoint.path, at, JSON.stringify(event), EVENTS_MAX_LEN],
+    [
+      checkpoint.step,
+      checkpoint.path,
+      at,
+      JSON.stringify(event),
+      EVENTS_MAX_LEN,
+      options.attempt ?? '',
+    ],
   );
   if (status === 'missing') throw new Error(`run ${runId} does not exist`);
-  return status === 'saved';
+  return status === 'saved' ? 'saved' : status === 'fenced' ? 'fenced' : 'stale';
 }
 
 export async function getCheckpoint(

@@ -112,10 +112,24 @@ local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', cjs
 return {'ok', state, id}
 `;
 
-/** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso. */
+/** Fencing shared by step and checkpoint writes: ARGV[fence] is the writer's attempt number
+ * ('' = unfenced). A write from an earlier attempt (a worker that lost the run) is refused and
+ * counted on the run (\`fencedWrites\`). */
+const FENCE = (arg: number) => `
+if ARGV[${arg}] ~= '' then
+  local attempt = redis.call('HGET', KEYS[1], 'attempt') or ''
+  if attempt ~= ARGV[${arg}] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then
+    redis.call('HINCRBY', KEYS[1], 'fencedWrites', 1)
+    return {'fenced', attempt, redis.call('HGET', KEYS[1], 'state') or ''}
+  end
+end
+`;
+
+/** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso, fence. */
 const APPEND_STEP = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
+${FENCE(6)}
 if state ~= 'running' then return {'not-running', state} end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {'duplicate'} end
 redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
@@ -126,9 +140,10 @@ redis.call('HSET', KEYS[1], 'updatedAt', ARGV[5])
 return {'committed', id}
 `;
 
-/** KEYS: run, events. ARGV: step, path, atIso, eventJson, maxLen. Never moves backwards. */
+/** KEYS: run, events. ARGV: step, path, atIso, eventJson, maxLen, fence. Never moves backwards. */
 const SET_CHECKPOINT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+${FENCE(6)}
 local current = tonumber(redis.call('HGET', KEYS[1], 'checkpointStep') or '-1')
 if tonumber(ARGV[1]) < current then return {'stale', tostring(current)} end
 redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])

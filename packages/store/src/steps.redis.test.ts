@@ -62,6 +62,31 @@ describe('appendStep', () => {
   });
 });
 
+describe('fencing', () => {
+  it('refuses and counts step and checkpoint writes of an attempt that lost the run', async () => {
+    const first = await startRun(store.ctx, runId, 'w1');
+    if (first.status !== 'started') throw new Error('start');
+    const fence = { attempt: first.attempt };
+    expect((await appendStep(store.ctx, runId, 1, { loss: 1 }, fence)).status).toBe('committed');
+    expect(await setCheckpoint(store.ctx, runId, { step: 1, path: '/a/1' }, fence)).toBe('saved');
+    // w1 is presumed lost (its job lock expired); w2 takes the run over: attempt 2.
+    const second = await startRun(store.ctx, runId, 'w2');
+    expect(second).toEqual({ status: 'started', attempt: first.attempt + 1 });
+    expect(await appendStep(store.ctx, runId, 2, { loss: 2 }, fence)).toEqual({
+      status: 'fenced',
+      attempt: first.attempt + 1,
+      state: 'running',
+    });
+    expect(await setCheckpoint(store.ctx, runId, { step: 8, path: '/a/8' }, fence)).toBe('fenced');
+    expect((await readSteps(store.ctx, runId)).map((s) => s.step)).toEqual([1]);
+    expect(await getCheckpoint(store.ctx, runId)).toMatchObject({ step: 1, path: '/a/1' });
+    expect(await store.ctx.redis.hget(`${store.prefix}:run:${runId}`, 'fencedWrites')).toBe('2');
+    const owner = { attempt: first.attempt + 1 };
+    expect((await appendStep(store.ctx, runId, 2, { loss: 2 }, owner)).status).toBe('committed');
+    expect(await setCheckpoint(store.ctx, runId, { step: 2, path: '/b/2' }, owner)).toBe('saved');
+  });
+});
+
 describe('events', () => {
   it('resumes after an event id and wakes a blocked reader on new events', async () => {
     const all = await readEvents(store.ctx, runId);
@@ -81,8 +106,8 @@ describe('events', () => {
 describe('checkpoints', () => {
   it('keeps the latest pointer and never moves it backwards', async () => {
     expect(await getCheckpoint(store.ctx, runId)).toBeNull();
-    expect(await setCheckpoint(store.ctx, runId, { step: 10, path: '/ckpt/10' })).toBe(true);
-    expect(await setCheckpoint(store.ctx, runId, { step: 5, path: '/ckpt/5' })).toBe(false);
+    expect(await setCheckpoint(store.ctx, runId, { step: 10, path: '/ckpt/10' })).toBe('saved');
+    expect(await setCheckpoint(store.ctx, runId, { step: 5, path: '/ckpt/5' })).toBe('stale');
     expect(await getCheckpoint(store.ctx, runId)).toMatchObject({ step: 10, path: '/ckpt/10' });
     expect((await getRun(store.ctx, runId))?.checkpoint).toMatchObject({ step: 10 });
     const types = (await readEvents(store.ctx, runId)).map((e) => e.event.type);

@@ -9,7 +9,15 @@ export type AppendStepResult =
   | { status: 'duplicate' }
   | { status: 'missing' }
   /** Steps are only accepted while the run is running. */
-  | { status: 'not-running'; state: string };
+  | { status: 'not-running'; state: string }
+  /** The writer's attempt is no longer the run's (it lost the run): refused and counted. */
+  | { status: 'fenced'; attempt: number; state: string };
+
+/** Write options: `attempt` fences the write to the attempt that started the run. */
+export interface WriteOptions {
+  now?: Date;
+  attempt?: number;
+}
 
 /** Commits step `step` once: a repeated step number is ignored, never duplicated. */
 export async function appendStep(
@@ -17,21 +25,30 @@ export async function appendStep(
   runId: string,
   step: number,
   metrics: StepMetrics,
-  now: Date = new Date(),
+  options: WriteOptions = {},
 ): Promise<AppendStepResult> {
+  const now = options.now ?? new Date();
   if (!Number.isInteger(step) || step < 0)
     throw new Error(`step must be a non-negative integer, got ${step}`);
   const k = keys(ctx.prefix);
   const at = now.toISOString();
   const record: StepRecord = { step, metrics, at };
   const event: StepCommittedEvent = { type: 'step:committed', runId, step, metrics, at };
-  const [status, extra] = await runScript(
+  const [status, extra, state] = await runScript(
     ctx.redis,
     'annealAppendStep',
     [k.run(runId), k.steps(runId), k.stepIndex(runId), k.events(runId)],
-    [step, JSON.stringify(record), JSON.stringify(event), EVENTS_MAX_LEN, at],
+    [
+      step,
+      JSON.stringify(record),
+      JSON.stringify(event),
+      EVENTS_MAX_LEN,
+      at,
+      options.attempt ?? '',
+    ],
   );
   if (status === 'committed') return { status, eventId: extra ?? '' };
+  if (status === 'fenced') return { status, attempt: Number(extra), state: state ?? '' };
   if (status === 'not-running') return { status, state: extra ?? '' };
   if (status === 'duplicate') return { status };
   return { status: 'missing' };

@@ -46,7 +46,12 @@ export type RunJobResult = { runId: string; outcome: RunEnd | 'skipped' };
 type Attempt = { ok: true; result: ExecutorResult } | { ok: false; error: unknown };
 
 /** Everything between "started" and the executor's return: setup errors are failures too. */
-async function attempt(deps: ProcessorDeps, active: ActiveRun, run: RunResource): Promise<Attempt> {
+async function attempt(
+  deps: ProcessorDeps,
+  active: ActiveRun,
+  run: RunResource,
+  attemptNumber: number,
+): Promise<Attempt> {
   let served: ServedWeights | undefined;
   try {
     const executor = deps.executors[run.kind];
@@ -66,12 +71,17 @@ async function attempt(deps: ProcessorDeps, active: ActiveRun, run: RunResource)
     await mkdir(artifactDir, { recursive: true });
     const resumeFrom = checkpoint && { step: checkpoint.step, path: checkpoint.path };
     if (resumeFrom) deps.logger.info({ runId: run.id, ...resumeFrom }, 'resuming from checkpoint');
-    const ctx = createExecutorContext(deps, active, {
-      spec: parsed.value,
-      resources,
-      resumeFrom,
-      artifactDir,
-    });
+    const ctx = createExecutorContext(
+      deps,
+      active,
+      {
+        spec: parsed.value,
+        resources,
+        resumeFrom,
+        artifactDir,
+      },
+      attemptNumber,
+    );
     return { ok: true, result: await executor(ctx) };
   } catch (error) {
     return { ok: false, error };
@@ -145,7 +155,7 @@ export async function processRunJob(
       end = 'cancelled';
       return { runId, outcome: end };
     }
-    const outcome = await attempt(deps, active, run);
+    const outcome = await attempt(deps, active, run, started.attempt);
     end = await settle(deps, job, token, active, outcome);
     return { runId, outcome: end };
   } catch (error) {

@@ -43,9 +43,18 @@ export function createExecutorContext(
     resumeFrom: ExecutorContext['resumeFrom'];
     artifactDir: string;
   },
+  /** The attempt that started the run here: every write is fenced to it (a worker that lost the
+   * run while it was cut off from Redis cannot overwrite its new owner's steps or checkpoint). */
+  attempt: number,
 ): ExecutorContext {
   const { store, telemetry } = deps;
   const runId = active.runId;
+  const fence = { attempt };
+  const lost = (what: string, state: string, owner: number) =>
+    active.stop({
+      kind: 'lost',
+      reason: `${what} refused: run is ${state} in attempt ${owner}, this worker holds attempt ${attempt}`,
+    });
   const logger = deps.logger.child({ runId });
   return {
     runId,
@@ -53,7 +62,7 @@ export function createExecutorContext(
     stopSignal: active.stopSignal,
     async commitStep(step, metrics) {
       checkMetrics(step, metrics);
-      const result = await appendStep(store, runId, step, metrics);
+      const result = await appendStep(store, runId, step, metrics, fence);
       switch (result.status) {
         case 'committed':
           telemetry.emit('step:committed', stepCommittedEvent(runId, step, Date.now(), metrics));
@@ -64,15 +73,25 @@ export function createExecutorContext(
         case 'not-running':
           active.stop({ kind: 'lost', reason: `run is ${result.state}, no longer running here` });
           break;
+        case 'fenced':
+          logger.warn({ step, owner: result.attempt }, 'step write fenced: run lost');
+          lost(`step ${step}`, result.state, result.attempt);
+          return;
         case 'missing':
           throw new Error(`run ${runId} no longer exists`);
       }
       await checkBoundary(deps, active);
     },
     async recordCheckpoint(step, path) {
-      const saved = await setCheckpoint(store, runId, { step, path });
-      if (saved) logger.info({ step, path }, 'checkpoint recorded');
-      else logger.debug({ step, path }, 'checkpoint older than the current pointer; ignored');
+      const saved = await setCheckpoint(store, runId, { step, path }, fence);
+      if (saved === 'saved') logger.info({ step, path }, 'checkpoint recorded');
+      else if (saved === 'stale') {
+        logger.debug({ step, path }, 'checkpoint older than the current pointer; ignored');
+      } else {
+        logger.warn({ step, path }, 'checkpoint pointer write fenced: run lost');
+        const run = await getRun(store, runId);
+        lost(`checkpoint ${step}`, run?.state ?? 'missing', run?.attempt ?? 0);
+      }
     },
   };
 }
