@@ -162,6 +162,7 @@ describe('findTrackerReferences', () => {
         '// see PR 7 and Issues #8',
         '// 4 issues, step 4, colour #333, ratio 2',
         '// load_inplace since vllm-project/vllm PR #31326 (also vllm-project/vllm#31326)',
+        '// (vLLM PR #31326; until SkyRL issue 12) but our PR 9 and the issue 3',
       ].join('\n'),
     });
     expect(messages(findTrackerReferences(repo))).toEqual([
@@ -170,6 +171,8 @@ describe('findTrackerReferences', () => {
       'd.ts:2: tracker reference "(#13)" (say what the code does instead)',
       'd.ts:3: tracker reference "PR 7" (say what the code does instead)',
       'd.ts:3: tracker reference "Issues #8" (say what the code does instead)',
+      'd.ts:6: tracker reference "PR 9" (say what the code does instead)',
+      'd.ts:6: tracker reference "issue 3" (say what the code does instead)',
     ]);
   });
 });

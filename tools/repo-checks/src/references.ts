@@ -63,8 +63,26 @@ const SHARED_DIR = /(?<![\w.])((?:\.\.\/)+shared)(?![\w-]|\.\w)/g;
 const ABSOLUTE_SHARED = /\/work\/shared\b/g;
 const TRACKER =
   /\b(?:issues?|tickets?)[ \t]?#?\d+\b|\bPRs?[ \t]?#?\d+\b|\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|refs?)[ \t]+#\d+\b|\(#\d+\)/gi;
-/** `owner/repo` right before a tracker number (`vllm-project/vllm PR #1`, `owner/repo#1`). */
-const UPSTREAM_REPO = /[\w.-]+\/[\w.-]+[ \t]*$/;
+// An upstream project right before a tracker number (`vLLM PR #1`, `vllm-project/vllm#1`): that
+// cites where an engine's behaviour comes from, not a tracker of this repository.
+const UPSTREAM_PROJECTS = [
+  'vLLM',
+  'SkyRL',
+  'Tinker',
+  'BullMQ',
+  'Fastify',
+  'ioredis',
+  'onnxruntime',
+  'prom-client',
+  'TypeBox',
+  'vitest',
+  'Node.js',
+  'TypeScript',
+];
+const UPSTREAM_BEFORE = new RegExp(
+  `(?:[\\w.-]+\\/[\\w.-]+|\\b(?:${UPSTREAM_PROJECTS.map((p) => p.replace('.', '\\.')).join('|')}))[ \\t]*$`,
+  'i',
+);
 const INLINE_LINK = /!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g;
 const LINK_DEFINITION = /^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/;
 const URL_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
@@ -229,13 +247,12 @@ function linkProblem(
 }
 
 /** The code says what is; tracker numbers ("issue N", "fixes #N") rot and point outside. A
- * number qualified by its upstream repository (`vllm-project/vllm PR #N`, `owner/repo#N`) cites
- * where a fake's behaviour comes from, and is allowed. */
+ * number qualified by its upstream project (`vLLM PR #N`, `owner/repo#N`) is allowed. */
 export function findTrackerReferences(repo: Repo): Problem[] {
   return repo.files.flatMap((file) =>
     forEachMatch(file, TRACKER, (match) => {
       const before = (match.input ?? '').slice(0, match.index);
-      if (UPSTREAM_REPO.test(before)) return undefined;
+      if (UPSTREAM_BEFORE.test(before)) return undefined;
       return `tracker reference "${match[0]}" (say what the code does instead)`;
     }),
   );
