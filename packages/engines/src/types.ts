@@ -124,6 +124,9 @@ export interface TrainerModel {
   loadWeights(path: string): Promise<void>;
   /** Weights for the sampler (ONNX export for embedded, LoRA adapter for vLLM). */
   saveWeightsForSampler(name: string): Promise<SamplerWeights>;
+  /** Delete a `saveWeightsForSampler` export the sampler no longer serves; resolves false
+   * when it was already gone. Optional: backends without a delete route omit it. */
+  deleteSamplerWeights?(path: string): Promise<boolean>;
 }
 
 export interface TrainerEngine {

@@ -58,6 +58,7 @@ export function instrumentInference(
 
 function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): TrainerModel {
   const t = <T>(call: () => Promise<T>) => timed(telemetry, 'trainer', 'trainer', call);
+  const remove = model.deleteSamplerWeights?.bind(model);
   return {
     id: model.id,
     forward: (data, lossFn, config) => t(() => model.forward(data, lossFn, config)),
@@ -66,6 +67,7 @@ function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): Trai
     saveWeights: (name) => timed(telemetry, 'trainer', 'checkpoint', () => model.saveWeights(name)),
     loadWeights: (path) => t(() => model.loadWeights(path)),
     saveWeightsForSampler: (name) => t(() => model.saveWeightsForSampler(name)),
+    ...(remove && { deleteSamplerWeights: (path: string) => t(() => remove(path)) }),
   };
 }
 

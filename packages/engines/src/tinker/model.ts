@@ -27,7 +27,12 @@ import {
 } from './convert.ts';
 import { operationDeadline, resultOf } from './futures.ts';
 import type { TinkerTransport } from './transport.ts';
-import { CHECKPOINT_NAME_PATTERN, TINKER_ROUTES } from './wire.ts';
+import {
+  CHECKPOINT_NAME_PATTERN,
+  TINKER_ROUTES,
+  checkpointRoute,
+  parseSamplerPath,
+} from './wire.ts';
 import type * as Wire from './wire.ts';
 
 export class TinkerTrainerModel implements TrainerModel {
@@ -87,6 +92,24 @@ export class TinkerTrainerModel implements TrainerModel {
     checkName(name, 'saveWeightsForSampler');
     const result = await this.run(TINKER_ROUTES.saveWeightsForSampler, { path: name });
     return { name, path: this.readPath(result, TINKER_ROUTES.saveWeightsForSampler) };
+  }
+
+  /**
+   * Deletes a sampler export (DELETE `training_runs/<model_id>/checkpoints/sampler_weights/<name>`,
+   * served by SkyRL and hosted Tinker): exports get unique names per step, so a run deletes
+   * each one once the next is served. 204 = deleted, 404 = already gone (false).
+   */
+  async deleteSamplerWeights(path: string): Promise<boolean> {
+    const parsed = parseSamplerPath(path);
+    if (!parsed) {
+      throw new RangeError(
+        `deleteSamplerWeights: ${JSON.stringify(path)} is not tinker://<model_id>/<name> or ` +
+          'tinker://<model_id>/sampler_weights/<name>',
+      );
+    }
+    const route = checkpointRoute(parsed.modelId, `sampler_weights/${parsed.name}`);
+    const reply = await this.transport.delete(route, { accept: [404] });
+    return reply.status !== 404;
   }
 
   /** `get_info`: the server's view of this model. */

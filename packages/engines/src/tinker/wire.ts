@@ -41,6 +41,17 @@ export const checkpointRoute = (modelId: string, checkpointId: string): string =
 /** Checkpoint names accepted by `save_weights` / `save_weights_for_sampler`. */
 export const CHECKPOINT_NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
 
+/** A sampler-weights path: SkyRL's `tinker://<model_id>/<name>` or hosted Tinker's
+ * `tinker://<model_id>/sampler_weights/<name>`; undefined for anything else. */
+export function parseSamplerPath(path: string): { modelId: string; name: string } | undefined {
+  const match = /^tinker:\/\/([^/]+)\/(?:sampler_weights\/)?([^/]+)$/.exec(path);
+  if (!match || match[1] === 'weights') return undefined;
+  const [, modelId, name] = match as unknown as [string, string, string];
+  return CHECKPOINT_NAME_PATTERN.test(modelId) && CHECKPOINT_NAME_PATTERN.test(name)
+    ? { modelId, name }
+    : undefined;
+}
+
 // ---------------------------------------------------------------- shared types
 
 /** One chunk of model input; Anneal only uses token chunks. */

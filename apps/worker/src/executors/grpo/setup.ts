@@ -10,7 +10,7 @@ import type { WeightedPool } from '../common/mix-batch.ts';
 import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
 import type { PromptExample } from '../data/catalog.ts';
 import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../data/resolve.ts';
-import { ExecutorSetupError } from '../setup-error.ts';
+import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from './weight-sync.ts';
@@ -27,6 +27,9 @@ export interface GrpoState {
   policyName: string;
   /** Path of the sampler weights last synced to the inference engine. */
   samplerPath: string;
+  /** Whether `samplerPath` is a policy export of this run (deleted once replaced), rather than
+   * the reference export the policy starts from (kept: the reference is served from it). */
+  samplerPathIsPolicyExport: boolean;
 }
 
 /** Policy and reference serving names, unique per run. */
@@ -35,9 +38,27 @@ export const servingNames = (runId: string) => ({
   reference: `${runId}-reference`,
 });
 
-/** Sampler exports alternate between two names by step parity: the export being written never
- * replaces the one being served, and a run keeps two exports on disk, not one per step. */
-export const samplerExportName = (runId: string, step: number) => `${runId}-sampler-${step % 2}`;
+/** One sampler export name per step: SkyRL and hosted Tinker keep one checkpoint per
+ * (model_id, name) and refuse a reused name (409, docs/engines.md "Trainer API"). A resumed run
+ * trains a new model_id, so its names cannot collide with the first attempt's. */
+export const samplerExportName = (runId: string, step: number) => `${runId}-sampler-${step}`;
+
+/**
+ * After the policy export of a step is served: remember its path and delete the previous
+ * policy export on the trainer, when the backend can (deleteSamplerWeights), so a run keeps
+ * one export rather than one per step. Best effort: a failed delete leaves a file behind and
+ * never fails the step. The reference export the policy starts from is never deleted.
+ */
+export async function adoptPolicyExport(
+  state: Pick<GrpoState, 'model' | 'samplerPath' | 'samplerPathIsPolicyExport'>,
+  path: string,
+): Promise<void> {
+  const previous = state.samplerPathIsPolicyExport ? state.samplerPath : undefined;
+  state.samplerPath = path;
+  state.samplerPathIsPolicyExport = true;
+  if (previous === undefined || previous === path || !state.model.deleteSamplerWeights) return;
+  await state.model.deleteSamplerWeights(previous).catch(() => false);
+}
 
 async function referenceEngine(
   ctx: ExecutorContext,
@@ -60,7 +81,7 @@ function checkNoJudgeNeeded(pools: readonly WeightedPool<PromptExample>[]): void
       .flatMap((p) => (p.kind === 'rubric' ? p.rubrics : []))
       .find((r) => r.check === undefined);
     if (rubric) {
-      throw new ExecutorSetupError(
+      throw new RunSetupError(
         `/data/mix/${i}/source: dataset '${pool.name}' has rubric "${rubric.text}" without a ` +
           'programmatic check and this run has no judge (set endpoints.judge)',
       );
@@ -89,11 +110,13 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const reference = await referenceEngine(ctx, model, fresh);
   const names = servingNames(runId);
   let samplerPath: string;
+  let samplerPathIsPolicyExport = false;
   if (fresh && reference.path !== undefined) {
     // Same weights as the reference at step 0: serve that export as the policy too.
     await resources.inference.loadWeights({ name: names.policy, path: reference.path });
     samplerPath = reference.path;
   } else {
+    samplerPathIsPolicyExport = true;
     const exportName = samplerExportName(runId, doneSteps);
     samplerPath = (await syncWeights(model, resources.inference, exportName, names.policy)).path;
   }
@@ -125,5 +148,6 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
     references: new ReferenceCache(referenceEnv, spec.seed, spec.reference.cacheGenerations),
     policyName: names.policy,
     samplerPath,
+    samplerPathIsPolicyExport,
   };
 }

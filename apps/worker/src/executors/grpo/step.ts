@@ -11,7 +11,7 @@ import { flatAdvantages } from './advantages.ts';
 import { baseRewards, preferenceScores, rewardConfig, scoreGroups } from './rewards.ts';
 import { policyRollouts } from './rollouts.ts';
 import { componentOf, samplePrompts } from './sample-prompts.ts';
-import { samplerExportName, type GrpoState } from './setup.ts';
+import { adoptPolicyExport, samplerExportName, type GrpoState } from './setup.ts';
 import { rewardMetrics, trainMetrics } from './step-metrics.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from './weight-sync.ts';
@@ -60,7 +60,7 @@ export async function grpoStep(
   const synced = await timer.time('weight_sync', () =>
     syncWeights(model, resources.inference, samplerExportName(ctx.runId, step), state.policyName),
   );
-  state.samplerPath = synced.path;
+  await adoptPolicyExport(state, synced.path);
   const rewards = rewardMetrics({
     components: prompts.map(componentOf),
     groups,
