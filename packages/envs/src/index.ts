@@ -1,6 +1,9 @@
 // @anneal/envs: tool-call format, search_web tool and backends, multi-turn rollouts, verifiers,
 // rubric checks, JSONL datasets, prompt mix and the built-in tasks of the embedded demo.
 export * from './format/toolCallFormat.ts';
+export * from './format/chatFormat.ts';
+export * from './chat-template/templateFormat.ts';
+export * from './chat-template/toolCalls.ts';
 export * from './search/types.ts';
 export * from './search/limits.ts';
 export * from './search/render.ts';

@@ -1,7 +1,11 @@
 // The tool-call format of rollouts, as token ids (README "Tool-call format"):
 //   <|user|>{question}<|assistant|>  <|call|>{query}<|/call|>  <|result|>{results}<|/result|>  …  <|answer|>{answer}<|eos|>
 // Only the prompt and tool outputs are ever encoded; model output stays as sampled token ids.
+// The format of the embedded byte model; as a ChatFormat it makes one call per turn (generation
+// stops at <|/call|>).
 import type { Tokenizer } from '@anneal/engines';
+import { parseSegment, type SegmentAction } from '../rollout/parse.ts';
+import type { ChatFormat, TurnAction } from './chatFormat.ts';
 
 /** Marker strings of the format; a production tokenizer may use its own special tokens. */
 export interface ToolCallMarkers {
@@ -39,7 +43,8 @@ export interface MarkerIds {
   eos: number;
 }
 
-export interface ToolCallFormat {
+export interface ToolCallFormat extends ChatFormat {
+  readonly kind: 'markers';
   readonly tokenizer: Tokenizer;
   readonly markers: Readonly<ToolCallMarkers>;
   readonly ids: Readonly<MarkerIds>;
@@ -87,19 +92,41 @@ export function createToolCallFormat(
   const markerStrings = Object.values(markers).filter((m) => m.length > 0);
   const strip = (text: string): string =>
     markerStrings.reduce((acc, marker) => acc.split(marker).join(''), text);
-  return {
+  const encodeResult = (text: string, maxTokens?: number): number[] => {
+    let body = tokenizer.encode(strip(text));
+    if (maxTokens !== undefined) body = body.slice(0, Math.max(0, maxTokens - 2));
+    return [ids.resultStart, ...body, ids.resultEnd];
+  };
+  const format: ToolCallFormat = {
+    kind: 'markers',
     tokenizer,
     markers,
     ids,
     stopTokenIds: [ids.callEnd, ids.eos],
     encodePrompt: (question) => [ids.user, ...tokenizer.encode(strip(question)), ids.assistant],
-    encodeResult(text, maxTokens) {
-      let body = tokenizer.encode(strip(text));
-      if (maxTokens !== undefined) body = body.slice(0, Math.max(0, maxTokens - 2));
-      return [ids.resultStart, ...body, ids.resultEnd];
+    encodeResult,
+    parseTurn: (tokens) => turnOf(parseSegment(tokens, format)),
+    encodeToolResults(outputs, maxTokens) {
+      // One block per output, each with an equal share of the room (the loop sends one).
+      const share =
+        maxTokens === undefined ? undefined : Math.floor(maxTokens / Math.max(1, outputs.length));
+      if (share !== undefined && share < 2) return undefined;
+      return outputs.flatMap((output) => encodeResult(output, share));
     },
     callText: (query) => `${markers.callStart}${query}${markers.callEnd}`,
     resultText: (results) => `${markers.resultStart}${results}${markers.resultEnd}`,
     answerText: (answer) => `${markers.answer}${answer}${markers.eos}`,
   };
+  return format;
+}
+
+function turnOf(action: SegmentAction): TurnAction {
+  switch (action.kind) {
+    case 'call':
+      return { kind: 'tool_calls', calls: [{ ok: true, query: action.query }] };
+    case 'malformed_call':
+      return { kind: 'tool_calls', calls: [{ ok: false, detail: action.detail }] };
+    default:
+      return action;
+  }
 }

@@ -1,17 +1,17 @@
-// Multi-turn rollout loop (README "Tool-call format"): generate until <|/call|>, <|eos|> or a
-// budget; run the call; append the tool output as tokens (masked); continue. Token-in/token-out:
-// model tokens are kept exactly as sampled, only tool outputs are encoded.
+// Multi-turn rollout loop (README "Tool-call format"): generate until a stop token of the chat
+// format (<|/call|>/<|eos|>, or a chat template's end of turn) or a budget; run the turn's tool
+// calls; append the tool outputs as tokens (masked); continue. Token-in/token-out: model tokens
+// are kept exactly as sampled, only tool outputs (and the format's turn headers) are encoded.
 import type { InferenceEngine, SampledSequence } from '@anneal/engines';
-import type { ToolCallFormat } from '../format/toolCallFormat.ts';
+import type { ChatFormat } from '../format/chatFormat.ts';
 import type { SearchWebTool, ToolSession } from '../search/searchWeb.ts';
-import { parseSegment } from './parse.ts';
 import { segmentSeed } from './seeds.ts';
 import { RolloutSequence } from './sequence.ts';
 import type { Rollout, RolloutConfig, RolloutFinish, RolloutRequest } from './types.ts';
 
 export interface RolloutEnv {
   engine: InferenceEngine;
-  format: ToolCallFormat;
+  format: ChatFormat;
   tool: SearchWebTool;
   config: RolloutConfig;
 }
@@ -88,20 +88,23 @@ async function continueRollout(
     seq.appendGenerated(sample);
     if (sample.finishReason === 'context_overflow')
       return finishRollout(seq, session, 'context_overflow', null);
-    const action = parseSegment(sample.tokens, format);
+    const action = format.parseTurn(sample.tokens);
     if (action.kind === 'answer') return finishRollout(seq, session, 'answer', action.answer);
     if (action.kind === 'no_answer') return finishRollout(seq, session, 'no_answer', null);
     if (action.kind === 'incomplete') {
       const out: RolloutFinish = sample.finishReason === 'stop' ? 'no_answer' : 'length';
       return finishRollout(seq, session, out, null);
     }
-    const record =
-      action.kind === 'call'
-        ? await session.call(action.query, signal)
-        : session.malformed(action.detail);
-    const room = remainingBudget(seq, config) - reserve;
-    if (room < 2) return finishRollout(seq, session, 'length', null);
-    seq.appendEnvironment(format.encodeResult(record.output, room));
+    const outputs: string[] = [];
+    for (const call of action.calls) {
+      const record = call.ok
+        ? await session.call(call.query, signal)
+        : session.malformed(call.detail);
+      outputs.push(record.output);
+    }
+    const results = format.encodeToolResults(outputs, remainingBudget(seq, config) - reserve);
+    if (results === undefined) return finishRollout(seq, session, 'length', null);
+    seq.appendEnvironment(results);
     if (remainingBudget(seq, config) <= 0) return finishRollout(seq, session, 'length', null);
     const seed = seeds.seed === undefined ? undefined : segmentSeed(seeds.seed, seeds.index, turn);
     [sample] = (await sampleSegment(env, seq, 1, seed, signal)) as [SampledSequence];

@@ -1,4 +1,6 @@
-// Reads one generated segment (token ids, as sampled) as an action of the tool-call format.
+// Reads one generated segment (token ids, as sampled) as an action of the marker tool-call format
+// (the embedded byte model's; `ToolCallFormat.parseTurn` wraps it as a ChatFormat TurnAction —
+// template formats read Hermes <tool_call> JSON instead, chat-template/toolCalls.ts).
 // Decoding model output to text is fine for parsing; it is never re-encoded.
 import type { ToolCallFormat } from '../format/toolCallFormat.ts';
 
