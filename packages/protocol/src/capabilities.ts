@@ -1,7 +1,12 @@
 // What a run kind needs from its trainer endpoint: the one table the control plane (at
 // submission, via resolveRunSpec) and the worker (at run setup, via @anneal/engines
 // `checkRunSupported`) both check, so a run is accepted or refused the same way everywhere.
-import type { TrainerLoss } from './operator-config.ts';
+import type {
+  InferenceEndpointConfig,
+  LogprobsMode,
+  TrainerEndpointConfig,
+  TrainerLoss,
+} from './operator-config.ts';
 import type { RunKind } from './run-spec/common.ts';
 
 /** Losses each kind's executor trains with (docs/engines.md "Losses"); `eval` only samples.
@@ -50,4 +55,94 @@ export function trainerCapabilityIssue(
     return `${head}: it declares kinds [${capabilities.kinds.join(', ')}] (${HINTS[kind]})`;
   }
   return undefined;
+}
+
+// ---- GRPO sampling settings the trainer can match (docs/engines.md "Logprobs and temperature").
+// μ_infer is the distribution the rollout was actually drawn from: softmax(logits / T) truncated
+// to the top-p nucleus. The IS ratio π_train/μ_infer of docs/recipe.md §2 measures the train–
+// inference mismatch only when π_train is scored on that same distribution; otherwise it measures
+// the sampling settings. These rules refuse, at submission, the settings no endpoint can match.
+
+/** vLLM samples greedily below this temperature (vllm/v1/sample/sampler.py `_SAMPLING_EPS`). */
+export const GREEDY_TEMPERATURE = 1e-5;
+
+/** The rollout settings the rules read (a GRPO spec's `rollout` section). */
+export interface RolloutSampling {
+  temperature: number;
+  topP: number;
+  allowTopPBias: boolean;
+}
+
+/** A named endpoint of the operator config. */
+export interface Named<T> {
+  name: string;
+  config: T;
+}
+
+export interface SamplingIssue {
+  /** JSON pointer of the spec field to change. */
+  path: string;
+  message: string;
+}
+
+/**
+ * Whether a trainer endpoint scores π_train at a sampling temperature (`loss_fn_config.
+ * temperature`). Only the embedded trainer does; the Tinker API's losses (hosted Tinker, SkyRL)
+ * take no temperature and score log-softmax(logits) at T = 1.
+ */
+export function trainerScoresAtTemperature(trainer: TrainerEndpointConfig): boolean {
+  return trainer.type === 'embedded';
+}
+
+/** What an inference endpoint reports as each sampled token's logprob. The embedded sampler
+ * reports processed logprobs; vLLM what its `--logprobs-mode` says (declared; default raw). */
+export function reportedLogprobsMode(inference: InferenceEndpointConfig): LogprobsMode {
+  return inference.type === 'vllm'
+    ? (inference.logprobsMode ?? 'raw_logprobs')
+    : 'processed_logprobs';
+}
+
+const DOC = 'docs/engines.md "Logprobs and temperature"';
+
+/** Why GRPO rollouts at `sampling` on these endpoints would give IS ratios that measure the
+ * sampling settings instead of the train–inference mismatch; [] when they would not. */
+export function grpoSamplingIssues(
+  sampling: RolloutSampling,
+  trainer: Named<TrainerEndpointConfig> | undefined,
+  inference: Named<InferenceEndpointConfig> | undefined,
+): SamplingIssue[] {
+  const { temperature: T, topP } = sampling;
+  const issues: SamplingIssue[] = [];
+  if (T < GREEDY_TEMPERATURE) {
+    issues.push({
+      path: '/rollout/temperature',
+      message: `rollout.temperature ${T} is greedy decoding: the G rollouts of a group are alike and μ_infer is a point mass the IS ratio cannot use; GRPO needs temperature > 0 (${DOC})`,
+    });
+    return issues;
+  }
+  if (topP < 1 && !sampling.allowTopPBias) {
+    issues.push({
+      path: '/rollout/topP',
+      message: `rollout.topP ${topP} samples from a truncated distribution no trainer can score: every IS ratio would be biased low by the kept mass instead of measuring the train–inference mismatch; use topP 1, or set rollout.allowTopPBias: true to accept the bias (${DOC})`,
+    });
+  }
+  if (T !== 1 && trainer && !trainerScoresAtTemperature(trainer.config)) {
+    issues.push({
+      path: '/rollout/temperature',
+      message: `trainer endpoint '${trainer.name}' (type ${trainer.config.type}) scores π_train at temperature 1 only, so at rollout.temperature ${T} the IS ratio would measure the temperature, not the train–inference mismatch; use temperature 1 or a trainer that scores at the sampling temperature (the embedded trainer) (${DOC})`,
+    });
+  }
+  const mode = inference && reportedLogprobsMode(inference.config);
+  if (inference && (mode === 'raw_logits' || mode === 'processed_logits')) {
+    issues.push({
+      path: '/endpoints/inference',
+      message: `inference endpoint '${inference.name}' declares logprobsMode ${mode}: it reports logits, not the sampling logprobs GRPO's IS ratio needs; run vLLM with --logprobs-mode processed_logprobs and declare it (${DOC})`,
+    });
+  } else if (inference && mode === 'raw_logprobs' && T !== 1) {
+    issues.push({
+      path: '/rollout/temperature',
+      message: `inference endpoint '${inference.name}' declares logprobsMode raw_logprobs (vLLM's default): its logprobs are taken before temperature, so at rollout.temperature ${T} they are not μ_infer; run vLLM with --logprobs-mode processed_logprobs and set logprobsMode: processed_logprobs, or use temperature 1 (${DOC})`,
+    });
+  }
+  return issues;
 }

@@ -34,6 +34,7 @@ describe('operator config: vLLM endpoints', () => {
       maxInFlight: 64,
       requestTimeoutSeconds: 600,
       retryAttempts: 4,
+      logprobsMode: 'raw_logprobs', // vLLM's own default (docs/engines.md "Logprobs and temperature")
     });
   });
 

@@ -63,6 +63,15 @@ export const VllmAdapterStorage = Type.Object(
   { additionalProperties: false },
 );
 
+/** vLLM's `--logprobs-mode` values: what a sampled token's logprob is (vllm/config/model.py). */
+export const LOGPROBS_MODES = [
+  'raw_logprobs',
+  'processed_logprobs',
+  'raw_logits',
+  'processed_logits',
+] as const;
+export type LogprobsMode = (typeof LOGPROBS_MODES)[number];
+
 export const InferenceEndpointConfig = Type.Union([
   Type.Object(
     {
@@ -111,6 +120,16 @@ export const InferenceEndpointConfig = Type.Union([
         }),
       ),
       adapters: Type.Optional(VllmAdapterStorage),
+      logprobsMode: Type.Optional(
+        Type.Union(
+          LOGPROBS_MODES.map((m) => Type.Literal(m)),
+          {
+            default: 'raw_logprobs',
+            description:
+              'The server\'s --logprobs-mode (vLLM\'s default raw_logprobs is taken before temperature and top-p). GRPO at temperature ≠ 1 needs processed_logprobs (docs/engines.md "Logprobs and temperature").',
+          },
+        ),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -1,6 +1,7 @@
 // Resolves a run spec's named resources against the operator config: fills operator defaults,
-// rejects unknown names (naming the field) and runs the trainer endpoint cannot do.
-import { trainerCapabilityIssue } from './capabilities.ts';
+// rejects unknown names (naming the field) and runs the endpoints cannot do (trainer losses,
+// GRPO sampling settings the IS ratio cannot correct).
+import { grpoSamplingIssues, trainerCapabilityIssue } from './capabilities.ts';
 import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
 import type { OperatorConfig } from './operator-config.ts';
@@ -87,6 +88,21 @@ function capabilityIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[]
     : [{ path: joinPointer('endpoints', 'trainer'), message, reason: 'capability' }];
 }
 
+/** GRPO rollout settings the trainer and the inference endpoint can match, so the IS ratio
+ * measures the train–inference mismatch (docs/recipe.md §2; capabilities.ts). */
+function samplingIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  if (spec.kind !== 'grpo') return [];
+  const named = <T>(name: string | undefined, section: Record<string, T>) => {
+    const entry = name === undefined ? undefined : section[name];
+    return name === undefined || entry === undefined ? undefined : { name, config: entry };
+  };
+  return grpoSamplingIssues(
+    spec.rollout,
+    named(spec.endpoints.trainer, config.trainers),
+    named(spec.endpoints.inference, config.inference),
+  ).map((issue) => ({ ...issue, reason: 'capability' as const }));
+}
+
 /** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (docs/recipe.md §3). */
 function judgeIssues(spec: RunSpec, config: OperatorConfig, facts: DatasetFacts): ResolveIssue[] {
   if (spec.endpoints.judge !== undefined || !usesOptionalEndpoint(spec.kind, 'judge')) return [];
@@ -160,6 +176,7 @@ export function resolveRunSpec(
     });
   }
   issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
+  issues.push(...samplingIssues(resolved, config));
   issues.push(
     ...datasetIssues(resolved, config).map((i) => ({ ...i, reason: 'unknown' as const })),
   );

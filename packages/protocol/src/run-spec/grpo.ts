@@ -20,13 +20,19 @@ export const RolloutSection = Type.Object(
       minimum: 0,
       maximum: 10,
       default: 1,
-      description: 'Sampling temperature.',
+      description:
+        'Sampling temperature; ≠ 1 needs a trainer scoring at T (docs/engines.md "Logprobs and temperature").',
     }),
     topP: Type.Number({
       exclusiveMinimum: 0,
       maximum: 1,
       default: 1,
-      description: 'Nucleus sampling top-p.',
+      description: 'Nucleus sampling top-p; < 1 is refused unless allowTopPBias is true.',
+    }),
+    allowTopPBias: Type.Boolean({
+      default: false,
+      description:
+        'Accept topP < 1; IS ratios then carry the truncation bias (docs/engines.md "Logprobs and temperature").',
     }),
     maxTokens: Type.Integer({
       minimum: 1,
