@@ -1,9 +1,12 @@
-// The one table of every `anneal_*` metric. docs/metrics.md is rendered from it
+// Every `anneal_*` metric. The per-run step series (loss, reward, KL, …) are derived from the
+// step-metric table (step-metrics.ts), whose rows also give the step record its keys; the rest are
+// declared here. docs/metrics.md is rendered from both
 // (`npm run gen:metrics-doc -w @anneal/telemetry`); a test fails when the two drift.
 // Naming follows Prometheus: base units, unit suffix, `_total` on counters only; histograms,
 // never summaries. Per-run series carry `run_id` and are removed when the run ends.
 import { RUN_STATES } from '@anneal/protocol';
 import { QUEUE_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
+import { STEP_METRICS, keyPattern, type StepMetricTable } from './step-metrics.ts';
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
 /** `none` = dimensionless (rewards, KL, norms, counts of things). */
@@ -23,15 +26,16 @@ export interface MetricDefinition {
   emittedBy: readonly AppName[];
   /** Histogram upper bounds, strictly increasing, in the metric's unit. */
   buckets?: readonly number[];
+  /** Step-record key(s) the series is set from (derived from STEP_METRICS; docs only). */
+  recordKey?: string;
 }
 
-/** Step phases last from milliseconds (embedded, tiny) to tens of minutes (large GPU steps). */
-const STEP_PHASE_BUCKETS = [0.05, 0.25, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const ENGINE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600];
 const QUEUE_WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 1800, 3600, 7200, 21600, 86400];
 
-export const METRICS = [
+/** Per-run series that are not step-record values: the run's identity and its progress. */
+const RUN_METRICS = [
   // ── per run (worker; label run_id; removed when the run ends) ──────────────────────────
   {
     name: 'anneal_run_info',
@@ -60,151 +64,10 @@ export const METRICS = [
     help: 'Unix time of the last committed step (the run start until the first step commits).',
     emittedBy: ['worker'],
   },
-  {
-    name: 'anneal_run_loss',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Training loss of the last committed step (IS objective, cross-entropy or Bradley-Terry by run kind).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_grad_norm',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Global L2 gradient norm before clipping at the last step (docs/recipe.md §2).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_train_inference_kl',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id', 'estimator'],
-    help: 'Train-inference KL on sampled tokens, d = logp_infer - logp_train: k1 = mean(d), k3 = mean(exp(-d) - 1 + d) (docs/recipe.md §2).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_importance_ratio',
-    type: 'gauge',
-    unit: 'ratio',
-    scope: 'run',
-    labels: ['run_id', 'stat'],
-    help: 'Token-level IS ratio exp(logp_train - logp_infer) over the step: mean, min, max (docs/recipe.md §2).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_importance_ratio_out_of_range_ratio',
-    type: 'gauge',
-    unit: 'ratio',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Fraction of the step’s token IS ratios outside [0.5, 2] (docs/recipe.md §2).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_reward',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id', 'component'],
-    help: 'Mean composite reward R = r_base * s - pen_eff over the step’s rollouts (docs/recipe.md §4).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_base_reward',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id', 'component'],
-    help: 'Mean base reward r_base in [0, 1]: QA answer correct or all rubrics pass (docs/recipe.md §4).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_preference_score',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Mean preference score s in [0, 1] against the paired reference rollout (docs/recipe.md §5).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_tool_penalty',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Mean anchored tool-call penalty pen_tool (docs/recipe.md §4).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_length_penalty',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Mean anchored length penalty pen_len (docs/recipe.md §4).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_tool_calls_per_rollout',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Mean number of tool calls per rollout at the last step, failed calls included.',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_response_length_tokens',
-    type: 'gauge',
-    unit: 'tokens',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Mean generated tokens per rollout at the last step (tool outputs excluded).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_zero_variance_groups',
-    type: 'gauge',
-    unit: 'none',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'GRPO groups of the last step whose rewards all tie (zero advantage, docs/recipe.md §2).',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_step_phase_duration_seconds',
-    type: 'histogram',
-    unit: 'seconds',
-    scope: 'run',
-    labels: ['run_id', 'phase'],
-    help: 'Wall time of each phase of a training step.',
-    emittedBy: ['worker'],
-    buckets: STEP_PHASE_BUCKETS,
-  },
-  {
-    name: 'anneal_run_rollout_tokens_total',
-    type: 'counter',
-    unit: 'tokens',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Tokens sampled by the inference engine for the run; rate() is generation tokens/s.',
-    emittedBy: ['worker'],
-  },
-  {
-    name: 'anneal_run_trained_tokens_total',
-    type: 'counter',
-    unit: 'tokens',
-    scope: 'run',
-    labels: ['run_id'],
-    help: 'Tokens the trainer took a loss on for the run; rate() is training tokens/s.',
-    emittedBy: ['worker'],
-  },
+] as const satisfies readonly MetricDefinition[];
+
+/** Every metric other than the step series (those are derived from STEP_METRICS). */
+const PROCESS_METRICS = [
   // ── per worker process (labels pool, worker) ──────────────────────────────────────────
   {
     name: 'anneal_worker_heartbeat_timestamp_seconds',
@@ -370,8 +233,46 @@ export const METRICS = [
   },
 ] as const satisfies readonly MetricDefinition[];
 
-export type CatalogueEntry = (typeof METRICS)[number];
-export type MetricName = CatalogueEntry['name'];
+/** The per-run series of the step-metric rows that have one, in table order. */
+export function stepSeriesDefinitions(table: StepMetricTable): MetricDefinition[] {
+  return Object.values(table).flatMap((row) => {
+    const series = row.series;
+    if (!series) return [];
+    const def: MetricDefinition = {
+      name: series.name,
+      type: series.type,
+      unit: row.unit,
+      scope: 'run',
+      labels: row.label === undefined ? ['run_id'] : ['run_id', row.label as LabelName],
+      help: row.help,
+      emittedBy: ['worker'],
+      recordKey: keyPattern(row),
+    };
+    if (typeof row.key !== 'string' && row.label !== undefined) {
+      def.labelValues = { [row.label]: Object.keys(row.key) };
+    }
+    if (series.buckets) def.buckets = series.buckets;
+    return [def];
+  });
+}
+
+/** The whole catalogue for a step-metric table (tests pass their own table). */
+export function buildCatalogue(steps: StepMetricTable = STEP_METRICS): MetricDefinition[] {
+  return [...RUN_METRICS, ...stepSeriesDefinitions(steps), ...PROCESS_METRICS];
+}
+
+export const METRICS: readonly MetricDefinition[] = buildCatalogue();
+
+type StepSeriesName = {
+  [Id in keyof typeof STEP_METRICS]: (typeof STEP_METRICS)[Id] extends {
+    series: { name: infer N };
+  }
+    ? N
+    : never;
+}[keyof typeof STEP_METRICS];
+
+export type MetricName =
+  (typeof RUN_METRICS)[number]['name'] | StepSeriesName | (typeof PROCESS_METRICS)[number]['name'];
 
 const BY_NAME: ReadonlyMap<string, MetricDefinition> = new Map(METRICS.map((m) => [m.name, m]));
 
@@ -386,6 +287,6 @@ export function exposedSeriesNames(metric: MetricDefinition): string[] {
 }
 
 /** Every series name the catalogue exposes, for cross-checks of dashboards, rules and KEDA. */
-export function allExposedSeriesNames(): Set<string> {
-  return new Set(METRICS.flatMap((m) => exposedSeriesNames(m)));
+export function allExposedSeriesNames(metrics: readonly MetricDefinition[] = METRICS): Set<string> {
+  return new Set(metrics.flatMap((m) => exposedSeriesNames(m)));
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from './catalogue.ts';
 import { renderMetricsDoc } from './doc.ts';
+import { STEP_METRICS, type StepMetricTable } from './step-metrics.ts';
 
 const DOC = new URL('../../../docs/metrics.md', import.meta.url);
 
@@ -19,8 +20,38 @@ describe('docs/metrics.md', () => {
 
   it('changes when the catalogue changes', () => {
     const changed = METRICS.map((m) =>
-      m.name === 'anneal_run_loss' ? { ...m, help: 'Other.' } : m,
+      m.name === 'anneal_http_requests_total' ? { ...m, help: 'Other.' } : m,
     );
-    expect(renderMetricsDoc(changed)).not.toBe(renderMetricsDoc());
+    expect(renderMetricsDoc(STEP_METRICS, changed)).not.toBe(renderMetricsDoc());
+  });
+
+  it('shows a step row’s series with its record key, and a record-only row in the step record', () => {
+    const table = {
+      ...STEP_METRICS,
+      entropy: {
+        key: 'entropy',
+        unit: 'none',
+        kinds: ['grpo'],
+        help: 'Mean token entropy.',
+        series: { name: 'anneal_run_entropy', type: 'gauge', section: 'rollouts', title: 'E' },
+      },
+      kept: { key: 'kept_fraction', unit: 'ratio', kinds: ['sft'], help: 'Kept share.' },
+    } satisfies StepMetricTable;
+    const doc = renderMetricsDoc(table);
+    expect(doc).toContain(
+      '| `anneal_run_entropy` | gauge | none | `run_id` | `entropy` | Mean token entropy. |',
+    );
+    expect(doc).toContain(
+      '| `entropy` | none | grpo | `anneal_run_entropy` | Mean token entropy. |',
+    );
+    expect(doc).toContain('| `kept_fraction` | ratio | sft |  | Kept share. |');
+    expect(renderMetricsDoc()).not.toContain('anneal_run_entropy');
+  });
+
+  it('documents every record key of the table', () => {
+    const doc = renderMetricsDoc();
+    expect(doc).toContain('| `reward/{component}` | none | grpo | `anneal_run_reward` |');
+    expect(doc).toContain('| `train_inference_kl/k1 (k1), train_inference_kl (k3)` |');
+    expect(doc).toContain('| `tool_baseline/g{group}` |');
   });
 });

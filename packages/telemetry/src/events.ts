@@ -1,45 +1,20 @@
 // Typed `noun:verb` events. Packages and app code emit them; metrics (createMetrics) and logs
-// (logEvents) subscribe. Payloads carry only what the metrics and logs need, in plain numbers,
-// so a step record from any executor maps onto `step:committed` without depending on this package.
-import type {
-  EngineName,
-  KlEstimator,
-  Outcome,
-  QueueState,
-  RatioStat,
-  RewardComponent,
-  StepPhase,
-  Subsystem,
-  WorkerState,
-} from './labels.ts';
+// (logEvents) subscribe. Payloads carry only what the metrics and logs need, in plain numbers;
+// `step:committed` carries the step record itself, mapped by the step-metric table.
+import type { EngineName, Outcome, QueueState, Subsystem, WorkerState } from './labels.ts';
 import type { RunKind, RunState } from '@anneal/protocol';
 
-/** Metrics of one committed training step. Absent fields are not reported (e.g. no reward in sft). */
+/**
+ * One committed step record, as the executor committed it (protocol StepMetrics: record key ->
+ * number, null when not reported). The metrics sink sets the anneal_run_* series from the keys the
+ * step-metric table (step-metrics.ts) maps; other keys live in the record only.
+ */
 export interface StepCommitted {
   runId: string;
   step: number;
   /** Unix time of the commit, ms. */
   atMs: number;
-  loss?: number;
-  gradNorm?: number;
-  trainInferenceKl?: Readonly<Record<KlEstimator, number>>;
-  importanceRatio?: Readonly<Record<RatioStat, number>> & { outOfRangeFraction: number };
-  /** Mean composite reward R by data component (docs/recipe.md §4). */
-  reward?: Readonly<Partial<Record<RewardComponent, number>>>;
-  /** Mean base reward r_base by data component. */
-  baseReward?: Readonly<Partial<Record<RewardComponent, number>>>;
-  preferenceScore?: number;
-  toolPenalty?: number;
-  lengthPenalty?: number;
-  toolCallsPerRollout?: number;
-  /** Mean generated tokens per rollout. */
-  responseTokens?: number;
-  zeroVarianceGroups?: number;
-  phaseSeconds?: Readonly<Partial<Record<StepPhase, number>>>;
-  /** Tokens sampled during this step. */
-  rolloutTokens?: number;
-  /** Tokens the trainer took a loss on during this step. */
-  trainedTokens?: number;
+  metrics: Readonly<Record<string, number | null>>;
 }
 
 export interface TelemetryEvents {

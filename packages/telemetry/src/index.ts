@@ -1,9 +1,10 @@
 export {
   METRICS,
   allExposedSeriesNames,
+  buildCatalogue,
   exposedSeriesNames,
   getMetricDefinition,
-  type CatalogueEntry,
+  stepSeriesDefinitions,
   type MetricDefinition,
   type MetricName,
   type MetricScope,
@@ -34,8 +35,30 @@ export {
   type Logger,
 } from './logger.ts';
 export { createMetrics, type CreateMetricsOptions, type MetricsSink } from './metrics.ts';
-export { lintCatalogue, type Violation } from './naming.ts';
+export { lintCatalogue, lintStepTable, type Violation } from './naming.ts';
 export { metricsEmittedBy, registerCatalogue } from './registry.ts';
+export { StepRecordSchema, stepRecordError, stepRecordSchema } from './step-record.ts';
+export {
+  STEP_METRICS,
+  STEP_SECTIONS,
+  keyPattern,
+  labelValues,
+  recordBindings,
+  recordKey,
+  singleKeys,
+  toStepRecord,
+  type RecordBinding,
+  type RowKey,
+  type RowLabelValue,
+  type SingleKeyIds,
+  type StepLabel,
+  type StepMetricDefinition,
+  type StepMetricTable,
+  type StepRecordKey,
+  type StepRecordMetrics,
+  type StepSection,
+  type StepSeries,
+} from './step-metrics.ts';
 export type { WorkerIdentity } from './worker-mapping.ts';
 /** Re-exported so apps create their own registry without depending on prom-client directly. */
 export { Registry } from 'prom-client';

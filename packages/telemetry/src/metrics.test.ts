@@ -4,6 +4,7 @@ import { samples, valueOf } from '../test/prom.ts';
 import type { StepCommitted } from './events.ts';
 import { createMetrics, type MetricsSink } from './metrics.ts';
 import { SUBSYSTEMS } from './labels.ts';
+import { STEP_METRICS, type StepMetricTable } from './step-metrics.ts';
 
 const worker = { pool: 'gpu', id: 'w-1' };
 const sinks: MetricsSink[] = [];
@@ -20,27 +21,44 @@ function workerSink(graceMs = 0): MetricsSink {
   return sink;
 }
 
-function step(runId: string, n: number, extra: Partial<StepCommitted> = {}): StepCommitted {
+/** A GRPO step record keyed as executors commit it (literal keys: the table must map them). */
+function step(runId: string, n: number, extra: Record<string, number | null> = {}): StepCommitted {
   return {
     runId,
     step: n,
     atMs: 1_700_000_000_000 + n * 1000,
-    loss: 0.25,
-    gradNorm: 1.5,
-    trainInferenceKl: { k1: 0.0004, k3: 0.0009 },
-    importanceRatio: { mean: 1.01, min: 0.4, max: 2.5, outOfRangeFraction: 0.03 },
-    reward: { all: 0.5, qa: 0.6, rubric: 0.4 },
-    baseReward: { all: 0.7, qa: 0.8 },
-    preferenceScore: 0.55,
-    toolPenalty: 0.1,
-    lengthPenalty: 0.05,
-    toolCallsPerRollout: 2.25,
-    responseTokens: 310,
-    zeroVarianceGroups: 3,
-    phaseSeconds: { rollout: 12, reward: 1, train: 4, weight_sync: 0.5 },
-    rolloutTokens: 1000,
-    trainedTokens: 800,
-    ...extra,
+    metrics: {
+      loss: 0.25,
+      grad_norm: 1.5,
+      'train_inference_kl/k1': 0.0004,
+      train_inference_kl: 0.0009,
+      'is_ratio/mean': 1.01,
+      'is_ratio/min': 0.4,
+      'is_ratio/max': 2.5,
+      'is_ratio/out_of_range_fraction': 0.03,
+      'reward/all': 0.5,
+      'reward/qa': 0.6,
+      'reward/rubric': 0.4,
+      'base_reward/all': 0.7,
+      'base_reward/qa': 0.8,
+      'base_reward/rubric': null,
+      preference_score: 0.55,
+      tool_penalty: 0.1,
+      length_penalty: 0.05,
+      tool_calls_per_rollout: 2.25,
+      response_tokens: 310,
+      zero_variance_groups: 3,
+      'phase_seconds/rollout': 12,
+      'phase_seconds/reward': 1,
+      'phase_seconds/train': 4,
+      'phase_seconds/weight_sync': 0.5,
+      rollout_tokens: 1000,
+      trained_tokens: 800,
+      grpo_objective: 0.1,
+      'tool_baseline/g0': 1,
+      custom_metric: 7,
+      ...extra,
+    },
   };
 }
 
@@ -70,7 +88,7 @@ describe('step:committed', () => {
     expect(await valueOf(r, 'anneal_run_importance_ratio_out_of_range_ratio', run)).toBe(0.03);
     expect(await valueOf(r, 'anneal_run_reward', { ...run, component: 'rubric' })).toBe(0.4);
     expect(await valueOf(r, 'anneal_run_base_reward', { ...run, component: 'qa' })).toBe(0.8);
-    // components absent from the record are not invented
+    // components absent from (or null in) the record are not invented
     expect(
       await valueOf(r, 'anneal_run_base_reward', { ...run, component: 'rubric' }),
     ).toBeUndefined();
@@ -91,7 +109,12 @@ describe('step:committed', () => {
 
   it('leaves out what an executor does not report (an sft step has no reward)', async () => {
     const sink = workerSink();
-    sink.emit('step:committed', { runId: 'sft1', step: 1, atMs: 1000, loss: 2.1, gradNorm: 0.9 });
+    sink.emit('step:committed', {
+      runId: 'sft1',
+      step: 1,
+      atMs: 1000,
+      metrics: { loss: 2.1, grad_norm: 0.9 },
+    });
     expect(await valueOf(sink.registry, 'anneal_run_loss', { run_id: 'sft1' })).toBe(2.1);
     expect(await samples(sink.registry, 'anneal_run_reward')).toEqual([]);
     expect(await samples(sink.registry, 'anneal_run_rollout_tokens_total')).toEqual([]);
@@ -119,11 +142,11 @@ describe('step:committed', () => {
   it('rejects malformed numbers with the field name', () => {
     const sink = workerSink();
     expect(() => sink.emit('step:committed', step('r1', -1))).toThrow(/step must be an integer/);
-    expect(() => sink.emit('step:committed', step('r1', 1, { rolloutTokens: -5 }))).toThrow(
-      /rolloutTokens/,
+    expect(() => sink.emit('step:committed', step('r1', 1, { rollout_tokens: -5 }))).toThrow(
+      /rollout_tokens must be a finite count/,
     );
     expect(() =>
-      sink.emit('step:committed', step('r1', 2, { phaseSeconds: { train: Number.NaN } })),
+      sink.emit('step:committed', step('r1', 2, { 'phase_seconds/train': Number.NaN })),
     ).toThrow(/anneal_run_step_phase_duration_seconds: observed value must be finite/);
   });
 
@@ -131,6 +154,49 @@ describe('step:committed', () => {
     const sink = workerSink();
     sink.emit('step:committed', step('r1', 1, { loss: Number.NaN }));
     expect(await valueOf(sink.registry, 'anneal_run_loss', { run_id: 'r1' })).toBeNaN();
+  });
+});
+
+describe('step series derived from the step-metric table', () => {
+  it('exports nothing for record-only keys and unknown keys', async () => {
+    const sink = workerSink();
+    sink.emit('step:committed', step('r1', 1));
+    const text = await sink.registry.metrics();
+    expect(text).not.toMatch(/grpo_objective|tool_baseline|custom_metric/);
+  });
+
+  it('registers and sets a series for a row added to the table', async () => {
+    const table = {
+      ...STEP_METRICS,
+      entropy: {
+        key: 'entropy/{component}',
+        label: 'component',
+        unit: 'none',
+        kinds: ['grpo'],
+        help: 'Mean token entropy of the step’s rollouts.',
+        series: {
+          name: 'anneal_run_entropy',
+          type: 'gauge',
+          section: 'rollouts',
+          title: 'Entropy',
+        },
+      },
+    } satisfies StepMetricTable;
+    const sink = createMetrics(new Registry(), {
+      app: 'worker',
+      version: '1',
+      worker,
+      runSeriesGraceMs: 0,
+      defaultMetrics: false,
+      stepMetrics: table,
+    });
+    sinks.push(sink);
+    sink.emit('step:committed', step('r1', 1, { 'entropy/qa': 2.5, 'entropy/all': null }));
+    expect(await samples(sink.registry, 'anneal_run_entropy')).toEqual([
+      { name: 'anneal_run_entropy', labels: { run_id: 'r1', component: 'qa' }, value: 2.5 },
+    ]);
+    // the default sink does not know the row
+    expect(workerSink().registry.getSingleMetric('anneal_run_entropy')).toBeUndefined();
   });
 });
 

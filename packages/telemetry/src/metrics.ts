@@ -1,10 +1,12 @@
 // createMetrics: the MetricsSink an app wires to its own prom-client Registry. Events in,
 // catalogue metrics out. Apps create the Registry (never prom-client's global default one).
 import { collectDefaultMetrics, type Registry } from 'prom-client';
+import { buildCatalogue } from './catalogue.ts';
 import { controlPlaneHandlers } from './control-plane-mapping.ts';
 import type { TelemetryEmitter, TelemetryEventName, TelemetryEvents } from './events.ts';
 import type { AppName } from './labels.ts';
 import { registerCatalogue } from './registry.ts';
+import { STEP_METRICS, type StepMetricTable } from './step-metrics.ts';
 import { workerHandlers, type WorkerIdentity } from './worker-mapping.ts';
 import { MetricWriter } from './writer.ts';
 
@@ -21,6 +23,8 @@ export interface CreateMetricsOptions {
   runSeriesGraceMs?: number;
   /** Also export prom-client's process_* and nodejs_* metrics. Default true. */
   defaultMetrics?: boolean;
+  /** The step-metric table the anneal_run_* step series come from. Default STEP_METRICS. */
+  stepMetrics?: StepMetricTable;
 }
 
 export interface MetricsSink extends TelemetryEmitter {
@@ -55,7 +59,9 @@ export function createMetrics(registry: Registry, options: CreateMetricsOptions)
   if (!Number.isFinite(graceMs) || graceMs < 0) {
     throw new RangeError(`runSeriesGraceMs must be a finite number >= 0 (got ${graceMs})`);
   }
-  const writer = new MetricWriter(registerCatalogue(registry, options.app), options.app);
+  const steps = options.stepMetrics ?? STEP_METRICS;
+  const catalogue = buildCatalogue(steps);
+  const writer = new MetricWriter(registerCatalogue(registry, options.app, catalogue), options.app);
   writer.set('anneal_build_info', { app: options.app, version: options.version }, 1);
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
 
@@ -83,7 +89,7 @@ export function createMetrics(registry: Registry, options: CreateMetricsOptions)
   let handlers: Partial<Record<TelemetryEventName, Handler>>;
   if (options.app === 'worker') {
     if (!options.worker) throw new Error('createMetrics: app "worker" needs options.worker');
-    handlers = workerHandlers(writer, options.worker, runs) as typeof handlers;
+    handlers = workerHandlers(writer, options.worker, runs, steps) as typeof handlers;
   } else {
     handlers = controlPlaneHandlers(writer) as typeof handlers;
   }

@@ -1,7 +1,9 @@
 // Prometheus naming and label rules for the catalogue (https://prometheus.io/docs/practices/naming/).
-// `lintCatalogue` returns every violation so a test can list them all at once.
+// `lintCatalogue` and `lintStepTable` return every violation so a test can list them all at once.
+import { METRIC_NAME_PATTERN } from '@anneal/protocol';
 import type { MetricDefinition, MetricUnit } from './catalogue.ts';
 import { FORBIDDEN_LABELS, LABELS, type LabelDefinition } from './labels.ts';
+import { labelValues, recordBindings, type StepMetricTable } from './step-metrics.ts';
 
 const NAME_PATTERN = /^anneal_[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 const LABEL_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
@@ -133,6 +135,50 @@ export function lintCatalogue(
         out.push({ metric: m.name, rule: 'unique', message: `${name} exposed twice` });
       seen.add(name);
     }
+  }
+  return out;
+}
+
+const RECORD_KEY = new RegExp(METRIC_NAME_PATTERN);
+
+/**
+ * Rules for the step-metric table: record keys valid on the wire and unique, templates that name
+ * their label, per-value keys for exactly the label's values, series only over closed labels.
+ */
+export function lintStepTable(table: StepMetricTable): Violation[] {
+  const out: Violation[] = [];
+  const owner = new Map<string, string>();
+  for (const [id, row] of Object.entries(table)) {
+    const add = (rule: string, message: string) => out.push({ metric: id, rule, message });
+    const placeholder = row.label === undefined ? undefined : `{${row.label}}`;
+    if (typeof row.key === 'string') {
+      const holes = row.key.match(/\{[^}]*\}/g) ?? [];
+      if (placeholder === undefined && holes.length > 0) {
+        add('record-key', `${row.key}: a template needs a label`);
+      }
+      if (placeholder !== undefined && (holes.length !== 1 || holes[0] !== placeholder)) {
+        add('record-key', `${row.key}: a labelled key holds ${placeholder} exactly once`);
+      }
+    } else {
+      const closed = row.label === undefined ? undefined : labelValues({ ...row, key: '' });
+      const given = Object.keys(row.key).sort().join(',');
+      if (row.label === undefined) add('record-key', 'per-value keys need a label');
+      else if (closed !== undefined && [...closed].sort().join(',') !== given) {
+        add('record-key', `keys for {${given}}, but ${row.label} takes {${closed.join(',')}}`);
+      }
+    }
+    for (const { key } of recordBindings(row)) {
+      if (!RECORD_KEY.test(key)) add('record-key', `${key} is not a valid record key`);
+      const other = owner.get(key);
+      if (other !== undefined) add('record-key', `${key} is also the key of ${other}`);
+      owner.set(key, id);
+    }
+    if (row.series && row.label !== undefined && labelValues(row) === undefined) {
+      add('series-label', `a series needs a closed label (${row.label} is open)`);
+    }
+    if (row.kinds.length === 0) add('kinds', 'at least one run kind records each key');
+    if (row.help.trim() === '' || row.help.includes('\n'))
+      add('help', 'help is one non-empty line');
   }
   return out;
 }

@@ -12,8 +12,11 @@ export interface RegisteredMetric {
 }
 
 /** Catalogue metrics an app emits. */
-export function metricsEmittedBy(app: AppName): MetricDefinition[] {
-  return METRICS.filter((m) => (m.emittedBy as readonly AppName[]).includes(app));
+export function metricsEmittedBy(
+  app: AppName,
+  metrics: readonly MetricDefinition[] = METRICS,
+): MetricDefinition[] {
+  return metrics.filter((m) => (m.emittedBy as readonly AppName[]).includes(app));
 }
 
 function create(def: MetricDefinition, registry: Registry): PromMetric {
@@ -37,9 +40,10 @@ function create(def: MetricDefinition, registry: Registry): PromMetric {
 export function registerCatalogue(
   registry: Registry,
   app: AppName,
+  metrics: readonly MetricDefinition[] = METRICS,
 ): ReadonlyMap<MetricName, RegisteredMetric> {
   const out = new Map<MetricName, RegisteredMetric>();
-  for (const definition of metricsEmittedBy(app)) {
+  for (const definition of metricsEmittedBy(app, metrics)) {
     if (registry.getSingleMetric(definition.name)) {
       throw new Error(
         `metric ${definition.name} is already registered on this registry; ` +

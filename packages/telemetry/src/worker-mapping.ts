@@ -1,12 +1,9 @@
-// Worker events → anneal_run_* and anneal_worker_* metrics.
-import type { StepCommitted, TelemetryEvents } from './events.ts';
-import {
-  KL_ESTIMATORS,
-  RATIO_STATS,
-  REWARD_COMPONENTS,
-  STEP_PHASES,
-  SUBSYSTEMS,
-} from './labels.ts';
+// Worker events → anneal_run_* and anneal_worker_* metrics. The step series are written by one
+// loop over the step-metric table's bindings (record key → series and label), never per metric.
+import type { MetricName, MetricType } from './catalogue.ts';
+import type { TelemetryEvents } from './events.ts';
+import { SUBSYSTEMS } from './labels.ts';
+import { recordBindings, type StepMetricTable } from './step-metrics.ts';
 import type { MetricWriter } from './writer.ts';
 
 export interface WorkerIdentity {
@@ -17,68 +14,59 @@ export interface WorkerIdentity {
 
 type Handlers = { [K in keyof TelemetryEvents]?: (payload: TelemetryEvents[K]) => void };
 
-function setIfPresent(
-  w: MetricWriter,
-  name: Parameters<MetricWriter['set']>[0],
-  runId: string,
-  value: number | undefined,
-): void {
-  if (value !== undefined) w.set(name, { run_id: runId }, value);
+/** One record key and the series (and label value) it sets. */
+interface StepWrite {
+  key: string;
+  name: MetricName;
+  type: MetricType;
+  labels: Readonly<Record<string, string>>;
 }
 
-function requireCount(field: string, value: number): number {
+/** Every (record key → series) binding of the table's rows that have a series. */
+export function stepWrites(table: StepMetricTable): StepWrite[] {
+  return Object.values(table).flatMap((row) => {
+    const series = row.series;
+    if (!series) return [];
+    return recordBindings(row).map((b) => ({
+      key: b.key,
+      name: series.name as MetricName,
+      type: series.type,
+      labels: b.label ? { [b.label.name]: b.label.value } : {},
+    }));
+  });
+}
+
+function requireCount(key: string, value: number): number {
   if (!Number.isFinite(value) || value < 0) {
-    throw new RangeError(`step:committed.${field} must be a finite count >= 0 (got ${value})`);
+    throw new RangeError(`step:committed ${key} must be a finite count >= 0 (got ${value})`);
   }
   return value;
 }
 
-/** Gauges: the value at this step. Idempotent, so a replayed step simply sets them again. */
-function writeStepGauges(w: MetricWriter, e: StepCommitted): void {
+/**
+ * Gauges hold the value at this step and are set again by a replayed step; counters and
+ * histograms accumulate, so they are written only the first time a step number commits.
+ */
+function writeStep(
+  w: MetricWriter,
+  writes: readonly StepWrite[],
+  e: TelemetryEvents['step:committed'],
+  accumulate: boolean,
+): void {
   const run = { run_id: e.runId };
   w.set('anneal_run_step', run, e.step);
   w.set('anneal_run_last_step_timestamp_seconds', run, e.atMs / 1000);
-  setIfPresent(w, 'anneal_run_loss', e.runId, e.loss);
-  setIfPresent(w, 'anneal_run_grad_norm', e.runId, e.gradNorm);
-  for (const estimator of KL_ESTIMATORS) {
-    const v = e.trainInferenceKl?.[estimator];
-    if (v !== undefined) w.set('anneal_run_train_inference_kl', { ...run, estimator }, v);
-  }
-  if (e.importanceRatio) {
-    for (const stat of RATIO_STATS) {
-      w.set('anneal_run_importance_ratio', { ...run, stat }, e.importanceRatio[stat]);
+  for (const pass of ['gauges', 'accumulators'] as const) {
+    if (pass === 'accumulators' && !accumulate) return;
+    for (const x of writes) {
+      if ((x.type === 'gauge') !== (pass === 'gauges')) continue;
+      const value = e.metrics[x.key];
+      if (value === undefined || value === null) continue;
+      const labels = { ...run, ...x.labels };
+      if (x.type === 'gauge') w.set(x.name, labels, value);
+      else if (x.type === 'counter') w.inc(x.name, labels, requireCount(x.key, value));
+      else w.observe(x.name, labels, value);
     }
-    const outside = e.importanceRatio.outOfRangeFraction;
-    w.set('anneal_run_importance_ratio_out_of_range_ratio', run, outside);
-  }
-  for (const component of REWARD_COMPONENTS) {
-    const reward = e.reward?.[component];
-    if (reward !== undefined) w.set('anneal_run_reward', { ...run, component }, reward);
-    const base = e.baseReward?.[component];
-    if (base !== undefined) w.set('anneal_run_base_reward', { ...run, component }, base);
-  }
-  setIfPresent(w, 'anneal_run_preference_score', e.runId, e.preferenceScore);
-  setIfPresent(w, 'anneal_run_tool_penalty', e.runId, e.toolPenalty);
-  setIfPresent(w, 'anneal_run_length_penalty', e.runId, e.lengthPenalty);
-  setIfPresent(w, 'anneal_run_tool_calls_per_rollout', e.runId, e.toolCallsPerRollout);
-  setIfPresent(w, 'anneal_run_response_length_tokens', e.runId, e.responseTokens);
-  setIfPresent(w, 'anneal_run_zero_variance_groups', e.runId, e.zeroVarianceGroups);
-}
-
-/** Counters and histograms accumulate, so they are written once per step number. */
-function writeStepAccumulators(w: MetricWriter, e: StepCommitted): void {
-  const run = { run_id: e.runId };
-  for (const phase of STEP_PHASES) {
-    const seconds = e.phaseSeconds?.[phase];
-    if (seconds !== undefined) {
-      w.observe('anneal_run_step_phase_duration_seconds', { ...run, phase }, seconds);
-    }
-  }
-  if (e.rolloutTokens !== undefined) {
-    w.inc('anneal_run_rollout_tokens_total', run, requireCount('rolloutTokens', e.rolloutTokens));
-  }
-  if (e.trainedTokens !== undefined) {
-    w.inc('anneal_run_trained_tokens_total', run, requireCount('trainedTokens', e.trainedTokens));
   }
 }
 
@@ -92,7 +80,9 @@ export function workerHandlers(
   w: MetricWriter,
   worker: WorkerIdentity,
   runs: RunSeriesControl,
+  steps: StepMetricTable,
 ): Handlers {
+  const writes = stepWrites(steps);
   const me = { pool: worker.pool, worker: worker.id };
   // Error and retry counters exist at 0 from the start (one series per subsystem), so their
   // rates read 0 on a healthy worker instead of "no data", and the first error is a visible
@@ -117,11 +107,10 @@ export function workerHandlers(
       if (!Number.isInteger(e.step) || e.step < 0) {
         throw new RangeError(`step:committed.step must be an integer >= 0 (got ${e.step})`);
       }
-      writeStepGauges(w, e);
       const previous = lastStep.get(e.runId);
-      if (previous !== undefined && e.step <= previous) return;
-      writeStepAccumulators(w, e);
-      lastStep.set(e.runId, e.step);
+      const first = previous === undefined || e.step > previous;
+      writeStep(w, writes, e, first);
+      if (first) lastStep.set(e.runId, e.step);
     },
     'worker:heartbeat': (e) =>
       w.set('anneal_worker_heartbeat_timestamp_seconds', me, e.atMs / 1000),

@@ -4,7 +4,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { StepMetrics, type RunSpec } from '@anneal/protocol';
 import { type StoreContext, appendStep, getRun, setCheckpoint } from '@anneal/store';
-import type { Logger, TelemetryEmitter } from '@anneal/telemetry';
+import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
 import type { ExecutorContext, RunResources } from '../executors/types.ts';
 import { stepCommittedEvent } from '../executors/metrics.ts';
 import type { ActiveRun } from './active-runs.ts';
@@ -16,11 +16,14 @@ export interface RunContextDeps {
   logger: Logger;
 }
 
-function checkMetrics(step: number, metrics: Record<string, number | null>): void {
+/**
+ * A step record must fit protocol's wire envelope (StepMetrics) and the schema telemetry derives
+ * from the step-metric table (known keys: counts, durations and ratios never negative).
+ */
+export function checkMetrics(step: number, metrics: Record<string, number | null>): void {
   const first = Value.Errors(StepMetrics, metrics).First();
-  if (first) {
-    throw new TypeError(`commitStep(${step}): metrics${first.path}: ${first.message}`);
-  }
+  const problem = first ? `metrics${first.path}: ${first.message}` : stepRecordError(metrics);
+  if (problem) throw new TypeError(`commitStep(${step}): ${problem}`);
 }
 
 /** At a step boundary: has the run been cancelled, or taken over by another worker? */

@@ -5,10 +5,12 @@
 // the checkpoint pointer. A crash between any two leaves a resume point at or before a
 // committed step, and re-run steps re-commit idempotently: every step is recorded exactly once.
 import type { TrainerModel } from '@anneal/engines';
-import { METRIC, phaseKey } from '../metrics.ts';
+import { toStepRecord } from '@anneal/telemetry';
+import { METRIC, phaseKey, type StepRecordMetrics } from '../metrics.ts';
 import type { ExecutorContext } from '../types.ts';
 
-export type StepMetrics = Record<string, number | null>;
+/** What a step returns: the table's record keys only (telemetry step-metrics.ts), so a typo fails to compile. */
+export type StepMetrics = StepRecordMetrics;
 
 export interface LoopOptions {
   ctx: ExecutorContext;
@@ -63,13 +65,13 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
       const [path, seconds] = await timedSave(model, checkpointName(ctx.runId, step));
       metrics[phaseKey('checkpoint')] = seconds;
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await ctx.commitStep(step, metrics);
+      await ctx.commitStep(step, toStepRecord(metrics));
       await ctx.recordCheckpoint(step, path);
       checkpointPath = path;
       checkpointStep = step;
     } else {
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await ctx.commitStep(step, metrics);
+      await ctx.commitStep(step, toStepRecord(metrics));
     }
     lastStep = step;
     lastMetrics = metrics;

@@ -2,10 +2,19 @@
 // reward, preference, penalties, tool calls, lengths, zero-variance groups, KL, IS ratios,
 // grad norm) plus the logged tool baselines b_g. Means are over the step's rollouts; a
 // component with no rollouts this step is null (not reported), never 0.
+// trainMetrics is the one place the step math's output (@anneal/rl StepMetrics, carried in
+// TrainOutcome) becomes record keys; rl keeps its own plain return type because it depends on
+// nothing, and the keys come from telemetry's step-metric table (via METRIC).
 import type { Rollout } from '@anneal/envs';
 import type { GroupScore } from '@anneal/rl';
 import { REWARD_COMPONENTS, type RewardComponent } from '@anneal/telemetry';
-import { METRIC, baseRewardKey, rewardKey, toolBaselineKey } from '../metrics.ts';
+import {
+  METRIC,
+  baseRewardKey,
+  rewardKey,
+  toolBaselineKey,
+  type StepRecordMetrics,
+} from '../metrics.ts';
 import type { TrainOutcome } from './train-step.ts';
 
 export interface StepOutcome {
@@ -31,8 +40,8 @@ function select<T>(
   );
 }
 
-export function rewardMetrics(outcome: StepOutcome): Record<string, number | null> {
-  const metrics: Record<string, number | null> = {};
+export function rewardMetrics(outcome: StepOutcome): StepRecordMetrics {
+  const metrics: StepRecordMetrics = {};
   for (const component of REWARD_COMPONENTS) {
     metrics[rewardKey(component)] = mean(
       select(outcome, component, (g) => [...outcome.scores[g]!.reward]),
@@ -64,7 +73,7 @@ export function rewardMetrics(outcome: StepOutcome): Record<string, number | nul
   return metrics;
 }
 
-export function trainMetrics(train: TrainOutcome): Record<string, number | null> {
+export function trainMetrics(train: TrainOutcome): StepRecordMetrics {
   return {
     [METRIC.loss]: train.loss,
     [METRIC.objective]: train.objective,
