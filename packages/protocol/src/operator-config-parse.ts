@@ -9,6 +9,7 @@ import {
   withDefaults,
 } from './document.ts';
 import { BUILTIN_DATASET_NAMES } from './datasets.ts';
+import { TRAINER_BACKEND_TRAITS } from './capabilities.ts';
 import { TRAINER_LOSSES, OperatorConfig } from './operator-config.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 
@@ -24,19 +25,63 @@ const DEFAULT_TARGETS = {
 } as const;
 
 /** A Tinker-compatible backend has no value head (docs/engines.md): `bradley_terry` is an Anneal
- * extension only the embedded trainer serves, so declaring it would let rm runs in and fail them. */
+ * extension only the embedded trainer serves, so declaring it would let rm runs in and fail them.
+ * A declared `backend` fixes the reduction (TRAINER_BACKEND_TRAITS), and a SkyRL backend holds
+ * retrieve_future 300 s, so a shorter poll timeout would time out every poll. */
 function trainerIssues(config: OperatorConfig): Issue[] {
-  return Object.entries(config.trainers).flatMap(([name, trainer]) =>
-    trainer.type === 'tinker' && trainer.capabilities.losses.includes('bradley_terry')
-      ? [
-          {
-            path: joinPointer('trainers', name, 'capabilities', 'losses'),
-            message:
-              'a type: tinker trainer cannot declare bradley_terry (Tinker backends have no value-head loss); rm runs need a type: embedded trainer',
-          },
-        ]
-      : [],
-  );
+  return Object.entries(config.trainers).flatMap(([name, trainer]): Issue[] => {
+    if (trainer.type !== 'tinker') return [];
+    const issues: Issue[] = [];
+    if (trainer.capabilities.losses.includes('bradley_terry')) {
+      issues.push({
+        path: joinPointer('trainers', name, 'capabilities', 'losses'),
+        message:
+          'a type: tinker trainer cannot declare bradley_terry (Tinker backends have no value-head loss); rm runs need a type: embedded trainer',
+      });
+    }
+    const backend = trainer.backend;
+    if (backend === undefined) return issues;
+    const reduction = TRAINER_BACKEND_TRAITS[backend].reduction;
+    if (trainer.capabilities.reduction !== reduction) {
+      issues.push({
+        path: joinPointer('trainers', name, 'capabilities', 'reduction'),
+        message: `backend ${backend} reduces token losses as ${reduction}, not ${trainer.capabilities.reduction}; declare reduction: ${reduction} (docs/engines.md "Reduction")`,
+      });
+    }
+    const poll = trainer.pollTimeoutSeconds;
+    if (backend.startsWith('skyrl-') && poll !== undefined && poll <= 300) {
+      issues.push({
+        path: joinPointer('trainers', name, 'pollTimeoutSeconds'),
+        message: `SkyRL holds each retrieve_future call up to 300 s before answering 408; pollTimeoutSeconds ${poll} would time out every poll (use more than 300, e.g. 330)`,
+      });
+    }
+    return issues;
+  });
+}
+
+/** A template chat format reads the model's tokenizer files (so it needs `tokenizer: {type: hf}`)
+ * and replaces the marker format (so `toolFormat` would be ignored: refuse it). */
+function baseModelIssues(config: OperatorConfig): Issue[] {
+  return Object.entries(config.baseModels).flatMap(([name, model]): Issue[] => {
+    if (model.chatFormat?.type !== 'template') return [];
+    const issues: Issue[] = [];
+    if (typeof model.tokenizer !== 'object') {
+      issues.push({
+        path: joinPointer('baseModels', name, 'chatFormat'),
+        message:
+          "chatFormat {type: template} needs tokenizer {type: hf, path, eosToken} (the model's " +
+          'tokenizer.json; the template comes from its tokenizer_config.json)',
+      });
+    }
+    if (model.toolFormat !== undefined) {
+      issues.push({
+        path: joinPointer('baseModels', name, 'toolFormat'),
+        message:
+          'toolFormat markers do not apply with chatFormat {type: template}; remove one of them',
+      });
+    }
+    return issues;
+  });
 }
 
 function crossReferenceIssues(config: OperatorConfig): Issue[] {
@@ -53,6 +98,7 @@ function crossReferenceIssues(config: OperatorConfig): Issue[] {
     }
   }
   issues.push(...trainerIssues(config));
+  issues.push(...baseModelIssues(config));
   for (const name of Object.keys(config.datasets)) {
     if (BUILTIN_DATASET_NAMES.includes(name)) {
       issues.push({

@@ -90,6 +90,48 @@ describe('parseOperatorConfig', () => {
     );
   });
 
+  it('accepts a chat-template base model and names the fields of a bad one', () => {
+    const hf = 'tokenizer: {type: hf, path: /m/tokenizer.json, eosToken: "<|im_end|>"}';
+    const withModel = (entry: string) =>
+      VALID.replace(
+        'qwen3-8b: {model: Qwen/Qwen3-8B}',
+        `qwen3-8b: {model: Qwen/Qwen3-8B, ${entry}}`,
+      );
+    const ok = parseOperatorConfig(
+      withModel(
+        `${hf}, chatFormat: {type: template, templateArgs: {enable_thinking: false}, ` +
+          'systemPrompt: "Be brief."}',
+      ),
+    );
+    if (!ok.ok) throw new Error(JSON.stringify(ok.errors));
+    expect(ok.value.baseModels['qwen3-8b']?.chatFormat).toEqual({
+      type: 'template',
+      templateArgs: { enable_thinking: false },
+      systemPrompt: 'Be brief.',
+    });
+    expect(errorsOf(withModel('chatFormat: {type: template}'))).toEqual([
+      expect.objectContaining({
+        path: '/baseModels/qwen3-8b/chatFormat',
+        message: expect.stringMatching(/needs tokenizer \{type: hf/),
+      }),
+    ]);
+    const both = errorsOf(
+      withModel(
+        `${hf}, chatFormat: {type: template}, toolFormat: {user: a, assistant: b, callStart: c, ` +
+          'callEnd: d, resultStart: e, resultEnd: f, answer: g}',
+      ),
+    );
+    expect(both.map((e) => e.path)).toEqual(['/baseModels/qwen3-8b/toolFormat']);
+    expect(errorsOf(withModel('chatFormat: {type: jinja}')).map((e) => e.path)).toContain(
+      '/baseModels/qwen3-8b/chatFormat/type',
+    );
+    expect(
+      errorsOf(withModel(`${hf}, chatFormat: {type: template, templateArgs: {x: [1]}}`)).map(
+        (e) => e.path,
+      ),
+    ).toContain('/baseModels/qwen3-8b/chatFormat/templateArgs/x');
+  });
+
   it('names unknown tenants, duplicate hashes and bad defaults', () => {
     const text =
       VALID.replace('pool: gpu,', 'pool: cpu,') +

@@ -72,6 +72,28 @@ export const LOGPROBS_MODES = [
 ] as const;
 export type LogprobsMode = (typeof LOGPROBS_MODES)[number];
 
+/** Future polling of a Tinker-compatible endpoint (docs/engines.md "Futures"). */
+const tinkerFutureSettings = {
+  pollTimeoutSeconds: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 3600,
+      default: 330,
+      description:
+        'Timeout of one retrieve_future call. Must exceed how long the server holds it (SkyRL: 300 s).',
+    }),
+  ),
+  operationDeadlineSeconds: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 604_800,
+      default: 3600,
+      description:
+        'How long one operation (forward_backward, optim_step, a save, a sample) may take from submission to result; network errors are retried until then.',
+    }),
+  ),
+};
+
 export const InferenceEndpointConfig = Type.Union([
   Type.Object(
     {
@@ -120,6 +142,14 @@ export const InferenceEndpointConfig = Type.Union([
         }),
       ),
       adapters: Type.Optional(VllmAdapterStorage),
+      maxLoraRank: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 1024,
+          description:
+            "The replicas' vLLM --max-lora-rank (vLLM's default 16): runs whose lora.rank is higher are refused at submission.",
+        }),
+      ),
       logprobsMode: Type.Optional(
         Type.Union(
           LOGPROBS_MODES.map((m) => Type.Literal(m)),
@@ -133,8 +163,24 @@ export const InferenceEndpointConfig = Type.Union([
     },
     { additionalProperties: false },
   ),
+  Type.Object(
+    {
+      type: Type.Literal('tinker'),
+      url: Url,
+      apiKeyEnv: Type.Optional(EnvVarName),
+      ...tinkerFutureSettings,
+    },
+    {
+      additionalProperties: false,
+      description:
+        "A Tinker-compatible service's own sampling (asample): it samples the trainer's exports in place; weights never leave the service.",
+    },
+  ),
   Type.Object({ type: Type.Literal('embedded') }, { additionalProperties: false }),
 ]);
+
+/** Backends a `type: tinker` trainer endpoint may declare (capabilities.ts TRAINER_BACKENDS). */
+export const TINKER_BACKENDS = ['skyrl-jax', 'skyrl-fsdp', 'tinker'] as const;
 
 export const TRAINER_LOSSES = [
   'cross_entropy',
@@ -168,6 +214,16 @@ export const TrainerEndpointConfig = Type.Union([
       url: Url,
       apiKeyEnv: Type.Optional(EnvVarName),
       capabilities: TrainerCapabilitiesConfig,
+      backend: Type.Optional(
+        Type.Union(
+          TINKER_BACKENDS.map((b) => Type.Literal(b)),
+          {
+            description:
+              'The server behind the URL (TRAINER_BACKEND_TRAITS: reduction, sampler export kind, grad clipping). Undeclared: nothing backend-specific is assumed.',
+          },
+        ),
+      ),
+      ...tinkerFutureSettings,
     },
     { additionalProperties: false },
   ),
@@ -235,6 +291,43 @@ export const ToolFormatConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** How rollouts talk to the model (docs/engines.md "Chat templates and tool calls"): `markers`
+ * (the embedded format, markers from `toolFormat`) or `template` — the model's own Jinja
+ * `chat_template`, `search_web` declared as a JSON-schema tool, Hermes `<tool_call>` JSON. */
+export const ChatFormatConfig = Type.Union([
+  Type.Object({ type: Type.Literal('markers') }, { additionalProperties: false }),
+  Type.Object(
+    {
+      type: Type.Literal('template'),
+      path: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description:
+            'tokenizer_config.json holding `chat_template`, on the workers (default: the one ' +
+            'next to tokenizer.path).',
+        }),
+      ),
+      endOfTurn: Type.Optional(
+        marker(
+          "End-of-turn token (a stop token); default: read from the template, e.g. '<|im_end|>'.",
+        ),
+      ),
+      systemPrompt: Type.Optional(Type.String({ minLength: 1, description: 'System message.' })),
+      templateArgs: Type.Optional(
+        Type.Record(
+          Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+          Type.Union([Type.String(), Type.Number(), Type.Boolean()]),
+          {
+            additionalProperties: false,
+            description: "Template variables, e.g. Qwen3's {enable_thinking: false}.",
+          },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
 export const BaseModelConfig = Type.Object(
   {
     model: Type.String({
@@ -251,6 +344,7 @@ export const BaseModelConfig = Type.Object(
       ]),
     ),
     toolFormat: Type.Optional(ToolFormatConfig),
+    chatFormat: Type.Optional(ChatFormatConfig),
   },
   { additionalProperties: false },
 );
@@ -391,3 +485,4 @@ export type InferenceEndpointConfig = Static<typeof InferenceEndpointConfig>;
 export type BaseModelConfig = Static<typeof BaseModelConfig>;
 export type HfTokenizerConfig = Static<typeof HfTokenizerConfig>;
 export type ToolFormatConfig = Static<typeof ToolFormatConfig>;
+export type ChatFormatConfig = Static<typeof ChatFormatConfig>;
