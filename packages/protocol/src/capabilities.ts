@@ -57,6 +57,78 @@ export function trainerCapabilityIssue(
   return undefined;
 }
 
+// ---- Trainer backends (docs/engines.md "Compatibility matrix"): what differs between the
+// servers behind a Tinker-compatible endpoint, in one table every check reads: the worker (grad
+// clipping notice, sampler export handling) and the vLLM pairing check (LoRA vs full weights).
+
+/** The server behind a trainer endpoint: SkyRL's Tinker server (JAX or FSDP backend), hosted
+ * Tinker, or Anneal's embedded trainer. */
+export const TRAINER_BACKENDS = ['skyrl-jax', 'skyrl-fsdp', 'tinker', 'embedded'] as const;
+export type TrainerBackend = (typeof TRAINER_BACKENDS)[number];
+
+export interface TrainerBackendTraits {
+  /** How token losses are reduced (docs/engines.md "Reduction"). */
+  reduction: 'sum' | 'mean_per_sequence';
+  /** What `save_weights_for_sampler` writes: a LoRA adapter, the full merged model, or the
+   * embedded ONNX export. A `full` export cannot be loaded as a vLLM LoRA adapter. */
+  samplerExport: 'lora' | 'full' | 'onnx';
+  /** What happens to `AdamParams.grad_clip_norm`: applied per request, replaced by the server's
+   * own setting (SkyRL FSDP: its `max_grad_norm`), or dropped (docs/engines.md "Gradient norm"). */
+  gradClip: 'per-request' | 'server-configured' | 'ignored';
+  /** Whether the server deletes checkpoints (DELETE `training_runs/<id>/checkpoints/…`). */
+  deletesCheckpoints: boolean;
+  /** Whether the server samples itself (`asample`), so it can be an inference endpoint. */
+  samples: boolean;
+}
+
+export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBackendTraits>> = {
+  'skyrl-jax': {
+    reduction: 'mean_per_sequence',
+    samplerExport: 'lora',
+    gradClip: 'ignored',
+    deletesCheckpoints: true,
+    samples: true,
+  },
+  'skyrl-fsdp': {
+    reduction: 'sum',
+    samplerExport: 'full',
+    gradClip: 'server-configured',
+    deletesCheckpoints: true,
+    samples: true,
+  },
+  tinker: {
+    reduction: 'sum',
+    samplerExport: 'lora',
+    gradClip: 'per-request',
+    deletesCheckpoints: true,
+    samples: true,
+  },
+  embedded: {
+    reduction: 'sum',
+    samplerExport: 'onnx',
+    gradClip: 'per-request',
+    deletesCheckpoints: false,
+    samples: false,
+  },
+};
+
+/** Why a run asking for gradient clipping at `gradClipNorm` (> 0) does not get it on `backend`,
+ * or undefined when it does. A notice, not a refusal: the run trains, unclipped or clipped at the
+ * server's own norm. */
+export function gradClipNotice(
+  backend: TrainerBackend,
+  gradClipNorm: number,
+  endpoint = 'trainer',
+): string | undefined {
+  if (!(gradClipNorm > 0)) return undefined;
+  const clip = TRAINER_BACKEND_TRAITS[backend].gradClip;
+  if (clip === 'per-request') return undefined;
+  const head = `optimizer.gradClipNorm ${gradClipNorm} is not applied: trainer endpoint '${endpoint}' (backend ${backend})`;
+  return clip === 'ignored'
+    ? `${head} ignores grad_clip_norm and does not clip, so gradients are unclipped (docs/engines.md "Gradient norm")`
+    : `${head} ignores grad_clip_norm and clips at its own server-configured max_grad_norm instead (docs/engines.md "Gradient norm")`;
+}
+
 // ---- GRPO sampling settings the trainer can match (docs/engines.md "Logprobs and temperature").
 // μ_infer is the distribution the rollout was actually drawn from: softmax(logits / T) truncated
 // to the top-p nucleus. The IS ratio π_train/μ_infer of docs/recipe.md §2 measures the train–

@@ -9,6 +9,7 @@ import {
   withDefaults,
 } from './document.ts';
 import { BUILTIN_DATASET_NAMES } from './datasets.ts';
+import { TRAINER_BACKEND_TRAITS } from './capabilities.ts';
 import { TRAINER_LOSSES, OperatorConfig } from './operator-config.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 
@@ -24,19 +25,38 @@ const DEFAULT_TARGETS = {
 } as const;
 
 /** A Tinker-compatible backend has no value head (docs/engines.md): `bradley_terry` is an Anneal
- * extension only the embedded trainer serves, so declaring it would let rm runs in and fail them. */
+ * extension only the embedded trainer serves, so declaring it would let rm runs in and fail them.
+ * A declared `backend` fixes the reduction (TRAINER_BACKEND_TRAITS), and a SkyRL backend holds
+ * retrieve_future 300 s, so a shorter poll timeout would time out every poll. */
 function trainerIssues(config: OperatorConfig): Issue[] {
-  return Object.entries(config.trainers).flatMap(([name, trainer]) =>
-    trainer.type === 'tinker' && trainer.capabilities.losses.includes('bradley_terry')
-      ? [
-          {
-            path: joinPointer('trainers', name, 'capabilities', 'losses'),
-            message:
-              'a type: tinker trainer cannot declare bradley_terry (Tinker backends have no value-head loss); rm runs need a type: embedded trainer',
-          },
-        ]
-      : [],
-  );
+  return Object.entries(config.trainers).flatMap(([name, trainer]): Issue[] => {
+    if (trainer.type !== 'tinker') return [];
+    const issues: Issue[] = [];
+    if (trainer.capabilities.losses.includes('bradley_terry')) {
+      issues.push({
+        path: joinPointer('trainers', name, 'capabilities', 'losses'),
+        message:
+          'a type: tinker trainer cannot declare bradley_terry (Tinker backends have no value-head loss); rm runs need a type: embedded trainer',
+      });
+    }
+    const backend = trainer.backend;
+    if (backend === undefined) return issues;
+    const reduction = TRAINER_BACKEND_TRAITS[backend].reduction;
+    if (trainer.capabilities.reduction !== reduction) {
+      issues.push({
+        path: joinPointer('trainers', name, 'capabilities', 'reduction'),
+        message: `backend ${backend} reduces token losses as ${reduction}, not ${trainer.capabilities.reduction}; declare reduction: ${reduction} (docs/engines.md "Reduction")`,
+      });
+    }
+    const poll = trainer.pollTimeoutSeconds;
+    if (backend.startsWith('skyrl-') && poll !== undefined && poll <= 300) {
+      issues.push({
+        path: joinPointer('trainers', name, 'pollTimeoutSeconds'),
+        message: `SkyRL holds each retrieve_future call up to 300 s before answering 408; pollTimeoutSeconds ${poll} would time out every poll (use more than 300, e.g. 330)`,
+      });
+    }
+    return issues;
+  });
 }
 
 /** A template chat format reads the model's tokenizer files (so it needs `tokenizer: {type: hf}`)

@@ -72,6 +72,28 @@ export const LOGPROBS_MODES = [
 ] as const;
 export type LogprobsMode = (typeof LOGPROBS_MODES)[number];
 
+/** Future polling of a Tinker-compatible endpoint (docs/engines.md "Futures"). */
+const tinkerFutureSettings = {
+  pollTimeoutSeconds: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 3600,
+      default: 330,
+      description:
+        'Timeout of one retrieve_future call. Must exceed how long the server holds it (SkyRL: 300 s).',
+    }),
+  ),
+  operationDeadlineSeconds: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 604_800,
+      default: 3600,
+      description:
+        'How long one operation (forward_backward, optim_step, a save, a sample) may take from submission to result; network errors are retried until then.',
+    }),
+  ),
+};
+
 export const InferenceEndpointConfig = Type.Union([
   Type.Object(
     {
@@ -133,8 +155,24 @@ export const InferenceEndpointConfig = Type.Union([
     },
     { additionalProperties: false },
   ),
+  Type.Object(
+    {
+      type: Type.Literal('tinker'),
+      url: Url,
+      apiKeyEnv: Type.Optional(EnvVarName),
+      ...tinkerFutureSettings,
+    },
+    {
+      additionalProperties: false,
+      description:
+        "A Tinker-compatible service's own sampling (asample): it samples the trainer's exports in place; weights never leave the service.",
+    },
+  ),
   Type.Object({ type: Type.Literal('embedded') }, { additionalProperties: false }),
 ]);
+
+/** Backends a `type: tinker` trainer endpoint may declare (capabilities.ts TRAINER_BACKENDS). */
+export const TINKER_BACKENDS = ['skyrl-jax', 'skyrl-fsdp', 'tinker'] as const;
 
 export const TRAINER_LOSSES = [
   'cross_entropy',
@@ -168,6 +206,16 @@ export const TrainerEndpointConfig = Type.Union([
       url: Url,
       apiKeyEnv: Type.Optional(EnvVarName),
       capabilities: TrainerCapabilitiesConfig,
+      backend: Type.Optional(
+        Type.Union(
+          TINKER_BACKENDS.map((b) => Type.Literal(b)),
+          {
+            description:
+              'The server behind the URL (TRAINER_BACKEND_TRAITS: reduction, sampler export kind, grad clipping). Undeclared: nothing backend-specific is assumed.',
+          },
+        ),
+      ),
+      ...tinkerFutureSettings,
     },
     { additionalProperties: false },
   ),
