@@ -13,6 +13,7 @@ import { policyRollouts } from './rollouts.ts';
 import { componentOf, samplePrompts } from './sample-prompts.ts';
 import { adoptPolicyExport, samplerExportName, type GrpoState } from './setup.ts';
 import { rewardMetrics, trainMetrics } from './step-metrics.ts';
+import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from './weight-sync.ts';
 
@@ -49,7 +50,7 @@ export async function grpoStep(
     return { base, preference, scores: scoreGroups(inputs, rewardConfig(spec), spec.seed, step) };
   });
   const train = await timer.time('train', () =>
-    trainStep(model, {
+    trainStep(scoredAtTemperature(model, spec.rollout.temperature), {
       rollouts: groups.flat(),
       advantages: flatAdvantages(scores),
       is: spec.importanceSampling,
