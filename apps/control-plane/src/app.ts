@@ -17,6 +17,7 @@ import { healthRoutes } from './routes/health.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
 import { workerRoutes } from './routes/workers.ts';
+import { createLostWorkerSweeper } from './services/lost-workers.ts';
 
 export interface AppDeps {
   operator: OperatorConfig;
@@ -55,6 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     relay: createEnqueueRelay(store, queues, deps.logger ?? silentLog),
   };
 
+  const lostWorkers = createLostWorkerSweeper(ctx, deps.logger ?? silentLog);
+
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: settings.bodyLimitBytes,
@@ -91,8 +94,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .sweep(0)
       .catch((error: unknown) => app.log.warn({ err: error }, 'outbox sweep failed'));
     ctx.relay.start();
+    lostWorkers.start();
   });
   app.addHook('onClose', async () => {
+    await lostWorkers.close();
     await ctx.relay.close();
     await ctx.queues.close();
     // quit() would wait forever on a connection that is down; then just drop it.

@@ -13,6 +13,8 @@ export interface AppSettings {
   workerTtlSeconds: number;
   /** SSE keep-alive comment interval. */
   sseKeepAliveMs: number;
+  /** How often running runs of workers with an expired heartbeat are moved to `retrying`. */
+  lostWorkerSweepMs: number;
 }
 
 export interface AppContext {
@@ -33,4 +35,5 @@ export const DEFAULT_SETTINGS: AppSettings = {
   bodyLimitBytes: 1_048_576,
   workerTtlSeconds: 30,
   sseKeepAliveMs: 15_000,
+  lostWorkerSweepMs: 5_000,
 };

@@ -149,6 +149,12 @@ export class TestWorker {
     await finishRun(this.ctx, runId, { state: 'succeeded', reason: 'all steps done' }, this.id);
   }
 
+  /** As a killed process: no more heartbeats (its record then expires; see expireHeartbeat). */
+  stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const hold of this.holds.values()) hold.resolve();

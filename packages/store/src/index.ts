@@ -10,6 +10,7 @@ export * from './steps.ts';
 export * from './events.ts';
 export * from './checkpoints.ts';
 export * from './workers.ts';
+export * from './lost-workers.ts';
 export * from './control.ts';
 export * from './tenants.ts';
 export * from './queues.ts';

@@ -36,7 +36,9 @@ return {'created', ARGV[1]}
 
 /** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting, runCounts,
  * transitionLog. ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen,
- * field/value… Entering `running` logs how long the run waited (poolWaiting score = since). */
+ * guardJson, field/value… Entering `running` logs how long the run waited (poolWaiting score =
+ * since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
+ * `absentKey` (a worker's heartbeat record, same hash tag) must not exist. */
 const TRANSITION = `
 local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
 local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
@@ -49,6 +51,13 @@ if ARGV[2] ~= '' then
     if s == state then expected = true end
   end
   if not expected then return {'conflict', state} end
+end
+if ARGV[9] ~= '' then
+  local guard = cjson.decode(ARGV[9])
+  if guard.attempt and (redis.call('HGET', KEYS[1], 'attempt') or '') ~= guard.attempt then
+    return {'conflict', state}
+  end
+  if guard.absentKey and redis.call('EXISTS', guard.absentKey) == 1 then return {'conflict', state} end
 end
 local legal = false
 for _, s in ipairs(allowed[state]) do
@@ -102,7 +111,7 @@ if ARGV[4] ~= '' then
   fields[#fields + 1] = 'workerId'
   fields[#fields + 1] = ARGV[4]
 end
-for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 local transition = {from = state, to = to, at = ARGV[5], reason = ARGV[3]}
 if ARGV[4] ~= '' then transition.workerId = ARGV[4] end

@@ -12,6 +12,9 @@ export interface TransitionRequest {
   workerId?: string;
   /** Extra hash fields to set with the transition, e.g. `{ error: '…' }`. */
   fields?: Record<string, string>;
+  /** More compare-and-set conditions (a failed one is a `conflict`): the run's attempt number,
+   * and a key (of the same store) that must not exist. */
+  guard?: { attempt?: number; absentKey?: string };
   now?: Date;
 }
 
@@ -73,6 +76,12 @@ export async function transitionRun(
       now.getTime(),
       runId,
       EVENTS_MAX_LEN,
+      request.guard === undefined
+        ? ''
+        : JSON.stringify({
+            ...(request.guard.attempt !== undefined && { attempt: String(request.guard.attempt) }),
+            ...(request.guard.absentKey !== undefined && { absentKey: request.guard.absentKey }),
+          }),
       ...Object.entries(request.fields ?? {}).flat(),
     ],
   );
