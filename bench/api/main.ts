@@ -15,10 +15,14 @@ interface Servers {
 
 function startServers(): Promise<{ servers: Servers; stop: () => Promise<void> }> {
   const script = fileURLToPath(new URL('./servers.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: process.env,
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@anneal/source', '--import', 'tsx', script],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: process.env,
+    },
+  );
   const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
   return new Promise((resolve, reject) => {
     let buffer = '';

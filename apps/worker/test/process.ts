@@ -27,11 +27,15 @@ export function spawnWorker(
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('ANNEAL_')),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRIES[entry]], {
-    cwd: REPO_ROOT,
-    env: { ...inherited, ANNEAL_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@anneal/source', '--import', 'tsx', ENTRIES[entry]],
+    {
+      cwd: REPO_ROOT,
+      env: { ...inherited, ANNEAL_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));

@@ -1,6 +1,6 @@
 // Request/response over worker_threads: the main side (`RpcWorker`) and the worker side
-// (`serveRpc`). Workers are TypeScript modules started through worker-shim.mjs, which
-// registers tsx, so they run the same under plain node, `node --import tsx` and vitest.
+// (`serveRpc`). Workers start through worker-shim.mjs, which registers tsx when the worker is a
+// TypeScript source, so they run the same from dist/, under `node --import tsx` and vitest.
 import type { Transferable } from 'node:worker_threads';
 import { parentPort, Worker } from 'node:worker_threads';
 
@@ -20,6 +20,15 @@ export interface RpcReply {
 
 const SHIM = new URL('./worker-shim.mjs', import.meta.url);
 
+// Callers name their worker by its source file (new URL('./x.worker.ts', import.meta.url)).
+// Compiled to dist/ (`npm run build`), this module is .js and so is that worker, beside it.
+const COMPILED = import.meta.url.endsWith('.js');
+function workerModule(entry: URL): string {
+  return COMPILED && entry.pathname.endsWith('.ts')
+    ? entry.href.replace(/\.ts$/, '.js')
+    : entry.href;
+}
+
 /** Main-thread handle of one worker thread. Every pending call rejects if the worker dies. */
 export class RpcWorker {
   private readonly worker: Worker;
@@ -32,7 +41,7 @@ export class RpcWorker {
 
   /** entry: URL of the worker module (e.g. new URL('./x.worker.ts', import.meta.url)). */
   constructor(entry: URL, data: unknown, name: string) {
-    this.worker = new Worker(SHIM, { workerData: { entry: entry.href, data }, name });
+    this.worker = new Worker(SHIM, { workerData: { entry: workerModule(entry), data }, name });
     this.worker.on('message', (message: RpcResponse) => {
       const call = this.pending.get(message.id);
       if (!call) return;

@@ -10,10 +10,14 @@ describe('engine worker threads outside vitest', () => {
   it('start under plain `node --import tsx` (worker-shim.mjs registers tsx)', async () => {
     const script = fileURLToPath(new URL('./testdata/node-smoke.ts', import.meta.url));
     await withTempDir(async (dir) => {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', script, dir], {
-        cwd: fileURLToPath(new URL('../..', import.meta.url)),
-        timeout: 60_000,
-      });
+      const { stdout } = await run(
+        process.execPath,
+        ['--conditions=@anneal/source', '--import', 'tsx', script, dir],
+        {
+          cwd: fileURLToPath(new URL('../..', import.meta.url)),
+          timeout: 60_000,
+        },
+      );
       const result = JSON.parse(stdout.trim()) as { loss: number; sampled: number };
       expect(result.loss).toBeGreaterThan(0);
       expect(result.sampled).toBe(3);
