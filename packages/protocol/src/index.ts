@@ -10,6 +10,7 @@ export * from './jobs.ts';
 export * from './control.ts';
 export * from './operator-config.ts';
 export * from './operator-config-parse.ts';
+export * from './operator-config-vllm.ts';
 export * from './resolve.ts';
 export * from './capabilities.ts';
 export * from './datasets.ts';

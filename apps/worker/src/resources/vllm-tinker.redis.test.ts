@@ -31,7 +31,12 @@ let trainerUrl: string;
 beforeEach(async () => {
   env = await testEnv();
   dir = await mkdtemp(path.join(tmpdir(), 'anneal-vllm-tinker-'));
-  vllm = await FakeVllmServer.start({ servedModel: 'served-tiny', maxModelLen: 512 });
+  // The embedded trainer exports ONNX, not PEFT adapters: the fake must not read them.
+  vllm = await FakeVllmServer.start({
+    servedModel: 'served-tiny',
+    maxModelLen: 512,
+    checkAdapterFiles: false,
+  });
   // The trainer's checkpoint base; in production the vLLM hosts mount it (here: same host).
   trainer = new EmbeddedTrainer({ artifactDir: path.join(dir, 'checkpoints'), threads: 1 });
   server = new EmbeddedTrainerServer(trainer, { apiKey: 'k' });
@@ -82,7 +87,7 @@ function grpoSpec(): RunSpec {
 }
 
 describe('vLLM + Tinker trainer weight sync', () => {
-  it('loads each sampler export in place at its mapped path, then resets the prefix cache', async () => {
+  it('loads each sampler export as a new adapter version at its mapped path, then resets the prefix cache', async () => {
     const root = path.join(dir, 'checkpoints');
     const r = resolver(`, adapters: { root: ${JSON.stringify(root)} }`);
     const runId = 'run_w';
@@ -107,12 +112,13 @@ describe('vLLM + Tinker trainer weight sync', () => {
       '/reset_prefix_cache',
       '/v1/load_lora_adapter',
       '/reset_prefix_cache',
+      '/v1/unload_lora_adapter', // step 0 once step 1 serves (docs/engines.md "Weight sync")
     ]);
     const mapped = (step: number) =>
       path.join(root, model.id, 'sampler_weights', `${runId}-sampler-${step}`);
     expect(vllm.requestsTo('/v1/load_lora_adapter').map((q) => q.body)).toEqual([
-      { lora_name: policy, lora_path: mapped(0), load_inplace: true },
-      { lora_name: policy, lora_path: mapped(1), load_inplace: true },
+      { lora_name: `${policy}@1`, lora_path: mapped(0) },
+      { lora_name: `${policy}@2`, lora_path: mapped(1) },
     ]);
     // The mapped path is where the trainer really wrote the export.
     expect(existsSync(mapped(0)) && existsSync(mapped(1))).toBe(true);
@@ -126,6 +132,7 @@ describe('vLLM + Tinker trainer weight sync', () => {
       model: policy,
     });
     expect(seq?.tokens).toHaveLength(3);
+    expect(vllm.completedModels).toEqual([`${policy}@2`]);
     await r.close();
   });
 
@@ -142,11 +149,11 @@ describe('vLLM + Tinker trainer weight sync', () => {
     const names = servingNames(runId);
     await syncWeights(model, served.engine, `${runId}-reference`, names.reference);
     await syncWeights(model, served.engine, samplerExportName(runId, 0), names.policy);
-    expect([...vllm.adapters.keys()]).toEqual([names.reference, names.policy]);
+    expect([...vllm.adapters.keys()]).toEqual([`${names.reference}@1`, `${names.policy}@1`]);
     expect(await served.release()).toEqual([]);
     expect(vllm.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
-      { lora_name: names.reference },
-      { lora_name: names.policy },
+      { lora_name: `${names.reference}@1` },
+      { lora_name: `${names.policy}@1` },
     ]);
     expect(vllm.adapters.size).toBe(0);
     expect(served.names()).toEqual([]);

@@ -15,8 +15,6 @@ export type AdapterErrorReason =
   | 'full-weights'
   /** SkyRL's `persist=False` marker: the weights live in the trainer's GPUs, not on disk. */
   | 'marker-only'
-  /** Neither an adapter nor a model (no adapter_config.json / config.json). */
-  | 'not-an-adapter'
   /** adapter_config.json unreadable or without a usable rank `r`. */
   | 'bad-config';
 

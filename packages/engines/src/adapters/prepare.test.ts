@@ -148,7 +148,7 @@ describe('prepareSamplerWeights', () => {
     expect(prepared.rank).toBeUndefined();
   });
 
-  it("refuses SkyRL's persist=False MARKER and content that is neither adapter nor model", async () => {
+  it("refuses SkyRL's persist=False MARKER; leaves other content to the server", async () => {
     const marker = await archiveFile(
       'm.tar.gz',
       rawTar([{ path: 'MARKER', data: 'SkyRL sampler marker' }]),
@@ -156,9 +156,7 @@ describe('prepareSamplerWeights', () => {
     expect((await failure(prepareSamplerWeights(marker))).reason).toBe('marker-only');
     await rm(base, { recursive: true, force: true });
     const odd = await archiveFile('o.tar', rawTar([{ path: 'weights.bin', data: 'x' }]));
-    const error = await failure(prepareSamplerWeights(odd));
-    expect(error.reason).toBe('not-an-adapter');
-    expect(error.message).toContain('found [weights.bin]');
+    expect(await prepareSamplerWeights(odd)).toMatchObject({ kind: 'unknown', unpacked: true });
   });
 
   it('leaves a path this process cannot see to the server', async () => {

@@ -9,7 +9,8 @@
 // An existing unpacked directory is reused (checkpoint names are never rewritten: SkyRL's
 // external-inference path does the same). The directory is then classified: `adapter_config.json`
 // is a LoRA adapter (its rank `r` is read), `config.json` alone is a full model, a lone `MARKER`
-// is SkyRL's `persist=False` stand-in. A path this process cannot see is left to the server.
+// is SkyRL's `persist=False` stand-in. Anything else, and a path this process cannot see, is left
+// to the server to judge.
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { extractArchive } from './archive.ts';
 import type { ArchiveLimits } from './archive.ts';
@@ -22,6 +23,8 @@ export type SamplerWeightsKind =
   | 'lora'
   /** A full (merged) Hugging Face model directory. */
   | 'full'
+  /** Neither: left to the server to accept or refuse (vLLM answers 404 "No adapter found"). */
+  | 'unknown'
   /** Not visible from this process (e.g. mounted only on the replicas). */
   | 'unavailable';
 
@@ -82,12 +85,7 @@ export async function classify(
         'persistence on for an external vLLM)',
     );
   }
-  throw new AdapterError(
-    'not-an-adapter',
-    dir,
-    `has neither adapter_config.json (LoRA adapter) nor config.json (model); found ` +
-      `[${[...names].sort().join(', ')}]`,
-  );
+  return { kind: 'unknown' };
 }
 
 async function rankOf(dir: string): Promise<number> {

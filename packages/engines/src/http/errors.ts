@@ -17,6 +17,9 @@ export const ENGINE_ERROR_CODES = {
   seqConflict: 'ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT',
   validation: 'ANNEAL_ERR_TRAINER_VALIDATION',
   unsupported: 'ANNEAL_ERR_ENGINE_UNSUPPORTED',
+  /** The inference server is healthy but refuses these weights (vLLM: missing path, rank above
+   * --max-lora-rank, full weights on a LoRA endpoint). Never retried; the replica stays up. */
+  badAdapter: 'ANNEAL_ERR_ENGINE_BAD_ADAPTER',
 } as const;
 
 export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[keyof typeof ENGINE_ERROR_CODES];

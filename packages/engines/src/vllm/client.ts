@@ -1,18 +1,24 @@
 /**
  * vLLM inference engine: token-in/token-out rollouts through `POST /v1/completions`.
  *
- * Targets vLLM v0.11.x (OpenAI-compatible server; `return_token_ids` from v0.10.2), and
- * stays compatible with older servers (>= v0.8: `return_tokens_as_token_ids`, the old error
- * envelope, explicit nulls). Run vLLM with `--logprobs-mode processed_logprobs` so sampling
+ * Works with vLLM v0.11.x and with current main (OpenAI-compatible server; `return_token_ids`
+ * from v0.10.2), and stays compatible with older servers (>= v0.8: `return_tokens_as_token_ids`,
+ * the old error envelope, explicit nulls). Differences between generations that matter here
+ * (`load_inplace`, adapter-load status codes, context-overflow wording) are handled in
+ * weight-sync.ts and errors.ts. Run vLLM with `--logprobs-mode processed_logprobs` so sampling
  * logprobs match the sampled distribution (docs/engines.md), and with `--enable-lora`,
- * `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`, `VLLM_SERVER_DEV_MODE=1` for weight sync.
+ * `--max-lora-rank` >= the runs' LoRA rank, `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True` and
+ * `VLLM_SERVER_DEV_MODE=1` for weight sync.
  */
+import { AdapterError } from '../adapters/errors.ts';
+import { prepareSamplerWeights } from '../adapters/prepare.ts';
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
 import { linkSignals, realScheduler, realTimers, seededRng } from '../http/timing.ts';
 import type { Rng, Scheduler, Timers } from '../http/timing.ts';
 import type { InferenceEngine, SampleRequest, SampledSequence, SamplerWeights } from '../types.ts';
 import { resolveVllmConfig } from './config.ts';
+import { vllmRankIssue, vllmWeightsFormatIssue } from './endpoint-checks.ts';
 import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
 import { ContextWindow, contextLimitOf } from './context-window.ts';
 import { isContextOverflow } from './errors.ts';
@@ -22,6 +28,7 @@ import { VllmTransport } from './transport.ts';
 import type { VllmEvent } from './transport.ts';
 import { validateSampleRequest } from './validate.ts';
 import { AdapterRegistry } from './weight-sync.ts';
+import type { AdapterLease, AdapterSnapshot } from './weight-sync.ts';
 import type { CompletionRequest, DetokenizeRequest, TokenizeRequest } from './wire.ts';
 
 export const COMPLETIONS_ROUTE = '/v1/completions';
@@ -82,16 +89,25 @@ export class VllmInferenceEngine implements InferenceEngine {
     const room = (window: number | undefined) =>
       Math.min(request.maxTokens, (window ?? Number.POSITIVE_INFINITY) - request.prompt.length);
     // No await once known: a request queues in the same tick (the in-flight limit sees it).
-    const first = room(this.window.isSettled ? this.window.current : await this.window.get(signal));
-    if (first < 1) return overflow();
-    const reply = await this.complete(request, first, signal);
-    if (!('overflowLimit' in reply)) return reply;
-    if (reply.overflowLimit === undefined) return overflow();
-    this.window.learn(reply.overflowLimit);
-    const retry = room(reply.overflowLimit);
-    if (retry < 1 || retry >= first) return overflow();
-    const again = await this.complete(request, retry, signal);
-    return 'overflowLimit' in again ? overflow() : again;
+    // Pinned now: this request samples from the adapter version current at its start, even if
+    // a newer one is loaded before it is sent (or retried).
+    const lease = this.adapters.lease(request.model ?? this.config.model);
+    try {
+      const first = room(
+        this.window.isSettled ? this.window.current : await this.window.get(signal),
+      );
+      if (first < 1) return overflow();
+      const reply = await this.complete(request, first, signal, lease);
+      if (!('overflowLimit' in reply)) return reply;
+      if (reply.overflowLimit === undefined) return overflow();
+      this.window.learn(reply.overflowLimit);
+      const retry = room(reply.overflowLimit);
+      if (retry < 1 || retry >= first) return overflow();
+      const again = await this.complete(request, retry, signal, lease);
+      return 'overflowLimit' in again ? overflow() : again;
+    } finally {
+      lease?.release();
+    }
   }
 
   /** One /v1/completions exchange; a context overflow comes back as the limit vLLM named. */
@@ -99,9 +115,10 @@ export class VllmInferenceEngine implements InferenceEngine {
     request: SampleRequest,
     maxTokens: number,
     signal: AbortSignal | undefined,
+    lease: AdapterLease | undefined,
   ): Promise<SampledSequence[] | { overflowLimit: number | undefined }> {
     const body: CompletionRequest = {
-      model: request.model ?? this.config.model,
+      model: lease?.adapter ?? request.model ?? this.config.model,
       prompt: [...request.prompt],
       n: request.n,
       max_tokens: maxTokens,
@@ -122,6 +139,7 @@ export class VllmInferenceEngine implements InferenceEngine {
         {
           signal: linked.signal,
           timeoutMs: this.config.requestTimeoutMs,
+          ...(lease && { eligible: (replica) => lease.servedBy(replica.url) }),
           onErrorReply: (reply) =>
             isContextOverflow(reply) ? { overflowLimit: contextLimitOf(reply) } : undefined,
         },
@@ -137,66 +155,67 @@ export class VllmInferenceEngine implements InferenceEngine {
     }
   }
 
-  /** LoRA hot-reload on every admitted replica, then reset each one's prefix cache.
-   * Replicas that fail with connection loss / 5xx are dropped and get the adapter when
-   * re-admitted; a 4xx (e.g. `--enable-lora` missing) fails the sync. */
+  /** Weight sync (docs/engines.md "Weight sync"): resolves the path, unpacks an archive and
+   * checks the adapter when this process can see it, then loads it on every admitted replica
+   * as the next version of `weights.name` and resets each prefix cache. New requests for the
+   * name use it once every replica has it; the previous version is unloaded when its requests
+   * finish. Replicas that are down are dropped and get it on re-admission; weights a healthy
+   * server refuses fail with ANNEAL_ERR_ENGINE_BAD_ADAPTER. */
   async loadWeights(weights: SamplerWeights): Promise<void> {
     if (!weights.name)
       throw new TypeError(`vLLM endpoint '${this.config.name}': weights.name is empty`);
-    const path = this.config.resolveLoraPath(weights);
-    this.adapters.set(weights.name, path);
-    let targets = this.transport.pool.replicas.filter((r) => r.healthy);
-    if (targets.length === 0) {
-      await this.checkHealth();
-      targets = this.transport.pool.replicas.filter((r) => r.healthy);
-    }
-    const outcomes = await Promise.allSettled(
-      targets.map((replica) => this.adapters.loadOnto(replica, [[weights.name, path]])),
-    );
-    const errors: unknown[] = [];
-    outcomes.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') return;
-      const replica = targets[i];
-      const error: unknown = outcome.reason;
-      if (replica && error instanceof EngineError && error.retryable) {
-        this.transport.dropReplica(replica, error.message); // resynced when re-admitted
+    const path = await this.preparedPath(weights);
+    await this.adapters.sync(weights.name, path, async () => {
+      let targets = this.transport.pool.replicas.filter((r) => r.healthy);
+      if (targets.length === 0) {
+        await this.adapters.checkHealth({ inSync: true });
+        targets = this.transport.pool.replicas.filter((r) => r.healthy);
       }
-      errors.push(error);
+      return targets;
     });
-    const fatal = errors.find((e) => !(e instanceof EngineError && e.retryable));
-    if (fatal !== undefined) throw fatal;
-    if (errors.length === targets.length) {
-      throw new EngineError(
-        ENGINE_ERROR_CODES.noReplica,
-        { engine: 'vLLM', endpoint: this.config.name },
-        `no replica accepted weights '${weights.name}' (${path}): ` +
-          (errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ') ||
-            'no replica is healthy'),
-      );
-    }
   }
 
-  /** Unloads adapter `name` from every admitted replica (`/v1/unload_lora_adapter`) and stops
-   * replaying it onto re-admitted ones; replicas out of rotation unload it when they return.
-   * Unknown names and replicas that no longer have it are fine. */
-  async releaseWeights(name: string): Promise<void> {
-    const admitted = this.transport.pool.replicas.filter((r) => r.healthy);
-    const outcomes = await Promise.allSettled(
-      admitted.map((replica) => this.adapters.unloadFrom(replica, name)),
-    );
-    const failed = new Set(admitted.filter((_, i) => outcomes[i]?.status === 'rejected'));
-    const unreached = this.transport.pool.replicas.filter((r) => !r.healthy || failed.has(r));
-    this.adapters.remove(name, unreached);
-    for (const [i, outcome] of outcomes.entries()) {
-      const replica = admitted[i];
-      if (outcome.status === 'rejected' && replica) {
-        const reason: unknown = outcome.reason;
-        this.transport.dropReplica(
-          replica,
-          reason instanceof Error ? reason.message : String(reason),
-        );
-      }
+  /** The directory to load: resolved, unpacked from `<path>.tar.gz` when that is what the
+   * trainer wrote, and refused early when it cannot load as a LoRA adapter here. */
+  private async preparedPath(weights: SamplerWeights): Promise<string> {
+    const resolved = this.config.resolveLoraPath(weights);
+    if (!this.config.prepareWeights) return resolved;
+    const context = { engine: 'vLLM' as const, endpoint: this.config.name };
+    const refuse = (detail: string, cause?: unknown) =>
+      new EngineError(
+        ENGINE_ERROR_CODES.badAdapter,
+        context,
+        `weights '${weights.name}' (${weights.path}): ${detail}`,
+        { cause },
+      );
+    let prepared;
+    try {
+      prepared = await prepareSamplerWeights(resolved, { limits: this.config.archiveLimits });
+    } catch (error) {
+      if (error instanceof AdapterError) throw refuse(error.message, error);
+      throw error;
     }
+    const endpoint = { name: this.config.name, maxLoraRank: this.config.maxLoraRank };
+    const issue =
+      prepared.kind === 'full'
+        ? vllmWeightsFormatIssue(endpoint, 'full')
+        : prepared.rank === undefined
+          ? undefined
+          : vllmRankIssue(endpoint, prepared.rank);
+    if (issue !== undefined) throw refuse(`${prepared.dir}: ${issue}`);
+    return prepared.dir;
+  }
+
+  /** Stops serving `name` (every version): `/v1/unload_lora_adapter` on every admitted replica
+   * once its in-flight requests finish; replicas out of rotation unload it when they return.
+   * Unknown names are fine. */
+  async releaseWeights(name: string): Promise<void> {
+    await this.adapters.release(name);
+  }
+
+  /** Adapter versions per name: the current one and those still draining. */
+  adapterState(): AdapterSnapshot[] {
+    return this.adapters.snapshot();
   }
 
   /** Probe `/health` on every replica now (also run every `healthCheckIntervalMs`). */

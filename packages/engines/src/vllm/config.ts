@@ -1,5 +1,7 @@
 // Configuration of one named vLLM endpoint (parsed by the app, passed in; no env reads).
+import type { ArchiveLimits } from '../adapters/archive.ts';
 import type { RetryPolicy } from '../http/retry.ts';
+import { VLLM_DEFAULT_MAX_LORA_RANK } from './endpoint-checks.ts';
 import type { SamplerWeights } from '../types.ts';
 
 export interface VllmEndpointConfig {
@@ -31,6 +33,14 @@ export interface VllmEndpointConfig {
   resolveLoraPath?: (weights: SamplerWeights) => string;
   /** Seed of the retry-jitter RNG (default 0). */
   jitterSeed?: number;
+  /** The replicas' `--max-lora-rank` (vLLM's default 16): an adapter of a higher rank is
+   * refused before any replica is asked to load it. */
+  maxLoraRank?: number;
+  /** Before loading, unpack sampler-weight archives (`<path>.tar.gz`) and check what the
+   * directory holds (LoRA adapter, rank) when this process can see it (default true). */
+  prepareWeights?: boolean;
+  /** Caps for unpacking (default 8 GiB total and per entry, 10 000 entries). */
+  archiveLimits?: ArchiveLimits;
 }
 
 export interface ResolvedVllmConfig {
@@ -48,6 +58,9 @@ export interface ResolvedVllmConfig {
   maxModelLen: number | undefined;
   resolveLoraPath: (weights: SamplerWeights) => string;
   jitterSeed: number;
+  maxLoraRank: number;
+  prepareWeights: boolean;
+  archiveLimits: ArchiveLimits;
 }
 
 export function resolveVllmConfig(config: VllmEndpointConfig): ResolvedVllmConfig {
@@ -105,7 +118,18 @@ export function resolveVllmConfig(config: VllmEndpointConfig): ResolvedVllmConfi
       config.maxModelLen === undefined ? undefined : positive('maxModelLen', config.maxModelLen, 1),
     resolveLoraPath: config.resolveLoraPath ?? defaultLoraPath(where),
     jitterSeed: config.jitterSeed ?? 0,
+    maxLoraRank: loraRankLimit(where, config.maxLoraRank),
+    prepareWeights: config.prepareWeights ?? true,
+    archiveLimits: { ...config.archiveLimits },
   };
+}
+
+function loraRankLimit(where: string, value: number | undefined): number {
+  const chosen = value ?? VLLM_DEFAULT_MAX_LORA_RANK;
+  if (!Number.isInteger(chosen) || chosen < 1) {
+    throw new RangeError(`${where}: \`maxLoraRank\` must be an integer >= 1, got ${chosen}`);
+  }
+  return chosen;
 }
 
 /** Identity for plain paths; `tinker://` paths need an operator mapping to shared storage. */

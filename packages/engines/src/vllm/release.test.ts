@@ -38,12 +38,13 @@ describe('vLLM adapter release', () => {
     await engine.releaseWeights('run-policy');
     await engine.releaseWeights('never-loaded');
     for (const fake of fakes) {
+      // Every version of the name; a name never loaded needs no request.
       expect(fake.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
-        { lora_name: 'run-policy' },
-        { lora_name: 'never-loaded' },
+        { lora_name: 'run-policy@1' },
       ]);
-      expect([...fake.adapters.keys()]).toEqual(['run-reference']);
+      expect([...fake.adapters.keys()]).toEqual(['run-reference@1']);
     }
+    expect(engine.adapterState().map((a) => a.name)).toEqual(['run-reference']);
     expect(healthy(engine)).toEqual([true, true]);
   });
 
@@ -54,19 +55,22 @@ describe('vLLM adapter release', () => {
     await a.stop();
     await engine.loadWeights({ name: 'live', path: '/a/live' }); // drops a
     await engine.releaseWeights('old');
-    expect(b.adapters.has('old')).toBe(false);
-    await a.restart(); // same process state: it still holds 'old'
-    expect(a.adapters.has('old')).toBe(true);
+    expect(b.adapters.has('old@1')).toBe(false);
+    await a.restart(); // same process state: it still holds 'old@1'
+    expect(a.adapters.has('old@1')).toBe(true);
     await engine.checkHealth();
     expect(healthy(engine)).toEqual([true, true]);
     expect(
       a.requestsTo('/v1/load_lora_adapter').map((q) => (q.body as { lora_name: string }).lora_name),
-    ).toEqual(['old', 'live']);
-    expect([...a.adapters.keys()]).toEqual(['live']);
+    ).toEqual(['old@1', 'live@1']);
+    expect(a.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
+      { lora_name: 'old@1' },
+    ]);
+    expect([...a.adapters.keys()]).toEqual(['live@1']);
     expect(a.prefixCacheResets).toBe(2);
   });
 
-  it('drops an adapter whose path vanished so the replica still comes back', async () => {
+  it('skips an adapter whose path vanished on a replica so the replica still comes back', async () => {
     const { fakes, engine, events } = await setup(2);
     const [a, b] = fakes;
     await engine.loadWeights({ name: 'gone', path: '/a/gone' });
@@ -77,11 +81,24 @@ describe('vLLM adapter release', () => {
     await a.restart();
     await engine.checkHealth();
     expect(healthy(engine)).toEqual([true, true]);
-    expect([...a.adapters.keys()]).toEqual(['live']);
+    expect([...a.adapters.keys()]).toEqual(['live@1']);
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'adapter:dropped', adapter: 'gone', path: '/a/gone' }),
     );
-    // Dropped from the registry: the next re-admission does not try it again.
+    // Requests for it go to the replica that has it.
+    for (let i = 0; i < 3; i += 1) {
+      await engine.sample({
+        prompt: [1],
+        n: 1,
+        maxTokens: 1,
+        temperature: 1,
+        topP: 1,
+        model: 'gone',
+      });
+    }
+    expect(a.completedModels).toEqual([]);
+    expect(b.completedModels).toEqual(['gone@1', 'gone@1', 'gone@1']);
+    // Not retried on that replica at the next re-admission.
     await a.stop();
     await engine.loadWeights({ name: 'live', path: '/a/live-2' });
     a.adapters.clear();
@@ -93,7 +110,7 @@ describe('vLLM adapter release', () => {
         .requestsTo('/v1/load_lora_adapter')
         .slice(before)
         .map((q) => q.body),
-    ).toEqual([{ lora_name: 'live', lora_path: '/a/live-2', load_inplace: true }]);
-    expect(b.adapters.get('live')).toBe('/a/live-2');
+    ).toEqual([{ lora_name: 'live@2', lora_path: '/a/live-2' }]);
+    expect(b.adapters.get('live@2')).toBe('/a/live-2');
   });
 });

@@ -33,10 +33,10 @@ export class ReplicaPool {
     }));
   }
 
-  /** Least in-flight admitted replica; replicas in `avoid` (already failed this request) are
-   * used only when no other is admitted. */
-  pick(avoid: ReadonlySet<string>): Replica | undefined {
-    const admitted = this.replicas.filter((r) => r.healthy);
+  /** Least in-flight admitted replica among those `eligible` accepts; replicas in `avoid`
+   * (already failed this request) are used only when no other is admitted. */
+  pick(avoid: ReadonlySet<string>, eligible?: (replica: Replica) => boolean): Replica | undefined {
+    const admitted = this.replicas.filter((r) => r.healthy && (eligible?.(r) ?? true));
     const fresh = admitted.filter((r) => !avoid.has(r.url));
     const candidates = fresh.length > 0 ? fresh : admitted;
     if (candidates.length === 0) return undefined;

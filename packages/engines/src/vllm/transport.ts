@@ -31,7 +31,13 @@ export interface RouteOptions<T> {
   timeoutMs: number;
   /** Turn a non-2xx reply into a result instead of an error (e.g. context overflow). */
   onErrorReply?: (reply: HttpReply) => T | undefined;
+  /** Only replicas this accepts are used (those holding the request's adapter version). */
+  eligible?: (replica: Replica) => boolean;
 }
+
+/** Reads a non-2xx reply of a `direct` call: throws the error to report (retried when
+ * retryable), or asks for the request to be sent again at once. */
+export type DirectReplyHandler = (reply: HttpReply) => Promise<'send-again'>;
 
 export class VllmTransport {
   readonly pool: ReplicaPool;
@@ -60,7 +66,7 @@ export class VllmTransport {
     return withRetry(
       () =>
         this.limiter.run(async () => {
-          const replica = await this.choose(route, failedOn);
+          const replica = await this.choose(route, failedOn, options.eligible);
           failedOn.add(replica.url);
           const reply = await this.send(replica, 'POST', route, body, options);
           if (reply.status >= 200 && reply.status < 300) {
@@ -76,11 +82,21 @@ export class VllmTransport {
   }
 
   /** A call to one specific replica (weight sync), retried on that replica. */
-  async direct(replica: Replica, route: string, body: unknown, timeoutMs: number): Promise<void> {
+  async direct(
+    replica: Replica,
+    route: string,
+    body: unknown,
+    timeoutMs: number,
+    onErrorReply?: DirectReplyHandler,
+  ): Promise<void> {
     await withRetry(async () => {
-      const reply = await this.send(replica, 'POST', route, body, { timeoutMs });
-      if (reply.status < 200 || reply.status >= 300) {
-        throw vllmHttpError(this.context(replica.url, route), reply);
+      for (;;) {
+        const reply = await this.send(replica, 'POST', route, body, { timeoutMs });
+        if (reply.status >= 200 && reply.status < 300) return;
+        if (onErrorReply === undefined) {
+          throw vllmHttpError(this.context(replica.url, route), reply);
+        }
+        await onErrorReply(reply);
       }
     }, this.retryOptions());
   }
@@ -134,11 +150,15 @@ export class VllmTransport {
     return error;
   }
 
-  private async choose(route: string, failedOn: ReadonlySet<string>): Promise<Replica> {
-    let replica = this.pool.pick(failedOn);
+  private async choose(
+    route: string,
+    failedOn: ReadonlySet<string>,
+    eligible: ((replica: Replica) => boolean) | undefined,
+  ): Promise<Replica> {
+    let replica = this.pool.pick(failedOn, eligible);
     if (replica === undefined) {
       await this.recover();
-      replica = this.pool.pick(failedOn);
+      replica = this.pool.pick(failedOn, eligible);
     }
     if (replica === undefined) {
       const urls = this.config.replicas.join(', ');

@@ -53,6 +53,9 @@ export interface FakeVllmOptions {
   /** Adapter paths that do not exist on this host: loading one is vLLM's 404 "No adapter
    * found" (paths that exist on this machine are checked for real). */
   missingPaths?: readonly string[];
+  /** Read adapter directories that exist on this machine like vLLM does (default true); off
+   * for tests whose trainer writes something other than PEFT adapters. */
+  checkAdapterFiles?: boolean;
   /** `max_model_len` reported by GET /v1/models; false = an older server without the field. */
   reportMaxModelLen?: boolean;
 }
@@ -88,6 +91,7 @@ export class FakeVllmServer {
       devMode: true,
       loraEnabled: true,
       missingPaths: [],
+      checkAdapterFiles: true,
       reportMaxModelLen: true,
       ...options,
     };
@@ -316,6 +320,7 @@ export class FakeVllmServer {
   /** 'missing', another failure's message, or undefined when the adapter loads. */
   private async adapterProblem(path: string): Promise<string | undefined> {
     if (this.options.missingPaths.includes(path)) return 'missing';
+    if (!this.options.checkAdapterFiles) return undefined;
     const onDisk = await stat(path).then(
       (info) => info.isDirectory(),
       () => undefined,
