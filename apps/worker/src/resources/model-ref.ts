@@ -6,7 +6,7 @@ import { RunSetupError } from '../errors.ts';
 import type { ResolvedModel } from '../executors/types.ts';
 
 /** The seam's ResolvedModel with the tokenizer name always set (else the model id), and the
- * base model's hf tokenizer / tool format when it declares one. */
+ * base model's hf tokenizer / tool format / chat format when it declares one. */
 export type ModelWithTokenizer = ResolvedModel & {
   tokenizer: string;
   tokenizerSource?: TokenizerSource;
@@ -26,11 +26,16 @@ function baseModel(config: OperatorConfig, name: string | undefined, field: stri
     const declared = Object.keys(config.baseModels).join(', ') || 'none';
     throw new RunSetupError(`${field}: unknown base model '${name}' (declared: ${declared})`);
   }
-  const { tokenizer = entry.model, toolFormat } = entry;
+  const { tokenizer = entry.model, toolFormat, chatFormat } = entry;
   const hf = typeof tokenizer === 'string' ? undefined : tokenizer;
   const source: TokenizerSource | undefined =
-    hf || toolFormat
-      ? { baseModel: name, ...(hf && { hf }), ...(toolFormat && { toolFormat }) }
+    hf || toolFormat || chatFormat
+      ? {
+          baseModel: name,
+          ...(hf && { hf }),
+          ...(toolFormat && { toolFormat }),
+          ...(chatFormat && { chatFormat }),
+        }
       : undefined;
   return {
     name,

@@ -1,8 +1,23 @@
-// The tokenizer of a run's base model and the tool-call markers it uses: a built-in tokenizer
-// (`byte`, embedded ids) or a Hugging Face tokenizer.json (`{type: hf}`), loaded once per file.
-import { TokenizerConfigError, loadHfTokenizer, type Tokenizer } from '@anneal/engines';
-import type { ToolCallMarkers } from '@anneal/envs';
-import type { HfTokenizerConfig, ToolFormatConfig } from '@anneal/protocol';
+// The tokenizer of a run's base model and its chat format: a built-in tokenizer (`byte`,
+// embedded ids) or a Hugging Face tokenizer.json (`{type: hf}`), loaded once per file; the
+// marker format (`toolFormat`) or the model's own chat template (`chatFormat: {type: template}`,
+// from its tokenizer_config.json, loaded once per file).
+import { dirname, join } from 'node:path';
+import {
+  type ChatTemplate,
+  TokenizerConfigError,
+  loadChatTemplate,
+  loadHfTokenizer,
+  type Tokenizer,
+} from '@anneal/engines';
+import {
+  type ChatFormat,
+  FormatError,
+  type ToolCallMarkers,
+  createTemplateChatFormat,
+  createToolCallFormat,
+} from '@anneal/envs';
+import type { ChatFormatConfig, HfTokenizerConfig, ToolFormatConfig } from '@anneal/protocol';
 import { RunSetupError } from '../errors.ts';
 
 /** What `baseModels.<name>` says about tokenization (absent fields: the built-in defaults). */
@@ -11,6 +26,7 @@ export interface TokenizerSource {
   baseModel: string;
   hf?: HfTokenizerConfig;
   toolFormat?: ToolFormatConfig;
+  chatFormat?: ChatFormatConfig;
 }
 
 /** Loads `{type: hf}` tokenizers, one per (path, eosToken), and keeps them for later runs. */
@@ -65,4 +81,48 @@ export function toolMarkersOf(
     }
   }
   return { ...format, eos };
+}
+
+/**
+ * The run's chat format: the marker format (default; markers from `toolFormat`) or, for
+ * `chatFormat: {type: template}`, the model's chat template. Templates are loaded once per
+ * tokenizer_config.json path; errors name the operator-config field.
+ */
+export function chatFormatLoader(): (tokenizer: Tokenizer, source?: TokenizerSource) => ChatFormat {
+  const templates = new Map<string, ChatTemplate>();
+  return (tokenizer, source) => {
+    const config = source?.chatFormat;
+    if (config?.type !== 'template') {
+      return createToolCallFormat(tokenizer, source && toolMarkersOf(tokenizer, source));
+    }
+    const field = `baseModels.${source?.baseModel ?? '?'}.chatFormat`;
+    const hfPath = source?.hf?.path;
+    if (hfPath === undefined) {
+      throw new RunSetupError(`${field}: {type: template} needs tokenizer {type: hf, path, …}`);
+    }
+    const path = config.path ?? join(dirname(hfPath), 'tokenizer_config.json');
+    let template = templates.get(path);
+    if (template === undefined) {
+      try {
+        template = loadChatTemplate(path);
+      } catch (error) {
+        if (!(error instanceof TokenizerConfigError)) throw error;
+        throw new RunSetupError(`${field}.path: ${error.message}`, { cause: error });
+      }
+      templates.set(path, template);
+    }
+    try {
+      return createTemplateChatFormat({
+        tokenizer,
+        template,
+        ...(config.systemPrompt !== undefined && { systemPrompt: config.systemPrompt }),
+        ...(config.templateArgs !== undefined && { templateArgs: config.templateArgs }),
+        ...(config.endOfTurn !== undefined && { endOfTurn: config.endOfTurn }),
+      });
+    } catch (error) {
+      if (!(error instanceof FormatError || error instanceof TokenizerConfigError)) throw error;
+      const at = error instanceof FormatError && error.message.startsWith('endOfTurn') ? '.' : ': ';
+      throw new RunSetupError(`${field}${at}${error.message}`, { cause: error });
+    }
+  };
 }
