@@ -1,6 +1,7 @@
 // Grafana dashboards: generated files in sync, valid structure, known series, PromQL that parses.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { STEP_METRICS, STEP_SECTIONS, type StepSeries } from '@anneal/telemetry';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dashboardExpressions, kedaExpressions, readDashboards } from '../src/expressions.ts';
 import { DATASOURCE_UID } from '../src/grafana/panels.ts';
@@ -62,6 +63,7 @@ describe('dashboard files', () => {
       const board = boards.get(file)!;
       for (const p of board.panels) {
         expect(p.datasource?.uid, p.title).toBe(DATASOURCE_UID);
+        if (p.type === 'row') continue; // a row header groups the panels after it
         expect(p.targets.length, `${p.title} has no query`).toBeGreaterThan(0);
         for (const t of p.targets)
           expect(t.datasource?.uid, `${p.title} ${t.refId}`).toBe(DATASOURCE_UID);
@@ -91,27 +93,34 @@ describe('dashboard files', () => {
     const selected = new Set(
       run.panels.flatMap((p) => p.targets.flatMap((t) => seriesNamesIn(t.expr))),
     );
+    // every step series of the table, raw or through the recording rule its row names
+    for (const row of Object.values(STEP_METRICS)) {
+      const series: StepSeries | undefined = row.series;
+      if (series) expect(selected, series.name).toContain(series.recorded ?? series.name);
+    }
     for (const needed of [
-      'anneal_run_reward',
-      'anneal_run_base_reward',
-      'anneal_run_preference_score',
-      'anneal_run_tool_penalty',
-      'anneal_run_length_penalty',
-      'anneal_run_tool_calls_per_rollout',
-      'anneal_run_response_length_tokens',
-      'anneal_run_train_inference_kl',
-      'anneal_run_importance_ratio',
-      'anneal_run_importance_ratio_out_of_range_ratio',
-      'anneal_run_grad_norm',
-      'anneal_run_loss',
-      'run_id_phase:anneal_run_step_phase_duration_seconds:mean15m',
-      'run_id:anneal_run_rollout_tokens:rate5m',
+      'anneal_run_step',
+      'anneal_run_last_step_timestamp_seconds',
+      'run_id:anneal_run_grad_norm:zscore1h',
     ]) {
       expect(selected, needed).toContain(needed);
     }
     for (const p of run.panels) {
       for (const t of p.targets) expect(t.expr, p.title).toContain('run_id="$run_id"');
     }
+  });
+
+  it('the Run dashboard has one row per section, each holding its section’s panels', () => {
+    const run = [...boards.values()].find((b) => b.uid === 'anneal-run')!;
+    const rows = run.panels.filter((p) => p.type === 'row');
+    expect(rows.map((r) => r.title)).toEqual(Object.values(STEP_SECTIONS));
+    const reward = rows.find((r) => r.title === STEP_SECTIONS.reward)!;
+    const next = rows[rows.indexOf(reward) + 1]!;
+    const inReward = run.panels
+      .filter((p) => p.gridPos.y > reward.gridPos.y && p.gridPos.y < next.gridPos.y)
+      .map((p) => p.title);
+    expect(inReward).toContain('Preference score');
+    expect(inReward).not.toContain('Train–inference KL');
   });
 });
 

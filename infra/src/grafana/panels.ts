@@ -15,7 +15,8 @@ export interface PanelSpec {
   queries: readonly Query[];
   /** Grafana unit id: s, short, percentunit, reqps, … */
   unit?: string;
-  kind?: 'timeseries' | 'stat';
+  /** `row`: a full-width row header grouping the panels after it (no queries). */
+  kind?: 'timeseries' | 'stat' | 'row';
   stacked?: boolean;
   /** Width in grid columns (24 per row); default 12. */
   width?: number;
@@ -42,6 +43,9 @@ export interface GrafanaPanel {
   targets: GrafanaTarget[];
   fieldConfig: { defaults: Record<string, unknown>; overrides: unknown[] };
   options: Record<string, unknown>;
+  /** Row panels only: expanded, with their panels laid out after them (not nested). */
+  collapsed?: false;
+  panels?: [];
 }
 
 export interface GrafanaVariable {
@@ -100,12 +104,39 @@ function fieldDefaults(spec: PanelSpec): Record<string, unknown> {
   };
 }
 
-/** Lays panels out left to right, wrapping at 24 columns; ids are 1..n in order. */
+function rowPanel(spec: PanelSpec, id: number, y: number): GrafanaPanel {
+  return {
+    id,
+    type: 'row',
+    title: spec.title,
+    description: spec.description ?? '',
+    datasource: DATASOURCE,
+    gridPos: { h: 1, w: 24, x: 0, y },
+    targets: [],
+    fieldConfig: { defaults: {}, overrides: [] },
+    options: {},
+    collapsed: false,
+    panels: [],
+  };
+}
+
+/**
+ * Lays panels out left to right, wrapping at 24 columns; a row header starts a new line of its
+ * own. Ids are 1..n in order.
+ */
 export function layout(specs: readonly PanelSpec[]): GrafanaPanel[] {
   let x = 0;
   let y = 0;
   let rowHeight = 0;
   return specs.map((spec, index) => {
+    if (spec.kind === 'row') {
+      y += rowHeight;
+      x = 0;
+      rowHeight = 0;
+      const row = rowPanel(spec, index + 1, y);
+      y += 1;
+      return row;
+    }
     const w = spec.width ?? 12;
     const h = spec.height ?? 8;
     if (x + w > 24) {
