@@ -2,7 +2,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { METRIC_NAME_PATTERN } from './names.ts';
 
-/** Metric values are numbers; `null` marks a value the backend did not report (never made up). */
+/**
+ * Metric values are numbers; `null` marks a value the backend did not report (never made up).
+ * This is the open wire envelope: any valid name, so records from older or newer workers and
+ * custom metrics still parse. Which keys exist, their units and their series are one table in
+ * @anneal/telemetry (step-metrics.ts), which derives the typed record executors build and a
+ * stricter schema for those keys (telemetry depends on this package, not the reverse).
+ */
 export const StepMetrics = Type.Record(
   Type.String({ pattern: METRIC_NAME_PATTERN }),
   Type.Union([Type.Number(), Type.Null()]),
