@@ -109,7 +109,7 @@ const ms = interleavedMedians(
   {
     memcpy: () => copyTarget.set(copySource),
     wasm: () => runStep(candidates.wasm),
-    tokenMath: () => stepTokenMath(wasm, 'sum', wasm),
+    tokenMath: () => stepTokenMath(wasm),
     staged: () => runStep(candidates.staged),
     scalar: () => runStep(candidates.scalar),
     withoutExp: () => fusedPassWithoutExp(step, scratch),
@@ -123,7 +123,8 @@ const ms = interleavedMedians(
 const totalPeak = peakRssMiB();
 
 // Bytes the step cannot avoid: read both logprob arrays, write the per-token advantages, plus the
-// per-rollout inputs (offsets, outcome columns) and advantages.
+// per-rollout inputs (offsets, outcome columns) and advantages. (The step makes two passes: the
+// per-token advantages are written before the trainer call, the logprobs read after it.)
 const bandwidth = copyRate(COPY_BYTES, ms.memcpy!);
 const perRolloutBytes = 4 * (ROLLOUTS + 1) + 6 * 8 * ROLLOUTS + 8 * ROLLOUTS;
 const bytesTouched = 3 * 4 * tokens + perRolloutBytes;

@@ -1,20 +1,21 @@
-// The per-step math through @anneal/rl over the flat layout: scoreGroup per GRPO group (rewards,
-// advantages), then one stepTokenMath pass over all tokens (IS ratios, KL, ratio statistics, J and
-// the per-token advantages for a summing trainer). Arrays are allocated once and reused per step.
-// Two layouts:
+// The per-step math through @anneal/rl over the flat layout, as the worker's GRPO step does it
+// (apps/worker/src/executors/grpo/train-step.ts): scoreGroup per GRPO group (rewards,
+// advantages), perTokenAdvantages for a summing trainer (the worker computes them before
+// forward_backward, whose input they are), then one stepTokenMath pass over all tokens (IS
+// ratios, KL, ratio statistics, J). Arrays are allocated once and reused per step. Two layouts:
 //   - kernelArrays: the batch in WebAssembly memory (createStepBuffers), streamed in place by the
-//     SIMD kernel; in production the worker gathers the train logprobs straight into it;
+//     SIMD kernel — the worker's layout: it gathers the logprobs straight into these buffers;
 //   - plainArrays: ordinary typed arrays (the step's own), for the staged kernel and the scalar path.
 import {
   createRng,
   createStepBuffers,
   deriveSeed,
+  perTokenAdvantages,
   scoreGroup,
   type GroupOutcomes,
   type RewardConfig,
   type StepBatch,
   type StepMetrics,
-  type StepOutputs,
 } from '@anneal/rl';
 import type { FlatStep } from './data.ts';
 
@@ -23,10 +24,11 @@ export interface StepArrays {
   logpInfer: Float32Array; // (T,)
   offsets: Int32Array; // (N + 1,)
   advantages: Float64Array; // (N,)
+  /** Output of perTokenAdvantages, an ordinary array (the worker copies it into its datums). */
   tokenAdvantages: Float32Array; // (T,)
 }
 
-export type TokenMath = (batch: StepBatch, reduction: 'sum', outputs: StepOutputs) => StepMetrics;
+export type TokenMath = (batch: StepBatch) => StepMetrics;
 
 /** The step's arrays in kernel memory (filled once here: the gather is not part of the step). */
 export function kernelArrays(step: FlatStep): StepArrays {
@@ -34,7 +36,7 @@ export function kernelArrays(step: FlatStep): StepArrays {
   buffers.logpTrain.set(step.logpTrain);
   buffers.logpInfer.set(step.logpInfer);
   buffers.offsets.set(step.offsets);
-  return buffers;
+  return { ...buffers, tokenAdvantages: new Float32Array(step.logpTrain.length) };
 }
 
 /** The step's own typed arrays plus fresh outputs. */
@@ -77,5 +79,6 @@ export function optimisedStep(
     );
     arrays.advantages.set(score.advantage, start);
   }
-  return tokenMath(arrays, 'sum', arrays);
+  perTokenAdvantages(arrays.advantages, arrays.offsets, 'sum', arrays.tokenAdvantages);
+  return tokenMath(arrays);
 }

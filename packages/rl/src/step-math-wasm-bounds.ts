@@ -8,8 +8,7 @@
 //   - sums run in float32 for 16 terms per lane, then in float64.
 // Each sum's bound is 2^-24 × Σ_t (a multiple of |term_t| covering all three), with generous
 // constants; measured errors are orders of magnitude below it (bench/rl: 100–10⁵×). Rollouts
-// with a |d| beyond 80 or a non-finite d go through the scalar code and are exact. Per-token
-// advantages are bit-identical.
+// with a |d| beyond 80 or a non-finite d go through the scalar code and are exact.
 import type { StepBatch, StepMetrics } from './step-math.ts';
 
 const UNIT_ROUNDOFF = 2 ** -24; // float32

@@ -2,9 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stepTokenMathScalar, type StepBatch, type StepMetrics } from './step-math.ts';
 import { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
-import { stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
+import { stepRunsInPlace, stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
 import { createStepBuffers, wasmSimdAvailable } from './step-wasm-kernel.ts';
-import type { LossReduction } from './token-advantages.ts';
 
 const LN2 = Math.LN2;
 const EPS32 = 2 ** -24; // float32 unit roundoff
@@ -16,27 +15,22 @@ interface Batch extends StepBatch {
 /** Three ways into the kernel: in place (createStepBuffers), staged, staged in tiny slices. */
 type Path = 'zero-copy' | 'staged' | { stageTokens: number };
 
-function runPath(batch: Batch, reduction: LossReduction, path: Path) {
+function runPath(batch: Batch, path: Path): StepMetrics {
   if (path === 'zero-copy') {
     const buffers = createStepBuffers(batch.logpTrain.length, batch.advantages.length);
     buffers.logpTrain.set(batch.logpTrain);
     buffers.logpInfer.set(batch.logpInfer);
     buffers.offsets.set(batch.offsets);
     buffers.advantages.set(batch.advantages);
-    const metrics = stepTokenMathWasm(buffers, reduction, buffers);
-    return { metrics, tokenAdvantages: buffers.tokenAdvantages };
+    expect(stepRunsInPlace(buffers)).toBe(true);
+    return stepTokenMathWasm(buffers);
   }
-  const tokenAdvantages = new Float32Array(batch.logpTrain.length);
-  const stageTokens = path === 'staged' ? undefined : path.stageTokens;
-  const metrics = stepTokenMathWasm(batch, reduction, { tokenAdvantages }, stageTokens);
-  return { metrics, tokenAdvantages };
+  return stepTokenMathWasm(batch, path === 'staged' ? undefined : path.stageTokens);
 }
 
-function expectAgreement(batch: Batch, reduction: LossReduction, path: Path): void {
-  const reference = new Float32Array(batch.logpTrain.length);
-  const want = stepTokenMathScalar(batch, reduction, { tokenAdvantages: reference });
-  const { metrics: got, tokenAdvantages } = runPath(batch, reduction, path);
-  expect(Array.from(tokenAdvantages)).toEqual(Array.from(reference)); // bit for bit
+function expectAgreement(batch: Batch, path: Path): void {
+  const want = stepTokenMathScalar(batch);
+  const got = runPath(batch, path);
   const bounds = wasmStepErrorBounds(batch, want);
   for (const key of Object.keys(bounds) as Array<keyof StepMetrics>) {
     const [a, b] = [got[key], want[key]];
@@ -93,8 +87,7 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
       offsets: Int32Array.of(0, 2, 3),
       advantages: [0.5, -0.5],
     };
-    const { metrics, tokenAdvantages } = runPath(batch, 'sum', path);
-    expect(Array.from(tokenAdvantages)).toEqual([0.125, 0.125, -0.25]);
+    const metrics = runPath(batch, path);
     expect(metrics.tokens).toBe(3);
     expect(metrics.k1).toBeCloseTo(0, 6);
     expect(metrics.k3).toBeCloseTo((0 + (2 - 1 - LN2) + (0.5 - 1 + LN2)) / 3, 6);
@@ -102,7 +95,7 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
     expect(metrics.ratioMin).toBeCloseTo(0.5, 6);
     expect(metrics.ratioMax).toBeCloseTo(2, 6);
     expect(metrics.objective).toBeCloseTo(0.25, 6);
-    expectAgreement(batch, 'sum', path);
+    expectAgreement(batch, path);
   });
 
   it.each(paths)('empty batches: no rollouts; only empty rollouts (%o)', (path) => {
@@ -114,8 +107,8 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
         offsets,
         advantages: Array.from({ length: offsets.length - 1 }, () => 1),
       };
-      const { metrics } = runPath(batch, 'mean_per_sequence', path);
-      const want = stepTokenMathScalar(batch, 'mean_per_sequence', { tokenAdvantages: empty });
+      const metrics = runPath(batch, path);
+      const want = stepTokenMathScalar(batch);
       expect(metrics).toEqual(want); // NaN statistics, objective 0
       expect(metrics.k3).toBeNaN();
     }
@@ -137,7 +130,7 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
           offsets: Int32Array.of(0, length),
           advantages: [1],
         };
-        const { metrics } = runPath(batch, 'sum', 'staged');
+        const metrics = runPath(batch, 'staged');
         const relative = (got: number, want: number) => (want === 0 ? got : got / want - 1);
         worst.ratio = Math.max(worst.ratio, Math.abs(relative(metrics.ratioMean, Math.exp(d))));
         // r − 1 keeps its own relative precision near r = 1 (as far as float64 ratioMean shows it)
@@ -163,7 +156,6 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
         fc.array(rolloutArb, { minLength: 0, maxLength: 12 }),
         fc.integer({ min: 0, max: 2 ** 31 }),
         fc.constantFrom(0.1, 3, 20),
-        fc.constantFrom('sum' as const, 'mean_per_sequence' as const),
         fc.constantFrom<Path>(
           'zero-copy',
           'staged',
@@ -171,8 +163,8 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
           { stageTokens: 9 },
           { stageTokens: 64 },
         ),
-        (rollouts, seed, logpScale, reduction, path) => {
-          expectAgreement(buildBatch(rollouts, seed, logpScale), reduction, path);
+        (rollouts, seed, logpScale, path) => {
+          expectAgreement(buildBatch(rollouts, seed, logpScale), path);
         },
       ),
       { numRuns: 300 },
@@ -188,7 +180,7 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
       11,
       3,
     );
-    const want = stepTokenMathScalar(batch, 'sum', { tokenAdvantages: new Float32Array(4096) });
+    const want = stepTokenMathScalar(batch);
     const bounds = wasmStepErrorBounds(batch, want);
     expect(bounds.ratioMean / want.ratioMean).toBeLessThan(1e-7);
     expect(bounds.k3 / want.k3).toBeLessThan(5e-6);
@@ -207,13 +199,8 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
       7,
       3,
     );
-    const out = new Float32Array(batch.logpTrain.length);
-    expect(stepTokenMath(batch, 'sum', { tokenAdvantages: out })).toEqual(
-      stepTokenMathWasm(batch, 'sum', { tokenAdvantages: out }),
-    );
-    expect(stepTokenMath(batch, 'sum', { tokenAdvantages: out })).not.toEqual(
-      stepTokenMathScalar(batch, 'sum', { tokenAdvantages: out }),
-    );
+    expect(stepTokenMath(batch)).toEqual(stepTokenMathWasm(batch));
+    expect(stepTokenMath(batch)).not.toEqual(stepTokenMathScalar(batch));
   });
 
   it('views over kernel memory that are not a createStepBuffers layout are staged, not misread', () => {
@@ -227,8 +214,9 @@ describe.runIf(wasmSimdAvailable())('stepTokenMath on the WebAssembly SIMD kerne
       offsets: Int32Array.of(0, 64),
       advantages: [1],
     };
-    expectAgreement(batch, 'sum', 'staged');
-    expect(stepTokenMath(batch, 'sum', buffers).ratioMean).toBeCloseTo(Math.exp(0.25), 6);
+    expect(stepRunsInPlace(batch)).toBe(false);
+    expectAgreement(batch, 'staged');
+    expect(stepTokenMath(batch).ratioMean).toBeCloseTo(Math.exp(0.25), 6);
   });
 });
 
@@ -240,28 +228,20 @@ describe('stepTokenMath input checks and createStepBuffers', () => {
       offsets: Int32Array.of(0, 3),
       advantages: [1],
     };
-    expect(() => stepTokenMath(batch, 'sum', { tokenAdvantages: new Float32Array(2) })).toThrow(
-      'logpTrain/tokenAdvantages: lengths differ (3 vs 2)',
+    expect(() => stepTokenMath({ ...batch, logpInfer: new Float32Array(2) })).toThrow(
+      'logpTrain/logpInfer: lengths differ (3 vs 2)',
     );
-    expect(() =>
-      stepTokenMath({ ...batch, offsets: Int32Array.of(0, 2) }, 'sum', {
-        tokenAdvantages: new Float32Array(3),
-      }),
-    ).toThrow('offsets: last entry 2 != token count 3');
-    expect(() =>
-      stepTokenMath({ ...batch, advantages: [1, 2] }, 'sum', {
-        tokenAdvantages: new Float32Array(3),
-      }),
-    ).toThrow('advantages: 2 values for 1 rollouts');
+    expect(() => stepTokenMath({ ...batch, offsets: Int32Array.of(0, 2) })).toThrow(
+      'offsets: last entry 2 != token count 3',
+    );
+    expect(() => stepTokenMath({ ...batch, advantages: [1, 2] })).toThrow(
+      'advantages: 2 values for 1 rollouts',
+    );
   });
 
   it('createStepBuffers: shapes, zeroed, field-named errors', () => {
     const buffers = createStepBuffers(10, 3);
-    expect([
-      buffers.logpTrain.length,
-      buffers.logpInfer.length,
-      buffers.tokenAdvantages.length,
-    ]).toEqual([10, 10, 10]);
+    expect([buffers.logpTrain.length, buffers.logpInfer.length]).toEqual([10, 10]);
     expect([buffers.offsets.length, buffers.advantages.length]).toEqual([4, 3]);
     expect(buffers.logpTrain.every((v) => v === 0)).toBe(true);
     expect(() => createStepBuffers(-1, 1)).toThrow('tokens: must be an integer >= 0, got -1');
@@ -272,8 +252,6 @@ describe('stepTokenMath input checks and createStepBuffers', () => {
   it('stepTokenMathWasm: rejects a bad stageTokens', () => {
     const empty = new Float32Array(0);
     const batch = { logpTrain: empty, logpInfer: empty, offsets: Int32Array.of(0), advantages: [] };
-    expect(() => stepTokenMathWasm(batch, 'sum', { tokenAdvantages: empty }, 0)).toThrow(
-      'stageTokens',
-    );
+    expect(() => stepTokenMathWasm(batch, 0)).toThrow('stageTokens');
   });
 });

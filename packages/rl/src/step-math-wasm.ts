@@ -1,12 +1,12 @@
-// stepTokenMath: docs/recipe.md §2's per-token step math (IS ratios, KL k1/k3, ratio statistics, J and
-// the per-token advantages) through the WebAssembly SIMD kernel (wasm/step-kernel.wat) where the
-// runtime has it, else through the scalar reference stepTokenMathScalar (step-math.ts).
+// stepTokenMath: docs/recipe.md §2's per-token step math (IS ratios, KL k1/k3, ratio statistics and
+// J) through the WebAssembly SIMD kernel (wasm/step-kernel.wat) where the runtime has it, else
+// through the scalar reference stepTokenMathScalar (step-math.ts).
 //
 // The kernel works on "pieces": whole rollouts when the batch lives in kernel memory
 // (createStepBuffers: zero-copy), or slices of at most STAGE_TOKENS tokens copied through a small
 // staging area otherwise. Per piece it returns Σ d, Σ k3-terms, min d, max d, the count outside
-// [0.5, 2] and Σ r in two parts (r − 1 near 1, r itself elsewhere); this file adds the pieces of each rollout up and combines rollouts exactly as
-// the reference does. A rollout with any log-ratio outside [−80, 80], infinite or NaN is recomputed
+// [0.5, 2] and Σ r in two parts (r − 1 near 1, r itself elsewhere); this file adds the pieces of
+// each rollout up and combines rollouts exactly as the reference does. A rollout with any log-ratio outside [−80, 80], infinite or NaN is recomputed
 // with the reference's own scanRollout, so those cases give the reference's results exactly.
 // Accuracy of the rest: float32 arithmetic on float32 inputs (see the README, "WebAssembly path").
 import {
@@ -16,7 +16,6 @@ import {
   type RolloutSums,
   type StepBatch,
   type StepMetrics,
-  type StepOutputs,
 } from './step-math.ts';
 import {
   PIECES_PER_CALL,
@@ -27,7 +26,6 @@ import {
   type StageArrays,
   type StepKernel,
 } from './step-wasm-kernel.ts';
-import { tokenAdvantageScale, type LossReduction } from './token-advantages.ts';
 
 /** |d| beyond which the kernel's float32 exp is not used (e^±80 stays a normal float32). */
 const EXP_RANGE = 80;
@@ -132,14 +130,12 @@ interface KernelRun {
 
 function kernelStep(
   batch: StepBatch,
-  reduction: LossReduction,
-  outputs: StepOutputs,
   { kernel, stage }: KernelRun,
   stageTokens: number,
 ): StepMetrics {
-  const sequenceCount = checkStepInputs(batch, outputs);
-  const { offsets, advantages, logpTrain, logpInfer } = batch;
-  const { bounds, fill, sums } = kernel;
+  const sequenceCount = checkStepInputs(batch);
+  const { offsets, logpTrain, logpInfer } = batch;
+  const { bounds, sums } = kernel;
   const sliceLimit = stage === null ? Infinity : stageTokens;
   const totals: Totals = {
     ...{ ratio: 0, logRatio: 0, kl: 0, objective: 0, minD: Infinity, maxD: -Infinity, outside: 0 },
@@ -158,8 +154,6 @@ function kernelStep(
       const rolloutEnd = offsets[planned + 1]!;
       const pieceEnd = Math.min(rolloutEnd, base + sliceLimit);
       if (pieceEnd === token && rolloutEnd > token) break; // the slice is full
-      const length = rolloutEnd - offsets[planned]!;
-      fill[count] = advantages[planned]! * tokenAdvantageScale(reduction, sequenceCount, length);
       bounds[++count] = pieceEnd - base;
       token = pieceEnd;
       if (token === rolloutEnd) planned++;
@@ -168,9 +162,7 @@ function kernelStep(
       kernel.scan(
         logpTrain.byteOffset + 4 * base,
         logpInfer.byteOffset + 4 * base,
-        outputs.tokenAdvantages.byteOffset + 4 * base,
         bounds.byteOffset,
-        fill.byteOffset,
         sums.byteOffset,
         count,
       );
@@ -180,13 +172,10 @@ function kernelStep(
       kernel.scan(
         stage.logpTrain.byteOffset,
         stage.logpInfer.byteOffset,
-        stage.tokenAdvantages.byteOffset,
         bounds.byteOffset,
-        fill.byteOffset,
         sums.byteOffset,
         count,
       );
-      outputs.tokenAdvantages.set(stage.tokenAdvantages.subarray(0, token - base), base);
     }
     for (let p = 0; p < count; p++) {
       addPiece(open, sums, p);
@@ -199,20 +188,18 @@ function kernelStep(
 
 /**
  * docs/recipe.md §2 step math for a batch in the flat layout (ragged.ts): IS ratios, train–inference KL
- * (k1, k3), ratio statistics, J, and the per-token advantages for `reduction` written into
- * `outputs.tokenAdvantages`. Runs the WebAssembly SIMD kernel where available — in place when the
- * arrays come from createStepBuffers, staged through a small buffer otherwise — and the scalar
- * reference (stepTokenMathScalar) elsewhere.
+ * (k1, k3), ratio statistics and J. Runs the WebAssembly SIMD kernel where available — in place
+ * when the logprob arrays come from createStepBuffers (stepRunsInPlace), staged through a small
+ * buffer otherwise — and the scalar reference (stepTokenMathScalar) elsewhere.
  */
-export function stepTokenMath(
-  batch: StepBatch,
-  reduction: LossReduction,
-  outputs: StepOutputs,
-): StepMetrics {
-  const run = kernelRunFor(batch, outputs);
-  return run === null
-    ? stepTokenMathScalar(batch, reduction, outputs)
-    : kernelStep(batch, reduction, outputs, run, STAGE_TOKENS);
+export function stepTokenMath(batch: StepBatch): StepMetrics {
+  const run = kernelRunFor(batch);
+  return run === null ? stepTokenMathScalar(batch) : kernelStep(batch, run, STAGE_TOKENS);
+}
+
+/** Whether stepTokenMath streams this batch in place (its logprobs live in kernel memory). */
+export function stepRunsInPlace(batch: Pick<StepBatch, 'logpTrain' | 'logpInfer'>): boolean {
+  return zeroCopyKernel([batch.logpTrain, batch.logpInfer]) !== undefined;
 }
 
 /**
@@ -221,21 +208,19 @@ export function stepTokenMath(
  */
 export function stepTokenMathWasm(
   batch: StepBatch,
-  reduction: LossReduction,
-  outputs: StepOutputs,
   stageTokens: number = STAGE_TOKENS,
 ): StepMetrics {
   if (!(Number.isInteger(stageTokens) && stageTokens >= 1 && stageTokens <= STAGE_TOKENS))
     throw new RangeError(`stageTokens: must be an integer in [1, ${STAGE_TOKENS}]`);
-  const run = kernelRunFor(batch, outputs);
+  const run = kernelRunFor(batch);
   if (run === null) throw new Error('stepTokenMathWasm: this runtime has no WebAssembly SIMD');
-  return kernelStep(batch, reduction, outputs, run, stageTokens);
+  return kernelStep(batch, run, stageTokens);
 }
 
 /** The kernel for a batch: its own memory's (zero-copy), the staging one, or null (no SIMD). */
-function kernelRunFor(batch: StepBatch, outputs: StepOutputs): KernelRun | null {
+function kernelRunFor(batch: StepBatch): KernelRun | null {
   const { logpTrain, logpInfer } = batch;
-  const own = zeroCopyKernel([logpTrain, logpInfer, outputs.tokenAdvantages]);
+  const own = zeroCopyKernel([logpTrain, logpInfer]);
   if (own !== undefined) return { kernel: own, stage: null };
   return stagingKernelOf();
 }

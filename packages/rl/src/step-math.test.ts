@@ -5,7 +5,6 @@ import { tokenIsRatios } from './is-ratio.ts';
 import { trainInferenceKl } from './kl.ts';
 import { ratioStats } from './ratio-stats.ts';
 import { stepTokenMathScalar as stepTokenMath } from './step-math.ts';
-import { perTokenAdvantages } from './token-advantages.ts';
 
 const LN2 = Math.LN2;
 
@@ -17,10 +16,8 @@ describe('stepTokenMath (docs/recipe.md §2 fused over the flat layout)', () => 
       offsets: Int32Array.of(0, 2, 3),
       advantages: [0.5, -0.5],
     };
-    const tokenAdvantages = new Float32Array(3);
-    const metrics = stepTokenMath(batch, 'sum', { tokenAdvantages });
     // float32 inputs: ln 2 is rounded, so compare at float32 precision
-    [0.125, 0.125, -0.25].forEach((a, t) => expect(tokenAdvantages[t]).toBeCloseTo(a, 7));
+    const metrics = stepTokenMath(batch);
     expect(metrics.tokens).toBe(3);
     expect(metrics.k1).toBeCloseTo((0 - LN2 + LN2) / 3, 6);
     expect(metrics.k3).toBeCloseTo((0 + (2 - 1 - LN2) + (0.5 - 1 + LN2)) / 3, 6);
@@ -32,11 +29,12 @@ describe('stepTokenMath (docs/recipe.md §2 fused over the flat layout)', () => 
 
   it('zero tokens: statistics are NaN, objective 0', () => {
     const empty = new Float32Array(0);
-    const metrics = stepTokenMath(
-      { logpTrain: empty, logpInfer: empty, offsets: Int32Array.of(0, 0), advantages: [1] },
-      'sum',
-      { tokenAdvantages: empty },
-    );
+    const metrics = stepTokenMath({
+      logpTrain: empty,
+      logpInfer: empty,
+      offsets: Int32Array.of(0, 0),
+      advantages: [1],
+    });
     expect(metrics.k3).toBeNaN();
     expect(metrics.ratioMin).toBeNaN();
     expect(metrics.objective).toBe(0);
@@ -51,8 +49,7 @@ describe('stepTokenMath (docs/recipe.md §2 fused over the flat layout)', () => 
       fc.property(
         fc.array(rolloutArb, { minLength: 1, maxLength: 6 }),
         fc.integer({ min: 0, max: 2 ** 31 }),
-        fc.constantFrom('sum' as const, 'mean_per_sequence' as const),
-        (rollouts, seed, reduction) => {
+        (rollouts, seed) => {
           const offsets = new Int32Array(rollouts.length + 1);
           rollouts.forEach((r, i) => (offsets[i + 1] = offsets[i]! + r.length));
           const tokens = offsets[rollouts.length]!;
@@ -62,17 +59,11 @@ describe('stepTokenMath (docs/recipe.md §2 fused over the flat layout)', () => 
           const logpTrain = Float32Array.from({ length: tokens }, () => -5 * noise());
           const logpInfer = Float32Array.from(logpTrain, (lp) => lp + (noise() - 0.5) * 1.5);
           const advantages = rollouts.map((r) => r.advantage);
-          const tokenAdvantages = new Float32Array(tokens);
-          const metrics = stepTokenMath({ logpTrain, logpInfer, offsets, advantages }, reduction, {
-            tokenAdvantages,
-          });
+          const metrics = stepTokenMath({ logpTrain, logpInfer, offsets, advantages });
 
           const expectedRatios = tokenIsRatios(logpTrain, logpInfer);
           const stats = ratioStats(expectedRatios);
           const kl = trainInferenceKl(logpTrain, logpInfer);
-          expect(Array.from(tokenAdvantages)).toEqual(
-            Array.from(perTokenAdvantages(advantages, offsets, reduction)),
-          );
           expect(metrics.k1).toBeCloseTo(kl.k1, 12);
           expect(metrics.k3).toBeCloseTo(kl.k3, 12);
           expect(metrics.ratioMean).toBeCloseTo(stats.mean, 12);

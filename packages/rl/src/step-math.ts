@@ -1,23 +1,19 @@
 // The per-step token math of docs/recipe.md §2 fused into one pass over a batch in the flat layout
-// (ragged.ts): IS ratios, train–inference KL (k1, k3), ratio statistics, the objective J, and the
-// per-token advantages for the trainer's reduction (token-advantages.ts). No allocation per
-// rollout or token; this is what the worker runs every step and what bench/rl measures.
+// (ragged.ts): IS ratios, train–inference KL (k1, k3), ratio statistics and the objective J, from
+// the trainer's logprobs once forward_backward has returned them. (The per-token advantages sent
+// with that call are token-advantages.ts's, computed before it.) No allocation per rollout or
+// token. This scalar version is the reference; the worker runs stepTokenMath (step-math-wasm.ts)
+// in place on createStepBuffers arrays, which is what bench/rl measures.
 // Accumulation: per rollout, Σ_t r and Σ_t logRatio; then Σ_t (r − 1 − logRatio) of rollout i is
 // Σ r − |o_i| − Σ logRatio (kl.ts's k3 summed in a different order), clamped at 0 overall.
 import { assertOffsets, assertSameLength, rolloutCount } from './ragged.ts';
 import { RATIO_BAND_HIGH, RATIO_BAND_LOW } from './ratio-stats.ts';
-import { tokenAdvantageScale, type LossReduction } from './token-advantages.ts';
 
 export interface StepBatch {
   logpTrain: Float32Array; // (T,)
   logpInfer: Float32Array; // (T,)
   offsets: Int32Array; // (N + 1,)
   advantages: ArrayLike<number>; // Â_i (N,)
-}
-
-export interface StepOutputs {
-  /** A_{i,t} for the backend's reduction (T,). Ratios themselves: tokenIsRatios (is-ratio.ts). */
-  tokenAdvantages: Float32Array;
 }
 
 export interface StepMetrics {
@@ -64,10 +60,9 @@ export function scanRollout(batch: StepBatch, start: number, end: number, sums: 
 }
 
 /** Validate a step's arrays against each other; returns the rollout count N. */
-export function checkStepInputs(batch: StepBatch, outputs: StepOutputs): number {
+export function checkStepInputs(batch: StepBatch): number {
   const { offsets, advantages, logpTrain } = batch;
   assertSameLength(logpTrain, batch.logpInfer, 'logpTrain/logpInfer');
-  assertSameLength(logpTrain, outputs.tokenAdvantages, 'logpTrain/tokenAdvantages');
   assertOffsets(offsets, logpTrain.length);
   const sequenceCount = rolloutCount(offsets);
   if (advantages.length !== sequenceCount)
@@ -80,13 +75,9 @@ export function checkStepInputs(batch: StepBatch, outputs: StepOutputs): number 
  * file comment. The reference for the WebAssembly path (step-math-wasm.ts), which `stepTokenMath`
  * uses where WebAssembly SIMD is available.
  */
-export function stepTokenMathScalar(
-  batch: StepBatch,
-  reduction: LossReduction,
-  outputs: StepOutputs,
-): StepMetrics {
+export function stepTokenMathScalar(batch: StepBatch): StepMetrics {
   const { offsets, advantages, logpTrain } = batch;
-  const sequenceCount = checkStepInputs(batch, outputs);
+  const sequenceCount = checkStepInputs(batch);
   const sums: RolloutSums = {
     ratioSum: 0,
     logRatioSum: 0,
@@ -106,11 +97,6 @@ export function stepTokenMathScalar(
     logRatioTotal += sums.logRatioSum;
     mismatchKlSum += sums.ratioSum - (end - start) - sums.logRatioSum;
     if (end > start) objectiveSum += (advantages[i]! * sums.ratioSum) / (end - start);
-    outputs.tokenAdvantages.fill(
-      advantages[i]! * tokenAdvantageScale(reduction, sequenceCount, end - start),
-      start,
-      end,
-    );
   }
   const tokens = logpTrain.length;
   const mismatchKl = Math.max(0, mismatchKlSum / tokens); // k3

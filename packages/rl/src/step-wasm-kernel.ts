@@ -8,16 +8,8 @@
 // Pure: no I/O; the bytes are compiled once, synchronously, on first use.
 import { STEP_KERNEL_BASE64 } from './step-wasm-bytes.ts';
 
-/** The kernel's scan(lt, li, out, bounds, fill, sums, count); see step-kernel.wat. */
-type ScanFn = (
-  lt: number,
-  li: number,
-  out: number,
-  bounds: number,
-  fill: number,
-  sums: number,
-  count: number,
-) => void;
+/** The kernel's scan(lt, li, bounds, sums, count); see step-kernel.wat. */
+type ScanFn = (lt: number, li: number, bounds: number, sums: number, count: number) => void;
 
 // The part of the WebAssembly JS API used here (neither lib ES2023 nor @types/node 20 declares it).
 interface WasmMemory {
@@ -34,7 +26,7 @@ interface WasmApi {
 export const PIECES_PER_CALL = 1024;
 /** f64 values per piece in the kernel's results (see step-kernel.wat). */
 export const SUM_FIELDS = 8;
-/** Tokens per staging slice for arrays outside kernel memory: 3 × 64 KiB, stays in L2. */
+/** Tokens per staging slice for arrays outside kernel memory: 2 × 64 KiB, stays in L2. */
 export const STAGE_TOKENS = 16_384;
 /** Bytes after every array the kernel touches (it over-reads at most 12, see the .wat). */
 const SLACK = 16;
@@ -47,7 +39,6 @@ export interface StepKernel {
   scan: ScanFn;
   buffer: ArrayBuffer;
   bounds: Int32Array; // (PIECES_PER_CALL + 1,)
-  fill: Float32Array; // (PIECES_PER_CALL,)
   sums: Float64Array; // (PIECES_PER_CALL × SUM_FIELDS,)
   /** First byte after the scratch area: batch arrays must start at or after it. */
   dataStart: number;
@@ -57,7 +48,6 @@ export interface StepKernel {
 export interface StepBuffers {
   logpTrain: Float32Array; // (T,)
   logpInfer: Float32Array; // (T,)
-  tokenAdvantages: Float32Array; // (T,)
   offsets: Int32Array; // (N + 1,)
   advantages: Float64Array; // (N,)
 }
@@ -95,9 +85,8 @@ const KERNEL_RESERVED = 512;
 /** Byte layout of the scratch area after the kernel's own bytes. */
 const SCRATCH = (() => {
   const bounds = KERNEL_RESERVED;
-  const fill = alignUp(bounds + 4 * (PIECES_PER_CALL + 1));
-  const sums = alignUp(fill + 4 * PIECES_PER_CALL);
-  return { bounds, fill, sums, end: alignUp(sums + 8 * SUM_FIELDS * PIECES_PER_CALL) };
+  const sums = alignUp(bounds + 4 * (PIECES_PER_CALL + 1));
+  return { bounds, sums, end: alignUp(sums + 8 * SUM_FIELDS * PIECES_PER_CALL) };
 })();
 
 /** A kernel over a fresh memory of at least `bytes` (scratch included); null without SIMD. */
@@ -112,7 +101,6 @@ function instantiate(bytes: number): StepKernel | null {
     scan: instance.exports.scan as ScanFn,
     buffer,
     bounds: new Int32Array(buffer, SCRATCH.bounds, PIECES_PER_CALL + 1),
-    fill: new Float32Array(buffer, SCRATCH.fill, PIECES_PER_CALL),
     sums: new Float64Array(buffer, SCRATCH.sums, SUM_FIELDS * PIECES_PER_CALL),
     dataStart: SCRATCH.end,
   };
@@ -122,8 +110,8 @@ function instantiate(bytes: number): StepKernel | null {
 
 /**
  * The arrays of a step (T tokens, N rollouts) allocated together in WebAssembly memory, so that
- * `stepTokenMath` over them streams them in place (no copy). Fill `logpTrain`, `logpInfer`,
- * `offsets` and `advantages`, then pass them (and `tokenAdvantages` as the output) as usual.
+ * `stepTokenMath` over them streams them in place (no copy): gather the logprobs straight into
+ * `logpTrain` and `logpInfer`, fill `offsets` and `advantages`, then pass them as the batch.
  * Without WebAssembly SIMD these are ordinary typed arrays (the scalar path runs). The memory is
  * freed with the views; reuse one set across steps of the same shape.
  */
@@ -135,8 +123,7 @@ export function createStepBuffers(tokens: number, rollouts: number): StepBuffers
   const tokenBytes = alignUp(4 * tokens + SLACK);
   const logpTrain = SCRATCH.end;
   const logpInfer = logpTrain + tokenBytes;
-  const tokenAdvantages = logpInfer + tokenBytes;
-  const offsets = tokenAdvantages + tokenBytes;
+  const offsets = logpInfer + tokenBytes;
   const advantages = offsets + alignUp(4 * (rollouts + 1));
   const bytes = advantages + alignUp(8 * rollouts);
   if (bytes > MAX_PAGES * PAGE)
@@ -145,7 +132,6 @@ export function createStepBuffers(tokens: number, rollouts: number): StepBuffers
   return {
     logpTrain: new Float32Array(buffer, logpTrain, tokens),
     logpInfer: new Float32Array(buffer, logpInfer, tokens),
-    tokenAdvantages: new Float32Array(buffer, tokenAdvantages, tokens),
     offsets: new Int32Array(buffer, offsets, rollouts + 1),
     advantages: new Float64Array(buffer, advantages, rollouts),
   };
@@ -162,24 +148,23 @@ export function zeroCopyKernel(arrays: readonly Float32Array[]): StepKernel | un
   return arrays.every(inside) ? kernel : undefined;
 }
 
-/** Staging views inside the shared kernel's memory: one slice of each per-token array. */
+/** Staging views inside the shared kernel's memory: one slice of each logprob array. */
 export interface StageArrays {
   logpTrain: Float32Array;
   logpInfer: Float32Array;
-  tokenAdvantages: Float32Array;
 }
 
 /** The shared kernel that stages arrays living elsewhere; null without WebAssembly SIMD. */
 export function stagingKernelOf(): { kernel: StepKernel; stage: StageArrays } | null {
   if (stagingKernel !== undefined) return stagingKernel;
   const sliceBytes = alignUp(4 * STAGE_TOKENS + SLACK);
-  const kernel = instantiate(SCRATCH.end + 3 * sliceBytes);
+  const kernel = instantiate(SCRATCH.end + 2 * sliceBytes);
   if (kernel === null) return null;
   const view = (slice: number) =>
     new Float32Array(kernel.buffer, SCRATCH.end + slice * sliceBytes, STAGE_TOKENS);
   stagingKernel = {
     kernel,
-    stage: { logpTrain: view(0), logpInfer: view(1), tokenAdvantages: view(2) },
+    stage: { logpTrain: view(0), logpInfer: view(1) },
   };
   return stagingKernel;
 }

@@ -1,7 +1,8 @@
 ;; The per-token hot path of @anneal/rl's stepTokenMath (docs/recipe.md §2) in WebAssembly SIMD (f32x4).
 ;; One pass over a batch of "pieces" (a piece is a rollout, or part of one when the caller stages
-;; tokens through a small buffer); for each piece it streams the train and inference logprobs once,
-;; writes the piece's per-token advantage into every one of its token slots, and reports its sums.
+;; tokens through a small buffer); for each piece it streams the train and inference logprobs once
+;; and reports its sums. It writes nothing per token: the trainer's per-token advantages are set
+;; before the trainer returns the logprobs this reads (src/token-advantages.ts).
 ;; src/step-math-wasm.ts turns those sums into the step metrics exactly as the scalar reference
 ;; (src/step-math.ts) does, and recomputes with the scalar reference any piece whose log-ratios are
 ;; outside [-80, 80], infinite or NaN (the kernel's float32 exponential is only valid inside).
@@ -29,8 +30,8 @@
 ;; `|d| > ln 2` for float32 d, matching the reference's exp(d) < 0.5 || exp(d) > 2.
 ;;
 ;; Memory contract (kept by src/step-wasm-kernel.ts): bytes [0, 512) belong to the kernel; it may
-;; read up to 12 bytes past the end of a piece's logprobs and rewrites (unchanged) up to 12 bytes
-;; past its advantages, so every array it is given is followed by at least 16 addressable bytes.
+;; read up to 12 bytes past the end of a piece's logprobs, so every array it is given is followed
+;; by at least 16 addressable bytes.
 ;;
 ;; Constants live in memory and are loaded where used: V8 rebuilds an inline v128.const from
 ;; immediates at every use (three instructions) and then spills it under register pressure.
@@ -108,22 +109,19 @@
     (v128.and (local.get $fg) (local.get $isn0))  ;; r - 1 where n = 0 (else 0: r went to Σ r)
     (f32x4.add (local.get $g) (f32x4.add (f32x4.sub (local.get $s1) (local.get $nC1)) (local.get $nC2))))
 
-  ;; scan(lt, li, out, bounds, fill, sums, count)
-  ;;   lt, li, out: byte addresses of token 0 of this call (train logprobs, inference logprobs,
-  ;;                per-token advantages; all f32)
+  ;; scan(lt, li, bounds, sums, count)
+  ;;   lt, li:      byte addresses of token 0 of this call (train, inference logprobs; f32)
   ;;   bounds:      count + 1 i32 token indices relative to token 0; piece p is [bounds[p], bounds[p+1])
-  ;;   fill:        count f32, the per-token advantage of each piece
   ;;   sums:        count x 8 f64, written (see above)
   (func (export "scan")
-    (param $lt i32) (param $li i32) (param $out i32)
-    (param $bounds i32) (param $fill i32) (param $sums i32) (param $count i32)
+    (param $lt i32) (param $li i32) (param $bounds i32) (param $sums i32) (param $count i32)
     (local $p i32)         ;; piece index
     (local $at i32)        ;; byte offset of the next vector (relative to token 0)
     (local $end i32)       ;; byte offset one past the piece
     (local $pairsEnd i32)  ;; byte offset one past the piece's last whole pair of vectors
     (local $blockEnd i32)  ;; byte offset one past this float32 block (8 pairs at most)
     (local $rec i32)
-    (local $fillv v128) (local $valid v128)
+    (local $valid v128)
     (local $d0 v128) (local $d1 v128) (local $dmm v128) (local $g0 v128) (local $g1 v128) (local $q v128)
     (local $em1 v128) (local $k v128)
     (local $em1B v128) (local $dB v128) (local $kB v128)   ;; float32 block sums
@@ -138,8 +136,6 @@
           (i32.shl (local.get $p) (i32.const 2)))) (i32.const 2)))
         (local.set $pairsEnd (i32.add (local.get $at)
           (i32.and (i32.sub (local.get $end) (local.get $at)) (i32.const -32))))
-        (local.set $fillv (v128.load32_splat (i32.add (local.get $fill)
-          (i32.shl (local.get $p) (i32.const 2)))))
         (local.set $em1S (v128.const i64x2 0 0))
         (local.set $dS (v128.const i64x2 0 0))
         (local.set $kS (v128.const i64x2 0 0))
@@ -178,8 +174,6 @@
                         (f32x4.pmax (v128.and (local.get $d0) (local.get $q))
                           (v128.and (local.get $d1) (local.get $q)))
                         (v128.load offset=16 (i32.const 0)))))
-                      (v128.store (i32.add (local.get $out) (local.get $at)) (local.get $fillv))
-                      (v128.store offset=16 (i32.add (local.get $out) (local.get $at)) (local.get $fillv))
                       (local.set $minD (f32x4.pmin (f32x4.pmin (local.get $minD) (local.get $d0)) (local.get $d1)))
                       (local.set $maxD (f32x4.pmax (f32x4.pmax (local.get $maxD) (local.get $d0)) (local.get $d1)))
                       (local.set $dB (f32x4.add (f32x4.add (local.get $dB) (local.get $d0)) (local.get $d1)))
@@ -209,8 +203,6 @@
                       (br_if $fast (i32.lt_u (local.get $at) (local.get $blockEnd))))
                     (br $blockFull))
                   ;; this pair needs the general path ($d0, $d1 hold it)
-                  (v128.store (i32.add (local.get $out) (local.get $at)) (local.get $fillv))
-                  (v128.store offset=16 (i32.add (local.get $out) (local.get $at)) (local.get $fillv))
                   (local.set $minD (f32x4.pmin (f32x4.pmin (local.get $minD) (local.get $d0)) (local.get $d1)))
                   (local.set $maxD (f32x4.pmax (f32x4.pmax (local.get $maxD) (local.get $d0)) (local.get $d1)))
                   (local.set $dB (f32x4.add (f32x4.add (local.get $dB) (local.get $d0)) (local.get $d1)))
@@ -238,9 +230,6 @@
                     (v128.load (i32.add (local.get $li) (local.get $at)))))
                   (local.set $d0 (v128.and (local.get $dmm) (local.get $valid)))
                   (local.set $dmm (v128.or (local.get $dmm) (v128.not (local.get $valid))))
-                  (v128.store (i32.add (local.get $out) (local.get $at))
-                    (v128.bitselect (local.get $fillv)
-                      (v128.load (i32.add (local.get $out) (local.get $at))) (local.get $valid)))
                   (local.set $minD (f32x4.pmin (local.get $minD) (local.get $dmm)))
                   (local.set $maxD (f32x4.pmax (local.get $maxD) (local.get $dmm)))
                   (local.set $dB (f32x4.add (local.get $dB) (local.get $d0)))

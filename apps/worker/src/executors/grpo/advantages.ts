@@ -15,21 +15,24 @@ import type { LossReduction } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
 import type { GrpoSpec } from '@anneal/protocol';
 import {
+  createStepBuffers,
   maskedIsRatios,
   maskedSequenceIsRatios,
   perTokenAdvantages,
   sequenceIsRatios,
   tokenIsRatios,
   type GroupScore,
+  type StepBuffers,
 } from '@anneal/rl';
 
 export type IsOptions = GrpoSpec['importanceSampling'];
 
 /** Generated tokens of a batch in the flat layout of @anneal/rl (rollout i owns
- * [offsets[i], offsets[i+1])), with their positions in each rollout's token sequence. */
-export interface GeneratedLayout {
-  offsets: Int32Array; // (N + 1,)
-  logpInfer: Float32Array; // (T,) μ_infer logprob of each generated token
+ * [offsets[i], offsets[i+1])), with their positions in each rollout's token sequence. The arrays
+ * are @anneal/rl's step buffers (createStepBuffers: WebAssembly memory), so the step math streams
+ * them in place: `logpInfer` and `offsets` are filled here, `logpTrain` by the gather of the
+ * trainer's logprobs, `advantages` (Â_i) by the caller. */
+export interface GeneratedLayout extends StepBuffers {
   positions: Int32Array[]; // per rollout: indices t into rollout.tokens with lossMask[t] = 1
 }
 
@@ -44,13 +47,14 @@ export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
     });
     return Int32Array.from(list);
   });
-  const offsets = new Int32Array(rollouts.length + 1);
+  const tokens = positions.reduce((n, p) => n + p.length, 0);
+  const buffers = createStepBuffers(tokens, rollouts.length);
+  const { offsets, logpInfer } = buffers;
   positions.forEach((p, i) => (offsets[i + 1] = offsets[i]! + p.length));
-  const logpInfer = new Float32Array(offsets[rollouts.length]!);
   rollouts.forEach((r, i) =>
     positions[i]!.forEach((t, k) => (logpInfer[offsets[i]! + k] = r.logprobs[t]!)),
   );
-  return { offsets, logpInfer, positions };
+  return { ...buffers, positions };
 }
 
 /** Â_i of every rollout, groups concatenated in order. */
@@ -63,6 +67,8 @@ export function needsTrainLogprobs(is: IsOptions): boolean {
 }
 
 export interface IsCorrection {
+  /** w_t per generated token (T,): the weight that replaces r_t in J (J_w). */
+  weights: Float64Array;
   /** w_t / r_t per generated token (T,). */
   factor: Float32Array;
   /** Tokens (token level) or sequences (sequence level) dropped by masked IS. */
@@ -127,6 +133,7 @@ export function isCorrection(
     factor[t] = ratios[t]! > 0 ? weights[t]! / ratios[t]! : 0;
   }
   return {
+    weights,
     factor,
     maskedFraction: dropped,
     truncatedFraction: is.truncate ? clipped : null,

@@ -3,9 +3,14 @@
 // it returns π_train's logprobs of the sampled tokens — then IS ratios, train–inference KL
 // (k1, k3), ratio statistics and J (@anneal/rl stepTokenMath), then optim_step (grad norm:
 // null when the backend reports none, never made up).
+//
+// The step math runs exactly as bench/rl measures it: the batch lives in @anneal/rl's step
+// buffers (generatedLayout), the trainer's logprobs are gathered straight into them, and the
+// WebAssembly kernel streams them in place. The per-token advantages are computed once, before
+// forward_backward (they are its input), by @anneal/rl perTokenAdvantages (backendTokenAdvantages).
 import type { AdamParams, Datum, LossReduction, TrainerModel } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
-import { stepTokenMath, tokenIsRatios } from '@anneal/rl';
+import { stepTokenMath } from '@anneal/rl';
 import { shiftedDatum } from '../common/datum.ts';
 import {
   backendTokenAdvantages,
@@ -59,9 +64,13 @@ export function isData(
   });
 }
 
-/** π_train logprobs of the generated tokens, flat (datum position t−1 predicts token t). */
-export function gatherTrainLogprobs(layout: GeneratedLayout, logprobs: readonly Float32Array[]) {
-  const flat = new Float32Array(layout.logpInfer.length);
+/** π_train logprobs of the generated tokens into layout.logpTrain (datum position t−1 predicts
+ * token t): the step buffer the kernel reads in place. */
+export function gatherTrainLogprobs(
+  layout: GeneratedLayout,
+  logprobs: readonly Float32Array[],
+): Float32Array {
+  const flat = layout.logpTrain;
   layout.positions.forEach((positions, i) => {
     const datum = logprobs[i];
     if (datum === undefined) throw new Error(`trainer returned no logprobs for datum ${i}`);
@@ -79,55 +88,46 @@ async function correctionFor(
   if (!needsTrainLogprobs(inputs.is)) return null;
   const plain = backendTokenAdvantages(inputs.advantages, layout.offsets, inputs.reduction, null);
   const probe = await model.forward(isData(inputs.rollouts, layout, plain), 'importance_sampling');
+  // gathered into the step buffer; forward_backward's logprobs replace them below
   const logpTrain = gatherTrainLogprobs(layout, probe.logprobs);
   return isCorrection(inputs.is, logpTrain, layout.logpInfer, layout.offsets);
 }
 
-/** −J_w = −1/N Σ_i 1/|o_i| Σ_t w_t·Â_i with w_t = r_t·factor_t. */
-function weightedLoss(
-  layout: GeneratedLayout,
-  ratios: ArrayLike<number>,
-  factor: Float32Array | null,
-  advantages: ArrayLike<number>,
-): number {
+/** J_w = 1/N Σ_i Â_i · mean_t w_t: J with the IS options' weights w_t in place of r_t. */
+function weightedObjective(layout: GeneratedLayout, weights: Float64Array): number {
   const n = layout.offsets.length - 1;
   let objective = 0;
   for (let i = 0; i < n; i++) {
     const start = layout.offsets[i]!;
     const end = layout.offsets[i + 1]!;
     let weightSum = 0;
-    for (let t = start; t < end; t++) weightSum += ratios[t]! * (factor?.[t] ?? 1);
-    if (end > start) objective += (advantages[i]! * weightSum) / (end - start);
+    for (let t = start; t < end; t++) weightSum += weights[t]!;
+    if (end > start) objective += (layout.advantages[i]! * weightSum) / (end - start);
   }
-  return n === 0 ? 0 : -objective / n;
+  return n === 0 ? 0 : objective / n;
 }
 
 export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promise<TrainOutcome> {
   const layout = generatedLayout(inputs.rollouts);
+  if (inputs.advantages.length !== inputs.rollouts.length) {
+    throw new RangeError(
+      `advantages: ${inputs.advantages.length} values for ${inputs.rollouts.length} rollouts`,
+    );
+  }
+  layout.advantages.set(inputs.advantages);
   const correction = await correctionFor(model, inputs, layout);
-  const factor = correction?.factor ?? null;
   const tokenAdvantages = backendTokenAdvantages(
     inputs.advantages,
     layout.offsets,
     inputs.reduction,
-    factor,
+    correction?.factor ?? null,
   );
   const result = await model.forwardBackward(
     isData(inputs.rollouts, layout, tokenAdvantages),
     'importance_sampling',
   );
-  const logpTrain = gatherTrainLogprobs(layout, result.logprobs);
-  const math = stepTokenMath(
-    {
-      logpTrain,
-      logpInfer: layout.logpInfer,
-      offsets: layout.offsets,
-      advantages: inputs.advantages,
-    },
-    inputs.reduction,
-    { tokenAdvantages: new Float32Array(logpTrain.length) },
-  );
-  const ratios = tokenIsRatios(logpTrain, layout.logpInfer);
+  gatherTrainLogprobs(layout, result.logprobs);
+  const math = stepTokenMath(layout);
   const optim = await model.optimStep(inputs.adam);
   return {
     tokens: math.tokens,
@@ -138,7 +138,8 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     ratioMax: math.ratioMax,
     ratioFractionOutside: math.ratioFractionOutside,
     objective: math.objective,
-    loss: weightedLoss(layout, ratios, factor, inputs.advantages),
+    // J_w's weights come from the probe forward at the same (pre-update) weights
+    loss: correction === null ? -math.objective : -weightedObjective(layout, correction.weights),
     gradNorm: optim.gradNorm,
     maskedFraction: correction?.maskedFraction ?? null,
     truncatedFraction: correction?.truncatedFraction ?? null,
