@@ -39,6 +39,28 @@ export { DEFAULT_ADAPTER_LAYOUT, adapterPathResolver, parseSamplerUri } from './
 export type { AdapterStorage } from './vllm/lora-paths.ts';
 export type { ReplicaSnapshot } from './vllm/replicas.ts';
 export type { VllmEvent } from './vllm/transport.ts';
+export { versionedAdapterName } from './vllm/weight-sync.ts';
+export type { AdapterSnapshot } from './vllm/weight-sync.ts';
+export {
+  VLLM_DEFAULT_MAX_LORA_RANK,
+  vllmRankIssue,
+  vllmWeightsFormatIssue,
+} from './vllm/endpoint-checks.ts';
+export { loadInplaceFromVersion, probeVllmEndpoint } from './vllm/probe.ts';
+export type {
+  AdapterDirProbe,
+  VllmEndpointProbe,
+  VllmProbeConfig,
+  VllmReplicaProbe,
+  VllmServedModel,
+} from './vllm/probe.ts';
+// Sampler-weight archives (SkyRL's {name}.tar.gz) -> adapter directories; see README.md.
+export { AdapterError } from './adapters/errors.ts';
+export type { AdapterErrorReason } from './adapters/errors.ts';
+export { DEFAULT_ARCHIVE_LIMITS, extractArchive } from './adapters/archive.ts';
+export type { ArchiveLimits, ExtractResult } from './adapters/archive.ts';
+export { prepareSamplerWeights } from './adapters/prepare.ts';
+export type { PreparedSamplerWeights, SamplerWeightsKind } from './adapters/prepare.ts';
 export { TinkerTrainerEngine } from './tinker/engine.ts';
 export type { TinkerDeps } from './tinker/engine.ts';
 export { TinkerTrainerModel } from './tinker/model.ts';

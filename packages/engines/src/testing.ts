@@ -5,6 +5,7 @@ export type {
   FakeVllmOptions,
   ScriptedReply as VllmScriptedReply,
 } from './vllm/testing/fake-server.ts';
+export type { VllmGeneration } from './vllm/testing/fixtures.ts';
 export { FakeLogprobsServer } from './testing/fake-logprobs-server.ts';
 export type { FakeLogprobsServerOptions } from './testing/fake-logprobs-server.ts';
 export { FakeTinkerServer } from './tinker/testing/fake-server.ts';
