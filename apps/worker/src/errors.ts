@@ -19,14 +19,16 @@ export class WorkerConfigError extends Error {
 }
 
 /**
- * A run cannot be set up on this worker and retrying will not help (an endpoint the operator
- * config lacks, an invalid stored spec, no executor for the kind, an unresolvable model ref).
- * The run fails at once instead of burning its attempts.
+ * A run cannot be set up on this worker and retrying will not help: an endpoint the operator
+ * config lacks, an invalid stored spec, no executor for the kind, an unresolvable model ref, or
+ * (thrown by executors) a data source the catalogue lacks, tool limits the search tool refuses,
+ * rubrics that need an LLM judge when none is configured. The run fails at once instead of
+ * burning its attempts; the message names the spec field where there is one.
  */
 export class RunSetupError extends Error {
   readonly code = WORKER_ERROR_CODES.runSetup;
-  constructor(detail: string) {
-    super(detail);
+  constructor(detail: string, options?: ErrorOptions) {
+    super(detail, options);
     this.name = 'RunSetupError';
   }
 }

@@ -28,6 +28,5 @@ export type {
   SftExample,
 } from './data/catalog.ts';
 export { UnknownDatasetError } from './data/catalog.ts';
-export { ExecutorSetupError } from './setup-error.ts';
 export { builtinDataCatalog, defaultDataCatalog } from './data/builtin-catalog.ts';
 export { METRIC, stepCommittedEvent } from './metrics.ts';

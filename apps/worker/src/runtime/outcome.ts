@@ -10,7 +10,6 @@ import {
 } from '@anneal/store';
 import type { Logger } from '@anneal/telemetry';
 import { RunSetupError } from '../errors.ts';
-import { ExecutorSetupError } from '../executors/setup-error.ts';
 import type { ExecutorResult } from '../executors/types.ts';
 import { outcomeFields } from '../resources/run-outcome.ts';
 import type { StopRequest } from './active-runs.ts';
@@ -86,7 +85,7 @@ export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promi
   const message = errorMessage(error);
   const attempts = job.opts.attempts ?? 1;
   const attempt = job.attemptsMade + 1;
-  const setup = error instanceof RunSetupError || error instanceof ExecutorSetupError;
+  const setup = error instanceof RunSetupError;
   if (!setup && attempt < attempts) {
     const reason = `attempt ${attempt}/${attempts} failed: ${message}; retrying from the last checkpoint`;
     note(deps.logger, 'retrying', await releaseRun(deps.store, runId, reason, deps.workerId));

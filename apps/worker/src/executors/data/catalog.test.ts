@@ -7,7 +7,7 @@ import { ScriptedInference, ShiftedTrainerModel, memoryContext } from '../testin
 import type { RunResources } from '../types.ts';
 import { builtinDataCatalog } from './builtin-catalog.ts';
 import { HELD_OUT_EVERY, withRegisteredDatasets } from './registered-catalog.ts';
-import { ExecutorSetupError } from '../setup-error.ts';
+import { RunSetupError } from '../../errors.ts';
 import { BUILTIN_DATASETS } from '@anneal/protocol';
 
 const tasks = builtinTasks(3, {
@@ -147,7 +147,7 @@ describe('registered datasets in the catalogue', () => {
       resources,
     );
     const run = EXECUTORS.grpo(ctx);
-    await expect(run).rejects.toThrow(ExecutorSetupError);
+    await expect(run).rejects.toThrow(RunSetupError);
     await expect(run).rejects.toThrow(
       `/data/mix/0/source: dataset 'my-chat' has rubric "is polite" without a programmatic check`,
     );

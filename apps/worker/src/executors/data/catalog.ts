@@ -3,7 +3,7 @@
 // runtime passes one catalogue per run (`RunResources.data`); `builtinDataCatalog` serves the
 // built-in tasks of the embedded demo.
 import type { AnswerKey, Rubric, SearchBackend, SearchWebOptions } from '@anneal/envs';
-import { ExecutorSetupError } from '../setup-error.ts';
+import { RunSetupError } from '../../errors.ts';
 
 /** One SFT sequence: prompt + completion tokens; lossMask 1 on completion tokens only (docs/recipe.md §1). */
 export interface SftExample {
@@ -49,7 +49,7 @@ export interface DataCatalog {
   readonly maxContextTokens?: number;
 }
 
-export class UnknownDatasetError extends ExecutorSetupError {
+export class UnknownDatasetError extends RunSetupError {
   override name = 'UnknownDatasetError';
 }
 

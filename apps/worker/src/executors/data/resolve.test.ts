@@ -8,7 +8,7 @@ import {
 } from '@anneal/envs';
 import { TOOL_LIMIT_CAPS } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
-import { ExecutorSetupError } from '../setup-error.ts';
+import { RunSetupError } from '../../errors.ts';
 import type { RunResources } from '../types.ts';
 import { createSearchTool } from './resolve.ts';
 
@@ -41,7 +41,7 @@ describe('search_web limits', () => {
         { resultsPerCall: 10, maxQueryLength: 4096, maxCalls: 5 },
         '/tools',
       );
-    expect(build).toThrow(ExecutorSetupError);
+    expect(build).toThrow(RunSetupError);
     expect(build).toThrow(/^\/tools: maxQueryChars: must be an integer in \[1, 250\], got 4096$/);
     const ok = createSearchTool(
       resources,

@@ -4,7 +4,7 @@
 import { SearchWebTool, type SearchLimits } from '@anneal/envs';
 import type { DataSource } from '@anneal/protocol';
 import type { WeightedPool } from '../common/mix-batch.ts';
-import { ExecutorSetupError } from '../setup-error.ts';
+import { RunSetupError } from '../../errors.ts';
 import type { RunResources } from '../types.ts';
 import { defaultDataCatalog } from './builtin-catalog.ts';
 import { checkSource, type DataCatalog, type DatasetUse } from './catalog.ts';
@@ -50,7 +50,7 @@ export function createSearchTool(
     ? { backend: resources.search, options: undefined }
     : catalogOf(resources).search;
   if (search === undefined) {
-    throw new ExecutorSetupError(
+    throw new RunSetupError(
       `${field}: this run needs a search backend (endpoints.search) and none is set`,
     );
   }
@@ -79,6 +79,6 @@ export function createSearchTool(
     });
   } catch (error) {
     // Limits the tool refuses fail the run at once: a retry would refuse them again.
-    throw new ExecutorSetupError(`${field}: ${(error as Error).message}`, { cause: error });
+    throw new RunSetupError(`${field}: ${(error as Error).message}`, { cause: error });
   }
 }
