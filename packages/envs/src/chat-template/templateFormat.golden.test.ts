@@ -8,6 +8,7 @@ import {
   QWEN3_TOKENIZER_JSON,
   qwen3Reference,
 } from '@anneal/engines/testing';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTemplateChatFormat } from './templateFormat.ts';
 import { searchWebToolSpec } from './toolCalls.ts';
@@ -140,6 +141,52 @@ describe('template chat format on the real Qwen3 files: golden multi-turn ids', 
     // the rollout ends at the sampled end-of-turn token; the template adds a newline after it
     expect(ids).toEqual(reference.encode(full.slice(0, -1)));
     expect(tokenizer.decode(ids)).toBe(full.slice(0, -1));
+  });
+
+  it('holds for random conversations: unicode text, 1-4 rounds, 1-3 calls per round', () => {
+    const reserved = tokenizer.addedTokens().map((t) => t.content);
+    const text = fc
+      .string({ unit: 'grapheme', maxLength: 40 })
+      .filter((s) => !reserved.some((r) => s.includes(r)));
+    const round = fc.record({
+      reasoning: fc.option(text, { nil: undefined }),
+      queries: fc.array(text, { minLength: 1, maxLength: 3 }),
+      results: fc.array(text, { minLength: 3, maxLength: 3 }),
+    });
+    const conversation = fc.record({
+      system: fc.option(text, { nil: undefined }),
+      question: text,
+      rounds: fc.array(round, { minLength: 1, maxLength: 4 }),
+      answer: text,
+    });
+    const format = createTemplateChatFormat({ tokenizer, template });
+    fc.assert(
+      fc.property(conversation, (c) => {
+        const system = c.system === undefined ? undefined : `System: ${c.system}`;
+        const withSystem =
+          system === undefined
+            ? format
+            : createTemplateChatFormat({ tokenizer, template, systemPrompt: system });
+        const messages: ChatMessage[] = [{ role: 'user', content: c.question }];
+        const ids = withSystem.encodePrompt(c.question);
+        for (const r of c.rounds) {
+          const calls = r.queries.map(call).join('\n');
+          const assistant =
+            r.reasoning === undefined ? calls : think(`Plan: ${r.reasoning}.`, calls);
+          ids.push(...reference.encode(assistant + IM_END));
+          messages.push({ role: 'assistant', content: assistant });
+          const results = r.results.slice(0, r.queries.length);
+          ids.push(...(withSystem.encodeToolResults(results) ?? []));
+          messages.push(...results.map((content) => ({ role: 'tool' as const, content })));
+        }
+        const final = think('Done.', `Answer: ${c.answer}`);
+        ids.push(...reference.encode(final + IM_END));
+        messages.push({ role: 'assistant', content: final });
+        const full = rendered(system, messages, false);
+        expect(ids).toEqual(reference.encode(full.slice(0, -1)));
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('renders the prompt with template arguments (enable_thinking: false)', () => {
