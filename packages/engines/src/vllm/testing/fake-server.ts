@@ -6,8 +6,8 @@
 // - LoRA routes: `vllm/entrypoints/openai/serving_models.py` `load_lora_adapter` /
 //   `_check_load_lora_adapter_request` (v0.11.x: a second load of a name is a 400 "has already
 //   been loaded.", any other failure a 400, "No adapter found" a 404) and, on main,
-//   `vllm/entrypoints/openai/models/serving.py` (`load_inplace` from PR #31326; the 400 names
-//   it; any failure but a missing adapter is a 500 InternalServerError);
+//   `vllm/entrypoints/openai/models/serving.py` (`load_inplace` from vLLM PR #31326; the 400
+//   names it; any failure but a missing adapter is a 500 InternalServerError);
 // - adapter checks: `vllm/lora/worker_manager.py` `_load_adapter` (a missing
 //   adapter_config.json is "No adapter found for <path>"; "LoRA rank R is greater than
 //   max_lora_rank M." against `--max-lora-rank`, default 16). Adapter paths that exist on this

@@ -96,8 +96,8 @@ export function errorBody(
 
 /** Which vLLM a fake server answers as. `v0.11`: v0.11.x and older (no `load_inplace`, 400 for
  * most adapter load failures, the "maximum context length" wording). `current`: vLLM main after
- * PR #31326 (`load_inplace`, 500 for most adapter load failures, the renderer's "context length
- * is only" wording). */
+ * vLLM PR #31326 (`load_inplace`, 500 for most adapter load failures, the renderer's "context
+ * length is only" wording). */
 export type VllmGeneration = 'v0.11' | 'current';
 
 /** The context-window 400 message. `v0.11` mirrors `vllm/entrypoints/openai/serving_engine.py`
