@@ -69,6 +69,31 @@ describe('tool-call format', () => {
     expect(f.stopTokenIds).toEqual([4, 0]);
   });
 
+  it('is a ChatFormat: one call per turn, results clipped to the room', () => {
+    expect(format.kind).toBe('markers');
+    const turn = (text: string) => tok.encode(text);
+    expect(format.parseTurn(turn('<|call|>Vek<|/call|>'))).toEqual({
+      kind: 'tool_calls',
+      calls: [{ ok: true, query: 'Vek' }],
+    });
+    expect(format.parseTurn(turn('Vek<|/call|>'))).toEqual({
+      kind: 'tool_calls',
+      calls: [{ ok: false, detail: 'call end without call start' }],
+    });
+    expect(format.parseTurn(turn('<|answer|>Oru<|eos|>'))).toEqual({
+      kind: 'answer',
+      answer: 'Oru',
+    });
+    expect(format.parseTurn(turn('Oru'))).toEqual({ kind: 'incomplete' });
+    expect(format.encodeToolResults(['abcdefghij'], 6)).toEqual(
+      format.encodeResult('abcdefghij', 6),
+    );
+    expect(tok.decode(format.encodeToolResults(['ab', 'cd'])!)).toBe(
+      '<|result|>ab<|/result|><|result|>cd<|/result|>',
+    );
+    expect(format.encodeToolResults(['x'], 1)).toBeUndefined();
+  });
+
   it('names the missing marker when the tokenizer lacks one', () => {
     const bare: Tokenizer = {
       encode: () => [],
