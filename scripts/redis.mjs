@@ -7,7 +7,7 @@ import net from 'node:net';
 const HOW_TO_GET =
   'No Redis found: set REDIS_URL, or install one (apt-get install -y redis-server | brew install redis | docker compose up -d redis).';
 
-function canConnect(port, host = '127.0.0.1', timeoutMs = 500) {
+export function canConnect(port, host = '127.0.0.1', timeoutMs = 500) {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host });
     const done = (ok) => {

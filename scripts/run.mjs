@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Entry point of the root npm scripts: installs dependencies when missing, finds or
-// starts Redis, then runs the task. Node built-ins only (it runs before `npm ci`).
+// Entry point of the root npm scripts: checks the machine's prerequisites (scripts/
+// prerequisites.mjs: one message listing whatever is missing), installs dependencies when
+// missing, builds dist/ (scripts/build.mjs, incremental), finds or starts Redis, then runs
+// the task. Node built-ins only (it runs before `npm ci`).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeMissing, missingPrerequisites } from './prerequisites.mjs';
 import { ensureRedis } from './redis.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,6 +48,15 @@ function run(command, args, extraEnv = {}) {
   });
 }
 
+/** Compiles dist/ (tsc -b is incremental: seconds when nothing changed). */
+const build = () => run(process.execPath, [path.join(root, 'scripts/build.mjs')]);
+
+/** Builds, then runs fn; a failed build stops the task with its exit code. */
+async function afterBuild(fn) {
+  const code = await build();
+  return code === 0 ? fn() : code;
+}
+
 async function withRedis(fn) {
   let redis;
   try {
@@ -62,20 +74,28 @@ async function withRedis(fn) {
 }
 
 const tasks = {
+  // Tests import sources (the "@anneal/source" condition); processes they spawn through the
+  // `anneal` bin run the build, which is why it comes first.
   test: (extra) =>
-    withRedis((redisEnv) =>
-      run(bin('turbo'), ['run', 'test', '--concurrency=1', ...extra], redisEnv),
+    afterBuild(() =>
+      withRedis((redisEnv) =>
+        run(bin('turbo'), ['run', 'test', '--concurrency=1', ...extra], redisEnv),
+      ),
     ),
   bench: (extra) =>
-    withRedis((redisEnv) =>
-      run(bin('turbo'), ['run', 'bench', '--concurrency=1', ...extra], redisEnv),
+    afterBuild(() =>
+      withRedis((redisEnv) =>
+        run(bin('turbo'), ['run', 'bench', '--concurrency=1', ...extra], redisEnv),
+      ),
     ),
   demo: (extra) =>
-    withRedis((redisEnv) =>
-      run(
-        process.execPath,
-        [path.join(root, 'apps/cli/bin/anneal.js'), 'demo', ...extra],
-        redisEnv,
+    afterBuild(() =>
+      withRedis((redisEnv) =>
+        run(
+          process.execPath,
+          [path.join(root, 'apps/cli/bin/anneal.js'), 'demo', ...extra],
+          redisEnv,
+        ),
       ),
     ),
   lint: async (extra) => {
@@ -107,6 +127,11 @@ const [task, ...extra] = process.argv.slice(2);
 if (!task || !(task in tasks)) {
   console.error(`usage: node scripts/run.mjs <${Object.keys(tasks).join('|')}> [args…]`);
   process.exit(2);
+}
+const missing = await missingPrerequisites(task, env);
+if (missing.length > 0) {
+  console.error(describeMissing(task, missing));
+  process.exit(1);
 }
 ensureDependencies();
 process.exit(await tasks[task](extra));

@@ -1,4 +1,4 @@
-// infra/docker: multi-stage, non-root images that run the TypeScript sources with tsx.
+// infra/docker: multi-stage, non-root images that run the compiled JavaScript (dist/) on Node 24.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -40,15 +40,18 @@ describe.each(apps)('infra/docker/%s.Dockerfile', (app, port) => {
     );
   });
 
-  it('runs the sources with node --import tsx: an app entry, or a CLI command that exists', () => {
-    expect(cmd.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
-    const entry = cmd[3]!;
-    expect(existsSync(path.join(REPO_ROOT, entry)), entry).toBe(true);
-    if (entry !== 'apps/cli/src/main.ts') {
-      expect(entry).toBe(`apps/${app}/src/main.ts`);
+  it('runs compiled JavaScript with plain node: an app entry, or a CLI command that exists', () => {
+    expect(cmd[0]).toBe('node');
+    const entry = cmd[1]!;
+    // dist/ is built inside the image (npm run build); its source is what must exist here.
+    const compiled = /^apps\/([a-z-]+)\/dist\/main\.js$/.exec(entry);
+    expect(compiled, `${entry} is not apps/<app>/dist/main.js`).not.toBeNull();
+    expect(existsSync(path.join(REPO_ROOT, `apps/${compiled![1]}/src/main.ts`)), entry).toBe(true);
+    if (compiled![1] !== 'cli') {
+      expect(compiled![1]).toBe(app);
       return;
     }
-    const command = cmd[4]!;
+    const command = cmd[2]!;
     const commandsDir = path.join(REPO_ROOT, 'apps/cli/src/commands');
     const sources = readdirSync(commandsDir)
       .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
@@ -58,6 +61,20 @@ describe.each(apps)('infra/docker/%s.Dockerfile', (app, port) => {
     expect(registers.test(sources), `no CLI command "${command}" in apps/cli/src/commands`).toBe(
       true,
     );
+  });
+
+  it('builds dist/ in a build stage and ships no TypeScript tooling', () => {
+    expect(docker.all.some((i) => i.keyword === 'RUN' && /scripts\/build\.mjs/.test(i.args))).toBe(
+      true,
+    );
+    const final = docker.final.map((i) => `${i.keyword} ${i.args}`).join('\n');
+    expect(final).not.toMatch(/\btsx\b|--omit=dev/);
+    expect(final).toMatch(/COPY --from=deps /);
+  });
+
+  it('runs on the current Node LTS (24)', () => {
+    const arg = docker.all.find((i) => i.keyword === 'ARG' && i.args.startsWith('NODE_IMAGE='));
+    expect(arg?.args).toMatch(/^NODE_IMAGE=node:24[.-]/);
   });
 
   it(`exposes ${port}, the port compose and Kubernetes use`, () => {
