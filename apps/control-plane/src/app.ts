@@ -44,7 +44,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // BullMQ defines ~50 Lua commands on its connection; on the store's auto-pipelined client every
   // pipeline would copy them all, so the queues get a connection of their own.
   const queueConnection = deps.redis.duplicate({ enableAutoPipelining: false });
-  const queues = createPoolQueues(queueConnection, store.prefix);
+  // Its errors during a Redis outage are the request client's, which logs the first of each.
+  const queues = createPoolQueues(queueConnection, store.prefix, () => {});
   const ctx: AppContext = {
     store,
     queues,

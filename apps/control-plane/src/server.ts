@@ -1,9 +1,9 @@
 // startControlPlane: env -> Redis PING (deadline) -> operator config -> Redis -> reconcile ->
 // buildApp -> listen.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createLogger } from '@anneal/telemetry';
-import { checkRedisReachable, createStoreContext, redactRedisUrl } from '@anneal/store';
+import { checkRedisReachable, connectRedis, createStoreContext } from '@anneal/store';
 import { buildApp } from './app.ts';
 import { type LoadedOperatorConfig, loadOperatorConfig } from './config.ts';
 import type { ControlPlaneEnv } from './env.ts';
@@ -27,19 +27,39 @@ export interface StartOptions {
   logger?: FastifyBaseLogger;
 }
 
-function redisClient(url: string, logger: FastifyBaseLogger): Redis {
+/**
+ * `requests`: the client of the request path. While Redis is unreachable its commands fail at
+ * once (no offline queue, no retry after a dropped connection), so a request answers
+ * 503 ANNEAL_ERR_UNAVAILABLE instead of waiting, and nothing queued by a request the client
+ * gave up on runs when Redis comes back (a retried POST cannot create a second run).
+ * `blocking`: SSE readers (XREAD BLOCK), which wait out an outage and resume.
+ */
+function redisClient(url: string, logger: FastifyBaseLogger, use: 'requests' | 'blocking'): Redis {
   // Auto-pipelining batches the commands concurrent requests issue in one tick into one write.
-  const client = new Redis(url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
-  // ioredis reconnects by itself; without a listener every failed attempt would print
-  // "[ioredis] Unhandled error event". Log the first error of each outage only.
-  let reported = false;
-  client.on('ready', () => (reported = false));
-  client.on('error', (error: Error) => {
-    if (reported) return;
-    reported = true;
-    logger.warn({ redis: redactRedisUrl(url), err: error.message }, 'Redis connection error');
+  return connectRedis(
+    url,
+    logger,
+    use === 'requests'
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true }
+      : { maxRetriesPerRequest: null, enableAutoPipelining: true },
+  );
+}
+
+/** Resolves once `client` is connected (commands before that would fail without an offline
+ * queue); rejects with the connection error after `timeoutMs`. */
+async function connected(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('ready', ready);
+      reject(new Error(`Redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const ready = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('ready', ready);
   });
-  return client;
 }
 
 export async function startControlPlane(options: StartOptions): Promise<RunningControlPlane> {
@@ -54,9 +74,10 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
       ...(env.ANNEAL_CONFIG !== undefined && { configPath: env.ANNEAL_CONFIG }),
       ...(env.ANNEAL_TOKEN !== undefined && { token: env.ANNEAL_TOKEN }),
     }));
-  const redis = redisClient(env.REDIS_URL, logger);
+  const redis = redisClient(env.REDIS_URL, logger, 'requests');
   const blockingClients = new Set<Redis>();
   try {
+    await connected(redis, env.ANNEAL_REDIS_TIMEOUT_MS);
     const store = createStoreContext(redis, env.ANNEAL_KEY_PREFIX);
     await reconcile(store, loaded.operator);
   } catch (error) {
@@ -69,7 +90,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
     redis,
     prefix: env.ANNEAL_KEY_PREFIX,
     createBlockingClient: () => {
-      const client = redisClient(env.REDIS_URL, logger);
+      const client = redisClient(env.REDIS_URL, logger, 'blocking');
       blockingClients.add(client);
       client.once('end', () => blockingClients.delete(client));
       return client;

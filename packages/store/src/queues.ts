@@ -17,13 +17,20 @@ export interface PoolQueues {
   close(): Promise<void>;
 }
 
-export function createPoolQueues(connection: Redis, prefix: string): PoolQueues {
+/** `onError` receives the queues' connection errors (BullMQ prints them to stderr when a queue
+ * has no error listener); the caller usually logs the connection's own errors already. */
+export function createPoolQueues(
+  connection: Redis,
+  prefix: string,
+  onError?: (error: Error) => void,
+): PoolQueues {
   const queues = new Map<string, Queue>();
   return {
     get(pool) {
       let queue = queues.get(pool);
       if (!queue) {
         queue = new Queue(poolQueueName(pool), { connection, prefix: bullPrefix(prefix) });
+        if (onError) queue.on('error', onError);
         queues.set(pool, queue);
       }
       return queue;
