@@ -114,8 +114,14 @@ describe('resolveRunSpec refuses GRPO sampling the endpoints cannot match', () =
     trainers: { ...local.trainers, skyrl: tinker },
     inference: {
       ...local.inference,
-      vllm: { type: 'vllm', replicas: ['http://vllm:8000'] },
-      vllmp: { type: 'vllm', replicas: ['http://vllm:8000'], logprobsMode: 'processed_logprobs' },
+      // maxLoraRank 32: the default lora.rank fits (resolve-vllm.test.ts covers the rank check).
+      vllm: { type: 'vllm', replicas: ['http://vllm:8000'], maxLoraRank: 32 },
+      vllmp: {
+        type: 'vllm',
+        replicas: ['http://vllm:8000'],
+        logprobsMode: 'processed_logprobs',
+        maxLoraRank: 32,
+      },
     },
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));

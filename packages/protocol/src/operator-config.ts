@@ -142,6 +142,14 @@ export const InferenceEndpointConfig = Type.Union([
         }),
       ),
       adapters: Type.Optional(VllmAdapterStorage),
+      maxLoraRank: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 1024,
+          description:
+            "The replicas' vLLM --max-lora-rank (vLLM's default 16): runs whose lora.rank is higher are refused at submission.",
+        }),
+      ),
       logprobsMode: Type.Optional(
         Type.Union(
           LOGPROBS_MODES.map((m) => Type.Literal(m)),

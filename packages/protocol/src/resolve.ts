@@ -1,10 +1,15 @@
 // Resolves a run spec's named resources against the operator config: fills operator defaults,
 // rejects unknown names (naming the field) and runs the endpoints cannot do (trainer losses,
 // GRPO sampling settings the IS ratio cannot correct).
-import { grpoSamplingIssues, trainerCapabilityIssue } from './capabilities.ts';
+import {
+  TRAINER_BACKEND_TRAITS,
+  grpoSamplingIssues,
+  trainerCapabilityIssue,
+} from './capabilities.ts';
 import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
 import type { OperatorConfig } from './operator-config.ts';
+import { vllmRankIssue, vllmWeightsFormatIssue } from './operator-config-vllm.ts';
 import type { RunKind } from './run-spec/common.ts';
 import type { RunSpec } from './run-spec/index.ts';
 
@@ -103,6 +108,29 @@ function samplingIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   ).map((issue) => ({ ...issue, reason: 'capability' as const }));
 }
 
+/** Policy weights a GRPO run's vLLM endpoint cannot load: a LoRA rank above its
+ * `--max-lora-rank`, or a trainer backend whose sampler exports are full models
+ * (operator-config-vllm.ts; docs/engines.md "Errors"). Refused now, not at the first sync. */
+function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  if (spec.kind !== 'grpo') return [];
+  const name = spec.endpoints.inference;
+  const endpoint = name === undefined ? undefined : config.inference[name];
+  if (name === undefined || endpoint?.type !== 'vllm') return [];
+  const issues: ResolveIssue[] = [];
+  const rank = vllmRankIssue({ name, maxLoraRank: endpoint.maxLoraRank }, spec.lora.rank);
+  if (rank !== undefined) issues.push({ path: '/lora/rank', message: rank, reason: 'capability' });
+  const trainer =
+    spec.endpoints.trainer === undefined ? undefined : config.trainers[spec.endpoints.trainer];
+  const backend = trainer?.type === 'tinker' ? trainer.backend : undefined;
+  const format = backend === undefined ? undefined : TRAINER_BACKEND_TRAITS[backend].samplerExport;
+  const weights = format === 'full' ? vllmWeightsFormatIssue({ name }, format) : undefined;
+  if (weights !== undefined) {
+    const message = `${weights} (trainer endpoint '${spec.endpoints.trainer}' is backend ${backend})`;
+    issues.push({ path: joinPointer('endpoints', 'inference'), message, reason: 'capability' });
+  }
+  return issues;
+}
+
 /** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (docs/recipe.md §3). */
 function judgeIssues(spec: RunSpec, config: OperatorConfig, facts: DatasetFacts): ResolveIssue[] {
   if (spec.endpoints.judge !== undefined || !usesOptionalEndpoint(spec.kind, 'judge')) return [];
@@ -176,7 +204,7 @@ export function resolveRunSpec(
     });
   }
   issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
-  issues.push(...samplingIssues(resolved, config));
+  issues.push(...samplingIssues(resolved, config), ...vllmIssues(resolved, config));
   issues.push(
     ...datasetIssues(resolved, config).map((i) => ({ ...i, reason: 'unknown' as const })),
   );

@@ -33,5 +33,6 @@ export function vllmEndpointConfig(
     }),
     ...(entry.retryAttempts !== undefined && { retry: { attempts: entry.retryAttempts } }),
     ...(resolveLoraPath && { resolveLoraPath }),
+    ...(entry.maxLoraRank !== undefined && { maxLoraRank: entry.maxLoraRank }),
   };
 }
