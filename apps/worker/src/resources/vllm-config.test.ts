@@ -22,7 +22,7 @@ describe('vllmEndpointConfig', () => {
       'q',
       entry(
         ', servedModel: s, maxModelLen: 8192, maxInFlight: 7, requestTimeoutSeconds: 1.5,' +
-          ' retryAttempts: 3, adapters: { root: /mnt/c }',
+          ' retryAttempts: 3, adapters: { root: /mnt/c }, maxLoraRank: 64',
       ),
       { baseModel: 'Qwen/Qwen3-8B' },
       { secrets: { K: 'key' } },
@@ -36,6 +36,7 @@ describe('vllmEndpointConfig', () => {
       maxInFlight: 7,
       requestTimeoutMs: 1500,
       retry: { attempts: 3 },
+      maxLoraRank: 64,
     });
     expect(config.resolveLoraPath?.({ name: 'p', path: 'tinker://m/n' })).toBe(
       '/mnt/c/m/sampler_weights/n',
@@ -47,6 +48,7 @@ describe('vllmEndpointConfig', () => {
     expect(config.model).toBe('b');
     expect(config.maxModelLen).toBeUndefined();
     expect(config.resolveLoraPath).toBeUndefined();
+    expect(config.maxLoraRank).toBeUndefined(); // the client's default: vLLM's 16
   });
 
   it('a bad adapter storage (config not validated by the schema) is a set-up error', () => {
