@@ -1,4 +1,7 @@
-// OpenAPI 3 from the route schemas (the same TypeBox schemas that validate), UI at /docs.
+// OpenAPI from the route schemas (the same TypeBox schemas that validate), UI at /docs.
+// 3.1, not 3.0: TypeBox emits JSON Schema 2020-12 (numeric exclusiveMinimum/Maximum, `examples`
+// arrays), which is exactly 3.1's Schema Object and invalid 3.0 (test/openapi.redis.test.ts
+// validates the served document with @apidevtools/swagger-parser).
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
@@ -7,7 +10,7 @@ import { CONTROL_PLANE_VERSION } from './metrics.ts';
 export async function installDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Anneal control plane',
         version: CONTROL_PLANE_VERSION,
