@@ -4,13 +4,12 @@
 // boundary, hand them back, exit within the grace period.
 import { hostname } from 'node:os';
 import { Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { poolQueueName } from '@anneal/protocol';
 import {
   bullPrefix,
   checkRedisReachable,
+  connectRedis,
   createStoreContext,
-  redactRedisUrl,
   removeWorker,
   requestDrain,
   transitionRun,
@@ -61,19 +60,9 @@ export interface WorkerHandle {
   close(): Promise<void>;
 }
 
-function connect(url: string, logger: Logger): Redis {
-  const client = new Redis(url, { maxRetriesPerRequest: null });
-  // Without a listener each reconnect attempt prints "[ioredis] Unhandled error event"; log the
-  // first error of each outage instead.
-  let reported = false;
-  client.on('ready', () => (reported = false));
-  client.on('error', (error: Error) => {
-    if (reported) return;
-    reported = true;
-    logger.warn({ redis: redactRedisUrl(url), err: error.message }, 'Redis connection error');
-  });
-  return client;
-}
+/** Long-lived clients wait out a Redis outage (BullMQ requires maxRetriesPerRequest: null). */
+const connect = (url: string, logger: Logger) =>
+  connectRedis(url, logger, { maxRetriesPerRequest: null });
 
 export async function startWorker(
   config: Readonly<WorkerConfig>,

@@ -17,3 +17,4 @@ export * from './queues.ts';
 export { EVENTS_MAX_LEN } from './scripts.ts';
 export * from './stats.ts';
 export * from './reachable.ts';
+export { connectRedis, type RedisConnectionLogger } from './connect.ts';
