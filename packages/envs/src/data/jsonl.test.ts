@@ -106,6 +106,19 @@ describe('JSONL validation', () => {
     ]);
   });
 
+  it('refuses SFT completions whose tool-output blocks do not balance (they are masked)', () => {
+    const text = lines(
+      { prompt: 'P', completion: '<|call|>q<|/call|><|result|>r<|/result|><|answer|>a' },
+      { prompt: 'P', completion: '<|call|>q<|/call|><|result|>r<|answer|>a' },
+      { prompt: 'P', completion: 'x<|/result|>' },
+    );
+    expect(validateJsonl('sft', text).rows).toHaveLength(1);
+    expect(messages('sft', text)).toEqual([
+      'line 2: completion: <|result|> at character 18 has no closing <|/result|>',
+      'line 3: completion: <|/result|> at character 1 closes no tool output',
+    ]);
+  });
+
   it('validates preference pairs', () => {
     expect(
       messages(

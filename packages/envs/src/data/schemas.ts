@@ -1,4 +1,5 @@
 // Row shapes of the JSONL datasets (README "Datasets") and their validators.
+import { DEFAULT_MARKERS } from '../format/toolCallFormat.ts';
 import type { Rubric } from '../rubrics/types.ts';
 import {
   arrayOf,
@@ -110,6 +111,27 @@ function turnOrder(turns: readonly SftTurn[], issues: Issues): void {
     issues.add(`turns[${turns.length - 1}]`, 'the last turn must be an answer');
 }
 
+/** Tool-output blocks of a completion must balance: they are masked from the loss (tokens.ts),
+ * and an open one would hide where tool output ends. Checked on the default marker strings;
+ * a base model's own markers are checked when its worker tokenizes the row. */
+function resultBlockIssue(completion: string): string | undefined {
+  const { resultStart: open, resultEnd: close } = DEFAULT_MARKERS;
+  const marker = new RegExp(`${escape(open)}|${escape(close)}`, 'g');
+  let openedAt = -1;
+  for (const match of completion.matchAll(marker)) {
+    const at = match.index;
+    if (match[0] === open) {
+      if (openedAt >= 0)
+        return `${open} at character ${at} opens a tool output inside the one opened at ${openedAt}`;
+      openedAt = at;
+    } else if (openedAt < 0) return `${close} at character ${at} closes no tool output`;
+    else openedAt = -1;
+  }
+  return openedAt >= 0 ? `${open} at character ${openedAt} has no closing ${close}` : undefined;
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 function sft(row: Json, issues: Issues): SftRow | undefined {
   noUnknownFields(row, ['prompt', 'completion', 'turns'], '', issues);
   const prompt = nonEmptyString(row, 'prompt', '', issues);
@@ -124,7 +146,11 @@ function sft(row: Json, issues: Issues): SftRow | undefined {
   }
   if (hasCompletion) {
     const completion = nonEmptyString(row, 'completion', '', issues);
-    return prompt === undefined || completion === undefined ? undefined : { prompt, completion };
+    const unbalanced = completion === undefined ? undefined : resultBlockIssue(completion);
+    if (unbalanced !== undefined) issues.add('completion', unbalanced);
+    return prompt === undefined || completion === undefined || unbalanced !== undefined
+      ? undefined
+      : { prompt, completion };
   }
   const turns = arrayOf(row, 'turns', '', issues, turn(issues));
   if (turns === undefined) return undefined;
