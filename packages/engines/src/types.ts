@@ -1,5 +1,6 @@
 // The engine contracts every implementation honours: vLLM + Tinker-HTTP in production,
 // the embedded ONNX sampler + TypeScript trainer on a laptop/CI. Workers only see these.
+import type { TrainerBackend } from '@anneal/protocol';
 
 /** Token-in/token-out sampling request (docs/engines.md: token-id prompts, never text). */
 export interface SampleRequest {
@@ -98,6 +99,9 @@ export interface TrainerCapabilities {
   kinds: ReadonlyArray<'sft' | 'rm' | 'grpo' | 'eval'>;
   losses: readonly LossFn[];
   reduction: LossReduction;
+  /** The server behind the endpoint, when declared (@anneal/protocol TRAINER_BACKEND_TRAITS:
+   * sampler export kind, grad clipping); undefined = nothing backend-specific is assumed. */
+  backend?: TrainerBackend;
 }
 
 export interface CreateModelOptions {

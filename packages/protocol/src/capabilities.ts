@@ -118,12 +118,13 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
 export function gradClipNotice(
   backend: TrainerBackend,
   gradClipNorm: number,
-  endpoint = 'trainer',
+  endpoint?: string,
 ): string | undefined {
   if (!(gradClipNorm > 0)) return undefined;
   const clip = TRAINER_BACKEND_TRAITS[backend].gradClip;
   if (clip === 'per-request') return undefined;
-  const head = `optimizer.gradClipNorm ${gradClipNorm} is not applied: trainer endpoint '${endpoint}' (backend ${backend})`;
+  const which = endpoint === undefined ? 'the trainer endpoint' : `trainer endpoint '${endpoint}'`;
+  const head = `optimizer.gradClipNorm ${gradClipNorm} is not applied: ${which} (backend ${backend})`;
   return clip === 'ignored'
     ? `${head} ignores grad_clip_norm and does not clip, so gradients are unclipped (docs/engines.md "Gradient norm")`
     : `${head} ignores grad_clip_norm and clips at its own server-configured max_grad_norm instead (docs/engines.md "Gradient norm")`;

@@ -37,10 +37,30 @@ export const CheckpointSavedEvent = Type.Object(
   { additionalProperties: false },
 );
 
-export const RunEvent = Type.Union([RunStateEvent, StepCommittedEvent, CheckpointSavedEvent]);
+/** Something about how a run executes that its owner should know but that does not stop it,
+ * e.g. a requested setting the trainer backend does not apply (`code` is stable, `message`
+ * says what happens instead). */
+export const RunNoticeEvent = Type.Object(
+  {
+    type: Type.Literal('run:notice'),
+    runId: Type.String(),
+    code: Type.String({ pattern: '^[a-z][a-z0-9_]*$' }),
+    message: Type.String(),
+    at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+
+export const RunEvent = Type.Union([
+  RunStateEvent,
+  StepCommittedEvent,
+  CheckpointSavedEvent,
+  RunNoticeEvent,
+]);
 export type RunStateEvent = Static<typeof RunStateEvent>;
 export type StepCommittedEvent = Static<typeof StepCommittedEvent>;
 export type CheckpointSavedEvent = Static<typeof CheckpointSavedEvent>;
+export type RunNoticeEvent = Static<typeof RunNoticeEvent>;
 export type RunEvent = Static<typeof RunEvent>;
 export type RunEventType = RunEvent['type'];
 
@@ -49,6 +69,7 @@ export interface RunEventMap {
   'run:state': RunStateEvent;
   'step:committed': StepCommittedEvent;
   'checkpoint:saved': CheckpointSavedEvent;
+  'run:notice': RunNoticeEvent;
 }
 
 /** A stored event with its stream id (usable as SSE `id:` / `Last-Event-ID`). */

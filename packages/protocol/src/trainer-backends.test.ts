@@ -55,7 +55,7 @@ describe('trainer backends', () => {
         'ignores grad_clip_norm and does not clip, so gradients are unclipped (docs/engines.md "Gradient norm")',
     );
     expect(gradClipNotice('skyrl-fsdp', 0.5)).toMatch(
-      /clips at its own server-configured max_grad_norm/,
+      /^optimizer.gradClipNorm 0.5 is not applied: the trainer endpoint \(backend skyrl-fsdp\) ignores grad_clip_norm and clips at its own server-configured max_grad_norm/,
     );
     expect(gradClipNotice('tinker', 1)).toBeUndefined();
     expect(gradClipNotice('embedded', 1)).toBeUndefined();

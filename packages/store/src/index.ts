@@ -8,6 +8,7 @@ export * from './run-view.ts';
 export * from './transitions.ts';
 export * from './steps.ts';
 export * from './events.ts';
+export * from './notices.ts';
 export * from './checkpoints.ts';
 export * from './workers.ts';
 export * from './lost-workers.ts';

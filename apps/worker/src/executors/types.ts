@@ -62,6 +62,9 @@ export interface ExecutorContext {
   commitStep(step: number, metrics: Record<string, number | null>): Promise<void>;
   /** Records a checkpoint pointer after the trainer saved state at `path`. */
   recordCheckpoint(step: number, path: string): Promise<void>;
+  /** Tells the run's owner something that does not stop the run (a `run:notice` event), e.g.
+   * a requested setting the trainer backend does not apply. Absent in contexts with no store. */
+  notice?(notice: { code: string; message: string }): Promise<void>;
   /** Becomes aborted when the run must stop at the next step boundary (cancel, drain, SIGTERM). */
   stopSignal: AbortSignal;
 }

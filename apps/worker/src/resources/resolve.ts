@@ -72,6 +72,21 @@ function endpointName(spec: RunSpec, config: OperatorConfig, key: keyof RunSpec[
   return spec.endpoints[key] ?? (used ? config.defaults[key] : undefined);
 }
 
+/** Operator-config future settings (seconds) -> the Tinker client's poll policy (ms). */
+function tinkerFuturePoll(entry: {
+  pollTimeoutSeconds?: number;
+  operationDeadlineSeconds?: number;
+}): { callTimeoutMs?: number; deadlineMs?: number } {
+  return {
+    ...(entry.pollTimeoutSeconds !== undefined && {
+      callTimeoutMs: entry.pollTimeoutSeconds * 1000,
+    }),
+    ...(entry.operationDeadlineSeconds !== undefined && {
+      deadlineMs: entry.operationDeadlineSeconds * 1000,
+    }),
+  };
+}
+
 /** Where an engine endpoint keeps its files (an embedded trainer's checkpoints and exports). */
 export function engineDir(artifactDir: string, endpoint: string): string {
   return path.join(artifactDir, 'engines', endpoint);
@@ -176,14 +191,18 @@ export class ResourceResolver {
               {
                 name,
                 baseUrl: entry.url,
-                capabilities: entry.capabilities,
+                capabilities: {
+                  ...entry.capabilities,
+                  ...(entry.backend && { backend: entry.backend }),
+                },
                 ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
+                futurePoll: tinkerFuturePoll(entry),
               },
               this.sinks.tinker,
             )
           : await factories.embedded.trainer({
               name,
-              capabilities: entry.capabilities,
+              capabilities: { ...entry.capabilities, backend: 'embedded' },
               artifactDir: this.engineDir(name),
               onEvent: this.sinks.tinker,
             });

@@ -3,7 +3,13 @@
 // pub/sub message was missed, or a takeover by another worker, still stops the executor.
 import { Value } from '@sinclair/typebox/value';
 import { StepMetrics, type RunSpec } from '@anneal/protocol';
-import { type StoreContext, appendStep, getRun, setCheckpoint } from '@anneal/store';
+import {
+  type StoreContext,
+  appendRunNotice,
+  appendStep,
+  getRun,
+  setCheckpoint,
+} from '@anneal/store';
 import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
 import type { ExecutorContext, RunResources } from '../executors/types.ts';
 import { stepCommittedEvent } from '../executors/metrics.ts';
@@ -84,6 +90,10 @@ export function createExecutorContext(
           throw new Error(`run ${runId} no longer exists`);
       }
       await checkBoundary(deps, active);
+    },
+    async notice(notice) {
+      logger.warn({ code: notice.code }, notice.message);
+      await appendRunNotice(store, runId, notice);
     },
     async recordCheckpoint(step, path) {
       const saved = await setCheckpoint(store, runId, { step, path }, fence);

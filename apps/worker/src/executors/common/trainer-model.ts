@@ -1,6 +1,7 @@
 // Opens the run's trainer model: created fresh, then restored from the resume checkpoint (this
 // run's last) or, on a fresh start, from the starting checkpoint of an earlier run (spec.model).
 import type { TrainerModel } from '@anneal/engines';
+import { gradClipNotice } from '@anneal/protocol';
 import type { ExecutorContext, ResolvedModel } from '../types.ts';
 
 /** LoRA rank for kinds whose spec has no `lora` section (eval only samples). */
@@ -32,11 +33,21 @@ export async function openModelAt(
   return model;
 }
 
+/** Once per run start: a `run:notice` when the spec asks for gradient clipping that the
+ * trainer's backend does not apply (docs/engines.md "Gradient norm"); the run goes on. */
+export async function noticeTrainerLimits(ctx: ExecutorContext): Promise<void> {
+  const backend = ctx.resources.trainer.capabilities.backend;
+  const clip = 'optimizer' in ctx.spec ? ctx.spec.optimizer.gradClipNorm : 0;
+  const message = backend && gradClipNotice(backend, clip, ctx.spec.endpoints.trainer);
+  if (message) await ctx.notice?.({ code: 'grad_clip_not_applied', message });
+}
+
 /** The model to train: resumed from this run's checkpoint, else from the starting weights. */
 export async function openTrainerModel(
   ctx: ExecutorContext,
   head: 'lm' | 'value',
 ): Promise<OpenedModel> {
+  await noticeTrainerLimits(ctx);
   if (ctx.resumeFrom === null) {
     return { model: await openModelAt(ctx, ctx.resources.model, head), doneSteps: 0 };
   }
