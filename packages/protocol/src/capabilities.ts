@@ -147,7 +147,7 @@ export interface RolloutSampling {
 }
 
 /** A named endpoint of the operator config. */
-export interface Named<T> {
+export interface NamedEndpoint<T> {
   name: string;
   config: T;
 }
@@ -181,8 +181,8 @@ const DOC = 'docs/engines.md "Logprobs and temperature"';
  * sampling settings instead of the train–inference mismatch; [] when they would not. */
 export function grpoSamplingIssues(
   sampling: RolloutSampling,
-  trainer: Named<TrainerEndpointConfig> | undefined,
-  inference: Named<InferenceEndpointConfig> | undefined,
+  trainer: NamedEndpoint<TrainerEndpointConfig> | undefined,
+  inference: NamedEndpoint<InferenceEndpointConfig> | undefined,
 ): SamplingIssue[] {
   const { temperature: T, topP } = sampling;
   const issues: SamplingIssue[] = [];
