@@ -21,15 +21,15 @@ export interface FuturePollPolicy {
 /** SkyRL holds `retrieve_future` this long before answering 408 (docs/engines.md "Futures"). */
 export const SKYRL_RETRIEVE_HOLD_MS = 300_000;
 
-export interface TinkerEndpointConfig {
+/** What every client of a Tinker-compatible endpoint needs: the trainer and the hosted
+ * sampler (sampling.ts) alike. */
+export interface TinkerConnectionConfig {
   /** Operator-registered endpoint name (appears in every error). */
   name: string;
   /** Server root; routes live under `/api/v1`. */
   baseUrl: string;
   /** Sent as `X-API-Key`. */
   apiKey?: string;
-  /** What this backend can run: kinds, losses, and its token-loss reduction. */
-  capabilities: TrainerCapabilities;
   tags?: string[];
   /** Reported as `sdk_version`; we speak the subset of tinker SDK 0.24.1 (default). */
   sdkVersion?: string;
@@ -42,18 +42,22 @@ export interface TinkerEndpointConfig {
   /** Default: 5 attempts, 500 ms base delay, 10 s cap. */
   retry?: Partial<RetryPolicy>;
   futurePoll?: Partial<FuturePollPolicy>;
-  /** forward / forward_backward batches larger than this go in several requests
-   * (default 128, the tinker SDK's chunk size). */
-  maxDatumsPerRequest?: number;
   /** Seed of the retry-jitter RNG (default 0). */
   jitterSeed?: number;
 }
 
-export interface ResolvedTinkerConfig {
+export interface TinkerEndpointConfig extends TinkerConnectionConfig {
+  /** What this backend can run: kinds, losses, and its token-loss reduction. */
+  capabilities: TrainerCapabilities;
+  /** forward / forward_backward batches larger than this go in several requests
+   * (default 128, the tinker SDK's chunk size). */
+  maxDatumsPerRequest?: number;
+}
+
+export interface ResolvedTinkerConnection {
   name: string;
   baseUrl: string;
   apiKey: string | undefined;
-  capabilities: TrainerCapabilities;
   tags: string[];
   sdkVersion: string;
   userMetadata: Record<string, unknown> | undefined;
@@ -61,11 +65,32 @@ export interface ResolvedTinkerConfig {
   requestTimeoutMs: number;
   retry: RetryPolicy;
   futurePoll: FuturePollPolicy;
-  maxDatumsPerRequest: number;
   jitterSeed: number;
 }
 
+export interface ResolvedTinkerConfig extends ResolvedTinkerConnection {
+  capabilities: TrainerCapabilities;
+  maxDatumsPerRequest: number;
+}
+
 export function resolveTinkerConfig(config: TinkerEndpointConfig): ResolvedTinkerConfig {
+  const connection = resolveTinkerConnection(config);
+  const where = `trainer endpoint '${config.name}'`;
+  if (config.capabilities.losses.length === 0) {
+    throw new TypeError(`${where}: \`capabilities.losses\` is empty`);
+  }
+  const chunk = config.maxDatumsPerRequest ?? 128;
+  if (!Number.isFinite(chunk) || chunk < 1) {
+    throw new RangeError(`${where}: \`maxDatumsPerRequest\` must be >= 1, got ${chunk}`);
+  }
+  return {
+    ...connection,
+    capabilities: config.capabilities,
+    maxDatumsPerRequest: Math.floor(chunk),
+  };
+}
+
+export function resolveTinkerConnection(config: TinkerConnectionConfig): ResolvedTinkerConnection {
   if (!config.name) throw new TypeError('trainer endpoint: `name` is required');
   const where = `trainer endpoint '${config.name}'`;
   let url: URL;
@@ -93,14 +118,10 @@ export function resolveTinkerConfig(config: TinkerEndpointConfig): ResolvedTinke
   if (!Number.isInteger(attempts)) {
     throw new RangeError(`${where}: \`retry.attempts\` must be an integer, got ${attempts}`);
   }
-  if (config.capabilities.losses.length === 0) {
-    throw new TypeError(`${where}: \`capabilities.losses\` is empty`);
-  }
   return {
     name: config.name,
     baseUrl: config.baseUrl.replace(/\/+$/, ''),
     apiKey: config.apiKey,
-    capabilities: config.capabilities,
     tags: config.tags ?? ['anneal'],
     sdkVersion: config.sdkVersion ?? '0.24.1',
     userMetadata: config.userMetadata,
@@ -128,9 +149,6 @@ export function resolveTinkerConfig(config: TinkerEndpointConfig): ResolvedTinke
       ),
       deadlineMs: number('futurePoll.deadlineMs', config.futurePoll?.deadlineMs, 3_600_000, 1),
     },
-    maxDatumsPerRequest: Math.floor(
-      number('maxDatumsPerRequest', config.maxDatumsPerRequest, 128, 1),
-    ),
     jitterSeed: config.jitterSeed ?? 0,
   };
 }

@@ -10,49 +10,31 @@
  */
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
-import { realScheduler, realTimers, seededRng } from '../http/timing.ts';
-import type { Rng, Scheduler, Timers } from '../http/timing.ts';
 import type { CreateModelOptions, TrainerCapabilities, TrainerEngine } from '../types.ts';
 import { resolveTinkerConfig } from './config.ts';
 import type { ResolvedTinkerConfig, TinkerEndpointConfig } from './config.ts';
 import { isFutureReply, resultOf } from './futures.ts';
 import { TinkerTrainerModel } from './model.ts';
-import { TinkerTransport } from './transport.ts';
-import type { TinkerEvent } from './transport.ts';
+import { TinkerSession } from './session.ts';
+import type { TinkerDeps } from './session.ts';
+import type { TinkerTransport } from './transport.ts';
 import { TINKER_ROUTES } from './wire.ts';
 import type * as Wire from './wire.ts';
 
-export interface TinkerDeps {
-  timers?: Timers;
-  scheduler?: Scheduler;
-  rng?: Rng;
-  onEvent?: (event: TinkerEvent) => void;
-}
+export type { TinkerDeps } from './session.ts';
 
 export class TinkerTrainerEngine implements TrainerEngine {
   readonly config: ResolvedTinkerConfig;
-  private heartbeatTimer: { cancel(): void } | undefined;
-  private closed = false;
+  private readonly transport: TinkerTransport;
   /** Hosted Tinker requires `model_seq_id`, a per-session counter of create_model calls. */
   private nextModelSeqId = 0;
 
   private constructor(
     config: ResolvedTinkerConfig,
-    private readonly transport: TinkerTransport,
-    readonly sessionId: string,
-    scheduler: Scheduler,
+    private readonly session: TinkerSession,
   ) {
     this.config = config;
-    if (config.heartbeatIntervalMs > 0) {
-      let beating = false; // a slow (retrying) heartbeat is not overlapped by the next tick
-      this.heartbeatTimer = scheduler.every(config.heartbeatIntervalMs, () => {
-        if (beating) return;
-        beating = true;
-        void this.heartbeat()
-          .catch(() => undefined) // reported through onEvent
-          .finally(() => (beating = false));
-      });
-    }
+    this.transport = session.transport;
   }
 
   /** Creates a session on the server and starts its heartbeat. */
@@ -61,32 +43,11 @@ export class TinkerTrainerEngine implements TrainerEngine {
     deps: TinkerDeps = {},
   ): Promise<TinkerTrainerEngine> {
     const resolved = resolveTinkerConfig(config);
-    const transport = new TinkerTransport(
-      resolved,
-      deps.timers ?? realTimers,
-      deps.rng ?? seededRng(resolved.jitterSeed),
-      deps.onEvent ?? (() => {}),
-    );
-    const body: Wire.CreateSessionRequest = {
-      tags: resolved.tags,
-      sdk_version: resolved.sdkVersion,
-    };
-    if (resolved.userMetadata) body.user_metadata = resolved.userMetadata;
-    const reply = await transport.post(TINKER_ROUTES.createSession, body);
-    const session = reply.json;
-    if (!isObject(session) || typeof session['session_id'] !== 'string') {
-      throw new EngineError(
-        ENGINE_ERROR_CODES.response,
-        transport.context(TINKER_ROUTES.createSession),
-        `create_session reply has no session_id: ${reply.text.slice(0, 200)}`,
-      );
-    }
-    return new TinkerTrainerEngine(
-      resolved,
-      transport,
-      session['session_id'],
-      deps.scheduler ?? realScheduler,
-    );
+    return new TinkerTrainerEngine(resolved, await TinkerSession.open(resolved, deps));
+  }
+
+  get sessionId(): string {
+    return this.session.id;
   }
 
   get capabilities(): TrainerCapabilities {
@@ -111,7 +72,7 @@ export class TinkerTrainerEngine implements TrainerEngine {
       );
     }
     const body: Wire.CreateModelRequest = {
-      session_id: this.sessionId,
+      session_id: this.session.id,
       base_model: options.baseModel,
       lora_config: {
         rank: options.loraRank,
@@ -134,7 +95,13 @@ export class TinkerTrainerEngine implements TrainerEngine {
         `create_model reply has no model_id: ${reply.text.slice(0, 200)}`,
       );
     }
-    return new TinkerTrainerModel(created['model_id'], this.transport, caps);
+    return new TinkerTrainerModel(
+      created['model_id'],
+      this.transport,
+      caps,
+      1,
+      this.config.maxDatumsPerRequest,
+    );
   }
 
   /** Attach to an existing `model_id` (e.g. after a worker restart) without creating one.
@@ -142,25 +109,19 @@ export class TinkerTrainerEngine implements TrainerEngine {
    * reused seq_ids with new payloads are answered 409 (ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT). */
   attachModel(modelId: string, firstSeqId = 1): TinkerTrainerModel {
     this.assertOpen();
-    return new TinkerTrainerModel(modelId, this.transport, this.config.capabilities, firstSeqId);
+    return new TinkerTrainerModel(
+      modelId,
+      this.transport,
+      this.config.capabilities,
+      firstSeqId,
+      this.config.maxDatumsPerRequest,
+    );
   }
 
   /** One `session_heartbeat` (also sent every `heartbeatIntervalMs`). Failures are reported
    * as `session:heartbeat_failed` events and rethrown; a 404 means the session is gone. */
-  async heartbeat(): Promise<void> {
-    if (this.closed) return;
-    const body: Wire.SessionHeartbeatRequest = { session_id: this.sessionId };
-    try {
-      await this.transport.post(TINKER_ROUTES.sessionHeartbeat, body);
-    } catch (error) {
-      this.transport.emit({
-        type: 'session:heartbeat_failed',
-        endpoint: this.config.name,
-        sessionId: this.sessionId,
-        error: error instanceof Error ? error.message : String(error),
-      });
-      throw error;
-    }
+  heartbeat(): Promise<void> {
+    return this.session.heartbeat();
   }
 
   /** `GET healthz`. */
@@ -175,12 +136,10 @@ export class TinkerTrainerEngine implements TrainerEngine {
 
   /** Stops the heartbeat (the server unloads the session's models after its timeout). */
   async close(): Promise<void> {
-    this.closed = true;
-    this.heartbeatTimer?.cancel();
-    this.heartbeatTimer = undefined;
+    this.session.close();
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error(`trainer endpoint '${this.config.name}' is closed`);
+    if (this.session.closed) throw new Error(`trainer endpoint '${this.config.name}' is closed`);
   }
 }

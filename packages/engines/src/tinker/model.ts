@@ -43,6 +43,7 @@ export class TinkerTrainerModel implements TrainerModel {
     private readonly transport: TinkerTransport,
     private readonly capabilities: TrainerCapabilities,
     firstSeqId = 1,
+    private readonly maxDatumsPerRequest = 128,
   ) {
     if (!Number.isInteger(firstSeqId) || firstSeqId < 0) {
       throw new RangeError(`firstSeqId must be an integer >= 0, got ${firstSeqId}`);
@@ -144,7 +145,7 @@ export class TinkerTrainerModel implements TrainerModel {
     const lossConfig = toWireLossConfig(config);
     // Large batches go in chunks (gradients accumulate until optim_step): all chunks are
     // submitted in seq_id order first, then their futures are awaited together.
-    const size = this.transport.config.maxDatumsPerRequest;
+    const size = this.maxDatumsPerRequest;
     const pending: Array<{ count: number; result: Promise<unknown> }> = [];
     for (let start = 0; start < wireData.length; start += size) {
       const input: Wire.ForwardBackwardInput = {

@@ -6,7 +6,7 @@ import { sendJson } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
 import { withRetry } from '../http/retry.ts';
 import type { Rng, Timers } from '../http/timing.ts';
-import type { ResolvedTinkerConfig } from './config.ts';
+import type { ResolvedTinkerConnection } from './config.ts';
 import { trainerHttpError } from './errors.ts';
 import { TINKER_API_PREFIX } from './wire.ts';
 
@@ -52,7 +52,7 @@ export interface PostOptions {
 
 export class TinkerTransport {
   constructor(
-    readonly config: ResolvedTinkerConfig,
+    readonly config: ResolvedTinkerConnection,
     readonly timers: Timers,
     readonly rng: Rng,
     readonly emit: (event: TinkerEvent) => void,
