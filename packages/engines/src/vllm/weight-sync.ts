@@ -78,7 +78,6 @@ export class AdapterRegistry {
   /** Replica url -> adapters it rejected on re-admission (not retried there). */
   private readonly rejectedOn = new Map<string, Set<string>>();
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly disposals = new Set<Promise<void>>();
 
   constructor(
     private readonly transport: VllmTransport,
@@ -99,7 +98,8 @@ export class AdapterRegistry {
         if (released) return;
         released = true;
         version.refs -= 1;
-        if (version.retired && version.refs === 0) this.track(this.dispose(version));
+        // Unloads failing on a replica are remembered and retried when it is re-admitted.
+        if (version.retired && version.refs === 0) void this.dispose(version);
       },
     };
   }
@@ -173,11 +173,6 @@ export class AdapterRegistry {
           inFlight: v.refs,
         })),
     }));
-  }
-
-  /** Resolves once every unload of a drained version has been attempted. */
-  async idle(): Promise<void> {
-    while (this.disposals.size > 0) await Promise.allSettled([...this.disposals]);
   }
 
   /** GET /health on every replica: drop failing ones, resync and re-admit recovered ones.
@@ -384,15 +379,6 @@ export class AdapterRegistry {
     const next = this.chain.then(run, run);
     this.chain = next.catch(() => undefined);
     return next;
-  }
-
-  private track(disposal: Promise<void>): void {
-    const tracked = disposal
-      .catch(() => undefined)
-      .finally(() => {
-        this.disposals.delete(tracked);
-      });
-    this.disposals.add(tracked);
   }
 }
 
