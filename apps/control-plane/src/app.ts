@@ -17,6 +17,7 @@ import { healthRoutes } from './routes/health.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
 import { workerRoutes } from './routes/workers.ts';
+import { EventHub } from './services/event-hub.ts';
 import { createLostWorkerSweeper } from './services/lost-workers.ts';
 
 export interface AppDeps {
@@ -53,8 +54,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     datasetFacts: deps.datasetFacts ?? {},
     settings,
     metrics: createAppMetrics(deps.defaultMetrics ?? true),
-    createBlockingClient: deps.createBlockingClient,
     relay: createEnqueueRelay(store, queues, deps.logger ?? silentLog),
+    createBlockingClient: deps.createBlockingClient,
+    events: new EventHub({
+      prefix: store.prefix,
+      blocking: deps.createBlockingClient(),
+      control: deps.redis,
+      blockMs: settings.sseKeepAliveMs,
+      limits: { perOwner: settings.sseMaxStreamsPerToken, total: settings.sseMaxStreams },
+      log: deps.logger ?? silentLog,
+    }),
   };
 
   const lostWorkers = createLostWorkerSweeper(ctx, deps.logger ?? silentLog);
@@ -96,6 +105,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .catch((error: unknown) => app.log.warn({ err: error }, 'outbox sweep failed'));
     ctx.relay.start();
     lostWorkers.start();
+  });
+  // Before the server stops accepting: open SSE streams end now (their clients resume on another
+  // replica with Last-Event-ID) instead of holding the shutdown until they disconnect.
+  app.addHook('preClose', async () => {
+    await ctx.events.close();
   });
   app.addHook('onClose', async () => {
     await lostWorkers.close();

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
 import type { PoolQueues, StoreContext } from '@anneal/store';
 import type { MetricsSink } from '@anneal/telemetry';
+import type { EventHub } from './services/event-hub.ts';
 import type { EnqueueRelay } from './services/outbox.ts';
 
 export interface AppSettings {
@@ -15,6 +16,9 @@ export interface AppSettings {
   sseKeepAliveMs: number;
   /** How often running runs of workers with an expired heartbeat are moved to `retrying`. */
   lostWorkerSweepMs: number;
+  /** Open SSE streams allowed per token, and per control plane (429 beyond). */
+  sseMaxStreamsPerToken: number;
+  sseMaxStreams: number;
 }
 
 export interface AppContext {
@@ -27,7 +31,9 @@ export interface AppContext {
   metrics: MetricsSink;
   /** Adds run jobs to BullMQ after the run is recorded (transactional outbox). */
   relay: EnqueueRelay;
-  /** A new connection for one blocking reader (SSE); the caller closes it. */
+  /** Live run events for every SSE stream of this control plane, over one Redis connection. */
+  events: EventHub;
+  /** A new connection for one blocking reader; the caller closes it. */
   createBlockingClient(): Redis;
 }
 
@@ -36,4 +42,6 @@ export const DEFAULT_SETTINGS: AppSettings = {
   workerTtlSeconds: 30,
   sseKeepAliveMs: 15_000,
   lostWorkerSweepMs: 5_000,
+  sseMaxStreamsPerToken: 32,
+  sseMaxStreams: 4096,
 };

@@ -60,6 +60,36 @@ export async function readEvents(
   return toEvents(entries as Array<[string, string[]]>);
 }
 
+/** Waits up to `blockMs` for events of several runs at once, each after its own id; returns the
+ * runs that had any. Needs a connection of its own (XREAD BLOCK). A `CLIENT UNBLOCK` of that
+ * connection ends the wait early with no events. */
+export async function readEventsOf(
+  blockingClient: Redis,
+  prefix: string,
+  after: ReadonlyMap<string, string>,
+  blockMs: number,
+  count = 1000,
+): Promise<Map<string, StoredRunEvent[]>> {
+  const runIds = [...after.keys()];
+  const result = new Map<string, StoredRunEvent[]>();
+  if (runIds.length === 0) return result;
+  const streamKeys = runIds.map((id) => keys(prefix).events(id));
+  const reply = (await blockingClient.xread(
+    'COUNT',
+    count,
+    'BLOCK',
+    blockMs,
+    'STREAMS',
+    ...streamKeys,
+    ...runIds.map((id) => after.get(id)!),
+  )) as Array<[string, Array<[string, string[]]>]> | null;
+  for (const [key, entries] of reply ?? []) {
+    const runId = runIds[streamKeys.indexOf(key)];
+    if (runId !== undefined) result.set(runId, toEvents(entries));
+  }
+  return result;
+}
+
 /** Waits up to `blockMs` for events after `after`. Needs a connection of its own (XREAD BLOCK). */
 export async function waitForEvents(
   blockingClient: Redis,

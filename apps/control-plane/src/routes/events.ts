@@ -1,21 +1,16 @@
 // GET /v1/runs/{id}/events: Server-Sent Events from the run's Redis stream. Replays after
-// Last-Event-ID, then follows live with XREAD BLOCK on a connection of its own; ends after the
-// terminal run:state event.
+// Last-Event-ID, then follows live through the control plane's one shared subscription
+// (services/event-hub.ts); ends after the terminal run:state event, or when the control plane
+// shuts down (the client resumes elsewhere with Last-Event-ID). Open streams are capped per
+// token and per control plane (429 beyond).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Redis } from 'ioredis';
 import { type StoredRunEvent, isTerminal } from '@anneal/protocol';
-import {
-  compareEventIds,
-  getRun,
-  isEventId,
-  lastEventId,
-  readEvents,
-  waitForEvents,
-} from '@anneal/store';
+import { compareEventIds, getRun, isEventId, lastEventId, readEvents } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
+import { StreamLimitError } from '../services/event-hub.ts';
 import { RunIdParams, problemResponses } from './schemas.ts';
 
 const EventsQuery = Type.Object(
@@ -53,7 +48,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
       },
     },
     async (request, reply) => {
-      const { tenant } = principalOf(request);
+      const principal = principalOf(request);
+      const { tenant } = principal;
       const runId = request.params.id;
       const header = request.headers['last-event-id'];
       const after = (typeof header === 'string' ? header : request.query.lastEventId) ?? '0';
@@ -77,6 +73,16 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         );
       }
 
+      let release: () => void;
+      try {
+        release = ctx.events.reserve(principal.tokenHash);
+      } catch (error) {
+        if (error instanceof StreamLimitError) {
+          throw new AnnealError('ANNEAL_ERR_RATE_LIMITED', error.message);
+        }
+        throw error;
+      }
+
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -87,14 +93,23 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
       });
       raw.write('retry: 2000\n\n');
 
-      let closed = false;
-      let blocking: Redis | null = null;
-      request.raw.on('close', () => {
-        closed = true;
-        blocking?.disconnect();
-      });
+      let done = false;
+      let unsubscribe = () => {};
+      let keepAlive: NodeJS.Timeout | undefined;
+      let finished!: () => void;
+      const over = new Promise<void>((resolve) => (finished = resolve));
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearInterval(keepAlive);
+        unsubscribe();
+        release();
+        if (!raw.writableEnded) raw.end();
+        finished();
+      };
+      request.raw.on('close', finish);
 
-      const send = (events: StoredRunEvent[]): boolean => {
+      const send = (events: readonly StoredRunEvent[]): boolean => {
         for (const stored of events) {
           raw.write(frame(stored));
           if (endsRun(stored)) return true;
@@ -104,41 +119,33 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
 
       let cursor = after;
       try {
-        // Replay what is stored, then follow.
+        // Replay what is stored, then follow through the control plane's shared subscription.
         for (;;) {
           const batch = await readEvents(ctx.store, runId, cursor);
           if (batch.length === 0) break;
           cursor = batch.at(-1)?.id ?? cursor;
-          if (send(batch)) return void raw.end();
+          if (send(batch)) return finish();
         }
         const run = await getRun(ctx.store, runId);
         if (!run || isTerminal(run.state)) {
           // Terminal and nothing after `cursor`: the client already has everything.
-          const late = await readEvents(ctx.store, runId, cursor);
-          send(late);
-          return void raw.end();
+          send(await readEvents(ctx.store, runId, cursor));
+          return finish();
         }
-        blocking = ctx.createBlockingClient();
-        while (!closed) {
-          const events = await waitForEvents(
-            blocking,
-            ctx.store.prefix,
-            runId,
-            cursor,
-            ctx.settings.sseKeepAliveMs,
-          );
-          if (events.length === 0) {
-            raw.write(': keep-alive\n\n');
-            continue;
-          }
-          cursor = events.at(-1)?.id ?? cursor;
-          if (send(events)) break;
-        }
+        if (done) return;
+        keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), ctx.settings.sseKeepAliveMs);
+        unsubscribe = ctx.events.subscribe({
+          runId,
+          cursor,
+          deliver: (events) => {
+            if (send(events)) finish();
+          },
+          close: finish,
+        });
+        await over;
       } catch (error) {
-        if (!closed) request.log.warn({ err: error, runId }, 'event stream failed');
-      } finally {
-        blocking?.disconnect();
-        if (!raw.writableEnded) raw.end();
+        if (!done) request.log.warn({ err: error, runId }, 'event stream failed');
+        finish();
       }
     },
   );
