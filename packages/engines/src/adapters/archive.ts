@@ -14,6 +14,7 @@
 //   when complete: readers (vLLM) never see a half-written adapter.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { link, mkdir, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, dirname, join, posix, sep } from 'node:path';
 import { Parser } from 'tar';
@@ -97,6 +98,9 @@ async function extractInto(
   const directories = new Set<string>(['']);
   const links: PendingLink[] = [];
   const writes: Array<Promise<void>> = [];
+  /** Files being written: closed by force when the archive fails mid-entry (the entry's body
+   * never ends then, e.g. a truncated gzip). */
+  const open = new Set<WriteStream>();
   let totalBytes = 0;
   let entries = 0;
   const parser = new Parser({ strict: true });
@@ -152,7 +156,9 @@ async function extractInto(
         const target = join(root, path);
         writes.push(
           mkdir(dirname(target), { recursive: true, mode: 0o755 })
-            .then(() => writeEntry(entry, target))
+            .then(() =>
+              failure === undefined ? writeEntry(entry, target, open) : void entry.resume(),
+            )
             .catch((error: unknown) => fail(error)),
         );
         return;
@@ -184,6 +190,7 @@ async function extractInto(
   } catch (error) {
     failure ??= error;
   }
+  if (failure !== undefined) for (const out of open) out.destroy();
   await Promise.allSettled(writes);
   if (failure instanceof AdapterError) throw failure;
   if (failure !== undefined) {
@@ -237,11 +244,15 @@ async function createLinks(
 }
 
 /** Streams one entry's body to a new file (never over an existing one). */
-function writeEntry(entry: ReadEntry, target: string): Promise<void> {
+function writeEntry(entry: ReadEntry, target: string, open: Set<WriteStream>): Promise<void> {
   return new Promise((resolve, reject) => {
     const out = createWriteStream(target, { mode: 0o644, flags: 'wx' });
+    open.add(out);
     out.on('error', reject);
-    out.on('close', () => resolve());
+    out.on('close', () => {
+      open.delete(out);
+      resolve();
+    });
     entry.on('error', (error: unknown) => {
       out.destroy();
       reject(error instanceof Error ? error : new Error(String(error)));

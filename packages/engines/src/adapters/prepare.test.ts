@@ -257,6 +257,20 @@ describe('extractArchive refuses hostile archives and leaves nothing behind', ()
     expect(await readdir(base)).toEqual(['big.tar']);
   });
 
+  it('fails (does not hang) on an archive cut off in the middle of a file', async () => {
+    const tar = rawTar([{ path: 'adapter_model.safetensors', data: Buffer.alloc(300_000, 3) }]);
+    const archive = await archiveFile('cut.tar.gz', gzipSync(tar).subarray(0, 200));
+    const error = await failure(extractArchive(archive, join(base, 'out')));
+    expect(error.reason).toBe('corrupt');
+    expect(error.message).toContain('unexpected end of file');
+    expect(await readdir(base)).toEqual(['cut.tar.gz']);
+    const plain = join(base, 'cut.tar');
+    await writeFile(plain, tar.subarray(0, 100_000));
+    expect((await failure(extractArchive(plain, join(base, 'out')))).message).toContain(
+      'Truncated input',
+    );
+  });
+
   it('reports a file that is not a tar as corrupt', async () => {
     const archive = await archiveFile('junk.tar.gz', Buffer.from('definitely not a tarball'));
     const error = await failure(extractArchive(archive, join(base, 'out')));
