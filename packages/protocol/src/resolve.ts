@@ -131,6 +131,26 @@ function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   return issues;
 }
 
+/** SFT and RM train on marker-format token data (built-in tasks, registered sft/preference
+ * rows) that a base model talking in its own chat template never samples in: refused now when
+ * `model` names such a base (a checkpoint's base is known at run set-up, which refuses too). */
+function chatFormatIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  if (spec.kind !== 'sft' && spec.kind !== 'rm') return [];
+  const base = spec.model?.base;
+  if (base === undefined || config.baseModels[base]?.chatFormat?.type !== 'template') return [];
+  const data = spec.kind === 'sft' ? 'sft' : 'preference';
+  return [
+    {
+      path: '/model/base',
+      message:
+        `base model '${base}' has chatFormat {type: template}; ${spec.kind} runs train on ` +
+        `marker-format data (built-in tasks, registered ${data} datasets), which its chat ` +
+        'template does not render — use grpo or eval, or a base model with the marker format',
+      reason: 'capability',
+    },
+  ];
+}
+
 /** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (docs/recipe.md §3). */
 function judgeIssues(spec: RunSpec, config: OperatorConfig, facts: DatasetFacts): ResolveIssue[] {
   if (spec.endpoints.judge !== undefined || !usesOptionalEndpoint(spec.kind, 'judge')) return [];
@@ -205,6 +225,7 @@ export function resolveRunSpec(
   }
   issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
   issues.push(...samplingIssues(resolved, config), ...vllmIssues(resolved, config));
+  issues.push(...chatFormatIssues(resolved, config));
   issues.push(
     ...datasetIssues(resolved, config).map((i) => ({ ...i, reason: 'unknown' as const })),
   );
