@@ -71,7 +71,7 @@ describe('unknownSeriesReason', () => {
       expect(unknownSeriesReason(ok), ok).toBeUndefined();
     }
     expect(unknownSeriesReason('anneal_run_made_up')).toMatch(/not in the metric catalogue/);
-    expect(unknownSeriesReason('vllm:made_up')).toMatch(/docs/engines.md/);
+    expect(unknownSeriesReason('vllm:made_up')).toMatch(/docs\/engines\.md/);
     expect(unknownSeriesReason('pool:anneal_made_up:sum')).toMatch(/recording rule/);
     expect(unknownSeriesReason('node_cpu_seconds_total')).toMatch(/neither/);
   });

@@ -1,7 +1,8 @@
 // Fencing from the worker's side: a worker that lost its run (another worker started a newer
 // attempt while it was cut off) has its step and checkpoint writes refused, and stops.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getCheckpoint, getRun, readSteps, startRun } from '@anneal/store';
+import { parseRunSpec } from '@anneal/protocol';
+import { getCheckpoint, readSteps, startRun } from '@anneal/store';
 import { createEventBus, noopLogger } from '@anneal/telemetry';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
 import type { RunResources } from '../executors/types.ts';
@@ -19,12 +20,13 @@ afterEach(async () => {
 async function contextFor(runId: string, workerId: string, attempt: number) {
   const active = new ActiveRun(runId, 'sft', Date.now());
   const deps = { store: env.store, workerId, telemetry: createEventBus(), logger: noopLogger };
-  const run = await getRun(env.store, runId);
+  const spec = parseRunSpec('kind: sft\nsteps: 10');
+  if (!spec.ok) throw new Error('spec');
   const ctx = createExecutorContext(
     deps,
     active,
     {
-      spec: run!.spec,
+      spec: spec.value,
       resources: {} as RunResources, // not used by commitStep / recordCheckpoint
       resumeFrom: null,
       artifactDir: env.artifactDir,
