@@ -64,11 +64,24 @@ export type { PreparedSamplerWeights, SamplerWeightsKind } from './adapters/prep
 export { TinkerTrainerEngine } from './tinker/engine.ts';
 export type { TinkerDeps } from './tinker/engine.ts';
 export { TinkerTrainerModel } from './tinker/model.ts';
-export type { FuturePollPolicy, TinkerEndpointConfig } from './tinker/config.ts';
+export type {
+  FuturePollPolicy,
+  TinkerConnectionConfig,
+  TinkerEndpointConfig,
+} from './tinker/config.ts';
+export { TinkerSamplingEngine } from './tinker/sampling.ts';
+export type { TinkerSamplerConfig } from './tinker/sampling.ts';
+export { downloadSamplerArchive, fetchSamplerWeights } from './tinker/archive.ts';
+export type { ArchiveDownloadOptions, DownloadedArchive } from './tinker/archive.ts';
 export type { TinkerEvent } from './tinker/transport.ts';
 export { combineMetrics, gradNormOf, parseMetricKey, parseMetrics } from './tinker/metrics.ts';
 export type { ParsedMetricKey } from './tinker/metrics.ts';
-export { CHECKPOINT_NAME_PATTERN, TINKER_API_PREFIX, TINKER_ROUTES } from './tinker/wire.ts';
+export {
+  CHECKPOINT_NAME_PATTERN,
+  TINKER_API_PREFIX,
+  TINKER_ROUTES,
+  parseSamplerPath,
+} from './tinker/wire.ts';
 export type * as TinkerWire from './tinker/wire.ts';
 export {
   KIND_LOSSES,

@@ -9,6 +9,7 @@ export type { VllmGeneration } from './vllm/testing/fixtures.ts';
 export { FakeLogprobsServer } from './testing/fake-logprobs-server.ts';
 export type { FakeLogprobsServerOptions } from './testing/fake-logprobs-server.ts';
 export { FakeTinkerServer } from './tinker/testing/fake-server.ts';
+export type { FakeFlavor as FakeTinkerFlavor } from './tinker/testing/fake-server.ts';
 export type {
   FakeTinkerOptions,
   ScriptedReply as TinkerScriptedReply,

@@ -16,6 +16,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TINKER_API_PREFIX } from '../wire.ts';
 import type * as Wire from '../wire.ts';
+import { fakeAdapterArchive } from './fake-archive.ts';
 import { FLAVORS } from './fake-flavors.ts';
 import type { FakeFlavor, FlavorBehaviour } from './fake-flavors.ts';
 import { fakeSample } from './fake-sampling.ts';
@@ -87,6 +88,7 @@ export class FakeTinkerServer {
   private readonly futures = new Map<string, Future>();
   private readonly seqIds = new Map<string, { payload: string; requestId: string }>();
   private readonly signed = new Map<string, Buffer>();
+  private readonly archives = new Map<string, Buffer>();
   private archivePreparing: number;
   private counter = 0;
   private readonly server: Server;
@@ -122,9 +124,14 @@ export class FakeTinkerServer {
     return this.requests.filter((r) => r.route === route).map((r) => r.body);
   }
 
-  /** The bytes the archive of a sampler checkpoint downloads as (not a real tarball). */
-  static archiveBytes(modelId: string, name: string): Buffer {
-    return Buffer.from(`fake sampler archive ${modelId}/${name}\n`);
+  /** The archive a sampler checkpoint downloads as: a .tar.gz of a LoRA adapter directory. */
+  archiveBytes(modelId: string, name: string): Buffer {
+    const cached = this.archives.get(`${modelId}/${name}`);
+    if (cached) return cached;
+    const rank = this.models.get(modelId)?.lora.rank ?? 1;
+    const bytes = fakeAdapterArchive(modelId, name, rank);
+    this.archives.set(`${modelId}/${name}`, bytes);
+    return bytes;
   }
 
   async close(): Promise<void> {
@@ -448,12 +455,14 @@ export class FakeTinkerServer {
     if (!model.sampler.has(name)) {
       return send(res, 404, { detail: `Checkpoint not found: ${modelId}/${name}` });
     }
-    const bytes = FakeTinkerServer.archiveBytes(modelId, name);
+    const bytes = this.archiveBytes(modelId, name);
     if (match[3] === '/download') {
       res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
       return;
     }
-    if (this.archivePreparing > 0) {
+    // src/tinker/resources/weights.py: hosted Tinker answers 503 while it builds the archive
+    // (SkyRL serves the file it already has).
+    if (this.behaviour.archiveRedirect === 'signed-url' && this.archivePreparing > 0) {
       this.archivePreparing -= 1;
       return send(res, 503, { detail: 'Archive is being prepared' });
     }
