@@ -198,9 +198,11 @@ export class FakeVllmServer {
     if (path.startsWith('/v1/') && apiKey && req.headers.authorization !== `Bearer ${apiKey}`) {
       return send(res, 401, { error: 'Unauthorized' });
     }
-    if (path === '/v1/completions') return void this.completions(res, body);
+    const failed = (error: unknown) =>
+      send(res, 500, errorBody(this.options.shape, 500, 'InternalServerError', String(error)));
+    if (path === '/v1/completions') return void this.completions(res, body).catch(failed);
     if (path === '/v1/load_lora_adapter' && this.options.loraEnabled)
-      return void this.loadLora(res, body);
+      return void this.loadLora(res, body).catch(failed);
     if (path === '/v1/unload_lora_adapter' && this.options.loraEnabled)
       return this.unloadLora(res, body);
     if (path === '/v1/models' && req.method === 'GET') return this.models(res);
