@@ -61,7 +61,7 @@ export function localWorkerOperatorConfig(pool: string, slots: number): Operator
 export function secretEnvNames(config: OperatorConfig): string[] {
   const names = new Set<string>();
   for (const endpoint of Object.values(config.inference)) {
-    if (endpoint.type === 'vllm' && endpoint.apiKeyEnv) names.add(endpoint.apiKeyEnv);
+    if (endpoint.type !== 'embedded' && endpoint.apiKeyEnv) names.add(endpoint.apiKeyEnv);
   }
   for (const endpoint of Object.values(config.trainers)) {
     if (endpoint.type === 'tinker' && endpoint.apiKeyEnv) names.add(endpoint.apiKeyEnv);

@@ -2,12 +2,14 @@
 // that swapping an implementation (the embedded engines, a test double) is one object.
 import {
   ByteTokenizer,
+  TinkerSamplingEngine,
   TinkerTrainerEngine,
   VllmInferenceEngine,
   type InferenceEngine,
   type RewardScorer,
   type TinkerEndpointConfig,
   type TinkerEvent,
+  type TinkerSamplerConfig,
   type Tokenizer,
   type TrainerCapabilities,
   type TrainerEngine,
@@ -29,6 +31,11 @@ export interface EngineEventSinks {
 export interface EngineFactories {
   vllm(config: VllmEndpointConfig, onEvent: EngineEventSinks['vllm']): InferenceEngine;
   tinker(config: TinkerEndpointConfig, onEvent: EngineEventSinks['tinker']): Promise<TrainerEngine>;
+  /** A Tinker-compatible service's own sampling (inference endpoints of `type: tinker`). */
+  tinkerSampler(
+    config: TinkerSamplerConfig,
+    onEvent: EngineEventSinks['tinker'],
+  ): Promise<InferenceEngine>;
   embedded: EmbeddedEngines;
   /** Preference model scored with onnxruntime-node (docs/recipe.md §5). */
   rewardModel(source: RewardModelSource): Promise<RewardScorer>;
@@ -53,6 +60,7 @@ export function defaultEngineFactories(local: EmbeddedEngines): EngineFactories 
   return {
     vllm: (config, onEvent) => new VllmInferenceEngine(config, { onEvent }),
     tinker: (config, onEvent) => TinkerTrainerEngine.connect(config, { onEvent }),
+    tinkerSampler: (config, onEvent) => TinkerSamplingEngine.connect(config, { onEvent }),
     embedded: local,
     rewardModel: (source) => local.rewardModel(source),
     tokenizer: (name, source) =>

@@ -174,7 +174,18 @@ export class ResourceResolver {
       const engine =
         entry.type === 'vllm'
           ? factories.vllm(vllmEndpointConfig(name, entry, model, config), this.sinks.vllm)
-          : await factories.embedded.inference({ name, artifactDir: this.engineDir(name) });
+          : entry.type === 'tinker'
+            ? await factories.tinkerSampler(
+                {
+                  name,
+                  baseUrl: entry.url,
+                  baseModel: model.baseModel,
+                  ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
+                  futurePoll: tinkerFuturePoll(entry),
+                },
+                this.sinks.tinker,
+              )
+            : await factories.embedded.inference({ name, artifactDir: this.engineDir(name) });
       return instrumentInference(engine, telemetry);
     });
   }
