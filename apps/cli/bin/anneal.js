@@ -52,6 +52,12 @@ function staleness() {
 const reason = staleness();
 if (reason === null) {
   await import(bundle.href);
+} else if (process.env.ANNEAL_REQUIRE_BUILD === '1') {
+  // Benchmarks and checks that must measure the build, never the source fallback.
+  process.stderr.write(
+    `anneal: dist/ is ${reason} and ANNEAL_REQUIRE_BUILD=1: run \`npm run build\`\n`,
+  );
+  process.exit(1);
 } else {
   if (process.stderr.isTTY) {
     process.stderr.write(

@@ -4,7 +4,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { ControlPlaneEnv, RunningControlPlane } from '@anneal/control-plane';
-import { createLogger } from '@anneal/telemetry';
 import { exitOnStartupError } from './startup-errors.ts';
 
 /**
@@ -109,6 +108,8 @@ async function runUp(flags: ServerFlags & { worker: boolean }): Promise<void> {
   // Logs go to stderr: stdout carries exactly one line, `ready <url>`.
   const env = await envFrom(flags, { ANNEAL_LOG_LEVEL: 'warn' });
   const { startControlPlane } = await controlPlaneApp();
+  // Loaded here, not at the top: `anneal --help` must not pay for pino and prom-client.
+  const { createLogger } = await import('@anneal/telemetry');
   const logger = createLogger({
     name: 'control-plane',
     level: env.ANNEAL_LOG_LEVEL,

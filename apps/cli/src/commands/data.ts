@@ -2,16 +2,11 @@
 // Formats and rules: packages/envs/README.md ("Datasets", "Rubric calibration").
 import { readFile, writeFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
-import {
-  calibrateRubricPrompts,
-  ChatClient,
-  DATASET_KINDS,
-  formatRowError,
-  isDatasetKind,
-  LlmJudge,
-  validateJsonl,
-} from '@anneal/envs';
-import type { DatasetKind, RubricPromptRow } from '@anneal/envs';
+// The dataset checks come from the light `@anneal/envs/datasets` entry; calibration loads the
+// package root (chat clients, judges, and the engines behind them) only when it runs.
+import { DATASET_KINDS, formatRowError, isDatasetKind, validateJsonl } from '@anneal/envs/datasets';
+import type { DatasetKind, RubricPromptRow } from '@anneal/envs/datasets';
+import type { ChatClient } from '@anneal/envs';
 
 /** Invalid rows exit 2, like `anneal reward score` and usage errors. */
 const EXIT_INVALID = 2;
@@ -108,6 +103,7 @@ async function runCalibrate(options: CalibrateOptions, command: Command): Promis
       exitCode: EXIT_INVALID,
     });
   }
+  const { calibrateRubricPrompts, ChatClient, LlmJudge } = await import('@anneal/envs');
   const sampler = new ChatClient('sampler', {
     baseUrl: options.samplerUrl,
     model: options.samplerModel,

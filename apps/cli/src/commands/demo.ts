@@ -7,8 +7,6 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { formatApiError } from '../api/client.ts';
 import { DemoRunError } from '../demo/api.ts';
-import { createDisplay } from '../demo/display.ts';
-import { runDemo } from '../demo/run-demo.ts';
 
 interface DemoFlags {
   quick?: boolean;
@@ -50,6 +48,12 @@ async function demo(flags: DemoFlags): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Loaded on use: the local stack (control plane, worker, engines) and the progress display
+  // are heavy, and `anneal --help` must not pay for them.
+  const [{ createDisplay }, { runDemo }] = await Promise.all([
+    import('../demo/display.ts'),
+    import('../demo/run-demo.ts'),
+  ]);
   const display = createDisplay(process.stdout);
   try {
     await runDemo({
