@@ -4,7 +4,7 @@
 // aliases, duplicate and `__proto__` keys) before anything converts or validates it. Beyond the
 // limits the caller gets one issue saying which limit, never a parse that blocks the event loop.
 import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node } from 'yaml';
-import type { Issue } from './document.ts';
+import type { Issue } from './issue.ts';
 
 export interface DocumentLimits {
   /** Mapping entries plus sequence items, over the whole document. */

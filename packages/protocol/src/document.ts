@@ -5,15 +5,9 @@ import { LineCounter, parseDocument } from 'yaml';
 import { DOCUMENT_LIMITS, scanText, treeIssues, valueIssues } from './document-limits.ts';
 
 /** One problem with an input document: JSON pointer of the field, message, and source line. */
-export interface Issue {
-  /** JSON pointer (RFC 6901) of the offending field, `''` for the whole document. */
-  path: string;
-  message: string;
-  /** 1-based line in the source text, when known. */
-  line?: number;
-}
+import type { Issue, Parsed } from './issue.ts';
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: Issue[] };
+export type { Issue, Parsed } from './issue.ts';
 
 /** A parsed document plus a way to find the source line of a JSON pointer. */
 export interface SourceDocument {

@@ -8,9 +8,9 @@ import { RUN_STATES } from '@anneal/protocol';
 import { QUEUE_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
 import { STEP_METRICS, keyPattern, type StepMetricTable } from './step-metrics.ts';
 
-export type MetricType = 'counter' | 'gauge' | 'histogram';
-/** `none` = dimensionless (rewards, KL, norms, counts of things). */
-export type MetricUnit = 'seconds' | 'bytes' | 'ratio' | 'tokens' | 'none';
+import type { MetricType, MetricUnit } from './metric-types.ts';
+
+export type { MetricType, MetricUnit } from './metric-types.ts';
 /** run: per-run training series (label run_id); worker: per worker process; control-plane; process: both apps. */
 export type MetricScope = 'run' | 'worker' | 'control-plane' | 'process';
 

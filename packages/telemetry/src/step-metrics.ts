@@ -10,7 +10,7 @@
 // (any `name -> number | null`, so records from older or newer workers still parse), and the
 // typed record an executor builds is derived here.
 import type { RunKind } from '@anneal/protocol';
-import type { MetricType, MetricUnit } from './catalogue.ts';
+import type { MetricType, MetricUnit } from './metric-types.ts';
 import { LABELS, type LabelName } from './labels.ts';
 
 /** Run dashboard rows (docs/recipe.md §7 groups what to watch during training). */

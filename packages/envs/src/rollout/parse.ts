@@ -2,7 +2,18 @@
 // (the embedded byte model's; `ToolCallFormat.parseTurn` wraps it as a ChatFormat TurnAction —
 // template formats read Hermes <tool_call> JSON instead, chat-template/toolCalls.ts).
 // Decoding model output to text is fine for parsing; it is never re-encoded.
-import type { ToolCallFormat } from '../format/toolCallFormat.ts';
+
+/** What parsing needs of a marker format (format/toolCallFormat.ts ToolCallFormat has it). */
+export interface SegmentFormat {
+  ids: {
+    readonly callStart: number;
+    readonly callEnd: number;
+    readonly answer: number;
+    readonly eos: number;
+    readonly [marker: string]: number;
+  };
+  tokenizer: { decode(tokens: readonly number[]): string };
+}
 
 export type SegmentAction =
   | { kind: 'call'; query: string }
@@ -19,7 +30,7 @@ function lastIndexOf(tokens: readonly number[], id: number, before: number): num
 }
 
 /** Parse a segment that the engine stopped at <|/call|>, <|eos|>, or a budget. */
-export function parseSegment(tokens: readonly number[], format: ToolCallFormat): SegmentAction {
+export function parseSegment(tokens: readonly number[], format: SegmentFormat): SegmentAction {
   const { ids, tokenizer } = format;
   const last = tokens.length - 1;
   const lastToken = tokens[last];
