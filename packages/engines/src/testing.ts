@@ -5,7 +5,8 @@ export type {
   FakeVllmOptions,
   ScriptedReply as VllmScriptedReply,
 } from './vllm/testing/fake-server.ts';
-export type { VllmGeneration } from './vllm/testing/fixtures.ts';
+export { completionResponse } from './vllm/testing/fixtures.ts';
+export type { FixtureChoice, VllmGeneration } from './vllm/testing/fixtures.ts';
 export { FakeLogprobsServer } from './testing/fake-logprobs-server.ts';
 export type { FakeLogprobsServerOptions } from './testing/fake-logprobs-server.ts';
 export { FakeTinkerServer } from './tinker/testing/fake-server.ts';

@@ -5,7 +5,6 @@
 // sampling seeds, so checkpoints compare pairwise. Budget sweeps and cost come later.
 import type { InferenceEngine } from '@anneal/engines';
 import {
-  createToolCallFormat,
   runRollouts,
   verifyAnswer,
   type Rollout,
@@ -13,6 +12,7 @@ import {
   type SearchWebTool,
 } from '@anneal/envs';
 import type { EvalSpec } from '@anneal/protocol';
+import { chatFormatFor } from './common/chat-format.ts';
 import { PhaseTimer } from './common/phase-timer.ts';
 import { openModelAt } from './common/trainer-model.ts';
 import { checkSource, type EvalExample } from './data/catalog.ts';
@@ -125,7 +125,7 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   );
   const env = {
     engine: resources.inference,
-    format: createToolCallFormat(resources.tokenizer, resources.toolMarkers),
+    format: chatFormatFor(resources, tool),
     tool,
     config: {
       maxContextTokens: maxContextTokens(resources),

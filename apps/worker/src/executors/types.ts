@@ -2,7 +2,7 @@
 // endpoint) and the executors (what one run kind does per step). The runtime builds an
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
-import type { RubricJudge, SearchBackend, ToolCallMarkers } from '@anneal/envs';
+import type { ChatFormat, RubricJudge, SearchBackend, ToolCallMarkers } from '@anneal/envs';
 import type { RunSpec } from '@anneal/protocol';
 import type { DataCatalog } from './data/catalog.ts';
 
@@ -21,12 +21,24 @@ export interface ResolvedModel {
   samplerPath?: string;
 }
 
+/** What a model is told about search_web: results per call and the longest query. */
+export interface SearchToolLimits {
+  maxResults: number;
+  maxQueryChars: number;
+}
+
 /** Named, already-resolved resources a run may use (from the operator config). */
 export interface RunResources {
   tokenizer: Tokenizer;
   /** Tool-call markers of the base model (`baseModels.<name>.toolFormat`); absent: the
    * format's defaults (the embedded byte tokenizer's special tokens). */
   toolMarkers?: ToolCallMarkers;
+  /**
+   * The base model's chat format for rollouts (docs/engines.md "Chat templates and tool calls"),
+   * given the search_web limits of the run's tool: a chat template prints them in its tools
+   * block. Absent: the marker format of `tokenizer` + `toolMarkers`.
+   */
+  chatFormat?: (tool: SearchToolLimits) => ChatFormat;
   inference: InferenceEngine;
   trainer: TrainerEngine;
   /** Where the weights start (`spec.model` resolved). */

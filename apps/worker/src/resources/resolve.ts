@@ -6,6 +6,7 @@ import {
   checkRunSupported,
   type InferenceEngine,
   type RewardScorer,
+  type Tokenizer,
   type TrainerEngine,
 } from '@anneal/engines';
 import { LlmJudge, LocalCorpusBackend, type RubricJudge, type SearchBackend } from '@anneal/envs';
@@ -34,7 +35,7 @@ import {
 } from './instrument.ts';
 import { resolveModel } from './model-ref.ts';
 import { readRunOutcome } from './run-outcome.ts';
-import { toolMarkersOf } from './tokenizers.ts';
+import { type TokenizerSource, chatFormatLoader, toolMarkersOf } from './tokenizers.ts';
 import { vllmEndpointConfig } from './vllm-config.ts';
 import { missingInference, missingTrainer } from './unavailable.ts';
 
@@ -102,10 +103,54 @@ export function embeddedTrainerDirs(config: Readonly<WorkerConfig>): string[] {
 export class ResourceResolver {
   private readonly sinks;
   private readonly datasets: RegisteredDatasets;
+  /** Chat templates are read once per file for every run of this worker. */
+  private readonly chatFormats = chatFormatLoader();
 
   constructor(private readonly deps: ResolverDeps) {
     this.sinks = engineEventSinks(deps.telemetry, deps.logger);
     this.datasets = new RegisteredDatasets(deps.config.operatorConfig);
+  }
+
+  /**
+   * The base model's chat format given the run's search_web limits, built once now so a bad
+   * template fails the run at set-up. SFT and RM train on token data written in the marker
+   * format (the built-in tasks, registered sft/preference rows, data/tokens.ts); a model that
+   * talks in its own template would learn a syntax it never samples in, so those runs are
+   * refused here (the control plane refuses them at submission when `model` names the base).
+   */
+  private chatFormatOf(
+    spec: RunSpec,
+    tokenizer: Tokenizer,
+    source: TokenizerSource | undefined,
+  ): { chatFormat: NonNullable<RunResources['chatFormat']>; kind: 'markers' | 'template' } {
+    const load = this.chatFormats;
+    const format = load(tokenizer, source);
+    if (format.kind === 'template' && (spec.kind === 'sft' || spec.kind === 'rm')) {
+      throw new RunSetupError(
+        `/model: base model '${source?.baseModel ?? '?'}' has chatFormat {type: template}; ` +
+          `${spec.kind} runs train on marker-format data (built-in tasks, registered ` +
+          `${spec.kind === 'sft' ? 'sft' : 'preference'} datasets), which its chat template ` +
+          'does not render — use grpo or eval, or a base model with the marker format',
+      );
+    }
+    return {
+      kind: format.kind,
+      chatFormat:
+        format.kind === 'markers' ? () => format : (tool) => load(tokenizer, source, tool),
+    };
+  }
+
+  /** Context window of a model talking in its own chat template: the built-in catalogue's
+   * 256 tokens are the embedded byte model's, so the vLLM endpoint's `maxModelLen` applies,
+   * else none (the vLLM client clamps to the window the server reports). */
+  private templateContextWindow(inferenceName: string | undefined): number {
+    const entry =
+      inferenceName === undefined
+        ? undefined
+        : this.deps.config.operatorConfig.inference[inferenceName];
+    return entry?.type === 'vllm' && entry.maxModelLen !== undefined
+      ? entry.maxModelLen
+      : Number.MAX_SAFE_INTEGER;
   }
 
   async resolve(run: { id: string; tenant: string; spec: RunSpec }): Promise<RunResources> {
@@ -121,6 +166,7 @@ export class ResourceResolver {
     const source = model.tokenizerSource;
     const tokenizer = factories.tokenizer(model.tokenizer, source);
     const toolMarkers = source && toolMarkersOf(tokenizer, source);
+    const { chatFormat, kind } = this.chatFormatOf(spec, tokenizer, source);
     const [inference, trainer, rewardScorer, search, data, evalModels] = await Promise.all([
       inferenceName ? this.inference(inferenceName, model) : missingInference(spec.kind),
       trainerName ? this.trainer(trainerName, spec.kind) : missingTrainer(spec.kind),
@@ -139,6 +185,8 @@ export class ResourceResolver {
     return {
       tokenizer,
       ...(toolMarkers && { toolMarkers }),
+      chatFormat,
+      ...(kind === 'template' && { maxContextTokens: this.templateContextWindow(inferenceName) }),
       inference,
       trainer,
       model,

@@ -16,6 +16,7 @@ import {
   type ToolCallMarkers,
   createTemplateChatFormat,
   createToolCallFormat,
+  searchWebToolSpec,
 } from '@anneal/envs';
 import type { ChatFormatConfig, HfTokenizerConfig, ToolFormatConfig } from '@anneal/protocol';
 import { RunSetupError } from '../errors.ts';
@@ -83,14 +84,25 @@ export function toolMarkersOf(
   return { ...format, eos };
 }
 
+/** What the template's tools block says about search_web (default: docs/recipe.md §6 bounds). */
+export interface SearchToolDescription {
+  maxResults?: number;
+  maxQueryChars?: number;
+}
+
 /**
  * The run's chat format: the marker format (default; markers from `toolFormat`) or, for
- * `chatFormat: {type: template}`, the model's chat template. Templates are loaded once per
- * tokenizer_config.json path; errors name the operator-config field.
+ * `chatFormat: {type: template}`, the model's chat template, declaring search_web with the
+ * run's limits. Templates are loaded once per tokenizer_config.json path; errors name the
+ * operator-config field.
  */
-export function chatFormatLoader(): (tokenizer: Tokenizer, source?: TokenizerSource) => ChatFormat {
+export function chatFormatLoader(): (
+  tokenizer: Tokenizer,
+  source?: TokenizerSource,
+  tool?: SearchToolDescription,
+) => ChatFormat {
   const templates = new Map<string, ChatTemplate>();
-  return (tokenizer, source) => {
+  return (tokenizer, source, tool) => {
     const config = source?.chatFormat;
     if (config?.type !== 'template') {
       return createToolCallFormat(tokenizer, source && toolMarkersOf(tokenizer, source));
@@ -115,6 +127,7 @@ export function chatFormatLoader(): (tokenizer: Tokenizer, source?: TokenizerSou
       return createTemplateChatFormat({
         tokenizer,
         template,
+        tools: [searchWebToolSpec(tool)],
         ...(config.systemPrompt !== undefined && { systemPrompt: config.systemPrompt }),
         ...(config.templateArgs !== undefined && { templateArgs: config.templateArgs }),
         ...(config.endOfTurn !== undefined && { endOfTurn: config.endOfTurn }),

@@ -1,7 +1,7 @@
 // Step phase 1 (docs/architecture.md "One GRPO step"): the step's prompts, drawn from the data mix
 // by weight (docs/recipe.md §3: 90 % verifiable QA, 10 % rubric chat by default) with the step's
-// seeded RNG, and encoded once in the tool-call format (the only text ever tokenised).
-import type { ToolCallFormat } from '@anneal/envs';
+// seeded RNG, and encoded once in the run's chat format (the only text ever tokenised).
+import type { ChatFormat } from '@anneal/envs';
 import type { Rng } from '@anneal/rl';
 import { drawMixBatch, type WeightedPool } from '../common/mix-batch.ts';
 import type { PromptExample } from '../data/catalog.ts';
@@ -10,14 +10,15 @@ export interface StepPrompt {
   /** Mix source the prompt came from (e.g. `search-qa`). */
   source: string;
   example: PromptExample;
-  /** `<|user|>{prompt}<|assistant|>` as token ids. */
+  /** The prompt as the chat format renders it, up to where the answer starts (the marker
+   * format's `<|user|>{prompt}<|assistant|>`, a template's generation prompt), as token ids. */
   tokens: number[];
 }
 
 export function samplePrompts(
   pools: readonly WeightedPool<PromptExample>[],
   count: number,
-  format: ToolCallFormat,
+  format: ChatFormat,
   rng: Rng,
 ): StepPrompt[] {
   return drawMixBatch(pools, count, rng).map(({ source, item }) => ({

@@ -4,8 +4,9 @@
 // its own name — on a resume, from a second model opened at the starting weights — unless the
 // runtime provides a dedicated reference sampler.
 import type { InferenceEngine, TrainerModel } from '@anneal/engines';
-import { createToolCallFormat, type RolloutEnv, type ToolCallFormat } from '@anneal/envs';
+import type { ChatFormat, RolloutEnv } from '@anneal/envs';
 import type { GrpoSpec } from '@anneal/protocol';
+import { chatFormatFor } from '../common/chat-format.ts';
 import type { WeightedPool } from '../common/mix-batch.ts';
 import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
 import type { PromptExample } from '../data/catalog.ts';
@@ -19,7 +20,8 @@ export interface GrpoState {
   spec: GrpoSpec;
   model: TrainerModel;
   doneSteps: number;
-  format: ToolCallFormat;
+  /** The base model's chat format (prompts, stop ids, turn parsing, tool results). */
+  format: ChatFormat;
   pools: WeightedPool<PromptExample>[];
   policyEnv: RolloutEnv;
   references: ReferenceCache;
@@ -95,7 +97,6 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const catalog = catalogOf(resources);
   const pools = mixPools(catalog, spec.data.mix, 'prompts', (s) => catalog.prompts(s));
   if (!resources.judge) checkNoJudgeNeeded(pools);
-  const format = createToolCallFormat(resources.tokenizer, resources.toolMarkers);
   const tool = createSearchTool(
     resources,
     {
@@ -105,6 +106,7 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
     },
     '/tools',
   );
+  const format = chatFormatFor(resources, tool);
   const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
   const fresh = ctx.resumeFrom === null;
   const reference = await referenceEngine(ctx, model, fresh);
