@@ -11,7 +11,7 @@
 // module that creates them. The bundle is flat (chunks, entries and the shim in one folder),
 // so every `*.worker.ts` of a workspace becomes an entry of the same name, and every `.mjs`
 // source (the shim) is copied next to them.
-import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -76,8 +76,9 @@ export async function bundleCli() {
   mkdirSync(outdir, { recursive: true });
   const workers = byBaseName(workspaceSources(/\.worker\.ts$/), '.ts');
   const shims = byBaseName(workspaceSources(/\.mjs$/), '');
-  await esbuild.build({
+  const result = await esbuild.build({
     absWorkingDir: root,
+    metafile: true,
     entryPoints: { anneal: 'apps/cli/src/main.ts', ...workers },
     outdir,
     bundle: true,
@@ -107,6 +108,13 @@ export async function bundleCli() {
     ],
   });
   for (const [name, file] of Object.entries(shims)) copyFileSync(file, path.join(outdir, name));
+  // The workspace sources in the bundle, for the bin's staleness check (apps/cli/bin/anneal.js):
+  // stat-ing exactly these is cheaper than walking every src/ on each start.
+  const sources = [...Object.keys(result.metafile.inputs), ...Object.values(shims)]
+    .map((file) => path.relative(root, path.resolve(root, file)))
+    .filter((file) => !file.split(path.sep).includes('node_modules'))
+    .sort();
+  writeFileSync(path.join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
   return { outdir, workers: Object.keys(workers), shims: Object.keys(shims) };
 }
 

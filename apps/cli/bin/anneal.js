@@ -1,50 +1,31 @@
 #!/usr/bin/env node
 // The `anneal` command. It runs the compiled CLI, dist/bundle/anneal.js (`npm run build`), so
-// start-up is a plain node start. In a source checkout whose build is missing or older than a
-// TypeScript source of the shipped workspaces, it runs those sources through tsx instead (slower
-// start; a note on a terminal): a stale build never runs by accident while you edit.
+// start-up is a plain node start. In a source checkout whose build is missing or older than one
+// of the sources it was built from, it runs those sources through tsx instead (slower start; a
+// note on a terminal): a stale build never runs by accident while you edit.
 // Node built-ins only until the source fallback, which needs the tsx dev dependency.
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 
 const bundle = new URL('../dist/bundle/anneal.js', import.meta.url);
 const repoRoot = new URL('../../../', import.meta.url);
 
-/** Newest mtime of the non-test TypeScript/JS sources under dir (0 when there are none). */
-function newestSource(dir) {
-  let newest = 0;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const full = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) {
-      if (entry.name !== 'testdata') newest = Math.max(newest, newestSource(full));
-    } else if (/\.(ts|mts|mjs)$/.test(entry.name) && !/\.test\.ts$/.test(entry.name)) {
-      newest = Math.max(newest, statSync(full).mtimeMs);
-    }
-  }
-  return newest;
-}
-
 /** Why the bundle cannot run (missing, or older than a source), or null when it can. */
 function staleness() {
   if (!existsSync(bundle)) return 'not built';
+  // An installed copy (the images) has dist/ and no sources: nothing to compare.
+  if (!existsSync(new URL('../src/main.ts', import.meta.url))) return null;
   const built = statSync(bundle).mtimeMs;
-  for (const group of ['packages', 'apps']) {
-    const groupDir = fileURLToPath(new URL(group, repoRoot));
-    let workspaces;
-    try {
-      workspaces = readdirSync(groupDir);
-    } catch {
-      continue; // an installed copy without the monorepo around it: nothing to compare
-    }
-    for (const ws of workspaces) {
-      if (newestSource(`${groupDir}/${ws}/src`) > built) return `older than ${group}/${ws}/src`;
-    }
+  // The workspace sources esbuild put in the bundle (scripts/bundle-cli.mjs writes the list).
+  let sources;
+  try {
+    sources = JSON.parse(readFileSync(new URL('../dist/bundle/sources.json', import.meta.url)));
+  } catch {
+    return 'missing its sources.json';
+  }
+  for (const source of sources) {
+    const stat = statSync(new URL(source, repoRoot), { throwIfNoEntry: false });
+    if (!stat) return `built from ${source}, which is gone`;
+    if (stat.mtimeMs > built) return `older than ${source}`;
   }
   return null;
 }
