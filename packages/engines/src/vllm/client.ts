@@ -124,6 +124,11 @@ export class VllmInferenceEngine implements InferenceEngine {
       max_tokens: maxTokens,
       temperature: request.temperature,
       top_p: request.topP,
+      // Neutral values, explicitly: left out, vLLM takes them from the model's
+      // generation_config.json (entrypoints/openai/completion/protocol.py to_sampling_params).
+      top_k: -1,
+      min_p: 0,
+      repetition_penalty: 1,
       ...(request.seed === undefined ? {} : { seed: request.seed }),
       ...(request.stopTokenIds ? { stop_token_ids: [...request.stopTokenIds] } : {}),
       logprobs: 0,

@@ -52,7 +52,7 @@ const request: SampleRequest = {
 };
 
 describe('vLLM completions contract', () => {
-  it('sends a token-id prompt with n, max_tokens, logprobs 0 and return_token_ids', async () => {
+  it('sends a token-id prompt with n, max_tokens, logprobs 0, return_token_ids and neutral top_k/min_p/repetition_penalty (never the model generation_config defaults)', async () => {
     const { fake, engine } = await setup();
     await engine.sample({ ...request, stopTokenIds: [2], temperature: 0.7, topP: 0.9 });
     const [sent] = fake.requestsTo('/v1/completions');
@@ -63,6 +63,9 @@ describe('vLLM completions contract', () => {
       max_tokens: 5,
       temperature: 0.7,
       top_p: 0.9,
+      top_k: -1,
+      min_p: 0,
+      repetition_penalty: 1,
       seed: 7,
       stop_token_ids: [2],
       logprobs: 0,

@@ -11,6 +11,11 @@ export interface CompletionRequest {
   max_tokens: number;
   temperature: number;
   top_p: number;
+  /** Sent explicitly, neutral: vLLM fills every sampling field a request leaves out from the
+   * model's generation_config.json (Qwen3: top_k 20), which would silently truncate rollouts. */
+  top_k: -1;
+  min_p: 0;
+  repetition_penalty: 1;
   seed?: number;
   stop_token_ids?: number[];
   /** Top-k alternatives per token; the sampled token's logprob is always returned. */
