@@ -1,6 +1,6 @@
 // Step phase 7: weight sync — the trainer exports sampler weights (ONNX for the embedded
 // trainer, a LoRA adapter for Tinker/vLLM) and the inference engine serves them under the
-// run's stable policy name (vLLM: load_lora_adapter with load_inplace + reset_prefix_cache).
+// run's stable policy name (vLLM: each sync is a new versioned adapter, docs/engines.md "Weight sync").
 import type { InferenceEngine, SamplerWeights, TrainerModel } from '@anneal/engines';
 
 export async function syncWeights(
