@@ -79,7 +79,7 @@ export class TinkerTrainerModel implements TrainerModel {
 
   async saveWeights(name: string): Promise<string> {
     checkName(name, 'saveWeights');
-    const result = await this.run(TINKER_ROUTES.saveWeights, { path: name });
+    const result = await this.save(TINKER_ROUTES.saveWeights, name, 'training');
     return this.readPath(result, TINKER_ROUTES.saveWeights);
   }
 
@@ -91,7 +91,7 @@ export class TinkerTrainerModel implements TrainerModel {
 
   async saveWeightsForSampler(name: string): Promise<SamplerWeights> {
     checkName(name, 'saveWeightsForSampler');
-    const result = await this.run(TINKER_ROUTES.saveWeightsForSampler, { path: name });
+    const result = await this.save(TINKER_ROUTES.saveWeightsForSampler, name, 'sampler');
     return { name, path: this.readPath(result, TINKER_ROUTES.saveWeightsForSampler) };
   }
 
@@ -188,6 +188,61 @@ export class TinkerTrainerModel implements TrainerModel {
     const result = resultOf(this.transport, reply.json, label, deadline);
     result.catch(() => undefined); // handled by whoever awaits it
     return { result };
+  }
+
+  /**
+   * A save. SkyRL records the checkpoint name before it queues the save and does not dedupe
+   * saves by seq_id (skyrl/tinker/api.py save_weights), so when a save's reply is lost and the
+   * client resends it, the resend gets 409 "already exists" — from the save that did reach the
+   * server. Only in that case (the 409 answered a resend after a lost reply; names are never
+   * reused otherwise) the client waits for the checkpoint to be listed as complete and returns
+   * its path instead of failing the save.
+   */
+  private async save(route: string, name: string, type: 'training' | 'sampler'): Promise<unknown> {
+    const deadline = operationDeadline(this.transport);
+    try {
+      return await this.run(route, { path: name });
+    } catch (error) {
+      const resent =
+        error instanceof EngineError &&
+        error.code === ENGINE_ERROR_CODES.checkpointExists &&
+        this.transport.answeredResendAfterLostReply(error);
+      if (!resent) throw error;
+      return { path: await this.listedCheckpoint(name, type, deadline) };
+    }
+  }
+
+  /** Polls `GET training_runs/<id>/checkpoints` (complete checkpoints only) for `name`. */
+  private async listedCheckpoint(
+    name: string,
+    type: 'training' | 'sampler',
+    deadline: number,
+  ): Promise<string> {
+    const { timers, config } = this.transport;
+    const route = `training_runs/${encodeURIComponent(this.id)}/checkpoints`;
+    let delay = config.futurePoll.initialDelayMs;
+    for (;;) {
+      const reply = await this.transport.get(route);
+      const listed = isObject(reply.json) ? reply.json['checkpoints'] : undefined;
+      const found = Array.isArray(listed)
+        ? listed.find(
+            (c: unknown) =>
+              isObject(c) && c['checkpoint_id'] === name && c['checkpoint_type'] === type,
+          )
+        : undefined;
+      if (isObject(found) && typeof found['tinker_path'] === 'string') return found['tinker_path'];
+      const remaining = deadline - timers.now();
+      if (remaining <= 0) {
+        throw new EngineError(
+          ENGINE_ERROR_CODES.futureTimeout,
+          this.transport.context(route),
+          `checkpoint '${name}' of model ${this.id} (resent after a lost reply) was not listed ` +
+            `as complete before the operation deadline (${config.futurePoll.deadlineMs} ms)`,
+        );
+      }
+      await timers.sleep(Math.min(delay, remaining));
+      delay = Math.min(delay * config.futurePoll.factor, config.futurePoll.maxDelayMs);
+    }
   }
 
   private async run(route: string, payload: Record<string, unknown>): Promise<unknown> {

@@ -66,6 +66,20 @@ describe('Tinker client reliability', () => {
     expect(fake.requestsTo('save_weights_for_sampler')).toHaveLength(2); // never retried
   });
 
+  it('recovers a save whose reply was lost: SkyRL answers the resend 409, the save did happen', async () => {
+    const { fake, engine } = await setup({ pendingPolls: 0 });
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    fake.enqueue('save_weights_for_sampler', { kind: 'lose-reply' });
+    const saved = await model.saveWeightsForSampler('run-sampler-1');
+    expect(saved).toEqual({
+      name: 'run-sampler-1',
+      path: `tinker://${model.id}/sampler_weights/run-sampler-1`,
+    });
+    expect(fake.requestsTo('save_weights_for_sampler')).toHaveLength(2); // sent, resent -> 409
+    fake.enqueue('save_weights', { kind: 'lose-reply' });
+    await expect(model.saveWeights('step-1')).resolves.toBe(`tinker://${model.id}/weights/step-1`);
+  });
+
   it('surfaces 422 validation issues with their loc and msg', async () => {
     const { fake, engine } = await setup();
     const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });

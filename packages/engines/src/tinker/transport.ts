@@ -2,6 +2,7 @@
 // jitter on 5xx/429/connection loss/timeouts. A retried POST resends the identical body, so
 // its `seq_id` is unchanged and the server answers with the original request id. Future
 // polling (futures.ts) makes single attempts and retries until its own deadline instead.
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { sendJson } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
 import { withRetry } from '../http/retry.ts';
@@ -51,6 +52,10 @@ export interface PostOptions {
 }
 
 export class TinkerTransport {
+  /** Errors answered to a resent request whose previous attempt's reply was lost (connection
+   * dropped or timed out): the server may have run that attempt. */
+  private readonly afterLostReply = new WeakSet<object>();
+
   constructor(
     readonly config: ResolvedTinkerConnection,
     readonly timers: Timers,
@@ -79,6 +84,12 @@ export class TinkerTransport {
     return this.exchange('DELETE', route, undefined, options);
   }
 
+  /** Whether `error` answered a resend of a request whose earlier reply was lost, so what it
+   * conflicts with may be that earlier attempt itself (see TinkerTrainerModel's saves). */
+  answeredResendAfterLostReply(error: unknown): boolean {
+    return typeof error === 'object' && error !== null && this.afterLostReply.has(error);
+  }
+
   /** `X-API-Key` when configured (never sent to another origin, e.g. a signed download URL). */
   authHeaders(): Record<string, string> {
     return this.config.apiKey ? { 'x-api-key': this.config.apiKey } : {};
@@ -96,6 +107,7 @@ export class TinkerTransport {
       options.attempts === undefined
         ? this.config.retry
         : { ...this.config.retry, attempts: options.attempts };
+    let lostReply = false;
     return withRetry(
       async () => {
         const reply = await sendJson(context, {
@@ -108,14 +120,20 @@ export class TinkerTransport {
         });
         const ok = reply.status >= 200 && reply.status < 300;
         if (ok || options.accept?.includes(reply.status)) return reply;
-        throw trainerHttpError(context, reply, options.seqId);
+        const error = trainerHttpError(context, reply, options.seqId);
+        if (lostReply) this.afterLostReply.add(error);
+        throw error;
       },
       {
         policy,
         sleep: this.timers.sleep,
         rng: this.rng,
         signal: options.signal,
-        onRetry: ({ attempt, delayMs, error }) =>
+        onRetry: ({ attempt, delayMs, error }) => {
+          lostReply =
+            error instanceof EngineError &&
+            (error.code === ENGINE_ERROR_CODES.connection ||
+              error.code === ENGINE_ERROR_CODES.timeout);
           this.emit({
             type: 'request:retry',
             endpoint: this.config.name,
@@ -123,7 +141,8 @@ export class TinkerTransport {
             attempt,
             delayMs,
             error: error.message,
-          }),
+          });
+        },
       },
     );
   }

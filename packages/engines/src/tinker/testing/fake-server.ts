@@ -430,6 +430,9 @@ export class FakeTinkerServer {
 
   /** GET …/archive, GET …/download (SkyRL), DELETE a checkpoint. */
   private checkpoints(res: ServerResponse, method: string, route: string): void {
+    const list = /^training_runs\/([^/]+)\/checkpoints$/.exec(route);
+    if (list && method === 'GET')
+      return this.listCheckpoints(res, decodeURIComponent(list[1] as string));
     const match = /^training_runs\/([^/]+)\/checkpoints\/(.+?)(\/archive|\/download)?$/.exec(route);
     const model = match && this.models.get(decodeURIComponent(match[1] as string));
     if (!match || !model) return send(res, 404, { detail: 'Not Found' });
@@ -476,6 +479,24 @@ export class FakeTinkerServer {
       location = `${this.url}${TINKER_API_PREFIX}/training_runs/${modelId}/checkpoints/${name}/download`;
     }
     res.writeHead(302, { location, expires }).end();
+  }
+
+  /** skyrl/tinker/api.py list_checkpoints: the model's complete checkpoints with their paths. */
+  private listCheckpoints(res: ServerResponse, modelId: string): void {
+    const model = this.models.get(modelId);
+    if (!model) return send(res, 404, { detail: 'Model not found' });
+    const entry = (name: string, type: 'training' | 'sampler') => ({
+      checkpoint_id: name,
+      checkpoint_type: type,
+      time: '2026-12-01T00:00:00Z',
+      tinker_path: `tinker://${modelId}/${type === 'training' ? 'weights' : 'sampler_weights'}/${name}`,
+    });
+    send(res, 200, {
+      checkpoints: [
+        ...[...model.saved.keys()].map((n) => entry(n, 'training')),
+        ...[...model.sampler.keys()].map((n) => entry(n, 'sampler')),
+      ],
+    });
   }
 
   /** A signed storage URL: no API key (the client must not send its key to another host). */
