@@ -24,7 +24,7 @@ import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
 import { defineWorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
-import { EMBEDDED_CONTEXT_TOKENS } from '../executors/data/builtin-catalog.ts';
+import { EMBEDDED_CONTEXT_TOKENS, defaultDataCatalog } from '../executors/data/builtin-catalog.ts';
 import { maxContextTokens } from '../executors/data/resolve.ts';
 import { EXECUTORS } from '../executors/index.ts';
 import { METRIC } from '../executors/metrics.ts';
@@ -77,7 +77,7 @@ trainers:
   tinker:
     type: tinker
     url: ${tinker.url}
-    capabilities: { kinds: [grpo, sft], losses: [importance_sampling, cross_entropy] }
+    capabilities: { kinds: [grpo, sft, eval], losses: [importance_sampling, cross_entropy] }
 baseModels:
   qwen3:
     model: qwen3-base
@@ -216,6 +216,36 @@ data: { mix: [{ source: search-qa, weight: 1 }] }
     const step1 = ctx.steps.get(1)!;
     expect(step1[METRIC.toolCallsPerRollout]).toBe(1);
     expect(step1[METRIC.toolErrorsPerRollout]).toBe(0.5);
+    await r.close();
+  });
+
+  it('eval: reads the answer after the reasoning block of a template turn', async () => {
+    const r = resolver();
+    const evalSpec = spec(`
+kind: eval
+endpoints: { trainer: tinker }
+datasets: [search-qa]
+examples: 1
+budgets: { maxOutputTokens: 64, resultsPerCall: 2, maxQueryLength: 80 }
+`);
+    const resources = await r.resolve({ id: 'run_eval', tenant: 'default', spec: evalSpec });
+    const [example] = defaultDataCatalog().evalSet('search-qa');
+    const turn = `<think>\nI know this one.\n</think>\n\n${example!.key.answer}`;
+    vllm.enqueue('/v1/completions', scriptedTurns(turn));
+    const ctx = memoryContext(evalSpec, resources, { runId: 'run_eval' });
+    await EXECUTORS.eval(ctx);
+    const [request] = vllm.requestsTo('/v1/completions').map((q) => q.body as CompletionBody);
+    const tools = [searchWebToolSpec({ maxResults: 1, maxQueryChars: 80 })];
+    const user: ChatMessage = { role: 'user', content: example!.question };
+    expect(request!.prompt).toEqual(
+      reference.encode(template.render([user], { tools, addGenerationPrompt: true })),
+    );
+    expect(request!.stop_token_ids).toEqual([IM_END, tokenizer.eosTokenId]);
+    const metrics = ctx.steps.get(1)!;
+    expect(metrics[METRIC.accuracy]).toBe(1);
+    expect(metrics[METRIC.answeredFraction]).toBe(1);
+    expect(metrics[METRIC.toolCallsPerRollout]).toBe(0);
+    expect(metrics[METRIC.responseTokens]).toBe(reference.encode(turn).length + 1);
     await r.close();
   });
 
