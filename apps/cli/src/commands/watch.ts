@@ -93,6 +93,8 @@ export function registerWatch(runs: Command): void {
               renderer.step(event.step, event.metrics, event.at);
             } else if (event.type === 'checkpoint:saved') {
               renderer.checkpoint(event.step, event.path);
+            } else if (event.type === 'run:notice') {
+              renderer.notice(`anneal: notice [${event.code}]: ${event.message}`, process.stderr);
             } else {
               renderer.stateChange(event.from, event.to, event.reason);
             }
