@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { register as registerData } from './commands/data.ts';
 import { register as registerDemo } from './commands/demo.ts';
+import { register as registerEndpoints } from './commands/endpoints.ts';
 import { register as registerControlPlane } from './commands/control-plane.ts';
 import { register as registerPools } from './commands/pools.ts';
 import { register as registerReward } from './commands/reward.ts';
@@ -25,6 +26,7 @@ registerRuns(program);
 registerWorker(program);
 registerPools(program);
 registerWorkers(program);
+registerEndpoints(program);
 registerDemo(program);
 
 await program.parseAsync(process.argv);

@@ -41,6 +41,24 @@ function values(mode: LogprobsMode, z: number[], temperature: number, topK: numb
   return mode === 'processed_logits' ? scaled : logSoftmax(scaled);
 }
 
+/** The top-`k` alternatives at the first generated position as `mode` reports them, keyed
+ * `token_id:<id>` (return_tokens_as_token_ids); the sampled token is the first. */
+export function firstPositionTop(
+  mode: LogprobsMode,
+  prompt: readonly number[],
+  sampling: { temperature: number; topK: number },
+  k: number,
+  vocab: number,
+): { sampled: number; value: number; top: Record<string, number> } {
+  const v = values(mode, fakeLogits(prompt, vocab), sampling.temperature, sampling.topK);
+  const order = v.map((_, i) => i).sort((a, b) => v[b]! - v[a]!);
+  const top = Object.fromEntries(
+    order.slice(0, k).map((i) => [`token_id:${i}`, Math.max(v[i]!, -9999)]),
+  );
+  const sampled = order[0]!;
+  return { sampled, value: Math.max(v[sampled]!, -9999), top };
+}
+
 export class FakeLogprobsServer {
   private readonly server: Server;
   readonly requests: Array<Record<string, unknown>> = [];
@@ -67,14 +85,16 @@ export class FakeLogprobsServer {
               code: 400,
             },
           });
-        const z = fakeLogits(request['prompt'] as number[], this.options.vocab ?? 50);
-        const topK = Number(request['top_k'] ?? -1);
-        const v = values(this.options.mode, z, Number(request['temperature'] ?? 1), topK);
-        const order = v.map((_, i) => i).sort((a, b) => v[b]! - v[a]!);
-        const top = Object.fromEntries(
-          order.slice(0, k).map((i) => [`token_id:${i}`, Math.max(v[i]!, -9999)]),
+        const { sampled, value, top } = firstPositionTop(
+          this.options.mode,
+          request['prompt'] as number[],
+          {
+            temperature: Number(request['temperature'] ?? 1),
+            topK: Number(request['top_k'] ?? -1),
+          },
+          k,
+          this.options.vocab ?? 50,
         );
-        const sampled = order[0]!;
         reply(200, {
           id: 'cmpl-fake',
           object: 'text_completion',
@@ -86,7 +106,7 @@ export class FakeLogprobsServer {
               token_ids: [sampled],
               logprobs: {
                 text_offset: [0],
-                token_logprobs: [Math.max(v[sampled]!, -9999)],
+                token_logprobs: [value],
                 tokens: [`token_id:${sampled}`],
                 top_logprobs: [top],
               },

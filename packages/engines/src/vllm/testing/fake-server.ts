@@ -21,6 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { completionResponse, contextOverflowMessage, errorBody } from './fixtures.ts';
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { validateCompletion } from './validate-request.ts';
+import type { LogprobsMode } from '@anneal/protocol';
+import { firstPositionTop } from '../../testing/fake-logprobs-server.ts';
 
 export type ScriptedReply =
   | { kind: 'reply'; status: number; body: unknown }
@@ -58,6 +60,10 @@ export interface FakeVllmOptions {
   checkAdapterFiles?: boolean;
   /** `max_model_len` reported by GET /v1/models; false = an older server without the field. */
   reportMaxModelLen?: boolean;
+  /** `--logprobs-mode` (vLLM's default raw_logprobs): how the top alternatives of the first
+   * position are reported when a request asks for them (`logprobs` > 0), over a 50-token view of
+   * the fake's logits (testing/fake-logprobs-server.ts). */
+  logprobsMode?: LogprobsMode;
 }
 
 export class FakeVllmServer {
@@ -92,6 +98,7 @@ export class FakeVllmServer {
       loraEnabled: true,
       missingPaths: [],
       checkAdapterFiles: true,
+      logprobsMode: 'raw_logprobs',
       reportMaxModelLen: true,
       ...options,
     };
@@ -256,11 +263,27 @@ export class FakeVllmServer {
       return send(res, 500, errorBody(shape, 500, 'InternalServerError', message));
     }
     this.completedModels.push(request.model);
-    send(
-      res,
-      200,
-      completionResponse(shape, request.model, request.prompt, choices, { tokensAsIds }),
-    );
+    const reply = completionResponse(shape, request.model, request.prompt, choices, {
+      tokensAsIds,
+    });
+    const alternatives = Number(request['logprobs'] ?? 0);
+    if (alternatives > 0 && tokensAsIds) {
+      // vllm/v1/sample/sampler.py: the reported values follow --logprobs-mode.
+      const first = firstPositionTop(
+        this.options.logprobsMode,
+        request.prompt,
+        {
+          temperature: Number(request['temperature'] ?? 1),
+          topK: Number(request['top_k'] ?? -1),
+        },
+        alternatives,
+        50,
+      );
+      for (const choice of reply.choices) {
+        if (choice.logprobs?.top_logprobs) choice.logprobs.top_logprobs[0] = first.top;
+      }
+    }
+    send(res, 200, reply);
   }
 
   /** Deterministic "sampling": sample k of a request uses seed + k (vLLM semantics). */

@@ -1,0 +1,130 @@
+// `anneal endpoints check` against servers that answer like the real ones: the faithful vLLM fake
+// in both generations and with either --logprobs-mode, and the SkyRL flavour of the Tinker fake.
+// The real CLI process is run once (table, exit code); the findings are checked in detail
+// through checkEndpoints with the same probes the command uses.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logprobsModeMismatch, probeLogprobsMode, probeVllmEndpoint } from '@anneal/engines';
+import { FakeTinkerServer, FakeVllmServer } from '@anneal/engines/testing';
+import { type OperatorConfig, parseOperatorConfig } from '@anneal/protocol';
+import { type CheckRow, checkEndpoints, probeTinkerServer } from '../src/endpoints/check.ts';
+import { anneal } from './cli-process.ts';
+
+let dir: string;
+let current: FakeVllmServer;
+let old: FakeVllmServer;
+let skyrl: FakeTinkerServer;
+let configFile: string;
+let operator: OperatorConfig;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'anneal-endpoints-'));
+  current = await FakeVllmServer.start({
+    generation: 'current',
+    servedModel: 'qwen3',
+    maxModelLen: 32_768,
+    logprobsMode: 'processed_logprobs',
+  });
+  old = await FakeVllmServer.start({ generation: 'v0.11', servedModel: 'qwen3' }); // raw logprobs
+  skyrl = await FakeTinkerServer.start({ flavor: 'skyrl' });
+  const text = `
+pools: { default: {} }
+inference:
+  fresh:
+    type: vllm
+    replicas: ["${current.url}"]
+    servedModel: qwen3
+    logprobsMode: processed_logprobs
+    adapters: { root: "${dir}" }
+  stale:
+    type: vllm
+    replicas: ["${old.url}", "http://127.0.0.1:9"]
+    servedModel: qwen3
+    logprobsMode: processed_logprobs
+trainers:
+  fsdp:
+    type: tinker
+    url: ${skyrl.url}
+    backend: skyrl-fsdp
+    capabilities: { kinds: [grpo], losses: [importance_sampling], reduction: sum }
+baseModels:
+  qwen: { model: Qwen/Qwen3-30B-A3B-Instruct-2507, tokenizer: byte }
+defaults: { pool: default, inference: fresh, trainer: fsdp, baseModel: qwen }
+tenants: { default: {} }
+tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
+`;
+  const parsed = parseOperatorConfig(text);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  operator = parsed.value;
+  configFile = path.join(dir, 'ops.yaml');
+  await writeFile(configFile, text);
+});
+afterAll(async () => {
+  await Promise.all([current.close(), old.close(), skyrl.close()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+const probes = { probeVllmEndpoint, probeLogprobsMode, logprobsModeMismatch, probeTinkerServer };
+const find = (rows: CheckRow[], endpoint: string, check: string, target?: string) =>
+  rows.filter(
+    (r) =>
+      r.endpoint === endpoint && r.check === check && (target === undefined || r.target === target),
+  );
+
+describe('anneal endpoints check', () => {
+  it('reports each replica, the logprobs mode as measured, adapter storage and trainer pairing', async () => {
+    const rows = await checkEndpoints(operator, {}, probes);
+    expect(find(rows, 'fresh', 'reachable')[0]?.status).toBe('ok');
+    expect(find(rows, 'fresh', 'version')[0]?.detail).toBe('0.20.1');
+    expect(find(rows, 'fresh', 'served model')[0]?.detail).toBe('qwen3, max_model_len 32768');
+    expect(find(rows, 'fresh', 'load_inplace')[0]?.detail).toMatch(/^supported/);
+    expect(find(rows, 'fresh', 'logprobs mode')[0]).toMatchObject({ status: 'ok' });
+    expect(find(rows, 'fresh', 'logprobs mode')[0]?.detail).toMatch(
+      /^processed_logprobs as declared/,
+    );
+    expect(find(rows, 'fresh', 'adapter directory')[0]?.status).toBe('ok');
+    // The FSDP backend exports full weights, which no LoRA endpoint can load.
+    expect(find(rows, 'fresh', 'pairing with fsdp')[0]).toMatchObject({ status: 'fail' });
+
+    expect(find(rows, 'stale', 'load_inplace', old.url)[0]?.detail).toMatch(/not supported/);
+    expect(find(rows, 'stale', 'logprobs mode', old.url)[0]).toMatchObject({ status: 'fail' });
+    expect(find(rows, 'stale', 'logprobs mode', old.url)[0]?.detail).toMatch(
+      /declares logprobsMode processed_logprobs but its server reports raw_logprobs/,
+    );
+    expect(find(rows, 'stale', 'reachable', 'http://127.0.0.1:9')[0]?.status).toBe('fail');
+
+    expect(find(rows, 'fsdp', 'reachable')[0]?.status).toBe('ok');
+    expect(find(rows, 'fsdp', 'backend')[0]).toMatchObject({ status: 'ok' });
+    expect(find(rows, 'fsdp', 'backend')[0]?.detail).toMatch(/sampler export full/);
+  });
+
+  it('refuses a declared reduction that contradicts the backend', async () => {
+    const trainer = operator.trainers['fsdp']!;
+    if (trainer.type !== 'tinker') throw new Error('tinker');
+    const contradicting: OperatorConfig = {
+      ...operator,
+      inference: {},
+      trainers: {
+        fsdp: {
+          ...trainer,
+          capabilities: { ...trainer.capabilities, reduction: 'mean_per_sequence' },
+        },
+      },
+    };
+    const rows = await checkEndpoints(contradicting, {}, probes);
+    expect(find(rows, 'fsdp', 'backend')[0]).toMatchObject({ status: 'fail' });
+  });
+
+  it('prints the table and exits 1 when a check fails (the real CLI process)', async () => {
+    const result = await anneal(['endpoints', 'check', '--config', configFile]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^ENDPOINT\s+TARGET\s+CHECK\s+RESULT\s+DETAIL/);
+    expect(result.stdout).toMatch(/fresh .*logprobs mode\s+ok/);
+    expect(result.stdout).toMatch(/stale .*logprobs mode\s+FAIL/);
+    expect(result.stderr).toMatch(/checks failed/);
+    const usage = await anneal(['endpoints', 'check'], { ANNEAL_CONFIG: '' });
+    expect(usage.code).toBe(2);
+  });
+});
