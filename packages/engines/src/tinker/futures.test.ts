@@ -112,10 +112,15 @@ describe('futures against hosted Tinker', () => {
     expect(error.message).toMatch(/failed \[user error\]: learning rate must be finite$/);
   });
 
-  it('retries a bare 400 (a proxy, not the server) a few times', async () => {
+  it('retries a bare 400 (a proxy, not the server) at most 3 times', async () => {
     const { engine, fake } = await tinker({ pendingPolls: 0 });
     const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
-    fake.enqueue('retrieve_future', { kind: 'reply', status: 400, body: undefined });
+    const bare = { kind: 'reply' as const, status: 400, body: undefined };
+    fake.enqueue('retrieve_future', bare, bare, bare);
     await expect(model.optimStep(adam)).resolves.toMatchObject({ gradNorm: 1 });
+    fake.enqueue('retrieve_future', bare, bare, bare, bare);
+    const error = (await model.optimStep(adam).catch((e: unknown) => e)) as EngineError;
+    expect(error.code).toBe('ANNEAL_ERR_TRAINER_FUTURE_FAILED');
+    expect(error.status).toBe(400);
   });
 });

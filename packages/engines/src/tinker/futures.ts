@@ -54,7 +54,7 @@ export async function resultOf(
 type Outcome =
   | { kind: 'done'; value: unknown }
   | { kind: 'pending'; queueState?: string }
-  | { kind: 'retry'; error: string }
+  | { kind: 'retry'; error: string; bareBadRequest?: true }
   | { kind: 'failed'; error: EngineError };
 
 export async function awaitFuture(
@@ -117,7 +117,7 @@ export async function awaitFuture(
       }
       case 'retry': {
         lastState = outcome.error;
-        if (outcome.error.startsWith('bare HTTP 400')) bareBadRequests += 1;
+        if (outcome.bareBadRequest) bareBadRequests += 1;
         const delayMs = Math.min(
           backoffDelay(config.retry, transientRetries, transport.rng),
           Math.max(0, deadline - timers.now()),
@@ -174,7 +174,11 @@ function classify(
       return failed(ENGINE_ERROR_CODES.futureFailed, 'is unknown to the server (HTTP 404)');
     case 400:
       if (body === undefined && bareBadRequests < BARE_BAD_REQUEST_RETRIES) {
-        return { kind: 'retry', error: `bare HTTP 400 (no body): ${reply.text.slice(0, 100)}` };
+        return {
+          kind: 'retry',
+          error: `HTTP 400 without a body: ${reply.text.slice(0, 100)}`,
+          bareBadRequest: true,
+        };
       }
       return failed(ENGINE_ERROR_CODES.futureFailed, 'failed');
   }
