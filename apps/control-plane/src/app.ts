@@ -10,7 +10,7 @@ import { createEnqueueRelay } from './services/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
 import { installDocs } from './plugins/docs.ts';
 import { createAppMetrics, installMetrics } from './plugins/metrics.ts';
-import { installProblemHandlers } from './plugins/problem.ts';
+import { MAX_PARAM_LENGTH, frameworkErrors, installProblemHandlers } from './plugins/problem.ts';
 import { installRateLimit } from './plugins/rate-limit.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -73,6 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: settings.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
     ajv: {
       customOptions: {
         removeAdditional: false,

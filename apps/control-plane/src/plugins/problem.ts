@@ -60,6 +60,17 @@ export function toAnnealError(error: FastifyError | Error): AnnealError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AnnealError('ANNEAL_ERR_VALIDATION', fe.message);
+    case 'FST_ERR_BAD_URL':
+      // A path with broken percent-encoding (`/v1/runs/%zz`): no route can match it.
+      return new AnnealError('ANNEAL_ERR_VALIDATION', 'the path is not valid percent-encoding', [
+        { path: '/params', message: 'expected percent-encoded UTF-8' },
+      ]);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AnnealError(
+        'ANNEAL_ERR_VALIDATION',
+        `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`,
+        [{ path: '/params', message: `expected at most ${MAX_PARAM_LENGTH} characters` }],
+      );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       // Malformed JSON, or a `__proto__`/`constructor` key refused by Fastify's secure parser.
       return new AnnealError('ANNEAL_ERR_VALIDATION', `body is not valid JSON: ${fe.message}`);
@@ -88,6 +99,25 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     .type('application/problem+json')
     .serializer(JSON.stringify)
     .send(body);
+}
+
+/**
+ * Longest path parameter the router accepts (Fastify's `maxParamLength`, default 100): above
+ * every id the API takes (worker ids are up to 128 characters, WORKER_ID_PATTERN).
+ */
+export const MAX_PARAM_LENGTH = 256;
+
+/**
+ * Fastify's `frameworkErrors` option: the router's own refusals (bad percent-encoding, an
+ * over-long path parameter) happen before any route or error handler, and would otherwise be
+ * answered with Fastify's plain JSON instead of problem+json.
+ */
+export function frameworkErrors(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  void sendProblem(request, reply, toAnnealError(error));
 }
 
 /** Installs the error and not-found handlers on the root instance. */
