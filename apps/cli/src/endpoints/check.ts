@@ -5,6 +5,7 @@
 // Per trainer: reachable, the backend's traits (reduction, sampler export, gradient clipping)
 // and what its declared capabilities allow, and whether its exports can reach the vLLM endpoints
 // it may be paired with. Each finding is a row: ok, warn (cannot tell) or fail (a run would break).
+import type { logprobsModeMismatch, probeLogprobsMode, probeVllmEndpoint } from '@anneal/engines';
 import {
   type InferenceEndpointConfig,
   type OperatorConfig,
@@ -27,9 +28,9 @@ export interface CheckRow {
 
 /** The live probes (from @anneal/engines; injected so tests can count or replace them). */
 export interface EndpointProbes {
-  probeVllmEndpoint: typeof import('@anneal/engines').probeVllmEndpoint;
-  probeLogprobsMode: typeof import('@anneal/engines').probeLogprobsMode;
-  logprobsModeMismatch: typeof import('@anneal/engines').logprobsModeMismatch;
+  probeVllmEndpoint: typeof probeVllmEndpoint;
+  probeLogprobsMode: typeof probeLogprobsMode;
+  logprobsModeMismatch: typeof logprobsModeMismatch;
   probeTinkerServer(url: string, apiKey: string | undefined): Promise<TinkerServerProbe>;
 }
 
