@@ -1,0 +1,238 @@
+// Role × tenant × route: every operation of the served OpenAPI document (/docs/json) is called by
+// every kind of caller — no token, bad tokens, and viewer/submitter/operator tokens of the run's
+// own tenant and of another — and each cell's status and code must be what docs/api.md
+// "Authentication, roles, tenants" says. A route the table below does not classify fails the
+// test, so a new route cannot ship without its row. All differing cells are listed at once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Role } from '@anneal/protocol';
+import { heartbeatWorker } from '@anneal/store';
+import { sha256Hex } from '../src/plugins/auth.ts';
+import { operationsOf } from './fuzz-arbitraries.ts';
+import { type TestPlane, submit, testOperatorConfig, testPlane } from './helpers.ts';
+
+/** How a route is protected and scoped, from docs/api.md (sections "Authentication…", "Endpoints"). */
+interface RouteRule {
+  /** Minimum role; null: no token needed (health, readiness, metrics). */
+  role: Role | null;
+  /** `run`: `{id}` is a run, visible to its tenant only; `cluster`: pools/workers, visible to all. */
+  scope: 'none' | 'run' | 'cluster';
+  /** Status of an allowed call on the fixtures (runs are cancelled, the worker is live). */
+  ok: number;
+  body?: { payload: string; contentType: string };
+}
+
+const RULES: Record<string, RouteRule> = {
+  'GET /healthz': { role: null, scope: 'none', ok: 200 },
+  'GET /readyz': { role: null, scope: 'none', ok: 200 },
+  'GET /metrics': { role: null, scope: 'none', ok: 200 },
+  'POST /v1/runs': {
+    role: 'submitter',
+    scope: 'none',
+    ok: 201,
+    body: { payload: 'kind: sft\nsteps: 2\n', contentType: 'application/yaml' },
+  },
+  'GET /v1/runs': { role: 'viewer', scope: 'none', ok: 200 },
+  'GET /v1/runs/{id}': { role: 'viewer', scope: 'run', ok: 200 },
+  // The fixture runs are cancelled already: "An already cancelled run answers 200".
+  'POST /v1/runs/{id}/cancel': { role: 'submitter', scope: 'run', ok: 200 },
+  'GET /v1/runs/{id}/metrics': { role: 'viewer', scope: 'run', ok: 200 },
+  // A finished run's stream replays its events and ends.
+  'GET /v1/runs/{id}/events': { role: 'viewer', scope: 'run', ok: 200 },
+  'GET /v1/pools': { role: 'viewer', scope: 'cluster', ok: 200 },
+  'GET /v1/workers': { role: 'viewer', scope: 'cluster', ok: 200 },
+  'POST /v1/workers/{id}/drain': { role: 'operator', scope: 'cluster', ok: 202 },
+};
+
+const RANK: Record<Role, number> = { viewer: 0, submitter: 1, operator: 2 };
+const TENANTS = ['acme', 'beta'] as const;
+const ROLES: Role[] = ['viewer', 'submitter', 'operator'];
+const tokenOf = (tenant: string, role: Role) => `matrix-${tenant}-${role}-token-0123456789`;
+
+interface Caller {
+  label: string;
+  authorization?: string;
+  /** Absent: no valid token. */
+  principal?: { role: Role; tenant: string };
+}
+
+const CALLERS: Caller[] = [
+  { label: 'no token' },
+  { label: 'unknown token', authorization: 'Bearer not-a-configured-token-0123456789' },
+  {
+    label: 'token hash as token',
+    authorization: `Bearer ${sha256Hex(tokenOf('acme', 'operator'))}`,
+  },
+  { label: 'Basic scheme', authorization: `Basic ${tokenOf('acme', 'operator')}` },
+  ...TENANTS.flatMap((tenant) =>
+    ROLES.map((role) => ({
+      label: `${tenant} ${role}`,
+      authorization: `Bearer ${tokenOf(tenant, role)}`,
+      principal: { role, tenant },
+    })),
+  ),
+];
+
+type Target = 'own' | 'other' | 'missing' | '-';
+const MISSING_RUN = 'run_01J8Z3K4M5N6P7Q8R9S0T1V2W3';
+const WORKER_ID = 'matrix-worker-1';
+
+let plane: TestPlane;
+let operations: string[];
+const runOf: Record<string, string> = {};
+
+beforeAll(async () => {
+  plane = await testPlane({
+    operator: testOperatorConfig({
+      rateLimit: { max: 1_000_000, windowSeconds: 60 },
+      tokens: TENANTS.flatMap((tenant) =>
+        ROLES.map((role) => ({
+          name: `${tenant}-${role}`,
+          sha256: sha256Hex(tokenOf(tenant, role)),
+          role,
+          tenant,
+        })),
+      ),
+    }),
+  });
+  operations = operationsOf((await plane.app.inject('/docs/json')).json()).map(
+    (o) => `${o.method} ${o.path}`,
+  );
+  for (const tenant of TENANTS) {
+    const created = await submit(plane.app, 'kind: sft\n', {
+      token: tokenOf(tenant, 'submitter'),
+    });
+    expect(created.statusCode).toBe(201);
+    const id = created.json<{ id: string }>().id;
+    const cancelled = await plane.app.inject({
+      method: 'POST',
+      url: `/v1/runs/${id}/cancel`,
+      headers: { authorization: `Bearer ${tokenOf(tenant, 'submitter')}` },
+    });
+    expect(cancelled.statusCode).toBe(200);
+    runOf[tenant] = id;
+  }
+  // A worker holding one run of each tenant: callers must see only their own tenant's.
+  await heartbeatWorker(
+    plane.store,
+    {
+      id: WORKER_ID,
+      pool: 'default',
+      slots: 2,
+      busy: 2,
+      runs: [runOf['acme'] ?? '', runOf['beta'] ?? ''],
+      startedAt: new Date().toISOString(),
+    },
+    3600,
+  );
+}, 60_000);
+
+afterAll(() => plane.cleanup());
+
+/** The expected [status, code] of a cell, from the rule alone. */
+function expected(rule: RouteRule, caller: Caller, target: Target): [number, string | null] {
+  if (rule.role === null) return [rule.ok, null];
+  if (!caller.principal) return [401, 'ANNEAL_ERR_UNAUTHENTICATED'];
+  if (RANK[caller.principal.role] < RANK[rule.role]) return [403, 'ANNEAL_ERR_FORBIDDEN'];
+  if (target === 'other' || target === 'missing') return [404, 'ANNEAL_ERR_RUN_NOT_FOUND'];
+  return [rule.ok, null];
+}
+
+function targetsOf(rule: RouteRule): Target[] {
+  return rule.scope === 'run' ? ['own', 'other', 'missing'] : ['-'];
+}
+
+function urlOf(path: string, caller: Caller, target: Target): string {
+  const tenant = caller.principal?.tenant ?? 'acme';
+  const other = tenant === 'acme' ? 'beta' : 'acme';
+  const id = path.startsWith('/v1/workers')
+    ? WORKER_ID
+    : target === 'own'
+      ? runOf[tenant]
+      : target === 'other'
+        ? runOf[other]
+        : MISSING_RUN;
+  return path.replace('{id}', id ?? '');
+}
+
+describe('role × tenant × route matrix (docs/api.md)', () => {
+  it('has a rule for every documented operation, and documents every rule', () => {
+    expect([...operations].sort()).toEqual(Object.keys(RULES).sort());
+  });
+
+  it('answers every cell as docs/api.md says', async () => {
+    const differing: string[] = [];
+    let cells = 0;
+    for (const operation of operations) {
+      const rule = RULES[operation];
+      if (!rule) continue; // reported by the test above
+      const [method = '', path = ''] = operation.split(' ');
+      for (const caller of CALLERS) {
+        for (const target of targetsOf(rule)) {
+          cells++;
+          const response = await plane.app.inject({
+            method,
+            url: urlOf(path, caller, target),
+            headers: {
+              ...(caller.authorization !== undefined && { authorization: caller.authorization }),
+              ...(rule.body && { 'content-type': rule.body.contentType }),
+            },
+            ...(rule.body && { payload: rule.body.payload }),
+          });
+          const [status, code] = expected(rule, caller, target);
+          const isProblem = response.statusCode >= 400;
+          const actualCode = isProblem ? response.json<{ code?: string }>().code : null;
+          const where = `${operation} | ${caller.label} | target ${target}`;
+          if (response.statusCode !== status || actualCode !== code) {
+            differing.push(
+              `${where}: expected ${status} ${code ?? ''}, got ${response.statusCode} ${actualCode ?? ''}`,
+            );
+            continue;
+          }
+          if (
+            isProblem &&
+            !String(response.headers['content-type']).startsWith('application/problem+json')
+          )
+            differing.push(`${where}: ${status} not as application/problem+json`);
+          if (status === 401 && response.headers['www-authenticate'] !== 'Bearer realm="anneal"')
+            differing.push(`${where}: 401 without www-authenticate: Bearer`);
+          // Workers are cluster-wide; the runs on them are listed for the caller's tenant only.
+          if (
+            rule.scope === 'cluster' &&
+            !isProblem &&
+            caller.principal &&
+            path.includes('workers')
+          ) {
+            const body = response.json<{ runs?: string[]; workers?: { runs: string[] }[] }>();
+            const runs = body.workers ? body.workers.flatMap((w) => w.runs) : (body.runs ?? []);
+            const own = runOf[caller.principal.tenant];
+            if (JSON.stringify(runs) !== JSON.stringify([own]))
+              differing.push(`${where}: worker runs ${JSON.stringify(runs)}, expected [${own}]`);
+          }
+        }
+      }
+    }
+    console.info(`auth matrix: ${cells} cells, ${differing.length} differing`);
+    expect(differing, `${differing.length} of ${cells} cells differ`).toEqual([]);
+  }, 120_000);
+
+  it("leaves another tenant's run untouched after its cancel and reads were refused", async () => {
+    for (const tenant of TENANTS) {
+      const run = await plane.app.inject({
+        method: 'GET',
+        url: `/v1/runs/${runOf[tenant]}`,
+        headers: { authorization: `Bearer ${tokenOf(tenant, 'viewer')}` },
+      });
+      expect(run.json<{ tenant: string; state: string }>()).toMatchObject({
+        tenant,
+        state: 'cancelled',
+      });
+      const reasons = run
+        .json<{ transitions: { reason: string }[] }>()
+        .transitions.map((t) => t.reason);
+      // Only the owner's cancel from the setup appears, never another tenant's.
+      expect(reasons.filter((r) => r.includes('cancelled by'))).toEqual([
+        `cancelled by ${tenant}-submitter`,
+      ]);
+    }
+  });
+});
