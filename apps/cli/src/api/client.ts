@@ -1,5 +1,7 @@
-// A thin REST client for the control plane (fetch). ANNEAL_URL and ANNEAL_TOKEN come from the
-// environment the command parsed; problem+json errors become ApiError with code and issues.
+// A thin REST client for the control plane (node:http for requests, see ./http.ts; fetch for
+// SSE streams). ANNEAL_URL and ANNEAL_TOKEN come from the environment the command parsed;
+// problem+json errors become ApiError with code and issues.
+import { type HttpReply, send } from './http.ts';
 export interface Problem {
   code: string;
   title: string;
@@ -40,21 +42,20 @@ export class ApiClient {
     const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     if (init.body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
-    let response: Response;
+    let response: HttpReply;
     try {
-      response = await fetch(new URL(path, this.options.url), {
+      response = await send(new URL(path, this.options.url), {
         method,
         headers,
         ...(init.body !== undefined && { body: init.body }),
       });
     } catch (error) {
-      const cause =
-        (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      const cause = (error as { code?: string }).code ?? (error as Error).message;
       throw new Error(`cannot reach the control plane at ${this.options.url} (${cause})`, {
         cause: error,
       });
     }
-    const text = await response.text();
+    const { text } = response;
     const body = text ? (JSON.parse(text) as unknown) : undefined;
     if (response.status >= 400) {
       const problem = body as Partial<Problem> | undefined;
