@@ -4,6 +4,7 @@ export * from './format/toolCallFormat.ts';
 export * from './format/chatFormat.ts';
 export * from './chat-template/templateFormat.ts';
 export * from './chat-template/toolCalls.ts';
+export * from './chat-template/sftTokens.ts';
 export * from './search/types.ts';
 export * from './search/limits.ts';
 export * from './search/render.ts';

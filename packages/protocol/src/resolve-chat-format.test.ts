@@ -1,5 +1,6 @@
-// Submission check of a base model that talks in its own chat template: SFT and RM runs, whose
-// data is marker-format tokens, are refused naming /model/base; GRPO and eval are accepted.
+// Submission checks of a base model that talks in its own chat template: it trains only on
+// registered sft datasets (rendered from their turns). rm runs are refused naming /model/base,
+// built-in sft sources naming /data/mix/N/source; grpo and eval are accepted.
 import { describe, expect, it } from 'vitest';
 import { localOperatorConfig, validateOperatorConfig } from './operator-config-parse.ts';
 import { resolveRunSpec } from './resolve.ts';
@@ -22,31 +23,45 @@ const parsed = validateOperatorConfig({
       chatFormat: { type: 'template' },
     },
   },
+  datasets: { 'qwen-sft': { kind: 'sft', path: '/data/sft.jsonl' } },
 });
 if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
 const config = parsed.value;
 
 describe('chat-template base models at submission', () => {
-  it.each(['sft', 'rm'])(
-    'refuses a %s run on a template base model, naming /model/base',
-    (kind) => {
-      const result = resolveRunSpec(spec(`kind: ${kind}\nmodel: { base: qwen3 }`), config);
-      expect(result.ok).toBe(false);
-      expect(result.errors).toEqual([
-        {
-          path: '/model/base',
-          reason: 'capability',
-          message: expect.stringMatching(
-            new RegExp(
-              `^base model 'qwen3' has chatFormat \\{type: template\\}; ${kind} runs train on marker-format data`,
-            ),
-          ),
-        },
-      ]);
-    },
-  );
+  it('refuses an rm run on a template base model, naming /model/base', () => {
+    const result = resolveRunSpec(spec('kind: rm\nmodel: { base: qwen3 }'), config);
+    expect(result.errors).toEqual([
+      {
+        path: '/model/base',
+        reason: 'capability',
+        message:
+          "base model 'qwen3' has chatFormat {type: template}; rm runs train on preference " +
+          'pairs in the marker format, which its chat template does not render',
+      },
+    ]);
+  });
 
-  it('accepts grpo and eval on it, and sft on a marker base model', () => {
+  it('refuses built-in sft sources on it, naming each, and accepts registered sft datasets', () => {
+    const mixed = spec(
+      'kind: sft\nmodel: { base: qwen3 }\n' +
+        'data: { mix: [{ source: qwen-sft, weight: 1 }, { source: tool-trajectories, weight: 1 }] }',
+    );
+    expect(resolveRunSpec(mixed, config).errors).toEqual([
+      {
+        path: '/data/mix/1/source',
+        reason: 'capability',
+        message: expect.stringMatching(
+          /^base model 'qwen3' has chatFormat \{type: template\}; 'tool-trajectories' is not a registered sft dataset/,
+        ),
+      },
+    ]);
+    const registered =
+      'kind: sft\nmodel: { base: qwen3 }\ndata: { mix: [{ source: qwen-sft, weight: 1 }] }';
+    expect(resolveRunSpec(spec(registered), config).ok).toBe(true);
+  });
+
+  it('accepts grpo and eval on it, and built-in sft data on a marker base model', () => {
     expect(resolveRunSpec(spec('kind: eval\nmodel: { base: qwen3 }'), config).ok).toBe(true);
     const grpo = resolveRunSpec(spec('kind: grpo\nmodel: { base: qwen3 }'), config);
     expect(grpo.errors?.filter((e) => e.path === '/model/base') ?? []).toEqual([]);

@@ -131,24 +131,31 @@ function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   return issues;
 }
 
-/** SFT and RM train on marker-format token data (built-in tasks, registered sft/preference
- * rows) that a base model talking in its own chat template never samples in: refused now when
- * `model` names such a base (a checkpoint's base is known at run set-up, which refuses too). */
+/** A base model talking in its own chat template trains only on data its template renders:
+ * registered sft datasets (their `turns` rows). The built-in tasks are the embedded model's
+ * tokens and preference pairs are marker-format text, so rm runs and built-in sft sources are
+ * refused now when `model` names such a base (a checkpoint's base is known at run set-up,
+ * which refuses them too). */
 function chatFormatIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   if (spec.kind !== 'sft' && spec.kind !== 'rm') return [];
   const base = spec.model?.base;
   if (base === undefined || config.baseModels[base]?.chatFormat?.type !== 'template') return [];
-  const data = spec.kind === 'sft' ? 'sft' : 'preference';
-  return [
-    {
-      path: '/model/base',
-      message:
-        `base model '${base}' has chatFormat {type: template}; ${spec.kind} runs train on ` +
-        `marker-format data (built-in tasks, registered ${data} datasets), which its chat ` +
-        'template does not render — use grpo or eval, or a base model with the marker format',
-      reason: 'capability',
-    },
-  ];
+  const template = `base model '${base}' has chatFormat {type: template}`;
+  if (spec.kind === 'rm') {
+    const message = `${template}; rm runs train on preference pairs in the marker format, which its chat template does not render`;
+    return [{ path: '/model/base', message, reason: 'capability' }];
+  }
+  return spec.data.mix.flatMap(({ source }, i) =>
+    config.datasets[source]?.kind === 'sft'
+      ? []
+      : [
+          {
+            path: joinPointer('data', 'mix', i, 'source'),
+            message: `${template}; '${source}' is not a registered sft dataset (the built-in tasks are the embedded model's tokens): register one written as turns`,
+            reason: 'capability' as const,
+          },
+        ],
+  );
 }
 
 /** Rubric datasets graded by an LLM judge need one: refused now, not mid-run (docs/recipe.md §3). */

@@ -3,6 +3,7 @@
 // or unreadable file fails the run at set-up (RunSetupError, no retries), naming the line.
 import type { Tokenizer } from '@anneal/engines';
 import {
+  type ChatFormat,
   type RegisteredDataset,
   type ToolCallMarkers,
   RegisteredDatasetError,
@@ -39,6 +40,7 @@ export class RegisteredDatasets {
     spec: RunSpec,
     tokenizer: Tokenizer,
     markers?: ToolCallMarkers,
+    format?: ChatFormat,
   ): Promise<DataCatalog | undefined> {
     const names = [...new Set(specDatasets(spec).map((d) => d.name))];
     const pending = names.flatMap((name) => this.load(name) ?? []);
@@ -50,6 +52,6 @@ export class RegisteredDatasets {
       if (error instanceof RegisteredDatasetError) throw new RunSetupError(error.message);
       throw error;
     }
-    return withRegisteredDatasets(defaultDataCatalog(), datasets, tokenizer, markers);
+    return withRegisteredDatasets(defaultDataCatalog(), datasets, tokenizer, markers, format);
   }
 }

@@ -9,7 +9,13 @@ import {
   type Tokenizer,
   type TrainerEngine,
 } from '@anneal/engines';
-import { LlmJudge, LocalCorpusBackend, type RubricJudge, type SearchBackend } from '@anneal/envs';
+import {
+  type ChatFormat,
+  LlmJudge,
+  LocalCorpusBackend,
+  type RubricJudge,
+  type SearchBackend,
+} from '@anneal/envs';
 import {
   REQUIRED_ENDPOINTS,
   type OperatorConfig,
@@ -88,6 +94,30 @@ function tinkerFuturePoll(entry: {
   };
 }
 
+/** A chat-template base model trains only on registered sft datasets (rendered from their
+ * `turns`); rm runs and other sft sources are refused, naming the field. */
+function checkTemplateData(
+  spec: RunSpec,
+  config: OperatorConfig,
+  source: TokenizerSource | undefined,
+): void {
+  const base = `base model '${source?.baseModel ?? '?'}' has chatFormat {type: template}`;
+  if (spec.kind === 'rm') {
+    throw new RunSetupError(
+      `/model: ${base}; rm runs train on preference pairs in the marker format, which its ` +
+        'chat template does not render',
+    );
+  }
+  if (spec.kind !== 'sft') return;
+  spec.data.mix.forEach(({ source: name }, i) => {
+    if (config.datasets[name]?.kind === 'sft') return;
+    throw new RunSetupError(
+      `/data/mix/${i}/source: ${base}; '${name}' is not a registered sft dataset (the ` +
+        "built-in tasks are the embedded model's tokens): register one written as turns",
+    );
+  });
+}
+
 /** Where an engine endpoint keeps its files (an embedded trainer's checkpoints and exports). */
 export function engineDir(artifactDir: string, endpoint: string): string {
   return path.join(artifactDir, 'engines', endpoint);
@@ -113,28 +143,23 @@ export class ResourceResolver {
 
   /**
    * The base model's chat format given the run's search_web limits, built once now so a bad
-   * template fails the run at set-up. SFT and RM train on token data written in the marker
-   * format (the built-in tasks, registered sft/preference rows, data/tokens.ts); a model that
-   * talks in its own template would learn a syntax it never samples in, so those runs are
-   * refused here (the control plane refuses them at submission when `model` names the base).
+   * template fails the run at set-up. A model talking in its own template trains only on data
+   * its template renders: registered sft datasets written as `turns` (packages/envs
+   * `chat-template/sftTokens.ts`). The built-in tasks are the embedded byte model's tokens and
+   * preference pairs are marker-format text, so rm runs and built-in sft sources are refused
+   * here (the control plane refuses them at submission when `model` names the base).
    */
   private chatFormatOf(
     spec: RunSpec,
     tokenizer: Tokenizer,
     source: TokenizerSource | undefined,
-  ): { chatFormat: NonNullable<RunResources['chatFormat']>; kind: 'markers' | 'template' } {
+  ): { chatFormat: NonNullable<RunResources['chatFormat']>; format: ChatFormat } {
     const load = this.chatFormats;
     const format = load(tokenizer, source);
-    if (format.kind === 'template' && (spec.kind === 'sft' || spec.kind === 'rm')) {
-      throw new RunSetupError(
-        `/model: base model '${source?.baseModel ?? '?'}' has chatFormat {type: template}; ` +
-          `${spec.kind} runs train on marker-format data (built-in tasks, registered ` +
-          `${spec.kind === 'sft' ? 'sft' : 'preference'} datasets), which its chat template ` +
-          'does not render — use grpo or eval, or a base model with the marker format',
-      );
-    }
+    if (format.kind === 'template')
+      checkTemplateData(spec, this.deps.config.operatorConfig, source);
     return {
-      kind: format.kind,
+      format,
       chatFormat:
         format.kind === 'markers' ? () => format : (tool) => load(tokenizer, source, tool),
     };
@@ -166,13 +191,13 @@ export class ResourceResolver {
     const source = model.tokenizerSource;
     const tokenizer = factories.tokenizer(model.tokenizer, source);
     const toolMarkers = source && toolMarkersOf(tokenizer, source);
-    const { chatFormat, kind } = this.chatFormatOf(spec, tokenizer, source);
+    const { chatFormat, format } = this.chatFormatOf(spec, tokenizer, source);
     const [inference, trainer, rewardScorer, search, data, evalModels] = await Promise.all([
       inferenceName ? this.inference(inferenceName, model) : missingInference(spec.kind),
       trainerName ? this.trainer(trainerName, spec.kind) : missingTrainer(spec.kind),
       rewardName ? this.rewardModel(rewardName, run.tenant) : undefined,
       searchName ? this.search(searchName) : undefined,
-      this.datasets.catalogFor(spec, tokenizer, toolMarkers),
+      this.datasets.catalogFor(spec, tokenizer, toolMarkers, format),
       spec.kind === 'eval' && spec.models
         ? Promise.all(
             spec.models.map((ref, i) =>
@@ -186,7 +211,9 @@ export class ResourceResolver {
       tokenizer,
       ...(toolMarkers && { toolMarkers }),
       chatFormat,
-      ...(kind === 'template' && { maxContextTokens: this.templateContextWindow(inferenceName) }),
+      ...(format.kind === 'template' && {
+        maxContextTokens: this.templateContextWindow(inferenceName),
+      }),
       inference,
       trainer,
       model,

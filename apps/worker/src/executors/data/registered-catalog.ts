@@ -1,14 +1,21 @@
 // Operator-registered JSONL datasets (operator config `datasets:`, rows already validated by
 // packages/envs) added to a data catalogue next to its built-in sources. Rows are tokenised here
-// once, in the run's tool-call format (SFT: loss on completion tokens only, docs/recipe.md §1).
+// once, in the run's chat format (SFT: loss on completion tokens only, docs/recipe.md §1): the
+// marker format, or a model's own chat template for `turns` rows (its `completion` rows and
+// preference pairs are marker-format text, refused naming the row).
 import type { Tokenizer } from '@anneal/engines';
 import {
+  type ChatFormat,
+  FormatError,
   type RegisteredDataset,
+  type TemplateChatFormat,
   type ToolCallMarkers,
   createToolCallFormat,
   preferenceRowToTokens,
   sftRowToTokens,
+  templateSftRowToTokens,
 } from '@anneal/envs';
+import { RunSetupError } from '../../errors.ts';
 import type {
   DataCatalog,
   EvalExample,
@@ -32,9 +39,21 @@ function addDataset(
   dataset: RegisteredDataset,
   tokenizer: Tokenizer,
   markers: ToolCallMarkers | undefined,
+  template: TemplateChatFormat | undefined,
 ): void {
   const { name } = dataset;
   const id = (i: number) => `${name}:${i + 1}`;
+  /** Tokenise row i, naming the dataset and row when the format cannot express it. */
+  const tokenise = <T>(i: number, encode: () => T): T => {
+    try {
+      return encode();
+    } catch (error) {
+      if (!(error instanceof FormatError)) throw error;
+      throw new RunSetupError(`dataset '${name}' row ${i + 1}: ${error.message}`, {
+        cause: error,
+      });
+    }
+  };
   switch (dataset.kind) {
     case 'qa': {
       const key = (r: (typeof dataset.rows)[number]) => ({
@@ -65,14 +84,22 @@ function addDataset(
       }));
       return;
     case 'sft': {
-      const format = createToolCallFormat(tokenizer, markers);
+      const markerFormat = template ? undefined : createToolCallFormat(tokenizer, markers);
       tables.sft[name] = dataset.rows.map((r, i) => {
-        const { tokens, lossMask } = sftRowToTokens(r, format);
+        const { tokens, lossMask } = tokenise(i, () =>
+          markerFormat ? sftRowToTokens(r, markerFormat) : templateSftRowToTokens(r, template!),
+        );
         return { id: id(i), tokens, lossMask };
       });
       return;
     }
     case 'preference': {
+      if (template !== undefined) {
+        throw new RunSetupError(
+          `dataset '${name}': preference pairs are marker-format text; a chat-template base ` +
+            'model cannot train a reward model on them',
+        );
+      }
       const format = createToolCallFormat(tokenizer, markers);
       const split: Tables['preferences'][string] = { train: [], heldOut: [] };
       dataset.rows.forEach((r, i) => {
@@ -92,10 +119,12 @@ export function withRegisteredDatasets(
   datasets: readonly RegisteredDataset[],
   tokenizer: Tokenizer,
   markers?: ToolCallMarkers,
+  format?: ChatFormat,
 ): DataCatalog {
   if (datasets.length === 0) return base;
   const tables: Tables = { sft: {}, preferences: {}, prompts: {}, eval: {} };
-  for (const dataset of datasets) addDataset(tables, dataset, tokenizer, markers);
+  const template = format?.kind === 'template' ? (format as TemplateChatFormat) : undefined;
+  for (const dataset of datasets) addDataset(tables, dataset, tokenizer, markers, template);
   const pick =
     <T>(table: Record<string, T>, fallback: (source: string) => T) =>
     (source: string): T =>

@@ -1,10 +1,10 @@
-// A GRPO run on a base model registered with its own chat template (Qwen3's real
+// GRPO, eval and SFT runs on a base model registered with its own chat template (Qwen3's real
 // tokenizer.json + tokenizer_config.json), resolved from the operator config exactly as the
 // worker does: a vLLM endpoint (the fake vLLM server) and a Tinker trainer endpoint (the fake
 // Tinker server, which takes any vocabulary — the embedded trainer's byte model cannot take
 // Qwen3 ids). The first sampled turns are scripted in Qwen3 ids: one valid Hermes
 // <tool_call>, one call of an unknown tool; the rest of the run samples the fake's ids.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -64,8 +64,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function resolver(): ResourceResolver {
-  const parsed = parseOperatorConfig(`
+function resolver(datasets = ''): ResourceResolver {
+  const parsed = parseOperatorConfig(`${datasets}
 pools: { default: {} }
 inference:
   vllm:
@@ -249,14 +249,72 @@ budgets: { maxOutputTokens: 64, resultsPerCall: 2, maxQueryLength: 80 }
     await r.close();
   });
 
-  it('refuses an sft run on the template base model at set-up, naming it', async () => {
+  it('sft: a registered turns dataset trains in the template, assistant turns only', async () => {
+    const file = path.join(dir, 'sft.jsonl');
+    const row = {
+      prompt: 'Where does Vek live?',
+      turns: [{ call: 'Vek' }, { result: '1. Vek lives in Oru.' }, { answer: 'Oru' }],
+    };
+    await writeFile(file, `${JSON.stringify(row)}\n`);
+    const r = resolver(`datasets: { qwen-sft: { kind: sft, path: ${JSON.stringify(file)} } }`);
+    const sft = spec(
+      'kind: sft\nsteps: 1\nbatchSize: 1\ndata: { mix: [{ source: qwen-sft, weight: 1 }] }',
+    );
+    const resources = await r.resolve({ id: 'run_sft', tenant: 'default', spec: sft });
+    await EXECUTORS.sft(memoryContext(sft, resources, { runId: 'run_sft' }));
+
+    const tools = [searchWebToolSpec()];
+    const messages: ChatMessage[] = [
+      { role: 'user', content: row.prompt },
+      {
+        role: 'assistant',
+        content: '<tool_call>\n{"name": "search_web", "arguments": {"query": "Vek"}}\n</tool_call>',
+      },
+      { role: 'tool', content: '1. Vek lives in Oru.' },
+    ];
+    const prompt = reference.encode(
+      template.render(messages.slice(0, 1), { tools, addGenerationPrompt: true }),
+    );
+    const beforeAnswer = reference.encode(
+      template.render(messages, { tools, addGenerationPrompt: true }),
+    );
+    const callTurn = [...reference.encode(messages[1]!.content as string), IM_END];
+    const expected = [...beforeAnswer, ...reference.encode('Oru'), IM_END];
+    const trained = new Set([
+      ...callTurn.map((_, k) => prompt.length + k),
+      ...expected.map((_, t) => t).filter((t) => t >= beforeAnswer.length),
+    ]);
+
+    interface WireDatum {
+      model_input: { chunks: { tokens: number[] }[] };
+      loss_fn_inputs: Record<string, { data: number[] }>;
+    }
+    const [call] = tinker.requests.filter((q) => q.route === 'forward_backward');
+    const body = call!.body as { forward_backward_input: { data: WireDatum[]; loss_fn: string } };
+    expect(body.forward_backward_input.loss_fn).toBe('cross_entropy');
+    const [datum] = body.forward_backward_input.data;
+    const input = datum!.model_input.chunks.flatMap((c) => c.tokens);
+    const targets = datum!.loss_fn_inputs['target_tokens']!.data;
+    expect([...input, targets.at(-1)]).toEqual(expected);
+    // weights[t - 1] belongs to token t: > 0 exactly on the assistant turns' tokens
+    const weighted = datum!.loss_fn_inputs['weights']!.data.flatMap((w, i) =>
+      w > 0 ? [i + 1] : [],
+    );
+    expect(weighted).toEqual([...trained].sort((a, b) => a - b));
+    await r.close();
+  });
+
+  it('refuses rm runs and built-in sft data on the template base model at set-up', async () => {
     const r = resolver();
-    await expect(
-      r.resolve({ id: 'run_sft', tenant: 'default', spec: spec('kind: sft') }),
-    ).rejects.toThrow(RunSetupError);
-    await expect(
-      r.resolve({ id: 'run_sft', tenant: 'default', spec: spec('kind: sft') }),
-    ).rejects.toThrow(/base model 'qwen3' has chatFormat \{type: template\}; sft runs train on/);
+    const resolve = (text: string) =>
+      r.resolve({ id: 'run_x', tenant: 'default', spec: spec(text) });
+    await expect(resolve('kind: sft')).rejects.toThrow(RunSetupError);
+    await expect(resolve('kind: sft')).rejects.toThrow(
+      /^\/data\/mix\/0\/source: base model 'qwen3' has chatFormat \{type: template\}; 'style-preferences' is not a registered sft dataset/,
+    );
+    await expect(resolve('kind: rm')).rejects.toThrow(
+      /^\/model: base model 'qwen3' has chatFormat \{type: template\}; rm runs train on preference pairs/,
+    );
     await r.close();
   });
 });
