@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { fromWireForward, toWireDatum } from './convert.ts';
+import { fromWireForward, toWireDatum, toWireLossConfig } from './convert.ts';
 import { combineMetrics, gradNormOf, parseMetricKey, parseMetrics } from './metrics.ts';
 
 describe('Tinker conversions', () => {
+  it('sends the scoring temperature to the trainer when it is not 1 (else π_train is scored at T = 1)', () => {
+    expect(toWireLossConfig({ temperature: 0.6 })).toEqual({ temperature: 0.6 });
+    expect(toWireLossConfig({ temperature: 1 })).toBeUndefined();
+    expect(
+      toWireLossConfig({ clipLowThreshold: 0.8, clipHighThreshold: 1.2, temperature: 0.7 }),
+    ).toEqual({
+      clip_low_threshold: 0.8,
+      clip_high_threshold: 1.2,
+      temperature: 0.7,
+    });
+  });
+
   it('parses name:reduction metric keys', () => {
     expect(parseMetricKey('loss:sum')).toEqual({ name: 'loss', reduction: 'sum' });
     expect(parseMetricKey('clip_fraction:mean')).toEqual({

@@ -64,6 +64,11 @@ export function toWireLossConfig(config?: LossFnConfig): Wire.LossFnConfig | und
   if (config.clipLowThreshold !== undefined) wire['clip_low_threshold'] = config.clipLowThreshold;
   if (config.clipHighThreshold !== undefined)
     wire['clip_high_threshold'] = config.clipHighThreshold;
+  // An Anneal extension the embedded trainer honours; submission refuses T ≠ 1 for trainers that
+  // do not (docs/engines.md "Logprobs and temperature"), so T = 1 is never sent.
+  if (config.temperature !== undefined && config.temperature !== 1) {
+    wire['temperature'] = config.temperature;
+  }
   return Object.keys(wire).length > 0 ? wire : undefined;
 }
 
