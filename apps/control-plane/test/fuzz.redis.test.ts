@@ -390,6 +390,27 @@ describe('requests the fuzzer found answered outside the contract', () => {
     ).toEqual({ status: 404, code: 'ANNEAL_ERR_WORKER_NOT_FOUND' });
   });
 
+  it('a YAML collection as a mapping key is refused without a process warning (was stderr per request)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      for (const body of [
+        '? [a, b]\n: c\nkind: sft\n',
+        'kind: sft\nlabels: { ? { x: 1 } : y }\n',
+      ]) {
+        const response = await submit(plane.app, body, { token: TOKENS.acmeSubmitter });
+        expect(response.statusCode, body).toBe(400);
+        expect(response.json<{ detail: string }>().detail).toMatch(/key must be a plain scalar/);
+      }
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('a path parameter past the router limit is 400 problem+json (was 414 Fastify JSON)', async () => {
     expect(
       await problemOf({

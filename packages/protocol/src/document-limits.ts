@@ -73,7 +73,8 @@ const keyText = (key: unknown): string =>
 /**
  * Walks a parsed YAML document once (iteratively: depth is bounded by the walk, not by the call
  * stack): entries, depth and aliases against `limits`, duplicate keys in a mapping, keys that
- * could reach an object's prototype, and aliases without an anchor. Returns the first problems.
+ * could reach an object's prototype, keys that are collections or aliases, and aliases without
+ * an anchor. Returns the first problems.
  */
 export function treeIssues(
   doc: Document,
@@ -116,7 +117,11 @@ export function treeIssues(
     for (const pair of node.items) {
       if (!isPair(pair)) continue;
       const key = keyText(pair.key);
-      if (FORBIDDEN_KEYS.has(key)) at([...path, key], `key '${key}' is not allowed`, pair.key);
+      // `? [a, b] : c`: converting such a key stringifies it, and the yaml library reports that
+      // with a process warning (stderr) per document, which any client could trigger at will.
+      if (isMap(pair.key) || isSeq(pair.key) || isAlias(pair.key))
+        at([...path, key], 'a key must be a plain scalar, not a collection or alias', pair.key);
+      else if (FORBIDDEN_KEYS.has(key)) at([...path, key], `key '${key}' is not allowed`, pair.key);
       else if (seen.has(key)) at([...path, key], `duplicate key '${key}'`, pair.key);
       seen.add(key);
       stack.push({ node: pair.value as Node | null, depth: depth + 1, path: [...path, key] });

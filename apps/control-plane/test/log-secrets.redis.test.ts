@@ -1,0 +1,205 @@
+// Secrets never reach the logs: a control plane started the production way (startControlPlane:
+// env, operator config file, pino logger at trace level) writes its log lines into a captured
+// stream while it serves requests that carry tokens (valid, unknown, over the rate limit, in a
+// Basic header), idempotency keys and run specs, with a Redis URL that has a password and an
+// operator config whose endpoint URLs carry credentials. No line may contain a token (the
+// preimage of a configured sha256), a configured token hash, or a password.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, deleteKeysWithPrefix } from '@anneal/store';
+import { createLogger } from '@anneal/telemetry';
+import { Redis } from 'ioredis';
+import { parseEnv } from '../src/env.ts';
+import { sha256Hex } from '../src/plugins/auth.ts';
+import { type RunningControlPlane, startControlPlane } from '../src/server.ts';
+import { REDIS_URL } from './helpers.ts';
+
+const REDIS_PASSWORD = 'redis-Pa55word-7f3a9c';
+const ENDPOINT_PASSWORD = 'vllm-Pa55word-41b2e8';
+const TOKENS = {
+  operator: 'log-operator-token-9c1d2e3f4a5b',
+  submitter: 'log-submitter-token-5e6f7a8b9c0d',
+  limited: 'log-limited-token-0a1b2c3d4e5f',
+};
+const UNKNOWN_TOKEN = 'log-unknown-token-deadbeefcafe';
+const BASIC_PASSWORD = 'basic-Pa55word-9e8d7c';
+const IDEMPOTENCY_KEY = `idem-${randomUUID()}`;
+
+/** The same Redis, addressed with a password it does not require (ioredis then goes on). */
+function withPassword(url: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.password = password;
+  return parsed.toString();
+}
+
+const operatorYaml = `
+pools: { default: { slots: 1 } }
+inference:
+  embedded: { type: embedded }
+  remote:
+    type: vllm
+    replicas: ['http://svc:${ENDPOINT_PASSWORD}@vllm-0.invalid:8000']
+    apiKeyEnv: VLLM_API_KEY
+trainers:
+  embedded:
+    type: embedded
+    capabilities: { kinds: [sft, rm, grpo, eval], losses: [cross_entropy, importance_sampling, bradley_terry] }
+search: { local: { type: local } }
+baseModels: { tiny: { model: 'embedded:tiny' } }
+defaults: { pool: default, inference: embedded, trainer: embedded, search: local, baseModel: tiny }
+tenants: { acme: {} }
+tokens:
+  - { name: op, sha256: ${sha256Hex(TOKENS.operator)}, role: operator, tenant: acme }
+  - { name: sub, sha256: ${sha256Hex(TOKENS.submitter)}, role: submitter, tenant: acme }
+  - { name: lim, sha256: ${sha256Hex(TOKENS.limited)}, role: viewer, tenant: acme, rateLimit: { max: 2, windowSeconds: 60 } }
+`;
+
+const lines: string[] = [];
+const capture = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  },
+});
+const logger = createLogger({ name: 'control-plane', level: 'trace', destination: capture });
+
+let plane: RunningControlPlane;
+let dir: string;
+const prefix = `{anneal-logtest-${randomUUID()}}`;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'anneal-log-secrets-'));
+  const configPath = path.join(dir, 'operator.yaml');
+  await writeFile(configPath, operatorYaml);
+  plane = await startControlPlane({
+    env: parseEnv({
+      REDIS_URL: withPassword(REDIS_URL, REDIS_PASSWORD),
+      ANNEAL_PORT: '0',
+      ANNEAL_KEY_PREFIX: prefix,
+      ANNEAL_CONFIG: configPath,
+      ANNEAL_LOG_LEVEL: 'trace',
+    }),
+    logger,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await plane?.close();
+  const redis = new Redis(REDIS_URL);
+  await deleteKeysWithPrefix(redis, prefix);
+  await redis.quit();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const call = (url: string, init: RequestInit & { token?: string } = {}) => {
+  const { token, ...rest } = init;
+  return fetch(`${plane.url}${url}`, {
+    ...rest,
+    headers: {
+      ...(token !== undefined && { authorization: `Bearer ${token}` }),
+      ...(rest.headers as Record<string, string> | undefined),
+    },
+  });
+};
+
+/** Every secret, by what it is (the failure message names the kind, never the value). */
+const SECRETS: Record<string, string> = {
+  'operator token': TOKENS.operator,
+  'submitter token': TOKENS.submitter,
+  'rate-limited token': TOKENS.limited,
+  'unknown token': UNKNOWN_TOKEN,
+  'Basic password': BASIC_PASSWORD,
+  'Basic credentials (base64)': Buffer.from(`user:${BASIC_PASSWORD}`).toString('base64'),
+  'Redis password': REDIS_PASSWORD,
+  'endpoint URL password': ENDPOINT_PASSWORD,
+  'operator token sha256': sha256Hex(TOKENS.operator),
+  'submitter token sha256': sha256Hex(TOKENS.submitter),
+  'rate-limited token sha256': sha256Hex(TOKENS.limited),
+  'unknown token sha256': sha256Hex(UNKNOWN_TOKEN),
+};
+
+function leaked(text: string): string[] {
+  return Object.entries(SECRETS)
+    .filter(([, secret]) => text.includes(secret))
+    .map(([what]) => what);
+}
+
+describe('secrets in logs', () => {
+  it('serves token-bearing requests and logs none of the secrets', async () => {
+    const statuses: number[] = [];
+    const spec = JSON.stringify({ kind: 'sft', steps: 2, labels: { team: 'logs' } });
+    const created = await call('/v1/runs', {
+      method: 'POST',
+      token: TOKENS.submitter,
+      headers: { 'content-type': 'application/json', 'idempotency-key': IDEMPOTENCY_KEY },
+      body: spec,
+    });
+    statuses.push(created.status);
+    const run = (await created.json()) as { id: string };
+    // Same key again (200), a conflicting body (409), a bad spec (400).
+    for (const body of [spec, JSON.stringify({ kind: 'rm' }), '{"kind":"sft","steps":-1}']) {
+      const response = await call('/v1/runs', {
+        method: 'POST',
+        token: TOKENS.submitter,
+        headers: { 'content-type': 'application/json', 'idempotency-key': IDEMPOTENCY_KEY },
+        body,
+      });
+      statuses.push(response.status);
+    }
+    statuses.push((await call(`/v1/runs/${run.id}`, { token: TOKENS.operator })).status);
+    statuses.push(
+      (await call(`/v1/runs/${run.id}/cancel`, { method: 'POST', token: TOKENS.operator })).status,
+    );
+    statuses.push((await call(`/v1/runs/${run.id}/events`, { token: TOKENS.operator })).status);
+    statuses.push((await call('/v1/runs', { token: UNKNOWN_TOKEN })).status);
+    statuses.push(
+      (
+        await call('/v1/runs', {
+          headers: {
+            authorization: `Basic ${Buffer.from(`user:${BASIC_PASSWORD}`).toString('base64')}`,
+          },
+        })
+      ).status,
+    );
+    for (let i = 0; i < 3; i++)
+      statuses.push((await call('/v1/pools', { token: TOKENS.limited })).status);
+    statuses.push(
+      (await call('/v1/workers/w-1/drain', { method: 'POST', token: TOKENS.submitter })).status,
+    );
+    statuses.push((await call('/readyz')).status);
+    expect(statuses).toEqual([
+      201, 200, 409, 400, 200, 200, 200, 401, 401, 200, 200, 429, 403, 200,
+    ]);
+
+    // The capture works: Fastify logged each request with its id.
+    const requestLines = lines.filter((l) => l.includes('"incoming request"'));
+    expect(requestLines.length).toBeGreaterThanOrEqual(statuses.length);
+    expect(leaked(lines.join('\n'))).toEqual([]);
+  }, 60_000);
+
+  it('logs a Redis connection error with the password masked', async () => {
+    // The store's connection helper, as the control plane uses it, on a port nothing listens on.
+    const client = connectRedis(withPassword('redis://127.0.0.1:1', REDIS_PASSWORD), logger, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    await client.connect().catch(() => {});
+    client.disconnect();
+    const errorLines = lines.filter((l) => l.includes('Redis connection error'));
+    expect(errorLines.length).toBeGreaterThan(0);
+    expect(errorLines.join('\n')).toContain(':***@');
+    expect(leaked(lines.join('\n'))).toEqual([]);
+  });
+
+  it('never returns an endpoint URL credential in a response either', async () => {
+    const runs = await call('/v1/runs', { token: TOKENS.operator });
+    const pools = await call('/v1/pools', { token: TOKENS.operator });
+    const doc = await call('/docs/json');
+    expect(leaked((await runs.text()) + (await pools.text()) + (await doc.text()))).toEqual([]);
+  });
+});
