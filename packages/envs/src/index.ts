@@ -18,6 +18,8 @@ export { runRolloutGroup, runRollouts } from './rollout/loop.ts';
 export type { RolloutEnv } from './rollout/loop.ts';
 export * from './verify/normalize.ts';
 export * from './verify/answer.ts';
+export * from './eval/stats.ts';
+export * from './eval/results.ts';
 export * from './rubrics/types.ts';
 export * from './rubrics/language.ts';
 export * from './rubrics/programmatic.ts';
