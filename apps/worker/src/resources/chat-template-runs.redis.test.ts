@@ -304,13 +304,20 @@ budgets: { maxOutputTokens: 64, resultsPerCall: 2, maxQueryLength: 80 }
     await r.close();
   });
 
-  it('refuses rm runs and built-in sft data on the template base model at set-up', async () => {
-    const r = resolver();
+  it('refuses rm runs, built-in sft data and completion rows on the template base model at set-up', async () => {
+    const file = path.join(dir, 'completion.jsonl');
+    await writeFile(file, `${JSON.stringify({ prompt: 'q', completion: 'a' })}\n`);
+    const r = resolver(`datasets: { marker-sft: { kind: sft, path: ${JSON.stringify(file)} } }`);
     const resolve = (text: string) =>
       r.resolve({ id: 'run_x', tenant: 'default', spec: spec(text) });
     await expect(resolve('kind: sft')).rejects.toThrow(RunSetupError);
     await expect(resolve('kind: sft')).rejects.toThrow(
       /^\/data\/mix\/0\/source: base model 'qwen3' has chatFormat \{type: template\}; 'style-preferences' is not a registered sft dataset/,
+    );
+    await expect(
+      resolve('kind: sft\ndata: { mix: [{ source: marker-sft, weight: 1 }] }'),
+    ).rejects.toThrow(
+      "dataset 'marker-sft' row 1: completion: marker-format text cannot be rendered in a chat template; write the row as turns",
     );
     await expect(resolve('kind: rm')).rejects.toThrow(
       /^\/model: base model 'qwen3' has chatFormat \{type: template\}; rm runs train on preference pairs/,
