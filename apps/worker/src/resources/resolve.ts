@@ -1,6 +1,7 @@
 // RunResources from a run's named endpoints + the operator config (or the local-mode config):
 // vLLM -> the vLLM client, tinker -> the Tinker client, embedded -> the embedded engines,
-// reward models -> a RewardScorer, search -> a backend. Engines are cached per endpoint name.
+// reward models -> a RewardScorer, search -> a backend; the base model's tokenizer and chat
+// format (markers or its own template, tokenizers.ts). Engines are cached per endpoint name.
 import path from 'node:path';
 import {
   checkRunSupported,
