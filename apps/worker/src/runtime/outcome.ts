@@ -8,6 +8,7 @@ import {
   transitionRun,
   type TransitionResult,
 } from '@anneal/store';
+import { ENGINE_ERROR_CODES, EngineError } from '@anneal/engines';
 import type { Logger } from '@anneal/telemetry';
 import { RunSetupError } from '../errors.ts';
 import type { ExecutorResult } from '../executors/types.ts';
@@ -79,13 +80,29 @@ export async function stopped(
   throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
 }
 
-/** The executor (or run setup) threw: retry while BullMQ attempts remain, else fail. */
+/** Engine answers that a retry of the run would only meet again: the server refuses what the
+ * run sends (these weights, this request, these credentials), not a passing fault. */
+const PERMANENT_ENGINE_CODES: ReadonlySet<string> = new Set([
+  ENGINE_ERROR_CODES.badAdapter,
+  ENGINE_ERROR_CODES.validation,
+  ENGINE_ERROR_CODES.unsupported,
+]);
+
+export function isPermanentEngineError(error: unknown): boolean {
+  if (!(error instanceof EngineError) || error.retryable) return false;
+  if (PERMANENT_ENGINE_CODES.has(error.code)) return true;
+  const status = error.context.status;
+  return error.code === ENGINE_ERROR_CODES.http && (status === 401 || status === 403);
+}
+
+/** The executor (or run setup) threw: retry while BullMQ attempts remain, else fail. Setup
+ * errors and permanent engine refusals fail at once (a retry would meet them again). */
 export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promise<never> {
   const runId = job.id as string;
   const message = errorMessage(error);
   const attempts = job.opts.attempts ?? 1;
   const attempt = job.attemptsMade + 1;
-  const setup = error instanceof RunSetupError;
+  const setup = error instanceof RunSetupError || isPermanentEngineError(error);
   if (!setup && attempt < attempts) {
     const reason = `attempt ${attempt}/${attempts} failed: ${message}; retrying from the last checkpoint`;
     note(deps.logger, 'retrying', await releaseRun(deps.store, runId, reason, deps.workerId));

@@ -11,6 +11,8 @@
 //     future with a required model_seq_id, the archive route's 503/302 to a signed URL.
 // Both: `X-API-Key`, 422 pydantic issues, 409 for a reused seq_id, sampling sessions + asample,
 // checkpoint delete, and scripted faults (`enqueue`).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,6 +48,11 @@ export interface FakeTinkerOptions {
   clock?: { advance(ms: number): void };
   /** Hosted Tinker flavour: 503s the archive route answers before its redirect (default 0). */
   archivePreparing?: number;
+  /** SkyRL flavour: the server's checkpoints base on disk. Sampler exports are written there as
+   * `{base}/{model_id}/sampler_weights/{name}.tar.gz` (skyrl/tinker/engine.py
+   * save_sampler_checkpoint; a LoRA adapter tarball as the JAX backend writes it), where a vLLM
+   * endpoint's `adapters.root` can read them. */
+  checkpointsBase?: string;
 }
 
 interface Future {
@@ -339,6 +346,11 @@ export class FakeTinkerServer {
       return { result: { type: 'load_weights', path: name } };
     }
     model.sampler.set(name, model.steps);
+    if (this.options.checkpointsBase !== undefined && this.flavor === 'skyrl') {
+      const dir = join(this.options.checkpointsBase, id, 'sampler_weights');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `${name}.tar.gz`), this.archiveBytes(id, name));
+    }
     const sampler: Wire.SaveWeightsForSamplerResponse = {
       path:
         this.behaviour.samplerPathKind === 'bare'
