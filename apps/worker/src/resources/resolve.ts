@@ -5,6 +5,7 @@
 import path from 'node:path';
 import {
   checkRunSupported,
+  downloadSamplerArchive,
   type InferenceEngine,
   type RewardScorer,
   type Tokenizer,
@@ -30,6 +31,7 @@ import { RunSetupError } from '../errors.ts';
 import type { ResolvedModel, RunResources } from '../executors/types.ts';
 import { loadCorpus } from './corpus.ts';
 import { RegisteredDatasets } from './datasets.ts';
+import { withDownloadedSamplerWeights } from './hosted-weights.ts';
 import type { EngineCache } from './engine-cache.ts';
 import type { EngineFactories } from './factories.ts';
 import {
@@ -208,6 +210,7 @@ export class ResourceResolver {
         : undefined,
     ]);
     const judge = judgeName ? this.judge(judgeName) : undefined;
+    const served = this.pairHostedTraining(inference, inferenceName, trainerName);
     return {
       tokenizer,
       ...(toolMarkers && { toolMarkers }),
@@ -215,7 +218,7 @@ export class ResourceResolver {
       ...(format.kind === 'template' && {
         maxContextTokens: this.templateContextWindow(inferenceName),
       }),
-      inference,
+      inference: served,
       trainer,
       model,
       ...(evalModels && { evalModels }),
@@ -224,6 +227,38 @@ export class ResourceResolver {
       ...(data && { data }),
       ...(judge && { judge }),
     };
+  }
+
+  /** A hosted Tinker trainer paired with a vLLM endpoint: its exports are downloaded into the
+   * endpoint's adapter storage before each load (hosted-weights.ts). */
+  private pairHostedTraining(
+    inference: InferenceEngine,
+    inferenceName: string | undefined,
+    trainerName: string | undefined,
+  ): InferenceEngine {
+    const operator = this.deps.config.operatorConfig;
+    const trainer = trainerName === undefined ? undefined : operator.trainers[trainerName];
+    const endpoint = inferenceName === undefined ? undefined : operator.inference[inferenceName];
+    if (trainer?.type !== 'tinker' || trainer.backend !== 'tinker' || endpoint?.type !== 'vllm') {
+      return inference;
+    }
+    const root = endpoint.adapters?.root;
+    if (root === undefined) {
+      throw new RunSetupError(
+        `/endpoints/inference: vLLM endpoint '${inferenceName}' has no adapters.root, where the ` +
+          `exports of hosted Tinker trainer '${trainerName}' are downloaded for its replicas`,
+      );
+    }
+    const connection = {
+      name: trainerName!,
+      baseUrl: trainer.url,
+      ...(trainer.apiKeyEnv && { apiKey: this.deps.config.secrets[trainer.apiKeyEnv] }),
+      futurePoll: tinkerFuturePoll(trainer),
+    };
+    return withDownloadedSamplerWeights(inference, async (samplerPath) => {
+      const downloaded = await downloadSamplerArchive(connection, samplerPath, root);
+      return downloaded.path;
+    });
   }
 
   private judge(name: string): RubricJudge {

@@ -34,7 +34,8 @@ export const realSleep: Sleep = (ms, signal) =>
 export const realTimers: Timers = {
   sleep: realSleep,
   now: () => performance.now(),
-  timeoutSignal: (ms) => AbortSignal.timeout(ms),
+  // AbortSignal.timeout takes whole milliseconds (a deadline minus now is fractional).
+  timeoutSignal: (ms) => AbortSignal.timeout(Math.max(0, Math.ceil(ms))),
 };
 
 /** mulberry32: a small seeded PRNG, good enough for retry jitter. */

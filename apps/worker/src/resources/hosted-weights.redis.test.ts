@@ -1,0 +1,107 @@
+// Hosted Tinker training paired with your own vLLM, resolved from the operator config as the
+// worker does: each sampler export is downloaded through the service's archive route (a signed
+// URL) into the vLLM endpoint's adapter storage, unpacked, and loaded as a new adapter version.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeTinkerServer, FakeVllmServer } from '@anneal/engines/testing';
+import { parseOperatorConfig, parseRunSpec } from '@anneal/protocol';
+import { createEventBus, noopLogger } from '@anneal/telemetry';
+import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
+import { type TestEnv, testEnv } from '../../test/helpers.ts';
+import { defineWorkerConfig } from '../config.ts';
+import { samplerExportName, servingNames } from '../executors/grpo/setup.ts';
+import { syncWeights } from '../executors/grpo/weight-sync.ts';
+import { EngineCache } from './engine-cache.ts';
+import { defaultEngineFactories } from './factories.ts';
+import { ResourceResolver } from './resolve.ts';
+
+let env: TestEnv;
+let dir: string;
+let vllm: FakeVllmServer;
+let tinker: FakeTinkerServer;
+beforeEach(async () => {
+  env = await testEnv();
+  dir = await mkdtemp(path.join(tmpdir(), 'anneal-hosted-'));
+  vllm = await FakeVllmServer.start({ servedModel: 'base-model', maxLoraRank: 32 });
+  tinker = await FakeTinkerServer.start({ flavor: 'tinker', apiKey: 'secret-t', pendingPolls: 1 });
+});
+afterEach(async () => {
+  await Promise.all([vllm.close(), tinker.close(), env.cleanup()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+function resolver(adapters: string) {
+  const parsed = parseOperatorConfig(`
+pools: { default: {} }
+inference:
+  vllm: { type: vllm, replicas: ["${vllm.url}"], servedModel: base-model, maxLoraRank: 32${adapters} }
+trainers:
+  hosted:
+    type: tinker
+    url: ${tinker.url}
+    apiKeyEnv: TINKER_KEY
+    backend: tinker
+    capabilities: { kinds: [grpo], losses: [importance_sampling], reduction: sum }
+baseModels:
+  base: { model: base-model, tokenizer: byte }
+defaults: { pool: default, inference: vllm, trainer: hosted, baseModel: base }
+tenants: { default: {} }
+tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
+`);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return new ResourceResolver({
+    store: env.store,
+    config: defineWorkerConfig({
+      operatorConfig: parsed.value,
+      artifactDir: path.join(dir, 'worker'),
+      secrets: { TINKER_KEY: 'secret-t' },
+    }),
+    factories: defaultEngineFactories(STUB_EMBEDDED),
+    cache: new EngineCache(),
+    telemetry: createEventBus(),
+    logger: noopLogger,
+  });
+}
+
+const grpo = () => {
+  const parsed = parseRunSpec('kind: grpo');
+  if (!parsed.ok) throw new Error('spec');
+  return parsed.value;
+};
+
+describe('hosted Tinker + your own vLLM', () => {
+  it('downloads each export into the adapter storage, then vLLM loads the unpacked adapter', async () => {
+    const root = path.join(dir, 'adapters');
+    const r = resolver(`, adapters: { root: ${JSON.stringify(root)} }`);
+    const resources = await r.resolve({ id: 'run_h', tenant: 'default', spec: grpo() });
+    const model = await resources.trainer.createModel({ baseModel: 'base-model', loraRank: 8 });
+    const policy = servingNames('run_h').policy;
+    for (const step of [0, 1]) {
+      await syncWeights(model, resources.inference, samplerExportName('run_h', step), policy);
+    }
+    const loads = vllm
+      .requestsTo('/v1/load_lora_adapter')
+      .map((q) => q.body as { lora_name: string; lora_path: string });
+    expect(loads.map((l) => l.lora_name)).toEqual([`${policy}@1`, `${policy}@2`]);
+    for (const [step, load] of loads.entries()) {
+      expect(load.lora_path).toBe(
+        path.join(root, model.id, 'sampler_weights', samplerExportName('run_h', step)),
+      );
+      expect((await readdir(load.lora_path)).sort()).toEqual([
+        'adapter_config.json',
+        'adapter_model.safetensors',
+      ]);
+    }
+    await r.close();
+  });
+
+  it('refuses the pairing at run setup when the vLLM endpoint has no adapter storage', async () => {
+    const r = resolver('');
+    await expect(r.resolve({ id: 'run_n', tenant: 'default', spec: grpo() })).rejects.toThrow(
+      /no adapters.root, where the exports of hosted Tinker trainer 'hosted' are downloaded/,
+    );
+    await r.close();
+  });
+});
