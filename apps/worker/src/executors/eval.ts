@@ -1,15 +1,22 @@
-// Evaluation (docs/recipe.md §6, §8): accuracy, mean tool calls (all questions and tool-free ones) and
-// mean generated tokens of one or more checkpoints on QA sets, at the spec's tool budget (the
-// search_web call limit refuses calls past `budgets.maxToolCalls`), temperature 0.6 by
-// default. One step per checkpoint; every checkpoint answers the same questions with the same
-// sampling seeds, so checkpoints compare pairwise. Budget sweeps and cost come later.
+// Evaluation with the budget-forced protocol (docs/recipe.md §8): every checkpoint of the spec
+// (`models`, default the run model) answers the same questions (same sampling seeds, so
+// checkpoints compare pairwise) at every tool-call budget b of `budgets.toolCallBudgets`
+// (default 0..10). The prompt states the hard cap b; the search_web tool refuses a call past b
+// and the cell counts it as a broken call. One step per checkpoint × budget, in that order,
+// holding accuracy with its 95% Wilson interval, tool calls, broken calls, abstention, tokens
+// and dollars per query (eval-cell.ts); GET /v1/runs/{id}/results turns the steps into curves,
+// knees and the cost–accuracy frontier. Per-item answers go to `eval-items.jsonl` in the run's
+// artifact directory (capped), so every number traces to answers.
+import { appendFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { InferenceEngine } from '@anneal/engines';
 import {
+  EVAL_CELL_KEYS,
+  curveKnee,
   runRollouts,
-  verifyAnswer,
+  type ChatFormat,
   type Rollout,
   type RolloutEnv,
-  type SearchWebTool,
 } from '@anneal/envs';
 import type { EvalSpec } from '@anneal/protocol';
 import { chatFormatFor } from './common/chat-format.ts';
@@ -17,39 +24,28 @@ import { PhaseTimer } from './common/phase-timer.ts';
 import { openModelAt } from './common/trainer-model.ts';
 import { checkSource, type EvalExample } from './data/catalog.ts';
 import { catalogOf, createSearchTool, maxContextTokens } from './data/resolve.ts';
+import { cellMetrics, type EvalItem } from './eval-cell.ts';
 import { samplingSeed } from './grpo/rollouts.ts';
 import { syncWeights } from './grpo/weight-sync.ts';
-import { METRIC } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult, ResolvedModel } from './types.ts';
 
-export type EvalMetrics = Record<string, number | null>;
+/** Item records kept per run (one line each); beyond it the numbers stay, the lines stop. */
+export const MAX_ITEM_RECORDS = 50_000;
+export const ITEMS_FILE = 'eval-items.jsonl';
 
-const mean = (values: readonly number[]): number | null =>
-  values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+/** What the prompt tells the model about its budget (docs/recipe.md §8.2). */
+export function budgetStatement(budget: number): string {
+  return budget === 0
+    ? 'Tool budget: 0 search_web calls; answer directly.\n'
+    : `Tool budget: at most ${budget} search_web call${budget === 1 ? '' : 's'}.\n`;
+}
 
-/** docs/recipe.md §8 numbers of one checkpoint's answers (rollouts[i] answers examples[i]). */
-export function evalMetrics(
-  examples: readonly EvalExample[],
-  rollouts: readonly Rollout[],
-): EvalMetrics {
-  const rows = examples.map((e, i) => {
-    const r = rollouts[i]!;
-    return { e, r, correct: verifyAnswer(r.answer, e.key) ? 1 : 0 };
+/** `format` whose prompts start with the budget statement. */
+export function withBudgetStatement(format: ChatFormat, budget: number): ChatFormat {
+  const statement = budgetStatement(budget);
+  return Object.assign(Object.create(format) as ChatFormat, {
+    encodePrompt: (question: string) => format.encodePrompt(statement + question),
   });
-  const search = rows.filter((x) => x.e.needsSearch);
-  const toolFree = rows.filter((x) => !x.e.needsSearch);
-  return {
-    [METRIC.accuracy]: mean(rows.map((x) => x.correct)),
-    [METRIC.accuracyNeedsSearch]: mean(search.map((x) => x.correct)),
-    [METRIC.accuracyToolFree]: mean(toolFree.map((x) => x.correct)),
-    [METRIC.toolCallsPerRollout]: mean(rows.map((x) => x.r.toolCalls)),
-    [METRIC.toolCallsNeedsSearch]: mean(search.map((x) => x.r.toolCalls)),
-    [METRIC.toolCallsToolFree]: mean(toolFree.map((x) => x.r.toolCalls)),
-    [METRIC.toolCallsExecuted]: mean(rows.map((x) => x.r.toolCalls - x.r.refusedCalls)),
-    [METRIC.responseTokens]: mean(rows.map((x) => x.r.generatedTokens)),
-    [METRIC.answeredFraction]: mean(rows.map((x) => (x.r.answer === null ? 0 : 1))),
-    [METRIC.examples]: rows.length,
-  };
 }
 
 function evalExamples(ctx: ExecutorContext, spec: EvalSpec): EvalExample[] {
@@ -60,52 +56,39 @@ function evalExamples(ctx: ExecutorContext, spec: EvalSpec): EvalExample[] {
   });
 }
 
-/** Makes `target`'s weights servable under `name`: its sampler export, else via the trainer. */
+/** Makes `target`'s weights servable under `name`: its sampler export, else exported through
+ * the trainer (a base model too: the submission check requires a trainer endpoint for it). */
 async function serve(
   ctx: ExecutorContext,
   target: ResolvedModel,
   inference: InferenceEngine,
   name: string,
-): Promise<void> {
+): Promise<string> {
   if (target.samplerPath !== undefined) {
     await inference.loadWeights({ name, path: target.samplerPath });
-    return;
+    return name;
   }
   const model = await openModelAt(ctx, target, 'lm');
   await syncWeights(model, inference, name, name);
-}
-
-async function evaluateTarget(
-  ctx: ExecutorContext,
-  spec: EvalSpec,
-  env: Omit<RolloutEnv, 'config'> & { config: RolloutEnv['config'] },
-  examples: readonly EvalExample[],
-  target: ResolvedModel,
-  step: number,
-): Promise<EvalMetrics> {
-  const timer = new PhaseTimer();
-  const name = `${ctx.runId}-eval-${step}`;
-  await timer.time('weight_sync', () => serve(ctx, target, env.engine, name));
-  const requests = examples.map((e) => ({
-    prompt: env.format.encodePrompt(e.question),
-    n: 1,
-    seed: samplingSeed(spec.seed, `eval:${e.id}`),
-  }));
-  const groups = await timer.time('rollout', () =>
-    runRollouts({ ...env, config: { ...env.config, model: name } }, requests),
-  );
-  return {
-    ...evalMetrics(
-      examples,
-      groups.map((g) => g[0]!),
-    ),
-    ...timer.metrics(),
-  };
+  return name;
 }
 
 function summaryKeys(targets: readonly ResolvedModel[]): string[] {
   const labels = targets.map((t) => t.label);
   return labels.map((l, i) => (labels.indexOf(l) === i ? l : `${l}#${i}`));
+}
+
+class ItemLog {
+  private written = 0;
+  constructor(private readonly file: string) {}
+  async append(items: readonly EvalItem[]): Promise<void> {
+    const room = Math.max(0, MAX_ITEM_RECORDS - this.written);
+    const kept = items.slice(0, room);
+    if (kept.length === 0) return;
+    await mkdir(path.dirname(this.file), { recursive: true });
+    await appendFile(this.file, kept.map((x) => JSON.stringify(x) + '\n').join(''));
+    this.written += kept.length;
+  }
 }
 
 export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
@@ -114,45 +97,86 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   const targets = resources.evalModels ?? [resources.model];
   const examples = evalExamples(ctx, spec);
   const b = spec.budgets;
-  const tool: SearchWebTool = createSearchTool(
-    resources,
-    {
-      resultsPerCall: b.resultsPerCall,
-      maxQueryLength: b.maxQueryLength,
-      maxCalls: b.maxToolCalls,
-    },
-    '/budgets',
-  );
-  const env = {
-    engine: resources.inference,
-    format: chatFormatFor(resources, tool),
-    tool,
-    config: {
-      maxContextTokens: maxContextTokens(resources),
-      maxResponseTokens: b.maxOutputTokens,
-      temperature: b.temperature,
-      topP: b.topP,
-    },
+  const budgets = [...b.toolCallBudgets].sort((x, y) => x - y);
+  const envAt = (budget: number): RolloutEnv => {
+    const tool = createSearchTool(
+      resources,
+      { resultsPerCall: b.resultsPerCall, maxQueryLength: b.maxQueryLength, maxCalls: budget },
+      '/budgets',
+    );
+    return {
+      engine: resources.inference,
+      format: withBudgetStatement(chatFormatFor(resources, tool), budget),
+      tool,
+      config: {
+        maxContextTokens: maxContextTokens(resources),
+        maxResponseTokens: b.maxOutputTokens,
+        temperature: b.temperature,
+        topP: b.topP,
+      },
+    };
   };
   const keys = summaryKeys(targets);
+  const itemsFile = path.join(ctx.artifactDir, ITEMS_FILE);
+  const log = new ItemLog(itemsFile);
   const summary: ExecutorResult['summary'] = {
     checkpoints: targets.length,
     examples: examples.length,
+    budgets: budgets.length,
+    itemsPath: itemsFile,
   };
+  const accuracy = targets.map(() => new Map<number, number | null>());
+  const served = new Map<number, string>();
   let stopped = false;
-  for (let step = (ctx.resumeFrom?.step ?? 0) + 1; step <= targets.length; step++) {
+  const total = targets.length * budgets.length;
+  for (let step = (ctx.resumeFrom?.step ?? 0) + 1; step <= total; step++) {
     if (ctx.stopSignal.aborted) {
       stopped = true;
       break;
     }
-    const target = targets[step - 1]!;
-    const metrics = await evaluateTarget(ctx, spec, env, examples, target, step);
-    await ctx.commitStep(step, metrics);
-    summary[`${keys[step - 1]}/label`] = target.label;
-    for (const [name, value] of Object.entries(metrics)) {
-      summary[`${keys[step - 1]}/${name}`] = value;
-      if (targets.length === 1) summary[name] = value;
+    const index = Math.floor((step - 1) / budgets.length);
+    const budget = budgets[(step - 1) % budgets.length]!;
+    const target = targets[index]!;
+    const timer = new PhaseTimer();
+    if (!served.has(index)) {
+      const name = `${ctx.runId}-eval-${index}`;
+      served.set(
+        index,
+        await timer.time('weight_sync', () => serve(ctx, target, resources.inference, name)),
+      );
     }
+    const model = served.get(index)!;
+    const env = envAt(budget);
+    const requests = examples.map((e) => ({
+      prompt: env.format.encodePrompt(e.question),
+      n: 1,
+      seed: samplingSeed(spec.seed, `eval:${e.id}`),
+    }));
+    const groups = await timer.time('rollout', () =>
+      runRollouts({ ...env, config: { ...env.config, model } }, requests),
+    );
+    const rollouts: Rollout[] = groups.map((g) => g[0]!);
+    const { metrics, items } = cellMetrics(
+      examples,
+      rollouts,
+      { step, checkpoint: index, budget },
+      spec.prices,
+    );
+    await log.append(items);
+    await ctx.commitStep(step, { ...metrics, ...timer.metrics() });
+    accuracy[index]!.set(budget, metrics[EVAL_CELL_KEYS.accuracy] ?? null);
+    const key = keys[index]!;
+    summary[`${key}/label`] = target.label;
+    // Headline numbers: at the standard cap when it is swept, else at the largest budget.
+    const headline = budgets.includes(b.maxToolCalls) ? b.maxToolCalls : budgets.at(-1);
+    if (budget === headline) {
+      for (const [name, value] of Object.entries(metrics)) {
+        summary[`${key}/${name}`] = value;
+        if (targets.length === 1) summary[name] = value;
+      }
+    }
+    const curve = [...accuracy[index]!].map(([at, acc]) => ({ budget: at, accuracy: acc }));
+    summary[`${key}/knee`] = curveKnee(curve);
   }
   return { summary, finalCheckpoint: null, stopped };
 }

@@ -1,6 +1,6 @@
 // The executors driving the real embedded engines (TypeScript trainer, ONNX sampler, ONNX
 // reward scorer) with a tiny model and a few steps: SFT -> RM -> GRPO (stop + resume) -> eval.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -190,13 +190,14 @@ describe('executors on the embedded engines', () => {
     expect(done.finalCheckpoint).toBe(resumed.checkpoints.at(-1)!.path);
   });
 
-  it('eval: accuracy, tool calls (all, tool-free) and tokens per checkpoint at a budget', async () => {
+  it('eval: a budget sweep per checkpoint (accuracy, interval, tool calls, cost) with item records', async () => {
     const ctx = memoryContext(
       spec({
         kind: 'eval',
         datasets: ['search-qa', 'search-qa-tool-free'],
         examples: 3,
-        budgets: { maxToolCalls: 1, maxOutputTokens: 32 },
+        budgets: { toolCallBudgets: [1, 0], maxToolCalls: 1, maxOutputTokens: 32 },
+        prices: { promptPerMillionTokens: 1, completionPerMillionTokens: 2, perToolCall: 0.01 },
       }),
       {
         ...resources,
@@ -212,15 +213,36 @@ describe('executors on the embedded engines', () => {
       },
       { runId: RUN(4) },
     );
+    ctx.artifactDir = path.join(dir, 'eval-run');
     const result = await EXECUTORS.eval(ctx);
     console.log('eval', result.summary);
-    expect(ctx.commitOrder).toEqual([1, 2]);
+    // checkpoint-major, budgets ascending: (base,0) (base,1) (sft,0) (sft,1)
+    expect(ctx.commitOrder).toEqual([1, 2, 3, 4]);
+    expect([...ctx.steps.values()].map((m) => [m['eval/checkpoint'], m['eval/budget']])).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ]);
+    for (const [step, m] of ctx.steps) {
+      expect(m[METRIC.examples], `step ${step}`).toBe(6);
+      expect(m['accuracy/ci_low']).toBeLessThanOrEqual(m[METRIC.accuracy]!);
+      expect(m['accuracy/ci_high']).toBeGreaterThanOrEqual(m[METRIC.accuracy]!);
+      expect(m[METRIC.toolCallsExecuted]).toBeLessThanOrEqual(m['eval/budget']!); // the cap b
+      expect(m['cost_per_query_usd']).toBeGreaterThan(0);
+      expect(m['prompt_tokens_per_query']).toBeGreaterThan(0);
+    }
     for (const label of ['base', 'sft']) {
       expect(result.summary[`${label}/${METRIC.examples}`]).toBe(6);
-      expect(result.summary[`${label}/${METRIC.accuracy}`]).toBeGreaterThanOrEqual(0);
-      expect(result.summary[`${label}/${METRIC.accuracy}`]).toBeLessThanOrEqual(1);
-      expect(result.summary[`${label}/${METRIC.toolCallsToolFree}`]).toEqual(expect.any(Number));
-      expect(result.summary[`${label}/${METRIC.toolCallsExecuted}`]).toBeLessThanOrEqual(1); // the budget
+      expect(result.summary[`${label}/eval/budget`]).toBe(1); // headline at maxToolCalls
+      expect(result.summary[`${label}/knee`]).toEqual(expect.any(Number));
     }
+    const items = (await readFile(path.join(ctx.artifactDir, 'eval-items.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { step: number; correct: boolean });
+    expect(items).toHaveLength(24);
+    const correctAtStep1 = items.filter((x) => x.step === 1 && x.correct).length;
+    expect(correctAtStep1 / 6).toBe(ctx.steps.get(1)![METRIC.accuracy]);
   });
 });

@@ -31,6 +31,8 @@ export interface EvalExample {
   question: string;
   key: AnswerKey;
   needsSearch: boolean;
+  /** The evidence to answer is missing: the right response is to abstain (docs/recipe.md §8.1). */
+  unanswerable?: boolean;
 }
 
 export interface DataCatalog {

@@ -1,0 +1,118 @@
+// The numbers of one eval cell, a checkpoint at one tool-call budget b (docs/recipe.md §8):
+// accuracy with its 95% Wilson interval, tool calls, broken tool calls, abstention, tokens and
+// dollars per query, plus the per-item records that let any of them be traced to answers.
+// Keys: @anneal/envs EVAL_CELL_KEYS (read back by GET /v1/runs/{id}/results).
+import {
+  EVAL_CELL_KEYS as K,
+  billedPromptTokens,
+  hasPrices,
+  isAbstention,
+  queryCost,
+  verifyAnswer,
+  wilsonInterval,
+  type Prices,
+  type Rollout,
+} from '@anneal/envs';
+import type { EvalExample } from './data/catalog.ts';
+import { METRIC } from './metrics.ts';
+
+/** Tool-call outcomes the model is to blame for: a malformed call, an empty or over-long query,
+ * a call past the cap b. Backend errors are not broken calls. */
+const BROKEN = new Set(['malformed', 'empty_query', 'query_too_long', 'refused']);
+
+/** Longest answer text kept in an item record. */
+export const ITEM_ANSWER_CHARS = 200;
+
+export interface EvalItem {
+  step: number;
+  checkpoint: number;
+  budget: number;
+  id: string;
+  correct: boolean;
+  /** The answer as given (clipped to ITEM_ANSWER_CHARS), null when there was none. */
+  answer: string | null;
+  abstained: boolean;
+  toolCalls: number;
+  brokenCalls: number;
+  finish: Rollout['finish'];
+  promptTokens: number;
+  completionTokens: number;
+}
+
+const mean = (values: readonly number[]): number | null =>
+  values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
+
+/** One item: correct = the key matches, or, for an unanswerable question, the model abstained. */
+export function scoreItem(
+  e: EvalExample,
+  r: Rollout,
+  at: { step: number; checkpoint: number; budget: number },
+): EvalItem {
+  const abstained = isAbstention(r.answer);
+  return {
+    ...at,
+    id: e.id,
+    correct: e.unanswerable === true ? abstained : verifyAnswer(r.answer, e.key),
+    answer: r.answer === null ? null : r.answer.slice(0, ITEM_ANSWER_CHARS),
+    abstained,
+    toolCalls: r.toolCalls,
+    brokenCalls: r.calls.filter((c) => BROKEN.has(c.status)).length,
+    finish: r.finish,
+    promptTokens: billedPromptTokens(r.lossMask, r.promptLength),
+    completionTokens: r.generatedTokens,
+  };
+}
+
+/** The cell's step record (examples[i] was answered by rollouts[i]). */
+export function cellMetrics(
+  examples: readonly EvalExample[],
+  rollouts: readonly Rollout[],
+  at: { step: number; checkpoint: number; budget: number },
+  prices: Prices,
+): { metrics: Record<string, number | null>; items: EvalItem[] } {
+  if (examples.length !== rollouts.length)
+    throw new Error(`eval cell: ${rollouts.length} answers for ${examples.length} questions`);
+  const items = examples.map((e, i) => scoreItem(e, rollouts[i]!, at));
+  const rows = examples.map((e, i) => ({ e, r: rollouts[i]!, item: items[i]! }));
+  const correct = sum(items.map((x) => (x.correct ? 1 : 0)));
+  const interval = wilsonInterval(correct, items.length);
+  const calls = sum(items.map((x) => x.toolCalls));
+  const marked = examples.some((e) => e.unanswerable !== undefined);
+  const unanswerable = rows.filter((x) => x.e.unanswerable === true);
+  const answerable = rows.filter((x) => x.e.unanswerable !== true);
+  const search = rows.filter((x) => x.e.needsSearch);
+  const toolFree = rows.filter((x) => !x.e.needsSearch);
+  const promptTokens = mean(items.map((x) => x.promptTokens));
+  const completionTokens = mean(items.map((x) => x.completionTokens));
+  const toolCalls = mean(items.map((x) => x.toolCalls));
+  const cost =
+    hasPrices(prices) && promptTokens !== null && completionTokens !== null && toolCalls !== null
+      ? queryCost({ promptTokens, completionTokens, toolCalls }, prices)
+      : null;
+  const rate = (xs: typeof rows, pick: (x: (typeof rows)[number]) => boolean) =>
+    mean(xs.map((x) => (pick(x) ? 1 : 0)));
+  const metrics: Record<string, number | null> = {
+    [K.checkpoint]: at.checkpoint,
+    [K.budget]: at.budget,
+    [K.examples]: items.length,
+    [K.correct]: correct,
+    [K.accuracy]: items.length === 0 ? null : correct / items.length,
+    [K.accuracyLow]: interval?.low ?? null,
+    [K.accuracyHigh]: interval?.high ?? null,
+    [K.toolCalls]: toolCalls,
+    [K.brokenToolCallRate]: calls === 0 ? null : sum(items.map((x) => x.brokenCalls)) / calls,
+    [K.abstention]: unanswerable.length === 0 ? null : rate(unanswerable, (x) => x.item.abstained),
+    [K.falseAbstention]: marked ? rate(answerable, (x) => x.item.abstained) : null,
+    [K.promptTokens]: promptTokens,
+    [K.completionTokens]: completionTokens,
+    [K.costPerQuery]: cost,
+    [METRIC.accuracyNeedsSearch]: rate(search, (x) => x.item.correct),
+    [METRIC.accuracyToolFree]: rate(toolFree, (x) => x.item.correct),
+    [METRIC.toolCallsNeedsSearch]: mean(search.map((x) => x.r.toolCalls)),
+    [METRIC.toolCallsToolFree]: mean(toolFree.map((x) => x.r.toolCalls)),
+    [METRIC.toolCallsExecuted]: mean(rows.map((x) => x.r.toolCalls - x.r.refusedCalls)),
+    [METRIC.answeredFraction]: rate(rows, (x) => x.r.answer !== null),
+  };
+  return { metrics, items };
+}
