@@ -11,9 +11,10 @@
 // module that creates them. The bundle is flat (chunks, entries and the shim in one folder),
 // so every `*.worker.ts` of a workspace becomes an entry of the same name, and every `.mjs`
 // source (the shim) is copied next to them.
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isBuiltin } from 'node:module';
 import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -71,6 +72,34 @@ function byBaseName(files, strip) {
   return named;
 }
 
+/**
+ * Every package the bundle leaves external must be found from the bundle's folder at run time
+ * (node_modules of apps/cli or above): a dependency npm installed under another workspace only
+ * would work from that workspace's dist/ and fail here.
+ */
+function assertExternalsResolve(metafile) {
+  const names = new Set();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const imported of output.imports) {
+      if (imported.external && !isBuiltin(imported.path)) {
+        names.add(packageName(imported.path));
+      }
+    }
+  }
+  const missing = [...names].filter((name) => {
+    for (let dir = outdir; ; dir = path.dirname(dir)) {
+      if (existsSync(path.join(dir, 'node_modules', name, 'package.json'))) return false;
+      if (dir === path.dirname(dir)) return true;
+    }
+  });
+  if (missing.length > 0) {
+    throw new Error(
+      `bundle-cli: ${missing.join(', ')} cannot be found from ${path.relative(root, outdir)}; ` +
+        'add them to apps/cli/package.json dependencies (or INLINE)',
+    );
+  }
+}
+
 export async function bundleCli() {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
@@ -98,7 +127,7 @@ export async function bundleCli() {
         name: 'anneal-externals',
         setup(build) {
           build.onResolve({ filter: /^[^./]/ }, ({ path: specifier }) => {
-            if (specifier.startsWith('node:')) return { external: true };
+            if (isBuiltin(specifier)) return { external: true };
             const name = packageName(specifier);
             if (name.startsWith('@anneal/') || INLINE.has(name)) return undefined;
             return { external: true };
@@ -108,6 +137,7 @@ export async function bundleCli() {
     ],
   });
   for (const [name, file] of Object.entries(shims)) copyFileSync(file, path.join(outdir, name));
+  assertExternalsResolve(result.metafile);
   // The workspace sources in the bundle, for the bin's staleness check (apps/cli/bin/anneal.js):
   // stat-ing exactly these is cheaper than walking every src/ on each start.
   const sources = [...Object.keys(result.metafile.inputs), ...Object.values(shims)]
