@@ -10,7 +10,12 @@ import { createEnqueueRelay } from './services/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
 import { installDocs } from './plugins/docs.ts';
 import { createAppMetrics, installMetrics } from './plugins/metrics.ts';
-import { MAX_PARAM_LENGTH, frameworkErrors, installProblemHandlers } from './plugins/problem.ts';
+import {
+  MAX_PARAM_LENGTH,
+  clientErrorHandler,
+  frameworkErrors,
+  installProblemHandlers,
+} from './plugins/problem.ts';
 import { installRateLimit } from './plugins/rate-limit.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -75,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
+    clientErrorHandler,
     ajv: {
       customOptions: {
         removeAdditional: false,

@@ -5,6 +5,8 @@
 //
 // Deterministic: a fixed seed, so a failure reproduces. FUZZ_RUNS sets the cases per operation
 // (default sized for CI; `npm run soak -w @anneal/control-plane` runs a large size nightly).
+import { STATUS_CODES } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
@@ -97,6 +99,21 @@ afterAll(async () => {
     console.info(`  ${op}: ${[...counts].map(([k, n]) => `${k}×${n}`).join(', ')}`);
   await plane.cleanup();
 });
+
+/** Writes `text` on a fresh TCP connection and returns all the server sent before closing. */
+function rawExchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text, 'latin1'));
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(new Error('no answer within 5 s')), 5000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    });
+    socket.on('error', reject);
+  });
+}
 
 /** Percent-encodes the UTF-8 bytes (encodeURIComponent throws on a lone surrogate). */
 function encode(text: string): string {
@@ -409,6 +426,49 @@ describe('requests the fuzzer found answered outside the contract', () => {
       process.off('warning', onWarning);
     }
     expect(warnings).toEqual([]);
+  });
+
+  it('a request the HTTP parser refuses is answered as problem+json (was Fastify JSON)', async () => {
+    await plane.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = plane.app.server.address() as AddressInfo;
+    const cases: Record<string, [string, number, string]> = {
+      'bad header character': [
+        'GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n',
+        400,
+        'ANNEAL_ERR_VALIDATION',
+      ],
+      'Content-Length and Transfer-Encoding': [
+        'POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+        'ANNEAL_ERR_VALIDATION',
+      ],
+      'bad chunk size': [
+        'POST /v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n',
+        400,
+        'ANNEAL_ERR_VALIDATION',
+      ],
+      'TLS hello on the plain port': [
+        '\u0016\u0003\u0001\u0002\u0000\r\n\r\n',
+        400,
+        'ANNEAL_ERR_VALIDATION',
+      ],
+      'headers over 16 KiB': [
+        `GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'ANNEAL_ERR_HEADERS_TOO_LARGE',
+      ],
+    };
+    const answers: Record<string, string> = {};
+    const wanted: Record<string, string> = {};
+    for (const [name, [text, status, code]] of Object.entries(cases)) {
+      const raw = await rawExchange(port, text);
+      const [head = '', body = ''] = raw.split('\r\n\r\n');
+      const type = /content-type: ([^\r]+)/i.exec(head)?.[1] ?? '';
+      const problem = body.startsWith('{') ? (JSON.parse(body) as { code?: string }) : {};
+      answers[name] = `${head.split('\r\n')[0]} ${type} ${problem.code ?? ''}`;
+      wanted[name] = `HTTP/1.1 ${status} ${STATUS_CODES[status]} application/problem+json ${code}`;
+    }
+    expect(answers).toEqual(wanted);
   });
 
   it('a path parameter past the router limit is 400 problem+json (was 414 Fastify JSON)', async () => {

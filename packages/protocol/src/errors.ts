@@ -18,9 +18,11 @@ export const ERROR_CODES = {
   },
   ANNEAL_ERR_RUN_FINISHED: { status: 409, title: 'Run has already finished' },
   ANNEAL_ERR_INVALID_TRANSITION: { status: 409, title: 'Illegal run state transition' },
+  ANNEAL_ERR_REQUEST_TIMEOUT: { status: 408, title: 'Request not received in time' },
   ANNEAL_ERR_PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   ANNEAL_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported content type' },
   ANNEAL_ERR_RATE_LIMITED: { status: 429, title: 'Rate limit exceeded' },
+  ANNEAL_ERR_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers too large' },
   ANNEAL_ERR_INTERNAL: { status: 500, title: 'Internal error' },
   ANNEAL_ERR_UNAVAILABLE: { status: 503, title: 'A dependency (Redis) is unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;

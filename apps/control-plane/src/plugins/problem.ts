@@ -1,5 +1,13 @@
 // Every 4xx/5xx leaves as application/problem+json with a stable ANNEAL_ERR_* code.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type {
+  ConnectionError,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
 import { type Issue, type ProblemDetails, problemType } from '@anneal/protocol';
 import { AnnealError } from '../errors.ts';
 
@@ -83,16 +91,20 @@ export function toAnnealError(error: FastifyError | Error): AnnealError {
   return new AnnealError('ANNEAL_ERR_INTERNAL');
 }
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AnnealError) {
-  const body: ProblemDetails = {
+function problemBody(error: AnnealError, instance?: string): ProblemDetails {
+  return {
     type: problemType(error.code),
     title: error.title,
     status: error.statusCode,
     code: error.code,
     ...(error.detail !== undefined && { detail: error.detail }),
-    instance: request.url.split('?')[0] ?? request.url,
+    ...(instance !== undefined && { instance }),
     ...(error.errors !== undefined && error.errors.length > 0 && { errors: [...error.errors] }),
   };
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AnnealError) {
+  const body = problemBody(error, request.url.split('?')[0] ?? request.url);
   return reply
     .code(error.statusCode)
     .headers(error.headers ?? {})
@@ -118,6 +130,34 @@ export function frameworkErrors(
   reply: FastifyReply,
 ): void {
   void sendProblem(request, reply, toAnnealError(error));
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses (a bad header character,
+ * conflicting Content-Length and Transfer-Encoding, headers over the size limit, a request not
+ * received in time) never becomes a request, so no handler above sees it; this answers it on the
+ * socket as problem+json too (Fastify's default writes its own JSON), then closes the connection.
+ */
+export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const problem =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new AnnealError('ANNEAL_ERR_REQUEST_TIMEOUT', 'the request was not received in time')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new AnnealError('ANNEAL_ERR_HEADERS_TOO_LARGE', 'the request headers are too large')
+        : new AnnealError(
+            'ANNEAL_ERR_VALIDATION',
+            `malformed HTTP request (${error.code ?? 'parse error'})`,
+          );
+  if (socket.writable) {
+    const body = JSON.stringify(problemBody(problem));
+    const status = problem.statusCode;
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** Installs the error and not-found handlers on the root instance. */
