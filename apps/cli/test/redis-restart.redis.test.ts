@@ -93,7 +93,9 @@ beforeAll(async () => {
   });
   worker = spawnRealWorker({
     id: 'redis-restart-w',
-    heartbeatTtlSeconds: 2,
+    // Long enough that a step holding the worker's event loop on a loaded machine does not
+    // make the control plane's sweep take a live worker for lost.
+    heartbeatTtlSeconds: 10,
     env: {
       REDIS_URL: redisServer.url,
       ANNEAL_KEY_PREFIX: prefix,

@@ -3,11 +3,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { formatIssues, schemaIssues } from '@anneal/protocol';
+import { isSentinelUrl, sentinelOptions } from '@anneal/store';
 
 export const ControlPlaneEnv = Type.Object({
   ANNEAL_HOST: Type.String({ default: '127.0.0.1', description: 'Interface to listen on.' }),
   ANNEAL_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: Type.String({
+    // redis:// and rediss:// (TLS; user:password@ for ACL users), or Sentinel:
+    // redis+sentinel://host:port,host:port/<primary> (packages/store/src/redis-url.ts).
+    pattern: '^rediss?(\\+sentinel)?://',
+    default: 'redis://127.0.0.1:6379',
+  }),
   ANNEAL_KEY_PREFIX: Type.String({ pattern: '^\\{[^{}]+\\}', default: '{anneal}' }),
   ANNEAL_CONFIG: Type.Optional(
     Type.String({ minLength: 1, description: 'Operator config YAML; absent = local mode.' }),
@@ -47,6 +53,14 @@ export function parseEnv(source: Record<string, string | undefined>): ControlPla
   const issues = schemaIssues(ControlPlaneEnv, converted);
   if (issues.length > 0) {
     throw new ControlPlaneEnvError(formatIssues(issues).replace(/^\//gm, ''));
+  }
+  const url = (converted as { REDIS_URL: string }).REDIS_URL;
+  if (isSentinelUrl(url)) {
+    try {
+      sentinelOptions(url); // a malformed Sentinel URL is a configuration error, named here
+    } catch (error) {
+      throw new ControlPlaneEnvError((error as Error).message);
+    }
   }
   return Object.freeze(converted as Static<typeof ControlPlaneEnv>);
 }

@@ -11,6 +11,7 @@ import {
   parseOperatorConfig,
   type OperatorConfig,
 } from '@anneal/protocol';
+import { isSentinelUrl, sentinelOptions } from '@anneal/store';
 import { type WorkerConfig, defineWorkerConfig, secretEnvNames } from './config.ts';
 import { WorkerConfigError } from './errors.ts';
 
@@ -21,7 +22,12 @@ const Milliseconds = (description: string, minimum: number) =>
 
 /** Every variable the worker reads. Values arrive as strings; numbers are converted. */
 export const WorkerEnv = Type.Object({
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: Type.String({
+    // redis:// and rediss:// (TLS; user:password@ for ACL users), or Sentinel:
+    // redis+sentinel://host:port,host:port/<primary> (packages/store/src/redis-url.ts).
+    pattern: '^rediss?(\\+sentinel)?://',
+    default: 'redis://127.0.0.1:6379',
+  }),
   ANNEAL_KEY_PREFIX: Type.String({ pattern: '^\\{[^{}]+\\}', default: '{anneal}' }),
   ANNEAL_POOL: Type.String({ pattern: RESOURCE_NAME_PATTERN, default: 'default' }),
   ANNEAL_WORKER_ID: Type.Optional(Type.String({ pattern: WORKER_ID_PATTERN })),
@@ -57,6 +63,14 @@ export function parseWorkerEnv(env: Environment): WorkerEnv {
   if (first) {
     const name = first.path.replace(/^\//, '') || '(environment)';
     throw new WorkerConfigError(name, `${first.message} (got ${JSON.stringify(env[name])})`);
+  }
+  const url = (value as WorkerEnv).REDIS_URL;
+  if (isSentinelUrl(url)) {
+    try {
+      sentinelOptions(url); // a malformed Sentinel URL is named at start-up
+    } catch (error) {
+      throw new WorkerConfigError('REDIS_URL', (error as Error).message);
+    }
   }
   return value as WorkerEnv;
 }

@@ -19,3 +19,10 @@ export { EVENTS_MAX_LEN } from './scripts.ts';
 export * from './stats.ts';
 export * from './reachable.ts';
 export { connectRedis, type RedisConnectionLogger } from './connect.ts';
+export {
+  RedisUrlError,
+  createRedisClient,
+  isSentinelUrl,
+  redactUrl,
+  sentinelOptions,
+} from './redis-url.ts';

@@ -1,7 +1,7 @@
 // Start-up check shared by the control plane and workers: PING Redis once with a deadline, so a
 // process whose Redis is unreachable fails fast with one clear line instead of retrying forever
 // (their long-lived clients use maxRetriesPerRequest: null and would wait indefinitely).
-import { Redis } from 'ioredis';
+import { createRedisClient, redactUrl } from './redis-url.ts';
 
 /** How to get a Redis, appended to the one-line error. */
 export const REDIS_HINT =
@@ -27,7 +27,7 @@ export function redactRedisUrl(url: string): string {
     if (parsed.password !== '') parsed.password = '***';
     return parsed.toString();
   } catch {
-    return url;
+    return redactUrl(url); // e.g. several sentinel hosts, which URL cannot parse
   }
 }
 
@@ -49,7 +49,7 @@ export async function checkRedisReachable(
   url: string,
   timeoutMs: number = DEFAULT_REDIS_CHECK_TIMEOUT_MS,
 ): Promise<void> {
-  const client = new Redis(url, {
+  const client = createRedisClient(url, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
