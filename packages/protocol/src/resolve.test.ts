@@ -90,6 +90,7 @@ describe('resolveRunSpec', () => {
     expect(result.errors?.map((e) => [e.path, e.reason])).toEqual([
       ['/endpoints/inference', 'missing'],
       ['/endpoints/search', 'missing'],
+      ['/model', 'missing'], // a base model needs a trainer to reach the sampler
     ]);
   });
 });

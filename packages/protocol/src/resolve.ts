@@ -93,6 +93,34 @@ function capabilityIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[]
     : [{ path: joinPointer('endpoints', 'trainer'), message, reason: 'capability' }];
 }
 
+/**
+ * An eval's base-model targets (no checkpoint to take a sampler export from) are exported to
+ * the sampler through a trainer endpoint, so an eval with one needs a trainer that declares
+ * eval: refused here rather than accepted and failed by a worker ("no trainer endpoint").
+ */
+function evalTrainerIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  if (spec.kind !== 'eval') return [];
+  const name = spec.endpoints.trainer;
+  if (name !== undefined) {
+    const trainer = config.trainers[name];
+    const message = trainer && trainerCapabilityIssue(trainer.capabilities, 'eval', name);
+    return message ? [{ path: '/endpoints/trainer', message, reason: 'capability' }] : [];
+  }
+  const targets = spec.models
+    ? spec.models.map((ref, i) => ({ ref, path: joinPointer('models', i) }))
+    : [{ ref: spec.model ?? {}, path: '/model' }];
+  return targets
+    .filter(({ ref }) => ref.checkpoint === undefined)
+    .map(({ ref, path }) => ({
+      path,
+      message:
+        `evaluating base model '${ref.base ?? config.defaults.baseModel ?? 'default'}' needs a trainer ` +
+        'endpoint that declares eval to export its weights to the sampler; set endpoints.trainer ' +
+        '(the operator config has no default trainer that declares eval)',
+      reason: 'missing' as const,
+    }));
+}
+
 /** GRPO rollout settings the trainer and the inference endpoint can match, so the IS ratio
  * measures the train–inference mismatch (docs/recipe.md §2; capabilities.ts). */
 function samplingIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
@@ -186,6 +214,17 @@ export function resolveRunSpec(
     const fallback = uses(key) ? defaults[key] : undefined;
     if (endpoints[key] === undefined && fallback !== undefined) endpoints[key] = fallback;
   }
+  // eval exports weights it has no sampler export for (a base model) through a trainer: the
+  // operator default trainer is used when it declares eval.
+  const evalTrainer =
+    defaults.trainer === undefined ? undefined : config.trainers[defaults.trainer];
+  if (
+    spec.kind === 'eval' &&
+    endpoints.trainer === undefined &&
+    evalTrainer?.capabilities.kinds.includes('eval')
+  ) {
+    endpoints.trainer = defaults.trainer;
+  }
   const pool = spec.pool ?? defaults.pool;
   const model = spec.model ?? (defaults.baseModel ? { base: defaults.baseModel } : undefined);
   const resolved = { ...spec, endpoints, pool, model } as ResolvedRunSpec;
@@ -231,6 +270,7 @@ export function resolveRunSpec(
     });
   }
   issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
+  issues.push(...evalTrainerIssues(resolved, config));
   issues.push(...samplingIssues(resolved, config), ...vllmIssues(resolved, config));
   issues.push(...chatFormatIssues(resolved, config));
   issues.push(
