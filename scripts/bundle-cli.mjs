@@ -14,11 +14,12 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { isBuiltin } from 'node:module';
 import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = path.join(root, 'apps/cli/dist/bundle');
+const CLI_OUTDIR = path.join(root, 'apps/cli/dist/bundle');
 
 /** Dependencies inlined into the bundle: pure JavaScript that reads no files of its own. */
 const INLINE = new Set([
@@ -77,7 +78,7 @@ function byBaseName(files, strip) {
  * (node_modules of apps/cli or above): a dependency npm installed under another workspace only
  * would work from that workspace's dist/ and fail here.
  */
-function assertExternalsResolve(metafile) {
+function assertExternalsResolve(metafile, outdir) {
   const names = new Set();
   for (const output of Object.values(metafile.outputs)) {
     for (const imported of output.imports) {
@@ -100,7 +101,11 @@ function assertExternalsResolve(metafile) {
   }
 }
 
-export async function bundleCli() {
+/**
+ * entry (repo-relative) becomes <outdir>/anneal.js. Other entries than the CLI's are for tests:
+ * apps/cli/test/bundle-workers.test.ts bundles an engine smoke script the same way.
+ */
+export async function bundleCli({ entry = 'apps/cli/src/main.ts', outdir = CLI_OUTDIR } = {}) {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
   const workers = byBaseName(workspaceSources(/\.worker\.ts$/), '.ts');
@@ -108,7 +113,7 @@ export async function bundleCli() {
   const result = await esbuild.build({
     absWorkingDir: root,
     metafile: true,
-    entryPoints: { anneal: 'apps/cli/src/main.ts', ...workers },
+    entryPoints: { anneal: entry, ...workers },
     outdir,
     bundle: true,
     splitting: true,
@@ -137,7 +142,7 @@ export async function bundleCli() {
     ],
   });
   for (const [name, file] of Object.entries(shims)) copyFileSync(file, path.join(outdir, name));
-  assertExternalsResolve(result.metafile);
+  assertExternalsResolve(result.metafile, outdir);
   // The workspace sources in the bundle, for the bin's staleness check (apps/cli/bin/anneal.js):
   // stat-ing exactly these is cheaper than walking every src/ on each start.
   const sources = [...Object.keys(result.metafile.inputs), ...Object.values(shims)]
@@ -149,7 +154,13 @@ export async function bundleCli() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { workers, shims } = await bundleCli();
+  const { values } = parseArgs({
+    options: { entry: { type: 'string' }, outdir: { type: 'string' } },
+  });
+  const { outdir, workers, shims } = await bundleCli({
+    ...(values.entry !== undefined && { entry: values.entry }),
+    ...(values.outdir !== undefined && { outdir: path.resolve(values.outdir) }),
+  });
   console.error(
     `bundle-cli: ${path.relative(root, outdir)}/anneal.js (+ ${[...workers, ...shims].join(', ')})`,
   );
