@@ -18,6 +18,7 @@ const HOW_TO = {
   promtool:
     'ships with Prometheus: apt-get install -y prometheus | brew install prometheus | a release ' +
     'from https://prometheus.io/download/ with PROMTOOL_BIN=/path/to/promtool',
+  'rsvg-convert': 'apt-get install -y librsvg2-bin | brew install librsvg',
 };
 
 /** Whether `program --version` runs (a path or a name looked up on PATH). */
@@ -49,10 +50,12 @@ async function checkRedis(env) {
   };
 }
 
+/** override: the environment variable naming another copy of the program, or null. */
 function checkProgram(name, override, env) {
-  const program = env[override] || name;
+  const custom = override ? env[override] : undefined;
+  const program = custom || name;
   if (runs(program, env)) return null;
-  const where = env[override] ? `${override}=${env[override]}` : `${name} on PATH`;
+  const where = custom ? `${override}=${custom}` : `${name} on PATH`;
   return { what: `${name} (${where} does not run)`, how: HOW_TO[name] };
 }
 
@@ -64,9 +67,12 @@ function checkNode(version = process.versions.node) {
     : { what: `Node.js >= ${MIN_NODE.join('.')} (this is ${version})`, how: HOW_TO.node };
 }
 
-/** Programs each task needs: the test suite drives a real Prometheus and promtool. */
+/**
+ * Programs each task needs. The test suite drives a real Prometheus and promtool (infra) and
+ * renders the eval chart SVG with rsvg-convert (control plane's results route).
+ */
 const NEEDS = {
-  test: ['node', 'redis', 'prometheus', 'promtool'],
+  test: ['node', 'redis', 'prometheus', 'promtool', 'rsvg-convert'],
   demo: ['node', 'redis'],
   bench: ['node', 'redis'],
 };
@@ -78,6 +84,7 @@ export async function missingPrerequisites(task, env = process.env) {
     redis: () => checkRedis(env),
     prometheus: () => checkProgram('prometheus', 'PROMETHEUS_BIN', env),
     promtool: () => checkProgram('promtool', 'PROMTOOL_BIN', env),
+    'rsvg-convert': () => checkProgram('rsvg-convert', null, env),
   };
   const results = await Promise.all((NEEDS[task] ?? []).map((need) => checks[need]()));
   return results.filter((missing) => missing !== null);
