@@ -19,6 +19,7 @@ import {
 import { installRateLimit } from './plugins/rate-limit.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
+import { resultRoutes } from './routes/results.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
 import { workerRoutes } from './routes/workers.ts';
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { ctx });
   await app.register(submitRoutes, { ctx });
   await app.register(runRoutes, { ctx });
+  await app.register(resultRoutes, { ctx });
   await app.register(eventRoutes, { ctx });
   await app.register(workerRoutes, { ctx });
 

@@ -1,0 +1,50 @@
+// An eval run's results (GET /v1/runs/{id}/results): the run's step records, one per
+// checkpoint × budget, turned into curves, knees and the cost–accuracy frontier by the same
+// pure code the CLI uses (@anneal/envs evalCurves). Tenant-scoped like GET /v1/runs/{id}.
+import { evalCurves } from '@anneal/envs';
+import type { EvalResults, EvalSpec, ModelRef } from '@anneal/protocol';
+import { getRun, readSteps } from '@anneal/store';
+import type { AppContext } from '../context.ts';
+import { AnnealError, runNotFound } from '../errors.ts';
+
+/** Steps of one eval are at most 16 checkpoints × 101 budgets. */
+const MAX_STEPS = 16 * 101;
+
+/** The label the worker gives a target: the source run id, else the base model's name. */
+function labelOf(ref: ModelRef | undefined, defaultBase: string | undefined): string {
+  return ref?.checkpoint?.run ?? ref?.base ?? defaultBase ?? 'base';
+}
+
+export async function evalResults(
+  ctx: AppContext,
+  tenant: string,
+  runId: string,
+): Promise<EvalResults> {
+  const run = await getRun(ctx.store, runId, { tenant });
+  if (!run) throw runNotFound(runId);
+  if (run.kind !== 'eval') {
+    throw new AnnealError(
+      'ANNEAL_ERR_NOT_FOUND',
+      `run '${runId}' is a ${run.kind} run; results exist for eval runs only`,
+    );
+  }
+  const spec = run.spec as unknown as EvalSpec;
+  const defaultBase = ctx.operator.defaults.baseModel;
+  const refs = spec.models ?? [spec.model];
+  const labels = refs.map((ref) => labelOf(ref, defaultBase));
+  const budgets = spec.budgets?.toolCallBudgets ?? [];
+  const steps = await readSteps(ctx.store, runId, { limit: MAX_STEPS });
+  const curves = evalCurves(labels, budgets, steps);
+  return {
+    runId,
+    state: run.state,
+    datasets: spec.datasets ?? [],
+    budgets: [...budgets],
+    prices: {
+      promptPerMillionTokens: spec.prices?.promptPerMillionTokens ?? 0,
+      completionPerMillionTokens: spec.prices?.completionPerMillionTokens ?? 0,
+      perToolCall: spec.prices?.perToolCall ?? 0,
+    },
+    ...curves,
+  };
+}
