@@ -95,7 +95,7 @@ describe('dashboard files', () => {
     );
     // every step series of the table, raw or through the recording rule its row names
     for (const row of Object.values(STEP_METRICS)) {
-      const series: StepSeries | undefined = row.series;
+      const series = (row as { series?: StepSeries }).series;
       if (series) expect(selected, series.name).toContain(series.recorded ?? series.name);
     }
     for (const needed of [
