@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { RunResource } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+import { registerResults } from './results.ts';
 import { registerWatch } from './watch.ts';
 
 async function withClient(action: (client: ApiClient) => Promise<void>): Promise<void> {
@@ -75,6 +76,7 @@ export function register(program: Command): void {
 
   const runs = program.command('runs').description('List, inspect, watch and cancel runs');
   registerWatch(runs);
+  registerResults(runs);
 
   runs
     .command('ls')
