@@ -121,7 +121,9 @@ afterAll(async () => {
 
 describe('anneal pools ls / workers ls / workers drain', () => {
   it('shows workers, slots and queue depth, and drains a worker', async () => {
-    await beat('w-alpha', 1, ['run_held']);
+    // A worker lists only the caller's tenant's runs: the held run is a real run of this tenant.
+    const held = await submit('kind: sft\nsteps: 1\n');
+    await beat('w-alpha', 1, [held]);
     await beat('w-beta');
     const queued = await submit('kind: grpo\nsteps: 3\n');
 
@@ -130,18 +132,20 @@ describe('anneal pools ls / workers ls / workers drain', () => {
     const [header, row] = pools.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^POOL\s+ONLINE\s+BUSY\s+DRAINING\s+SLOTS\s+WAITING\s+PRIORITIZED/);
     expect(header).toMatch(/ACTIVE\s+FAILED\s+OLDEST WAIT$/);
-    // default pool: 2 online, 1 busy, 0 draining, 1 of 4 slots busy, one run queued
+    // default pool: 2 online, 1 busy, 0 draining, 1 of 4 slots busy, two runs queued
     expect(row).toMatch(/^default\s+2\s+1\s+0\s+1\/4\s+\d+\s+\d+\s+0\s+0\s+0\s+\d+s$/);
     const json = JSON.parse((await anneal(['pools', 'ls', '--json'], clientEnv)).stdout) as {
       pools: Array<{ name: string; queue: Record<string, number> }>;
     };
     const pool = json.pools.find((p) => p.name === 'default');
-    expect((pool?.queue.waiting ?? 0) + (pool?.queue.prioritized ?? 0)).toBe(1);
+    expect((pool?.queue.waiting ?? 0) + (pool?.queue.prioritized ?? 0)).toBe(2);
 
     const workers = await anneal(['workers', 'ls'], clientEnv);
     expect(workers.stdout.split('\n')[0]).toMatch(/^ID\s+POOL\s+STATUS\s+SLOTS\s+RUNS\s+HEARTBEAT/);
     expect(workers.stdout).toMatch(
-      /w-alpha\s+default\s+online\s+1\/2\s+run_held\s+\d+s ago\s+1m\d\ds\s+9\.9\.9/,
+      new RegExp(
+        `w-alpha\\s+default\\s+online\\s+1/2\\s+${held}\\s+\\d+s ago\\s+1m\\d\\ds\\s+9\\.9\\.9`,
+      ),
     );
     expect(workers.stdout).toMatch(/w-beta\s+default\s+online\s+0\/2\s+-\s/);
 
@@ -151,7 +155,7 @@ describe('anneal pools ls / workers ls / workers drain', () => {
     );
     expect(drained).toMatchObject({ code: 0, stderr: '' });
     expect(drained.stdout).toBe(
-      'draining w-alpha (run_held; its runs checkpoint and return to the queue)\n',
+      `draining w-alpha (${held}; its runs checkpoint and return to the queue)\n`,
     );
     const after = await anneal(['workers', 'ls', '--json'], clientEnv);
     const records = (JSON.parse(after.stdout) as { workers: Array<Record<string, unknown>> })
@@ -166,6 +170,7 @@ describe('anneal pools ls / workers ls / workers drain', () => {
     expect((await anneal(['pools', 'ls'], clientEnv)).stdout).toMatch(/^default\s+2\s+1\s+1\s/m);
 
     await anneal(['runs', 'cancel', queued], clientEnv);
+    await anneal(['runs', 'cancel', held], clientEnv);
   }, 180_000);
 
   it('prints problem+json errors as `error: CODE: detail` (exit 1) and usage errors exit 2', async () => {
