@@ -145,7 +145,7 @@ export class EventHub {
         const batches = await readEventsOf(blocking, prefix, from, blockMs).finally(
           () => (this.reading = false),
         );
-        for (const [runId, events] of batches) this.fanOut(runId, events);
+        for (const [runId, events] of batches) this.fanOut(runId, events, from.get(runId) ?? '0');
       } catch (error) {
         if (this.closed) return;
         log.warn({ err: String(error) }, 'event hub read failed; retrying');
@@ -154,8 +154,12 @@ export class EventHub {
     }
   }
 
-  private fanOut(runId: string, events: readonly StoredRunEvent[]): void {
+  /** `readFrom`: the id this batch was read after. A subscriber that joined during the read
+   * with an older cursor would miss the events between the two: it gets none of this batch and
+   * is read from its own cursor on the next pass (the loop reads from the oldest cursor). */
+  private fanOut(runId: string, events: readonly StoredRunEvent[], readFrom: string): void {
     for (const subscriber of [...(this.byRun.get(runId) ?? [])]) {
+      if (compareEventIds(subscriber.cursor, readFrom) < 0) continue;
       const fresh = events.filter((e) => compareEventIds(e.id, subscriber.cursor) > 0);
       if (fresh.length === 0) continue;
       subscriber.cursor = fresh.at(-1)!.id;
