@@ -423,6 +423,69 @@ export const STEP_METRICS = {
     kinds: ['eval'],
     help: 'Questions evaluated at this step.',
   },
+  // Budget-forced sweep (docs/recipe.md §8.2, §8.3): each eval step is one checkpoint at one
+  // tool-call budget b; GET /v1/runs/{id}/results reads these keys back (@anneal/envs
+  // EVAL_CELL_KEYS). Step record only: a per-run gauge would flip between cells.
+  evalCheckpoint: {
+    key: 'eval/checkpoint',
+    unit: 'none',
+    kinds: ['eval'],
+    help: 'Index in the spec `models` of the checkpoint this step evaluated.',
+  },
+  evalBudget: {
+    key: 'eval/budget',
+    unit: 'none',
+    kinds: ['eval'],
+    help: 'Hard cap b on tool calls this step evaluated at (stated in the prompt, enforced by the tool).',
+  },
+  evalCorrect: {
+    key: 'eval/correct',
+    unit: 'none',
+    kinds: ['eval'],
+    help: 'Questions answered correctly (abstaining counts as correct on unanswerable ones).',
+  },
+  accuracyLow: {
+    key: 'accuracy/ci_low',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Lower end of the 95% Wilson interval of accuracy.',
+  },
+  accuracyHigh: {
+    key: 'accuracy/ci_high',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Upper end of the 95% Wilson interval of accuracy.',
+  },
+  brokenToolCallRate: {
+    key: 'broken_tool_call_rate',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Broken tool calls (malformed, empty or over-long query, past the cap b) per emitted call; lower is better.',
+  },
+  abstention: {
+    key: 'abstention/unanswerable',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Share of questions marked unanswerable on which the model abstained.',
+  },
+  falseAbstention: {
+    key: 'abstention/false',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Share of answerable questions the model abstained on (when the dataset marks unanswerable ones).',
+  },
+  promptTokensPerQuery: {
+    key: 'prompt_tokens_per_query',
+    unit: 'tokens',
+    kinds: ['eval'],
+    help: 'Mean prompt tokens billed per question: the whole context is re-sent at every turn.',
+  },
+  costPerQuery: {
+    key: 'cost_per_query_usd',
+    unit: 'none',
+    kinds: ['eval'],
+    help: 'USD per question from the spec price table (prompt, completion tokens, tool calls); null without prices.',
+  },
 } as const satisfies StepMetricTable;
 
 // ── derived: record keys ──────────────────────────────────────────────────────────────────

@@ -1,8 +1,10 @@
 import type { Rollout, ToolCallRecord } from '@anneal/envs';
+import { EVAL_CELL_KEYS } from '@anneal/envs';
 import { describe, expect, it } from 'vitest';
 import type { EvalExample } from './data/catalog.ts';
 import { cellMetrics } from './eval-cell.ts';
 import { withBudgetStatement, budgetStatement } from './eval.ts';
+import { METRIC } from './metrics.ts';
 import { format } from './testing/fakes.ts';
 
 const call = (status: ToolCallRecord['status']): ToolCallRecord => ({
@@ -116,5 +118,12 @@ describe('budget statement', () => {
     expect(text).toContain(budgetStatement(3) + 'Where?');
     expect(budgetStatement(3)).toContain('at most 3 search_web calls');
     expect(capped.stopTokenIds).toEqual(format.stopTokenIds);
+  });
+});
+
+describe('eval cell keys', () => {
+  it('are rows of the step-metric table (docs/metrics.md documents them)', () => {
+    const known = new Set<string>(Object.values(METRIC));
+    for (const key of Object.values(EVAL_CELL_KEYS)) expect(known, key).toContain(key);
   });
 });
