@@ -17,6 +17,7 @@ import {
   installProblemHandlers,
 } from './plugins/problem.ts';
 import { installRateLimit } from './plugins/rate-limit.ts';
+import { requestIdOf } from './plugins/request-id.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { resultRoutes } from './routes/results.ts';
@@ -77,7 +78,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     bodyLimit: settings.bodyLimitBytes,
-    requestIdHeader: 'x-request-id',
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     return503OnClosing: true,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,

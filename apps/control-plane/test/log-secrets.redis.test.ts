@@ -130,56 +130,85 @@ function leaked(text: string): string[] {
 
 describe('secrets in logs', () => {
   it('serves token-bearing requests and logs none of the secrets', async () => {
-    const statuses: number[] = [];
+    const statuses: Record<string, number> = {};
     const spec = JSON.stringify({ kind: 'sft', steps: 2, labels: { team: 'logs' } });
-    const created = await call('/v1/runs', {
-      method: 'POST',
-      token: TOKENS.submitter,
-      headers: { 'content-type': 'application/json', 'idempotency-key': IDEMPOTENCY_KEY },
-      body: spec,
-    });
-    statuses.push(created.status);
-    const run = (await created.json()) as { id: string };
-    // Same key again (200), a conflicting body (409), a bad spec (400).
-    for (const body of [spec, JSON.stringify({ kind: 'rm' }), '{"kind":"sft","steps":-1}']) {
-      const response = await call('/v1/runs', {
+    const post = (body: string) =>
+      call('/v1/runs', {
         method: 'POST',
         token: TOKENS.submitter,
         headers: { 'content-type': 'application/json', 'idempotency-key': IDEMPOTENCY_KEY },
         body,
       });
-      statuses.push(response.status);
-    }
-    statuses.push((await call(`/v1/runs/${run.id}`, { token: TOKENS.operator })).status);
-    statuses.push(
-      (await call(`/v1/runs/${run.id}/cancel`, { method: 'POST', token: TOKENS.operator })).status,
-    );
-    statuses.push((await call(`/v1/runs/${run.id}/events`, { token: TOKENS.operator })).status);
-    statuses.push((await call('/v1/runs', { token: UNKNOWN_TOKEN })).status);
-    statuses.push(
-      (
-        await call('/v1/runs', {
-          headers: {
-            authorization: `Basic ${Buffer.from(`user:${BASIC_PASSWORD}`).toString('base64')}`,
-          },
-        })
-      ).status,
-    );
-    for (let i = 0; i < 3; i++)
-      statuses.push((await call('/v1/pools', { token: TOKENS.limited })).status);
-    statuses.push(
-      (await call('/v1/workers/w-1/drain', { method: 'POST', token: TOKENS.submitter })).status,
-    );
-    statuses.push((await call('/readyz')).status);
-    expect(statuses).toEqual([
-      201, 200, 409, 400, 200, 200, 200, 401, 401, 200, 200, 429, 403, 200,
-    ]);
+    const created = await post(spec);
+    statuses['submit'] = created.status;
+    const run = (await created.json()) as { id: string };
+    statuses['submit again'] = (await post(spec)).status;
+    statuses['same key, other body'] = (await post(JSON.stringify({ kind: 'rm' }))).status;
+    statuses['bad spec'] = (await post('{"kind":"sft","steps":-1}')).status;
+    statuses['get'] = (await call(`/v1/runs/${run.id}`, { token: TOKENS.operator })).status;
+    statuses['cancel'] = (
+      await call(`/v1/runs/${run.id}/cancel`, { method: 'POST', token: TOKENS.operator })
+    ).status;
+    statuses['events'] = (
+      await call(`/v1/runs/${run.id}/events`, { token: TOKENS.operator })
+    ).status;
+    statuses['unknown token'] = (await call('/v1/runs', { token: UNKNOWN_TOKEN })).status;
+    statuses['Basic'] = (
+      await call('/v1/runs', {
+        headers: {
+          authorization: `Basic ${Buffer.from(`user:${BASIC_PASSWORD}`).toString('base64')}`,
+        },
+      })
+    ).status;
+    // Limit 2 per fixed window: a 429 within 5 requests, even across a window boundary.
+    let limited = 0;
+    for (let i = 0; i < 5 && limited !== 429; i++)
+      limited = (await call('/v1/pools', { token: TOKENS.limited })).status;
+    statuses['over the limit'] = limited;
+    statuses['drain as submitter'] = (
+      await call('/v1/workers/w-1/drain', { method: 'POST', token: TOKENS.submitter })
+    ).status;
+    expect(statuses).toEqual({
+      submit: 201,
+      'submit again': 200,
+      'same key, other body': 409,
+      'bad spec': 400,
+      get: 200,
+      cancel: 200,
+      events: 200,
+      'unknown token': 401,
+      Basic: 401,
+      'over the limit': 429,
+      'drain as submitter': 403,
+    });
 
     // The capture works: Fastify logged each request with its id.
     const requestLines = lines.filter((l) => l.includes('"incoming request"'));
-    expect(requestLines.length).toBeGreaterThanOrEqual(statuses.length);
+    expect(requestLines.length).toBeGreaterThanOrEqual(Object.keys(statuses).length);
     expect(leaked(lines.join('\n'))).toEqual([]);
   }, 60_000);
+
+  it('logs a client X-Request-ID only when it looks like an id', async () => {
+    const reqIds = async (requestId: string) => {
+      const before = lines.length;
+      await call('/healthz', { headers: { 'x-request-id': requestId } });
+      return lines
+        .slice(before)
+        .map((line) => (JSON.parse(line) as { reqId?: string }).reqId)
+        .filter((id) => id !== undefined);
+    };
+    const kept = await reqIds('edge-7f3a.1:2');
+    expect(kept.length).toBeGreaterThan(0);
+    expect(new Set(kept)).toEqual(new Set(['edge-7f3a.1:2']));
+    for (const bad of ['x'.repeat(5000), 'id with spaces', 'a"b', '\u00e9t\u00e9']) {
+      const ids = await reqIds(bad);
+      expect(ids.length, bad.slice(0, 20)).toBeGreaterThan(0);
+      expect(
+        ids.every((id) => /^[0-9a-f-]{36}$/.test(id)),
+        bad.slice(0, 20),
+      ).toBe(true);
+    }
+  });
 
   it('logs a Redis connection error with the password masked', async () => {
     // The store's connection helper, as the control plane uses it, on a port nothing listens on.
