@@ -17,6 +17,8 @@ export interface QaRow {
   question: string;
   answer: string;
   aliases?: string[];
+  /** The evidence is missing: an eval scores abstaining as correct (docs/recipe.md §8.1). */
+  unanswerable?: boolean;
 }
 
 export interface RubricPromptRow {
@@ -54,13 +56,23 @@ export const DATASET_KINDS: readonly DatasetKind[] = ['qa', 'rubric', 'sft', 'pr
 type RowValidator<T> = (row: Json, issues: Issues) => T | undefined;
 
 function qa(row: Json, issues: Issues): QaRow | undefined {
-  noUnknownFields(row, ['question', 'answer', 'aliases'], '', issues);
+  noUnknownFields(row, ['question', 'answer', 'aliases', 'unanswerable'], '', issues);
   const question = nonEmptyString(row, 'question', '', issues);
   const answer = nonEmptyString(row, 'answer', '', issues);
   const aliases =
     row['aliases'] === undefined ? [] : arrayOf(row, 'aliases', '', issues, stringItem(issues), 0);
+  const unanswerable = row['unanswerable'];
+  if (unanswerable !== undefined && typeof unanswerable !== 'boolean') {
+    issues.add(join('', 'unanswerable'), 'must be a boolean');
+    return undefined;
+  }
   if (question === undefined || answer === undefined || aliases === undefined) return undefined;
-  return aliases.length > 0 ? { question, answer, aliases } : { question, answer };
+  return {
+    question,
+    answer,
+    ...(aliases.length > 0 && { aliases }),
+    ...(unanswerable === true && { unanswerable }),
+  };
 }
 
 function rubric(row: Json, issues: Issues): RubricPromptRow | undefined {

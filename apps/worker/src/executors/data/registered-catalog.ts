@@ -66,12 +66,14 @@ function addDataset(
         prompt: r.question,
         key: key(r),
       }));
-      // Registered questions are assumed to need search (no tool-free marker in the format).
+      // Registered questions are assumed to need search (no tool-free marker in the format);
+      // `unanswerable` rows score abstention (docs/recipe.md §8.1).
       tables.eval[name] = dataset.rows.map((r, i) => ({
         id: id(i),
         question: r.question,
         key: key(r),
         needsSearch: true,
+        ...(r.unanswerable === true && { unanswerable: true }),
       }));
       return;
     }
