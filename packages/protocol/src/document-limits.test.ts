@@ -78,6 +78,17 @@ describe('document limits', () => {
     }
   });
 
+  it('refuses collection and alias keys (converting them printed a process warning)', () => {
+    expect(firstError('? [a, b]\n: c\nkind: sft\n')).toMatchObject({
+      message: 'a key must be a plain scalar, not a collection or alias',
+      line: 1,
+    });
+    expect(firstError('kind: sft\nlabels: { ? { x: 1 } : y }\n')).toMatchObject({
+      path: expect.stringMatching(/^\/labels\//),
+    });
+    expect(firstError('a: &k [x]\n*k : 1\nkind: sft\n')).toMatchObject({ line: 2 });
+  });
+
   it('refuses __proto__ keys in JSON and YAML rather than dropping their fields', () => {
     expect(firstError('{"kind":"sft","__proto__":{"labels":{"x":"y"}}}')).toEqual({
       path: '/__proto__',
