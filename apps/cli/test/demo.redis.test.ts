@@ -90,6 +90,11 @@ it('runs the quick demo through the API and reports measured numbers', async () 
   ]) {
     expect(isFinite(value), `report value ${String(value)}`).toBe(true);
   }
+  // The eval is a budget sweep: one curve point per budget, and the chart beside the report.
+  expect(report.eval.curve?.map((p) => p.budget)).toEqual(QUICK_SIZES.eval.budgets);
+  expect(report.eval.chart).toBe('eval-curve.svg');
+  const chart = await readFile(path.join(path.dirname(reportPath), report.eval.chart!), 'utf8');
+  expect(chart.match(/class="curve"/g)).toHaveLength(2);
   expect(report.rm.heldOutPairAccuracy).toBeGreaterThanOrEqual(0);
   expect(report.rm.heldOutPairAccuracy).toBeLessThanOrEqual(1);
 

@@ -27,6 +27,23 @@ export interface ApiResponse<T> {
   body: T;
 }
 
+/** The ApiError of a 4xx/5xx answer (problem+json when the server sent one). */
+function problemError(response: HttpReply): ApiError {
+  let problem: Partial<Problem> | undefined;
+  try {
+    problem = response.text ? (JSON.parse(response.text) as Partial<Problem>) : undefined;
+  } catch {
+    problem = undefined;
+  }
+  return new ApiError({
+    code: problem?.code ?? `HTTP_${response.status}`,
+    title: problem?.title ?? response.statusText,
+    status: response.status,
+    ...(problem?.detail !== undefined && { detail: problem.detail }),
+    ...(problem?.errors !== undefined && { errors: problem.errors }),
+  });
+}
+
 export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
 
@@ -56,18 +73,26 @@ export class ApiClient {
       });
     }
     const { text } = response;
+    if (response.status >= 400) throw problemError(response);
     const body = text ? (JSON.parse(text) as unknown) : undefined;
-    if (response.status >= 400) {
-      const problem = body as Partial<Problem> | undefined;
-      throw new ApiError({
-        code: problem?.code ?? `HTTP_${response.status}`,
-        title: problem?.title ?? response.statusText,
-        status: response.status,
-        ...(problem?.detail !== undefined && { detail: problem.detail }),
-        ...(problem?.errors !== undefined && { errors: problem.errors }),
+    return { status: response.status, body: body as T };
+  }
+
+  /** A GET whose answer is not JSON (e.g. the eval chart, image/svg+xml); errors as `request`. */
+  async getText(path: string, accept: string): Promise<string> {
+    const headers: Record<string, string> = { accept };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    let response: HttpReply;
+    try {
+      response = await send(new URL(path, this.options.url), { method: 'GET', headers });
+    } catch (error) {
+      const cause = (error as { code?: string }).code ?? (error as Error).message;
+      throw new Error(`cannot reach the control plane at ${this.options.url} (${cause})`, {
+        cause: error,
       });
     }
-    return { status: response.status, body: body as T };
+    if (response.status >= 400) throw problemError(response);
+    return response.text;
   }
 
   /**

@@ -31,6 +31,11 @@ export async function getRun(client: ApiClient, id: string): Promise<RunResource
 }
 
 /** Every committed step of a run, ordered by step (GET /v1/runs/{id}/metrics, paged). */
+/** The eval run's results chart (GET /v1/runs/{id}/results/curve.svg). */
+export function readChart(client: ApiClient, id: string): Promise<string> {
+  return client.getText(`/v1/runs/${encodeURIComponent(id)}/results/curve.svg`, 'image/svg+xml');
+}
+
 export async function readSteps(client: ApiClient, id: string): Promise<StepRecord[]> {
   const steps: StepRecord[] = [];
   let fromStep = 0;

@@ -120,4 +120,31 @@ describe('buildReport', () => {
     expect(empty.eval.before.accuracy).toBeNull();
     expect(checkTargets(empty, []).find((c) => c.name.startsWith('KL'))?.met).toBe(false);
   });
+
+  it('reads a budget sweep: before/after at the headline budget, and the curve', () => {
+    const cell = (n: number, checkpoint: number, budget: number, accuracy: number) =>
+      step(n, {
+        'eval/checkpoint': checkpoint,
+        'eval/budget': budget,
+        accuracy,
+        tool_calls_per_rollout: budget / 2,
+        examples: 8,
+      });
+    const sweep = buildReport({
+      wallSeconds: 1,
+      runs,
+      sft: [],
+      rm: [],
+      grpo: [],
+      eval: [cell(1, 0, 0, 0.1), cell(2, 0, 5, 0.3), cell(3, 1, 0, 0.2), cell(4, 1, 5, 0.6)],
+      evalBudget: 5,
+    });
+    expect(sweep.eval.before).toMatchObject({ accuracy: 0.3, meanToolCalls: 2.5 });
+    expect(sweep.eval.after).toMatchObject({ accuracy: 0.6 });
+    expect(sweep.eval.examples).toBe(8);
+    expect(sweep.eval.curve).toEqual([
+      { budget: 0, before: 0.1, after: 0.2 },
+      { budget: 5, before: 0.3, after: 0.6 },
+    ]);
+  });
 });

@@ -22,7 +22,15 @@ export interface DemoReport {
     klMax: number | null;
     gradNormMedian: number | null;
   };
-  eval: { before: EvalNumbers; after: EvalNumbers; examples: number | null };
+  eval: {
+    before: EvalNumbers;
+    after: EvalNumbers;
+    examples: number | null;
+    /** The tool-efficiency curves (docs/recipe.md §8.2), when the eval swept budgets. */
+    curve?: { budget: number; before: number | null; after: number | null }[];
+    /** The results chart (GET /v1/runs/{id}/results/curve.svg), saved beside the report. */
+    chart?: string;
+  };
   runs: { sft: string; rm: string; grpo: string; eval: string };
 }
 
@@ -32,8 +40,11 @@ export interface DemoRecords {
   sft: readonly StepRecord[];
   rm: readonly StepRecord[];
   grpo: readonly StepRecord[];
-  /** Step 1 evaluates the SFT checkpoint, step 2 the GRPO one. */
+  /** Checkpoint 0 is the SFT one, 1 the GRPO one: one step per checkpoint × budget (keys
+   * `eval/checkpoint`, `eval/budget`), or, from a single-budget eval, steps 1 and 2. */
   eval: readonly StepRecord[];
+  /** The budget the before/after numbers are read at (default: the largest evaluated). */
+  evalBudget?: number;
 }
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -71,11 +82,38 @@ function evalNumbers(step: StepRecord | undefined): EvalNumbers {
   };
 }
 
+const CHECKPOINT = 'eval/checkpoint';
+const BUDGET = 'eval/budget';
+
+/** The eval step of checkpoint `index` at `budget`; a single-budget eval's step index + 1. */
+function evalStep(
+  records: readonly StepRecord[],
+  index: number,
+  budget: number | undefined,
+): StepRecord | undefined {
+  const cells = records.filter((s) => finite(s.metrics[CHECKPOINT]));
+  if (cells.length === 0) return records.find((s) => s.step === index + 1);
+  return cells.find((s) => s.metrics[CHECKPOINT] === index && s.metrics[BUDGET] === budget);
+}
+
+/** Accuracy per budget of both checkpoints; undefined for a single-budget eval. */
+function evalCurve(records: readonly StepRecord[]): DemoReport['eval']['curve'] {
+  const budgets = [...new Set(series(records, BUDGET))].sort((a, b) => a - b);
+  if (budgets.length === 0) return undefined;
+  const at = (index: number, budget: number) => {
+    const v = evalStep(records, index, budget)?.metrics['accuracy'];
+    return finite(v) ? v : null;
+  };
+  return budgets.map((budget) => ({ budget, before: at(0, budget), after: at(1, budget) }));
+}
+
 export function buildReport(records: DemoRecords): DemoReport {
   const rewards = series(records.grpo, 'reward/all');
   const kls = series(records.grpo, 'train_inference_kl');
-  const byStep = (n: number) => records.eval.find((s) => s.step === n);
-  const examples = byStep(1)?.metrics['examples'];
+  const budget = records.evalBudget ?? Math.max(...series(records.eval, BUDGET));
+  const byIndex = (i: number) => evalStep(records.eval, i, budget);
+  const examples = byIndex(0)?.metrics['examples'];
+  const curve = evalCurve(records.eval);
   return {
     wallSeconds: Math.round(records.wallSeconds * 10) / 10,
     sft: { steps: records.sft.length, finalLoss: lastValue(records.sft, 'loss') },
@@ -88,9 +126,10 @@ export function buildReport(records: DemoRecords): DemoReport {
       gradNormMedian: median(series(records.grpo, 'grad_norm')),
     },
     eval: {
-      before: evalNumbers(byStep(1)),
-      after: evalNumbers(byStep(2)),
+      before: evalNumbers(byIndex(0)),
+      after: evalNumbers(byIndex(1)),
       examples: finite(examples) ? examples : null,
+      ...(curve && { curve }),
     },
     runs: records.runs,
   };

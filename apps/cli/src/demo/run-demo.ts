@@ -6,7 +6,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunEvent, RunResource } from '@anneal/protocol';
 import { ApiClient } from '../api/client.ts';
-import { cancelRun, followRun, readSteps, submitRun } from './api.ts';
+import { cancelRun, followRun, readChart, readSteps, submitRun } from './api.ts';
 import type { DemoDisplay, Phase } from './display.ts';
 import { type DemoRedis, ensureRedis } from './redis.ts';
 import { type DemoReport, type TargetCheck, buildReport, checkTargets } from './report.ts';
@@ -57,7 +57,10 @@ export interface DemoSession {
 }
 
 const STEPS_OF = (spec: RunSpecJson): number => {
-  if (spec.kind === 'eval') return (spec.models as unknown[]).length;
+  if (spec.kind === 'eval') {
+    const budgets = (spec.budgets as { toolCallBudgets?: unknown[] }).toolCallBudgets;
+    return (spec.models as unknown[]).length * (budgets?.length ?? 1);
+  }
   return spec.steps as number;
 };
 
@@ -178,7 +181,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       rm: rmSteps!,
       grpo: grpoSteps!,
       eval: evalSteps!,
+      evalBudget: sizes.eval.maxToolCalls,
     });
+    await mkdir(path.dirname(options.reportPath), { recursive: true });
+    const chartPath = path.join(path.dirname(options.reportPath), 'eval-curve.svg');
+    await writeFile(chartPath, await readChart(session.client, evaluation.id));
+    report.eval.chart = path.basename(chartPath);
     const targets = checkTargets(report, grpoSteps!);
     await mkdir(path.dirname(options.reportPath), { recursive: true });
     await writeFile(options.reportPath, `${JSON.stringify(report, null, 2)}\n`);

@@ -26,7 +26,15 @@ export interface DemoSizes {
     checkpointInterval: number;
   };
   /** `examples` is per dataset (search-qa holds the QA and the tool-free eval questions). */
-  eval: { datasets: string[]; examples: number; temperature: number; maxToolCalls: number };
+  eval: {
+    datasets: string[];
+    examples: number;
+    temperature: number;
+    /** The headline budget (report before/after numbers), one of `budgets`. */
+    maxToolCalls: number;
+    /** The budget-forced sweep (docs/recipe.md §8.2); b = 0..5 is enough on 2 cores. */
+    budgets: number[];
+  };
 }
 
 /** The full demo: SFT to a competent-but-imperfect policy, then GRPO has room to improve it. */
@@ -42,7 +50,15 @@ export const FULL_SIZES: Readonly<DemoSizes> = {
     lambdaTool: 0.2,
     checkpointInterval: 40,
   },
-  eval: { datasets: ['search-qa'], examples: 1000, temperature: 0.6, maxToolCalls: 5 },
+  // 250 questions at each of 6 budgets: 1500 answers per checkpoint (the single-budget eval
+  // answered 1000); the 95% interval is then about ±6 points.
+  eval: {
+    datasets: ['search-qa'],
+    examples: 250,
+    temperature: 0.6,
+    maxToolCalls: 5,
+    budgets: [0, 1, 2, 3, 4, 5],
+  },
 };
 
 /** The CI loop: every phase runs for real, at a size that finishes in a few minutes. */
@@ -63,6 +79,7 @@ export const QUICK_SIZES: Readonly<DemoSizes> = {
     examples: 4,
     temperature: 0.6,
     maxToolCalls: 5,
+    budgets: [0, 1, 2, 3, 4, 5],
   },
 };
 
@@ -75,7 +92,7 @@ export function demoSizes(options: DemoSpecOptions): DemoSizes {
     sft: { ...base.sft, steps: scaled(base.sft.steps, s) },
     rm: { ...base.rm, steps: scaled(base.rm.steps, s) },
     grpo: { ...base.grpo, steps: scaled(base.grpo.steps, s) },
-    eval: { ...base.eval, datasets: [...base.eval.datasets] },
+    eval: { ...base.eval, datasets: [...base.eval.datasets], budgets: [...base.eval.budgets] },
   };
 }
 
@@ -145,7 +162,8 @@ export function grpoSpec(
   };
 }
 
-/** One eval run over both checkpoints: same questions, same sampling seeds (paired). */
+/** One eval run over both checkpoints and the budget sweep: same questions, same sampling
+ * seeds (paired); one step per checkpoint × budget. */
 export function evalSpec(
   sizes: DemoSizes,
   seed: number,
@@ -160,6 +178,10 @@ export function evalSpec(
     models: [{ checkpoint: { run: before } }, { checkpoint: { run: after } }],
     datasets: sizes.eval.datasets,
     examples: sizes.eval.examples,
-    budgets: { maxToolCalls: sizes.eval.maxToolCalls, temperature: sizes.eval.temperature },
+    budgets: {
+      toolCallBudgets: sizes.eval.budgets,
+      maxToolCalls: sizes.eval.maxToolCalls,
+      temperature: sizes.eval.temperature,
+    },
   };
 }

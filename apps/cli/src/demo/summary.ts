@@ -28,11 +28,23 @@ export function summaryLines(input: {
     `  GRPO           ${r.grpo.steps} steps, reward ${num(r.grpo.rewardFirst5Mean)} (first 5) -> ` +
       `${num(r.grpo.rewardLast5Mean)} (last 5), KL max ${sci(r.grpo.klMax)}, ` +
       `grad norm median ${num(r.grpo.gradNormMedian)}`,
-    `  eval           ${r.eval.examples ?? 'n/a'} questions, <= ${sizes.eval.maxToolCalls} tool calls, ` +
+    `  eval           ${r.eval.examples ?? 'n/a'} questions per budget, at <= ${sizes.eval.maxToolCalls} tool calls, ` +
       `temperature ${sizes.eval.temperature}`,
     `    ${''.padEnd(14)} ${'accuracy'.padStart(8)} ${'tool calls'.padStart(11)} ${'tool calls (tool-free)'.padStart(22)}`,
     evalRow('before (SFT)', r.eval.before),
     evalRow('after (GRPO)', r.eval.after),
+    ...(r.eval.curve
+      ? [
+          `    accuracy by tool budget b (SFT -> GRPO): ${r.eval.curve
+            .map((p) => `b=${p.budget} ${num(p.before, 2)}->${num(p.after, 2)}`)
+            .join(', ')}`,
+        ]
+      : []),
+    ...(r.eval.chart
+      ? [
+          `    chart: ${path.join(path.dirname(report), r.eval.chart)} (accuracy vs budget, vs cost)`,
+        ]
+      : []),
     '  targets',
     ...targets.map((t) => `    ${t.met ? '[met]    ' : '[not met]'} ${t.name}: ${t.detail}`),
     '',
