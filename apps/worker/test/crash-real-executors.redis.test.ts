@@ -85,7 +85,8 @@ const SPECS: Record<Kind, CaseSpec> = {
       '  { checkpoint: { run: SFT_RUN } }, { checkpoint: { run: SFT_RUN } }]',
       'datasets: [search-qa]',
       'examples: 2',
-      'budgets: { maxToolCalls: 1, maxOutputTokens: 16 }',
+      // One budget: one step per checkpoint (a sweep has one per checkpoint × budget).
+      'budgets: { toolCallBudgets: [1], maxToolCalls: 1, maxOutputTokens: 16 }',
     ].join('\n'),
   },
 };

@@ -26,6 +26,7 @@ import { defineWorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
 import { EMBEDDED_CONTEXT_TOKENS, defaultDataCatalog } from '../executors/data/builtin-catalog.ts';
 import { maxContextTokens } from '../executors/data/resolve.ts';
+import { budgetStatement } from '../executors/eval.ts';
 import { EXECUTORS } from '../executors/index.ts';
 import { METRIC } from '../executors/metrics.ts';
 import { memoryContext } from '../executors/testing/fakes.ts';
@@ -226,7 +227,7 @@ kind: eval
 endpoints: { trainer: tinker }
 datasets: [search-qa]
 examples: 1
-budgets: { maxOutputTokens: 64, resultsPerCall: 2, maxQueryLength: 80 }
+budgets: { toolCallBudgets: [1], maxOutputTokens: 64, resultsPerCall: 2, maxQueryLength: 80 }
 `);
     const resources = await r.resolve({ id: 'run_eval', tenant: 'default', spec: evalSpec });
     const [example] = defaultDataCatalog().evalSet('search-qa');
@@ -236,7 +237,8 @@ budgets: { maxOutputTokens: 64, resultsPerCall: 2, maxQueryLength: 80 }
     await EXECUTORS.eval(ctx);
     const [request] = vllm.requestsTo('/v1/completions').map((q) => q.body as CompletionBody);
     const tools = [searchWebToolSpec({ maxResults: 1, maxQueryChars: 80 })];
-    const user: ChatMessage = { role: 'user', content: example!.question };
+    // The budget-forced protocol (docs/recipe.md §8.2): the prompt states the cap b first.
+    const user: ChatMessage = { role: 'user', content: budgetStatement(1) + example!.question };
     expect(request!.prompt).toEqual(
       reference.encode(template.render([user], { tools, addGenerationPrompt: true })),
     );
