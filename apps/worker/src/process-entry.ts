@@ -23,10 +23,16 @@ export async function runWorkerProcess(
       return fail(error);
     }
   })();
-  const handle = await startWorker(config, options).catch(fail);
-
+  // Handlers first: a SIGTERM while the worker is starting (it may already hold its registry
+  // record) is honoured once it has started, not answered by the default handler's hard exit.
+  let handle: Awaited<ReturnType<typeof startWorker>> | undefined;
+  let pending: NodeJS.Signals | undefined;
   let signalled = false;
   const stop = (signal: NodeJS.Signals) => {
+    if (!handle) {
+      pending ??= signal;
+      return;
+    }
     if (signalled) return; // a second signal does not cut the grace period short
     signalled = true;
     // Backstop: if close() itself hangs (Redis gone), exit shortly after the grace period.
@@ -42,4 +48,6 @@ export async function runWorkerProcess(
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  handle = await startWorker(config, options).catch(fail);
+  if (pending) stop(pending);
 }
