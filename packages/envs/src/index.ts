@@ -21,6 +21,7 @@ export * from './verify/answer.ts';
 export * from './eval/stats.ts';
 export * from './eval/results.ts';
 export * from './eval/abstain.ts';
+export * from './eval/language-mismatch.ts';
 export * from './rubrics/types.ts';
 export * from './rubrics/language.ts';
 export * from './rubrics/programmatic.ts';

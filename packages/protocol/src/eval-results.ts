@@ -27,6 +27,9 @@ export const EvalCell = Type.Object(
     falseAbstention: Ratio(
       'Share of answerable questions abstained on; null when no question is marked.',
     ),
+    languageMismatch: Ratio(
+      'Share of answers in a determined language other than the question’s (programmatic).',
+    ),
     promptTokens: NullableNumber(
       'Mean billed prompt tokens per question (context re-sent every turn).',
     ),

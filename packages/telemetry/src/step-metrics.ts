@@ -474,6 +474,12 @@ export const STEP_METRICS = {
     kinds: ['eval'],
     help: 'Share of answerable questions the model abstained on (when the dataset marks unanswerable ones).',
   },
+  languageMismatch: {
+    key: 'language_mismatch',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Share of answers in a determined language other than the question’s (dataset `language`, else detected); lower is better.',
+  },
   promptTokensPerQuery: {
     key: 'prompt_tokens_per_query',
     unit: 'tokens',

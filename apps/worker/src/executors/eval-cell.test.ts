@@ -45,15 +45,15 @@ const ex = (id: string, answer: string, extra: Partial<EvalExample> = {}): EvalE
 describe('cellMetrics', () => {
   const examples = [
     ex('a', 'Paris'),
-    ex('b', 'Rome'),
+    ex('b', 'Rome', { language: 'en' }),
     ex('c', 'x', { unanswerable: true }),
     ex('d', 'Oslo', { needsSearch: false }),
   ];
   const rollouts = [
     // correct, 2 calls (1 refused past the cap): requests at context 4 and 4+2+1=7
     rollout('paris', [call('ok'), call('refused')], [1, 1, 0, 1]),
-    // wrong, 1 malformed call
-    rollout('Milan', [call('malformed')], [1, 1]),
+    // wrong, 1 malformed call, and in German for an English question
+    rollout('Die Stadt ist nicht in der Nähe und das ist es', [call('malformed')], [1, 1]),
     // unanswerable, abstained: correct
     rollout("I don't know", [], [1, 1, 1]),
     // answerable but abstained (no answer): a false abstention
@@ -90,6 +90,7 @@ describe('cellMetrics', () => {
     expect(metrics['broken_tool_call_rate']).toBe(0.5); // 2 of 4 calls
     expect(metrics['abstention/unanswerable']).toBe(1);
     expect(metrics['abstention/false']).toBeCloseTo(1 / 3, 12);
+    expect(metrics['language_mismatch']).toBe(0.25); // b only; short answers are undetermined
     expect(metrics['prompt_tokens_per_query']).toBe(23 / 4);
     expect(metrics['response_tokens']).toBe(2.25); // (3 + 2 + 3 + 1) / 4
     // 5.75 prompt tokens at $1 each + 1 call at $0.5

@@ -7,6 +7,7 @@ import {
   billedPromptTokens,
   hasPrices,
   isAbstention,
+  languageMismatch,
   queryCost,
   verifyAnswer,
   wilsonInterval,
@@ -32,6 +33,7 @@ export interface EvalItem {
   /** The answer as given (clipped to ITEM_ANSWER_CHARS), null when there was none. */
   answer: string | null;
   abstained: boolean;
+  languageMismatch: boolean;
   toolCalls: number;
   brokenCalls: number;
   finish: Rollout['finish'];
@@ -56,6 +58,7 @@ export function scoreItem(
     correct: e.unanswerable === true ? abstained : verifyAnswer(r.answer, e.key),
     answer: r.answer === null ? null : r.answer.slice(0, ITEM_ANSWER_CHARS),
     abstained,
+    languageMismatch: languageMismatch(e.question, r.answer, e.language),
     toolCalls: r.toolCalls,
     brokenCalls: r.calls.filter((c) => BROKEN.has(c.status)).length,
     finish: r.finish,
@@ -104,6 +107,7 @@ export function cellMetrics(
     [K.brokenToolCallRate]: calls === 0 ? null : sum(items.map((x) => x.brokenCalls)) / calls,
     [K.abstention]: unanswerable.length === 0 ? null : rate(unanswerable, (x) => x.item.abstained),
     [K.falseAbstention]: marked ? rate(answerable, (x) => x.item.abstained) : null,
+    [K.languageMismatch]: rate(rows, (x) => x.item.languageMismatch),
     [K.promptTokens]: promptTokens,
     [K.completionTokens]: completionTokens,
     [K.costPerQuery]: cost,

@@ -1,4 +1,5 @@
-// QA rows may mark a question `unanswerable` (docs/recipe.md §8.1: the eval scores abstention).
+// QA rows may mark a question `unanswerable` and give its `language` (docs/recipe.md §8.1: the
+// eval scores abstention and language mismatch).
 import { describe, expect, it } from 'vitest';
 import { formatRowError, validateJsonl } from './jsonl.ts';
 
@@ -17,5 +18,17 @@ describe('QA rows: unanswerable', () => {
       { question: 'Where?', answer: 'Oslo' },
     ]);
     expect(result.errors.map(formatRowError)).toEqual(['line 3: unanswerable: must be a boolean']);
+  });
+
+  it('keeps a known `language`, refuses an unknown one', () => {
+    const text = [
+      { question: 'Wo?', answer: 'Oslo', language: 'de' },
+      { question: 'Where?', answer: 'Oslo', language: 'xx' },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n');
+    const result = validateJsonl('qa', text);
+    expect(result.rows).toEqual([{ question: 'Wo?', answer: 'Oslo', language: 'de' }]);
+    expect(result.errors.map(formatRowError)[0]).toMatch(/^line 2: language: must be one of en, /);
   });
 });

@@ -5,7 +5,7 @@ import type { Rubric, RubricCheck } from '../rubrics/types.ts';
 import { arrayOf, isObject, join, nonEmptyString, noUnknownFields, stringItem } from './fields.ts';
 import type { Json, Issues } from './fields.ts';
 
-const LANGUAGES: readonly Exclude<LanguageCode, 'und'>[] = [
+export const LANGUAGES: readonly Exclude<LanguageCode, 'und'>[] = [
   'en',
   'nl',
   'de',

@@ -1,5 +1,6 @@
 // Row shapes of the JSONL datasets (README "Datasets") and their validators.
 import { DEFAULT_MARKERS } from '../format/toolCallFormat.ts';
+import type { LanguageCode } from '../rubrics/language.ts';
 import type { Rubric } from '../rubrics/types.ts';
 import {
   arrayOf,
@@ -11,7 +12,7 @@ import {
   stringItem,
 } from './fields.ts';
 import type { Json, Issues } from './fields.ts';
-import { rubricItem } from './rubricSchema.ts';
+import { LANGUAGES, rubricItem } from './rubricSchema.ts';
 
 export interface QaRow {
   question: string;
@@ -19,6 +20,8 @@ export interface QaRow {
   aliases?: string[];
   /** The evidence is missing: an eval scores abstaining as correct (docs/recipe.md §8.1). */
   unanswerable?: boolean;
+  /** The question's language; the eval's language-mismatch check detects it when absent. */
+  language?: Exclude<LanguageCode, 'und'>;
 }
 
 export interface RubricPromptRow {
@@ -56,7 +59,7 @@ export const DATASET_KINDS: readonly DatasetKind[] = ['qa', 'rubric', 'sft', 'pr
 type RowValidator<T> = (row: Json, issues: Issues) => T | undefined;
 
 function qa(row: Json, issues: Issues): QaRow | undefined {
-  noUnknownFields(row, ['question', 'answer', 'aliases', 'unanswerable'], '', issues);
+  noUnknownFields(row, ['question', 'answer', 'aliases', 'unanswerable', 'language'], '', issues);
   const question = nonEmptyString(row, 'question', '', issues);
   const answer = nonEmptyString(row, 'answer', '', issues);
   const aliases =
@@ -66,12 +69,18 @@ function qa(row: Json, issues: Issues): QaRow | undefined {
     issues.add(join('', 'unanswerable'), 'must be a boolean');
     return undefined;
   }
+  const language = row['language'];
+  if (language !== undefined && !LANGUAGES.includes(language as never)) {
+    issues.add(join('', 'language'), `must be one of ${LANGUAGES.join(', ')}`);
+    return undefined;
+  }
   if (question === undefined || answer === undefined || aliases === undefined) return undefined;
   return {
     question,
     answer,
     ...(aliases.length > 0 && { aliases }),
     ...(unanswerable === true && { unanswerable }),
+    ...(language !== undefined && { language: language as Exclude<LanguageCode, 'und'> }),
   };
 }
 

@@ -18,6 +18,7 @@ export interface EvalCell {
   brokenToolCallRate: number | null;
   abstention: number | null;
   falseAbstention: number | null;
+  languageMismatch: number | null;
   promptTokens: number | null;
   completionTokens: number | null;
   costPerQueryUsd: number | null;
@@ -52,6 +53,7 @@ export const EVAL_CELL_KEYS = {
   brokenToolCallRate: 'broken_tool_call_rate',
   abstention: 'abstention/unanswerable',
   falseAbstention: 'abstention/false',
+  languageMismatch: 'language_mismatch',
   promptTokens: 'prompt_tokens_per_query',
   completionTokens: 'response_tokens',
   costPerQuery: 'cost_per_query_usd',
@@ -88,6 +90,7 @@ function cellOf(s: StepLike, budget: number): EvalCell {
     brokenToolCallRate: num(m, K.brokenToolCallRate),
     abstention: num(m, K.abstention),
     falseAbstention: num(m, K.falseAbstention),
+    languageMismatch: num(m, K.languageMismatch),
     promptTokens: num(m, K.promptTokens),
     completionTokens: num(m, K.completionTokens),
     costPerQueryUsd: num(m, K.costPerQuery),

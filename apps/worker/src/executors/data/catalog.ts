@@ -2,7 +2,13 @@
 // tool-call format (token-in/token-out: executors never re-tokenise model text). The worker
 // runtime passes one catalogue per run (`RunResources.data`); `builtinDataCatalog` serves the
 // built-in tasks of the embedded demo.
-import type { AnswerKey, Rubric, SearchBackend, SearchWebOptions } from '@anneal/envs';
+import type {
+  AnswerKey,
+  LanguageCode,
+  Rubric,
+  SearchBackend,
+  SearchWebOptions,
+} from '@anneal/envs';
 import { RunSetupError } from '../../errors.ts';
 
 /** One SFT sequence: prompt + completion tokens; lossMask 1 on completion tokens only (docs/recipe.md §1). */
@@ -33,6 +39,8 @@ export interface EvalExample {
   needsSearch: boolean;
   /** The evidence to answer is missing: the right response is to abstain (docs/recipe.md §8.1). */
   unanswerable?: boolean;
+  /** The question's language (language-mismatch check); absent: detected from the question. */
+  language?: Exclude<LanguageCode, 'und'>;
 }
 
 export interface DataCatalog {

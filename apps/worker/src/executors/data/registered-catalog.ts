@@ -74,6 +74,7 @@ function addDataset(
         key: key(r),
         needsSearch: true,
         ...(r.unanswerable === true && { unanswerable: true }),
+        ...(r.language !== undefined && { language: r.language }),
       }));
       return;
     }
