@@ -7,7 +7,7 @@
 // and dollars per query (eval-cell.ts); GET /v1/runs/{id}/results turns the steps into curves,
 // knees and the cost–accuracy frontier. Per-item answers go to `eval-items.jsonl` in the run's
 // artifact directory (capped), so every number traces to answers.
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { InferenceEngine } from '@anneal/engines';
 import {
@@ -78,15 +78,22 @@ function summaryKeys(targets: readonly ResolvedModel[]): string[] {
   return labels.map((l, i) => (labels.indexOf(l) === i ? l : `${l}#${i}`));
 }
 
+/** eval-items.jsonl, capped. A fresh attempt starts it over, so a retried eval (whose steps
+ * the store keeps once) does not list an answer twice. */
 class ItemLog {
   private written = 0;
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    private fresh: boolean,
+  ) {}
   async append(items: readonly EvalItem[]): Promise<void> {
     const room = Math.max(0, MAX_ITEM_RECORDS - this.written);
     const kept = items.slice(0, room);
-    if (kept.length === 0) return;
     await mkdir(path.dirname(this.file), { recursive: true });
-    await appendFile(this.file, kept.map((x) => JSON.stringify(x) + '\n').join(''));
+    const text = kept.map((x) => JSON.stringify(x) + '\n').join('');
+    if (this.fresh) await writeFile(this.file, text);
+    else if (kept.length > 0) await appendFile(this.file, text);
+    this.fresh = false;
     this.written += kept.length;
   }
 }
@@ -118,7 +125,7 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   };
   const keys = summaryKeys(targets);
   const itemsFile = path.join(ctx.artifactDir, ITEMS_FILE);
-  const log = new ItemLog(itemsFile);
+  const log = new ItemLog(itemsFile, ctx.resumeFrom === null);
   const summary: ExecutorResult['summary'] = {
     checkpoints: targets.length,
     examples: examples.length,

@@ -244,5 +244,11 @@ describe('executors on the embedded engines', () => {
     expect(items).toHaveLength(24);
     const correctAtStep1 = items.filter((x) => x.step === 1 && x.correct).length;
     expect(correctAtStep1 / 6).toBe(ctx.steps.get(1)![METRIC.accuracy]);
+    // A retried attempt (fresh start, same run) lists every answer once, not twice.
+    const retry = memoryContext(ctx.spec, ctx.resources, { runId: RUN(4) });
+    retry.artifactDir = ctx.artifactDir;
+    await EXECUTORS.eval(retry);
+    const again = await readFile(path.join(ctx.artifactDir, 'eval-items.jsonl'), 'utf8');
+    expect(again.trim().split('\n')).toHaveLength(24);
   });
 });
