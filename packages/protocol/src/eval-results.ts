@@ -30,6 +30,9 @@ export const EvalCell = Type.Object(
     languageMismatch: Ratio(
       'Share of answers in a determined language other than the question’s (programmatic).',
     ),
+    preferenceWinRate: Ratio(
+      'Reward-model win rate over checkpoint 0 on the same questions (position-agnostic); null without a reward model or for checkpoint 0.',
+    ),
     promptTokens: NullableNumber(
       'Mean billed prompt tokens per question (context re-sent every turn).',
     ),

@@ -480,6 +480,12 @@ export const STEP_METRICS = {
     kinds: ['eval'],
     help: 'Share of answers in a determined language other than the question’s (dataset `language`, else detected); lower is better.',
   },
+  preferenceWinRate: {
+    key: 'preference_win_rate',
+    unit: 'ratio',
+    kinds: ['eval'],
+    help: 'Reward-model win rate of this checkpoint over checkpoint 0 at the same budget: mean σ(s − s_base), position-agnostic.',
+  },
   promptTokensPerQuery: {
     key: 'prompt_tokens_per_query',
     unit: 'tokens',

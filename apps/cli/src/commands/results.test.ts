@@ -14,6 +14,7 @@ const cell = (budget: number, accuracy: number, cost: number | null): EvalCell =
   abstention: null,
   falseAbstention: null,
   languageMismatch: 0,
+  preferenceWinRate: null,
   promptTokens: 120,
   completionTokens: 30,
   costPerQueryUsd: cost,
@@ -50,7 +51,7 @@ describe('eval results output', () => {
   it('csv: header, RFC 4180 quoting, empty fields for null', () => {
     const lines = resultsCsv(results('run_a', [0.4, 0.6])).split('\r\n');
     expect(lines[0]).toMatch(/^checkpoint,label,budget,n,accuracy,/);
-    expect(lines[1]).toBe('0,"sft,""x""",0,10,0.4,0.30000000000000004,0.5,0,,,,0,120,30,0.001');
+    expect(lines[1]).toBe('0,"sft,""x""",0,10,0.4,0.30000000000000004,0.5,0,,,,0,,120,30,0.001');
     expect(lines).toHaveLength(4); // header, 2 rows, trailing empty
   });
 

@@ -13,6 +13,7 @@ import type { InferenceEngine } from '@anneal/engines';
 import {
   EVAL_CELL_KEYS,
   curveKnee,
+  preferenceWinRate,
   runRollouts,
   type ChatFormat,
   type Rollout,
@@ -133,6 +134,8 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
     itemsPath: itemsFile,
   };
   const accuracy = targets.map(() => new Map<number, number | null>());
+  // Reward-model scores of checkpoint 0's answers per budget: the side-by-side baseline.
+  const baselineScores = new Map<number, Float32Array>();
   const served = new Map<number, string>();
   let stopped = false;
   const total = targets.length * budgets.length;
@@ -170,6 +173,22 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
       spec.prices,
     );
     await log.append(items);
+    const scorer = resources.rewardScorer;
+    if (scorer !== undefined && targets.length > 1) {
+      const scores = await timer.time('reward', () =>
+        scorer.score(
+          rollouts.map((r) => ({
+            prompt: r.tokens.slice(0, r.promptLength),
+            response: r.tokens.slice(r.promptLength),
+          })),
+        ),
+      );
+      if (index === 0) baselineScores.set(budget, scores);
+      const baseline = baselineScores.get(budget);
+      // A resumed eval that already passed checkpoint 0 has no baseline scores: null.
+      metrics[EVAL_CELL_KEYS.preferenceWinRate] =
+        index === 0 || baseline === undefined ? null : preferenceWinRate(scores, baseline);
+    }
     await ctx.commitStep(step, { ...metrics, ...timer.metrics() });
     accuracy[index]!.set(budget, metrics[EVAL_CELL_KEYS.accuracy] ?? null);
     const key = keys[index]!;

@@ -201,6 +201,7 @@ describe('executors on the embedded engines', () => {
       }),
       {
         ...resources,
+        rewardScorer: scorer!, // the rm run's export: preference side-by-side vs checkpoint 0
         evalModels: [
           { label: 'base', baseModel: 'tiny', checkpoint: null },
           {
@@ -231,6 +232,9 @@ describe('executors on the embedded engines', () => {
       expect(m[METRIC.toolCallsExecuted]).toBeLessThanOrEqual(m['eval/budget']!); // the cap b
       expect(m['cost_per_query_usd']).toBeGreaterThan(0);
       expect(m['prompt_tokens_per_query']).toBeGreaterThan(0);
+      const win = m['preference_win_rate'];
+      if (m['eval/checkpoint'] === 0) expect(win).toBeNull();
+      else expect(win).toSatisfy((v: number) => v >= 0 && v <= 1);
     }
     for (const label of ['base', 'sft']) {
       expect(result.summary[`${label}/${METRIC.examples}`]).toBe(6);

@@ -19,6 +19,7 @@ export interface EvalCell {
   abstention: number | null;
   falseAbstention: number | null;
   languageMismatch: number | null;
+  preferenceWinRate: number | null;
   promptTokens: number | null;
   completionTokens: number | null;
   costPerQueryUsd: number | null;
@@ -54,6 +55,7 @@ export const EVAL_CELL_KEYS = {
   abstention: 'abstention/unanswerable',
   falseAbstention: 'abstention/false',
   languageMismatch: 'language_mismatch',
+  preferenceWinRate: 'preference_win_rate',
   promptTokens: 'prompt_tokens_per_query',
   completionTokens: 'response_tokens',
   costPerQuery: 'cost_per_query_usd',
@@ -91,6 +93,7 @@ function cellOf(s: StepLike, budget: number): EvalCell {
     abstention: num(m, K.abstention),
     falseAbstention: num(m, K.falseAbstention),
     languageMismatch: num(m, K.languageMismatch),
+    preferenceWinRate: num(m, K.preferenceWinRate),
     promptTokens: num(m, K.promptTokens),
     completionTokens: num(m, K.completionTokens),
     costPerQueryUsd: num(m, K.costPerQuery),

@@ -4,6 +4,7 @@ import {
   costFrontier,
   curveKnee,
   hasPrices,
+  preferenceWinRate,
   queryCost,
   wilsonInterval,
 } from './stats.ts';
@@ -108,5 +109,20 @@ describe('cost', () => {
     expect(billedPromptTokens([0, 0, 1, 1], 2)).toBe(2);
     // nothing generated: still the prompt once
     expect(billedPromptTokens([0, 0], 2)).toBe(2);
+  });
+});
+
+describe('preferenceWinRate', () => {
+  it('is the mean σ of the score margins; ties count half', () => {
+    // (σ(1) + σ(0)) / 2 = (0.7310585786 + 0.5) / 2
+    expect(preferenceWinRate([1, 0], [0, 0])).toBeCloseTo(0.6155292893, 9);
+    expect(preferenceWinRate([2], [2])).toBe(0.5);
+    // swapping the roles gives the complement (position-agnostic)
+    expect(preferenceWinRate([0, 0], [1, 0])).toBeCloseTo(1 - 0.6155292893, 9);
+  });
+
+  it('is null for no questions and refuses unpaired scores', () => {
+    expect(preferenceWinRate([], [])).toBeNull();
+    expect(() => preferenceWinRate([1], [])).toThrow(/scores/);
   });
 });

@@ -131,3 +131,23 @@ export function billedPromptTokens(lossMask: readonly number[], promptLength: nu
   // An answer that generated nothing still sent its prompt once.
   return total === 0 ? promptLength : total;
 }
+
+/**
+ * Preference side-by-side (docs/recipe.md §8.1): the reward model's win rate of a candidate's
+ * answers over a baseline's on the same questions, mean_i σ(s(x_i, y_i) − s(x_i, y_i^base)).
+ * A pointwise Bradley–Terry scorer gives σ(Δ) in one order and 1 − σ(−Δ) = σ(Δ) in the other,
+ * so the rate is position-agnostic by construction; a tie counts half. Null for no questions.
+ */
+export function preferenceWinRate(
+  candidate: ArrayLike<number>,
+  baseline: ArrayLike<number>,
+): number | null {
+  if (candidate.length !== baseline.length)
+    throw new RangeError(`scores: ${candidate.length} candidate vs ${baseline.length} baseline`);
+  if (candidate.length === 0) return null;
+  let total = 0;
+  for (let i = 0; i < candidate.length; i++) {
+    total += 1 / (1 + Math.exp(-(candidate[i]! - baseline[i]!)));
+  }
+  return total / candidate.length;
+}
