@@ -20,7 +20,8 @@ export const EvalBudgets = Type.Object(
       minimum: 0,
       maximum: TOOL_LIMIT_CAPS.callsPerRollout,
       default: 5,
-      description: 'Tool-call cap of the standard (non-swept) evaluation.',
+      description:
+        'Headline budget: the run summary reports this b (when swept, else the largest swept b).',
     }),
     resultsPerCall: Type.Integer({
       minimum: 1,
@@ -56,7 +57,8 @@ export const EvalBudgets = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-/** Price table for dollars per query (docs/recipe.md §8 "Cost"); all zero means cost is not reported. */
+/** Price table for dollars per query (docs/recipe.md §8.3, docs/evaluation.md); all zero means
+ * cost is not reported. */
 export const PriceTable = Type.Object(
   {
     promptPerMillionTokens: Type.Number({
@@ -83,7 +85,7 @@ export const EvalSpec = Type.Object(
         minItems: 1,
         maxItems: 16,
         description:
-          'Checkpoints to evaluate, one step each, in order. Omitted: `[model]` (the run model).',
+          'Checkpoints to evaluate, in order; one step per checkpoint × budget. Omitted: `[model]` (the run model).',
       }),
     ),
     datasets: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), {
