@@ -4,6 +4,7 @@ import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import {
   type StoreContext,
   finishRun,
+  getRun,
   releaseRun,
   transitionRun,
   type TransitionResult,
@@ -62,6 +63,21 @@ export async function stopped(
 ): Promise<RunEnd> {
   const runId = job.id as string;
   if (stop.kind === 'lost') {
+    // Lost to another worker (its job lock expired and BullMQ re-delivered the job): leave it.
+    // Lost to the control plane's sweep (this worker's heartbeat ran late): the run waits in
+    // `retrying` and nobody holds its job but this worker, so hand the job back, or it would
+    // complete here and strand the run.
+    const run = await getRun(deps.store, runId);
+    if (run?.state === 'retrying') {
+      try {
+        await job.moveToWait(token);
+      } catch (error) {
+        deps.logger.warn({ runId, err: String(error) }, 'run lost; its job lock is gone too');
+        return 'released';
+      }
+      deps.logger.warn({ runId, reason: stop.reason }, 'run lost to the sweep; job handed back');
+      throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
+    }
     deps.logger.warn({ runId, reason: stop.reason }, 'run lost; leaving its state alone');
     return 'released';
   }
