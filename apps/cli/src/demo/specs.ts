@@ -180,6 +180,9 @@ export function evalSpec(
     examples: sizes.eval.examples,
     budgets: {
       toolCallBudgets: sizes.eval.budgets,
+      // The tiny byte model learned from prompts without a budget statement; the tool still
+      // refuses calls past b (docs/evaluation.md).
+      statePrompt: false,
       maxToolCalls: sizes.eval.maxToolCalls,
       temperature: sizes.eval.temperature,
     },

@@ -114,7 +114,9 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
     );
     return {
       engine: resources.inference,
-      format: withBudgetStatement(chatFormatFor(resources, tool), budget),
+      format: b.statePrompt
+        ? withBudgetStatement(chatFormatFor(resources, tool), budget)
+        : chatFormatFor(resources, tool),
       tool,
       config: {
         maxContextTokens: maxContextTokens(resources),

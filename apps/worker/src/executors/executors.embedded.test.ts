@@ -254,5 +254,26 @@ describe('executors on the embedded engines', () => {
     await EXECUTORS.eval(retry);
     const again = await readFile(path.join(ctx.artifactDir, 'eval-items.jsonl'), 'utf8');
     expect(again.trim().split('\n')).toHaveLength(24);
+    // statePrompt: false leaves the prompts without the budget statement (shorter contexts).
+    const plain = memoryContext(
+      spec({
+        kind: 'eval',
+        datasets: ['search-qa'],
+        examples: 3,
+        models: [{}],
+        budgets: { toolCallBudgets: [0], statePrompt: false, maxOutputTokens: 8 },
+      }),
+      { ...resources, evalModels: [{ label: 'base', baseModel: 'tiny', checkpoint: null }] },
+      { runId: RUN(5) },
+    );
+    plain.artifactDir = path.join(dir, 'eval-plain');
+    await EXECUTORS.eval(plain);
+    const example = resources.data!.evalSet('search-qa')[0]!;
+    const first = JSON.parse(
+      (await readFile(path.join(plain.artifactDir, 'eval-items.jsonl'), 'utf8')).split('\n')[0]!,
+    ) as { id: string; promptTokens: number; toolCalls: number };
+    expect(first.id).toBe(example.id);
+    // one request (8 tokens leave no room for a second turn): billed = the bare prompt
+    expect(first.promptTokens).toBe(format.encodePrompt(example.question).length);
   });
 });

@@ -16,6 +16,11 @@ export const EvalBudgets = Type.Object(
         description: 'Budget-forced sweep: hard caps b on tool calls, one accuracy point per b.',
       },
     ),
+    statePrompt: Type.Boolean({
+      default: true,
+      description:
+        'State the cap b at the start of each prompt. false: the tool still refuses calls past b; for models trained without the statement (the embedded demo model).',
+    }),
     maxToolCalls: Type.Integer({
       minimum: 0,
       maximum: TOOL_LIMIT_CAPS.callsPerRollout,
