@@ -17,5 +17,11 @@ describe('checkMetrics (commitStep input)', () => {
       /^commitStep\(3\): metrics\/phase_seconds\/train: /,
     );
     expect(() => checkMetrics(3, { rollout_tokens: -5 })).toThrow(/rollout_tokens/);
+    expect(() => checkMetrics(4, { loss: Number.NaN })).toThrow(
+      'commitStep(4): metrics/loss is NaN (not finite): the step is not recorded',
+    );
+    expect(() => checkMetrics(4, { grad_norm: Number.POSITIVE_INFINITY })).toThrow(
+      /metrics\/grad_norm is Infinity/,
+    );
   });
 });

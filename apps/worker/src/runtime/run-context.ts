@@ -27,6 +27,15 @@ export interface RunContextDeps {
  * from the step-metric table (known keys: counts, durations and ratios never negative).
  */
 export function checkMetrics(step: number, metrics: Record<string, number | null>): void {
+  // The common failure first, in plain words: a NaN or infinite loss or norm from the trainer.
+  const nonFinite = Object.entries(metrics).find(
+    ([, value]) => typeof value === 'number' && !Number.isFinite(value),
+  );
+  if (nonFinite) {
+    throw new TypeError(
+      `commitStep(${step}): metrics/${nonFinite[0]} is ${String(nonFinite[1])} (not finite): the step is not recorded`,
+    );
+  }
   const first = Value.Errors(StepMetrics, metrics).First();
   const problem = first ? `metrics${first.path}: ${first.message}` : stepRecordError(metrics);
   if (problem) throw new TypeError(`commitStep(${step}): ${problem}`);
