@@ -98,7 +98,9 @@ describe('non-finite values from the trainer', () => {
     const { run, transitions, steps } = await runWith(faultyEngines('loss', AT, true));
     expect(run.state).toBe('failed');
     expect(run.attempt).toBe(3);
-    expect(transitions.at(-1)?.reason).toMatch(/failed after 3 attempt\(s\): .*metrics\/loss is NaN \(not finite\)/);
+    expect(transitions.at(-1)?.reason).toMatch(
+      /failed after 3 attempt\(s\): .*metrics\/loss is NaN \(not finite\)/,
+    );
     expect(steps).toEqual([1, 2]); // the checkpointed steps; step 3 never recorded
   }, 180_000);
 
