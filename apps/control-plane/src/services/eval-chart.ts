@@ -6,7 +6,9 @@
 import type { EvalResults } from '@anneal/protocol';
 
 const WIDTH = 960;
-const HEIGHT = 452;
+const HEIGHT = 470;
+/** Baseline of the first legend row (a second row, if needed, is 18 px lower). */
+const LEGEND_Y = 436;
 const PANEL = { top: 60, bottom: 70, width: 380, height: 300 };
 const LEFT_X = 70;
 const RIGHT_X = 540;
@@ -181,8 +183,10 @@ function costPanel(results: EvalResults): string[] {
   return svg;
 }
 
+/** Approximate width of legend text at 12 px (DejaVu Sans averages ~7.3 px per character). */
+const textWidth = (text: string): number => text.length * 7.3;
+
 function legend(results: EvalResults): string[] {
-  const y = HEIGHT - 14;
   const items = [
     ...results.checkpoints.map((c) => ({ label: c.label, colour: colourOf(c.index), dash: false })),
     ...(results.frontier.length > 0
@@ -192,7 +196,13 @@ function legend(results: EvalResults): string[] {
   ];
   const out = ['<g class="legend">'];
   let x = LEFT_X;
+  let y = LEGEND_Y;
   for (const item of items) {
+    const width = (item.colour === 'none' ? 0 : 28) + textWidth(item.label) + 18;
+    if (x > LEFT_X && x + width > WIDTH - 10) {
+      x = LEFT_X; // next row
+      y += 18;
+    }
     if (item.colour !== 'none') {
       out.push(
         `<line x1="${x}" y1="${y - 4}" x2="${x + 22}" y2="${y - 4}" stroke="${item.colour}" stroke-width="2"${item.dash ? ' stroke-dasharray="5 4"' : ''}/>`,
@@ -202,7 +212,7 @@ function legend(results: EvalResults): string[] {
     out.push(
       `<text class="legend-item" x="${x}" y="${y}" font-size="12">${esc(item.label)}</text>`,
     );
-    x += 12 + item.label.length * 7;
+    x += textWidth(item.label) + 18;
   }
   out.push('</g>');
   return out;
