@@ -24,15 +24,13 @@ describe('a run lost to the lost-worker sweep', () => {
     await env.redis.del(keys(env.prefix).worker('w-late'));
     const released = await releaseRunsOfLostWorkers(env.store, ['default']);
     expect(released).toEqual([{ runId, workerId: 'w-late' }]);
-    const done = await eventually(
-      async () => {
-        const run = await getRun(env.store, runId);
-        return run?.state === 'succeeded' && run;
-      },
+    await eventually(
+      async () => (await getRun(env.store, runId))?.state === 'succeeded',
       60_000,
       'run succeeded',
     );
-    expect(done.attempt).toBe(2);
-    expect(done.lastStep).toBe(30);
+    const done = await getRun(env.store, runId);
+    expect(done?.attempt).toBe(2);
+    expect(done?.lastStep).toBe(30);
   }, 90_000);
 });
