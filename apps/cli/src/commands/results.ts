@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { EvalCell, EvalResults } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+import { table } from '../ops/output.ts';
 
 export const RESULT_FORMATS = ['table', 'json', 'csv'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
@@ -13,18 +14,6 @@ const num = (v: number | null, digits = 2): string => (v === null ? '-' : v.toFi
 const cents = (v: number | null): string => (v === null ? '-' : `${(v * 100).toFixed(3)}¢`);
 const signed = (v: number, unit: (x: number) => string): string =>
   `${v > 0 ? '+' : v < 0 ? '−' : '±'}${unit(Math.abs(v))}`;
-
-function align(rows: readonly string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 const HEADER = [
   'checkpoint',
@@ -69,7 +58,7 @@ export function resultsTable(r: EvalResults): string {
   const rows = [HEADER, ...r.checkpoints.flatMap((c) => c.cells.map((x) => cellRow(c.label, x)))];
   const lines = [
     `eval ${r.runId} (${r.state}${r.complete ? '' : ', incomplete'}) on ${r.datasets.join(', ')}`,
-    align(rows),
+    table(rows),
     '',
     ...r.checkpoints.map(
       (c) =>
@@ -193,7 +182,7 @@ export function compareTable(a: EvalResults, b: EvalResults): string {
       : [
           `(A has ${a.checkpoints.length} checkpoints, B ${b.checkpoints.length}; the first ${pairs} are compared)`,
         ];
-  return `${[head, align(rows), '', ...knees, ...note].join('\n')}\n`;
+  return `${[head, table(rows), '', ...knees, ...note].join('\n')}\n`;
 }
 
 async function fetchResults(client: ApiClient, id: string): Promise<EvalResults> {

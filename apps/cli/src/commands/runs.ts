@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { RunResource } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+import { table } from '../ops/output.ts';
 import { registerResults } from './results.ts';
 import { registerWatch } from './watch.ts';
 
@@ -20,18 +21,6 @@ function contentTypeOf(file: string, text: string): string {
   if (/\.json$/i.test(file)) return 'application/json';
   if (/\.ya?ml$/i.test(file)) return 'application/yaml';
   return text.trimStart().startsWith('{') ? 'application/json' : 'application/yaml';
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 function collect(value: string, previous: string[]): string[] {
