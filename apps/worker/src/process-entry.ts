@@ -25,10 +25,11 @@ export async function runWorkerProcess(
   })();
   // Handlers first: a SIGTERM while the worker is starting (it may already hold its registry
   // record) is honoured once it has started, not answered by the default handler's hard exit.
-  let handle: Awaited<ReturnType<typeof startWorker>> | undefined;
+  const started: { handle?: Awaited<ReturnType<typeof startWorker>> } = {};
   let pending: NodeJS.Signals | undefined;
   let signalled = false;
   const stop = (signal: NodeJS.Signals) => {
+    const handle = started.handle;
     if (!handle) {
       pending ??= signal;
       return;
@@ -48,6 +49,6 @@ export async function runWorkerProcess(
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  handle = await startWorker(config, options).catch(fail);
+  started.handle = await startWorker(config, options).catch(fail);
   if (pending) stop(pending);
 }
