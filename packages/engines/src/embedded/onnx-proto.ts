@@ -132,7 +132,7 @@ export interface ModelJson {
 const root = protobuf.Root.fromJSON(ONNX_SUBSET);
 const ModelProto = root.lookupType('onnx.ModelProto');
 
-/** IR version 8 pairs with opset 17 (onnx/docs/Versioning.md). */
+/** IR version 8 pairs with opset 17 (the ONNX project's IR-version / opset table). */
 export function encodeModel(model: ModelJson, producerVersion: string): Uint8Array {
   const message = ModelProto.fromObject({
     irVersion: 8,
