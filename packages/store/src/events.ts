@@ -89,26 +89,3 @@ export async function readEventsOf(
   }
   return result;
 }
-
-/** Waits up to `blockMs` for events after `after`. Needs a connection of its own (XREAD BLOCK). */
-export async function waitForEvents(
-  blockingClient: Redis,
-  prefix: string,
-  runId: string,
-  after: string,
-  blockMs: number,
-  count = 1000,
-): Promise<StoredRunEvent[]> {
-  const reply = await blockingClient.xread(
-    'COUNT',
-    count,
-    'BLOCK',
-    blockMs,
-    'STREAMS',
-    keys(prefix).events(runId),
-    after,
-  );
-  if (!reply || reply.length === 0) return [];
-  const [, entries] = reply[0] as [string, Array<[string, string[]]>];
-  return toEvents(entries);
-}

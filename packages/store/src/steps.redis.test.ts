@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { getCheckpoint, setCheckpoint } from './checkpoints.ts';
-import { readEvents, waitForEvents } from './events.ts';
+import { readEvents, readEventsOf } from './events.ts';
 import { createRun, getRun } from './runs.ts';
 import { appendStep, readSteps } from './steps.ts';
 import { startRun } from './transitions.ts';
@@ -93,7 +93,9 @@ describe('events', () => {
     expect(all).toHaveLength(1);
     const first = all[0]?.id ?? '';
     const reader = store.connection();
-    const waiting = waitForEvents(reader, store.prefix, runId, first, 5000);
+    const waiting = readEventsOf(reader, store.prefix, new Map([[runId, first]]), 5000).then(
+      (byRun) => byRun.get(runId) ?? [],
+    );
     await startRun(store.ctx, runId, 'w1');
     const woken = await waiting;
     expect(woken[0]?.event).toMatchObject({ type: 'run:state', from: 'queued', to: 'running' });

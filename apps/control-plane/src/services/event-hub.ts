@@ -66,11 +66,6 @@ export class EventHub {
 
   constructor(private readonly options: EventHubOptions) {}
 
-  /** Open streams (reserved slots). */
-  get size(): number {
-    return this.reserved;
-  }
-
   /** Takes a stream slot for `owner` or throws StreamLimitError; call the result to free it. */
   reserve(owner: string): () => void {
     const { perOwner, total } = this.options.limits;
