@@ -18,11 +18,9 @@ import {
   qwen3Reference,
 } from '@anneal/engines/testing';
 import { searchWebToolSpec } from '@anneal/envs';
-import { parseOperatorConfig, parseRunSpec, type RunSpec } from '@anneal/protocol';
-import { createEventBus, noopLogger } from '@anneal/telemetry';
-import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
+import { parseRunSpec, type RunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
-import { defineWorkerConfig } from '../config.ts';
+import { resolverFromYaml } from '../../test/resolver.ts';
 import { RunSetupError } from '../errors.ts';
 import { EMBEDDED_CONTEXT_TOKENS, defaultDataCatalog } from '../executors/data/builtin-catalog.ts';
 import { maxContextTokens } from '../executors/data/resolve.ts';
@@ -30,9 +28,7 @@ import { budgetStatement } from '../executors/eval.ts';
 import { EXECUTORS } from '../executors/index.ts';
 import { METRIC } from '../executors/metrics.ts';
 import { memoryContext } from '../executors/testing/fakes.ts';
-import { EngineCache } from './engine-cache.ts';
-import { defaultEngineFactories } from './factories.ts';
-import { ResourceResolver } from './resolve.ts';
+import type { ResourceResolver } from './resolve.ts';
 
 const EOS = '<|endoftext|>';
 const tokenizer = loadHfTokenizer(QWEN3_TOKENIZER_JSON, { eosToken: EOS });
@@ -66,7 +62,9 @@ afterEach(async () => {
 });
 
 function resolver(datasets = ''): ResourceResolver {
-  const parsed = parseOperatorConfig(`${datasets}
+  return resolverFromYaml(
+    env,
+    `${datasets}
 pools: { default: {} }
 inference:
   vllm:
@@ -87,20 +85,9 @@ baseModels:
 defaults: { pool: default, inference: vllm, trainer: tinker, baseModel: qwen3 }
 tenants: { default: {} }
 tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
-`);
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return new ResourceResolver({
-    store: env.store,
-    config: defineWorkerConfig({
-      operatorConfig: parsed.value,
-      artifactDir: path.join(dir, 'worker'),
-      secrets: {},
-    }),
-    factories: defaultEngineFactories(STUB_EMBEDDED),
-    cache: new EngineCache(),
-    telemetry: createEventBus(),
-    logger: noopLogger,
-  });
+`,
+    { dir },
+  );
 }
 
 function spec(text: string): RunSpec {

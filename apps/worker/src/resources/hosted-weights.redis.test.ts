@@ -6,17 +6,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeTinkerServer, FakeVllmServer } from '@anneal/engines/testing';
-import { parseOperatorConfig, parseRunSpec } from '@anneal/protocol';
-import { createEventBus, noopLogger } from '@anneal/telemetry';
-import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
+import { parseRunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
-import { defineWorkerConfig } from '../config.ts';
+import { resolverFromYaml } from '../../test/resolver.ts';
 import { samplerExportName, servingNames } from '../executors/grpo/setup.ts';
 import { syncWeights } from '../executors/grpo/weight-sync.ts';
-import { EngineCache } from './engine-cache.ts';
-import { defaultEngineFactories } from './factories.ts';
-import { ResourceResolver } from './resolve.ts';
-
 let env: TestEnv;
 let dir: string;
 let vllm: FakeVllmServer;
@@ -33,7 +27,9 @@ afterEach(async () => {
 });
 
 function resolver(adapters: string) {
-  const parsed = parseOperatorConfig(`
+  return resolverFromYaml(
+    env,
+    `
 pools: { default: {} }
 inference:
   vllm: { type: vllm, replicas: ["${vllm.url}"], servedModel: base-model, maxLoraRank: 32${adapters} }
@@ -49,20 +45,9 @@ baseModels:
 defaults: { pool: default, inference: vllm, trainer: hosted, baseModel: base }
 tenants: { default: {} }
 tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
-`);
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return new ResourceResolver({
-    store: env.store,
-    config: defineWorkerConfig({
-      operatorConfig: parsed.value,
-      artifactDir: path.join(dir, 'worker'),
-      secrets: { TINKER_KEY: 'secret-t' },
-    }),
-    factories: defaultEngineFactories(STUB_EMBEDDED),
-    cache: new EngineCache(),
-    telemetry: createEventBus(),
-    logger: noopLogger,
-  });
+`,
+    { dir, secrets: { TINKER_KEY: 'secret-t' } },
+  );
 }
 
 const grpo = () => {

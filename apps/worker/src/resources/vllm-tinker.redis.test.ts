@@ -9,16 +9,11 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_BASE_MODEL, EmbeddedTrainer, EmbeddedTrainerServer } from '@anneal/engines';
 import { FakeVllmServer } from '@anneal/engines/testing';
-import { parseOperatorConfig, parseRunSpec, type RunSpec } from '@anneal/protocol';
-import { createEventBus, noopLogger } from '@anneal/telemetry';
-import { STUB_EMBEDDED } from '../../test/fixtures/engines.ts';
+import { parseRunSpec, type RunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
-import { defineWorkerConfig } from '../config.ts';
+import { resolverFromYaml } from '../../test/resolver.ts';
 import { samplerExportName, servingNames } from '../executors/grpo/setup.ts';
 import { syncWeights } from '../executors/grpo/weight-sync.ts';
-import { EngineCache } from './engine-cache.ts';
-import { defaultEngineFactories } from './factories.ts';
-import { ResourceResolver } from './resolve.ts';
 import { trackServedWeights } from './served-weights.ts';
 
 let env: TestEnv;
@@ -49,7 +44,9 @@ afterEach(async () => {
 });
 
 function resolver(vllmExtra: string) {
-  const parsed = parseOperatorConfig(`
+  return resolverFromYaml(
+    env,
+    `
 pools: { default: {} }
 inference:
   vllm: { type: vllm, replicas: ["${vllm.url}"], servedModel: served-tiny, retryAttempts: 2${vllmExtra} }
@@ -64,20 +61,9 @@ baseModels:
 defaults: { pool: default, inference: vllm, trainer: tinker, baseModel: tiny }
 tenants: { default: {} }
 tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
-`);
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return new ResourceResolver({
-    store: env.store,
-    config: defineWorkerConfig({
-      operatorConfig: parsed.value,
-      artifactDir: path.join(dir, 'worker'),
-      secrets: { TINKER_KEY: 'k' },
-    }),
-    factories: defaultEngineFactories(STUB_EMBEDDED),
-    cache: new EngineCache(),
-    telemetry: createEventBus(),
-    logger: noopLogger,
-  });
+`,
+    { dir, secrets: { TINKER_KEY: 'k' } },
+  );
 }
 
 function grpoSpec(): RunSpec {
