@@ -14,6 +14,7 @@ import {
   EVAL_CELL_KEYS,
   curveKnee,
   preferenceWinRate,
+  pricesFor,
   runRollouts,
   type ChatFormat,
   type Rollout,
@@ -172,7 +173,7 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
       examples,
       rollouts,
       { step, checkpoint: index, budget },
-      spec.prices,
+      pricesFor(spec, index),
     );
     await log.append(items);
     const scorer = resources.rewardScorer;

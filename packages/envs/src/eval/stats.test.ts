@@ -5,6 +5,7 @@ import {
   curveKnee,
   hasPrices,
   preferenceWinRate,
+  pricesFor,
   queryCost,
   wilsonInterval,
 } from './stats.ts';
@@ -100,6 +101,38 @@ describe('cost', () => {
     expect(
       hasPrices({ promptPerMillionTokens: 0, completionPerMillionTokens: 0, perToolCall: 0 }),
     ).toBe(false);
+  });
+
+  it('costs each checkpoint at its own prices, field by field over the spec table', () => {
+    const spec = {
+      prices: { promptPerMillionTokens: 0.5, completionPerMillionTokens: 1.5, perToolCall: 0.005 },
+      models: [{}, { prices: { completionPerMillionTokens: 4 } }, { prices: { perToolCall: 0 } }],
+    };
+    const usage = { promptTokens: 1000, completionTokens: 200, toolCalls: 2 };
+    // checkpoint 0, the spec table: 1000·0.5/1e6 + 200·1.5/1e6 + 2·0.005 = 0.0005 + 0.0003 + 0.01
+    expect(queryCost(usage, pricesFor(spec, 0))).toBeCloseTo(0.0108, 12);
+    // checkpoint 1, completion at 4: 0.0005 + 200·4/1e6 + 0.01 = 0.0005 + 0.0008 + 0.01
+    expect(pricesFor(spec, 1)).toEqual({
+      promptPerMillionTokens: 0.5,
+      completionPerMillionTokens: 4,
+      perToolCall: 0.005,
+    });
+    expect(queryCost(usage, pricesFor(spec, 1))).toBeCloseTo(0.0113, 12);
+    // checkpoint 2, free tool calls (an explicit 0 overrides): 0.0005 + 0.0003
+    expect(queryCost(usage, pricesFor(spec, 2))).toBeCloseTo(0.0008, 12);
+  });
+
+  it('prices a model on its own when the spec has no table, and nothing without either', () => {
+    const spec = { models: [{ prices: { perToolCall: 0.01 } }, {}] };
+    expect(pricesFor(spec, 0)).toEqual({
+      promptPerMillionTokens: 0,
+      completionPerMillionTokens: 0,
+      perToolCall: 0.01,
+    });
+    expect(hasPrices(pricesFor(spec, 0))).toBe(true);
+    expect(hasPrices(pricesFor(spec, 1))).toBe(false);
+    // no `models` (the run model is checkpoint 0): the spec table
+    expect(pricesFor({ prices: { perToolCall: 0.02 } }, 0).perToolCall).toBe(0.02);
   });
 
   it('bills the context before every generated segment', () => {

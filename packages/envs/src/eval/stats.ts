@@ -117,6 +117,31 @@ export function queryCost(usage: QueryUsage, prices: Prices): number {
   );
 }
 
+/** What `pricesFor` reads of an eval spec (protocol's EvalSpec; envs does not depend on it):
+ * the spec-level table and each model's own, either possibly partial. */
+export interface PricedEvalSpec {
+  prices?: Partial<Prices>;
+  models?: readonly { prices?: Partial<Prices> }[];
+}
+
+const PRICE_FIELDS = [
+  'promptPerMillionTokens',
+  'completionPerMillionTokens',
+  'perToolCall',
+] as const;
+
+/**
+ * The prices checkpoint `index` of an eval is costed at, field by field: the model's own price
+ * (`models[index].prices`), else the spec-level `prices`, else 0 (docs/evaluation.md "Prices
+ * per model"). The worker costs cells with it and the results report it, so both agree.
+ */
+export function pricesFor(spec: PricedEvalSpec, index: number): Prices {
+  const own = spec.models?.[index]?.prices;
+  const out = {} as Prices;
+  for (const field of PRICE_FIELDS) out[field] = own?.[field] ?? spec.prices?.[field] ?? 0;
+  return out;
+}
+
 /**
  * Prompt tokens an API bills for one multi-turn answer: every sampling request re-sends the
  * whole context so far, so each generated segment (a run of loss-mask 1 after a 0, or the first

@@ -81,16 +81,42 @@ export const PriceTable = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const modelPrice = (description: string) => Type.Optional(Type.Number({ minimum: 0, description }));
+
+/** One model's own prices: each field given replaces that field of the spec-level `prices`, the
+ * others are the spec's (docs/evaluation.md "Prices per model"). No defaults, so an omitted
+ * field stays omitted and falls back. */
+export const ModelPrices = Type.Object(
+  {
+    promptPerMillionTokens: modelPrice('USD per million prompt tokens for this model.'),
+    completionPerMillionTokens: modelPrice('USD per million completion tokens for this model.'),
+    perToolCall: modelPrice('USD per tool call for this model.'),
+  },
+  { additionalProperties: false },
+);
+export type ModelPrices = Static<typeof ModelPrices>;
+
+/** An eval target: a model reference (shared with the training kinds, so unchanged there) and
+ * the model's own prices. */
+export const EvalModel = Type.Object(
+  { ...ModelRef.properties, prices: Type.Optional(ModelPrices) },
+  {
+    additionalProperties: false,
+    description: `${ModelRef.description ?? ''} \`prices\`: this model's own prices.`,
+  },
+);
+export type EvalModel = Static<typeof EvalModel>;
+
 export const EvalSpec = Type.Object(
   {
     kind: Type.Literal('eval'),
     ...commonFields,
     models: Type.Optional(
-      Type.Array(ModelRef, {
+      Type.Array(EvalModel, {
         minItems: 1,
         maxItems: 16,
         description:
-          'Checkpoints to evaluate, in order; one step per checkpoint × budget. Omitted: `[model]` (the run model).',
+          'Checkpoints to evaluate, in order; one step per checkpoint × budget. Omitted: `[model]` (the run model). Each entry is a model reference, plus its own `prices` (fields given override `prices`).',
       }),
     ),
     datasets: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), {
@@ -107,6 +133,11 @@ export const EvalSpec = Type.Object(
       description: 'Examples per dataset (and per budget in the sweep).',
     }),
     budgets: EvalBudgets,
+    judge: Type.Union([Type.Literal('verifier'), Type.Literal('llm')], {
+      default: 'verifier',
+      description:
+        'Who grades an answer: `verifier` (normalised match with the aliases) or `llm`, the run\'s judge endpoint (`endpoints.judge`, else the operator default; refused without one).',
+    }),
     prices: PriceTable,
   },
   { additionalProperties: false },
