@@ -14,6 +14,11 @@ export type RatioStat = (typeof RATIO_STATS)[number];
 export const REWARD_COMPONENTS = ['all', 'qa', 'rubric'] as const;
 export type RewardComponent = (typeof REWARD_COMPONENTS)[number];
 
+/** Policy lag of rollouts (docs/recipe.md "Pipelined GRPO"): fresh = sampled by the weights being
+ * trained (lag 0), lagged = by an older policy version. */
+export const LAG_CLASSES = ['fresh', 'lagged'] as const;
+export type LagClass = (typeof LAG_CLASSES)[number];
+
 /** Phases of one GRPO step (docs/architecture.md "One GRPO step"). */
 export const STEP_PHASES = ['rollout', 'reward', 'train', 'weight_sync', 'checkpoint'] as const;
 export type StepPhase = (typeof STEP_PHASES)[number];
@@ -62,6 +67,7 @@ export const LABELS = {
   stat: { description: 'Statistic over the step’s sampled tokens.', values: RATIO_STATS },
   component: { description: 'Data-mix component of the rollouts.', values: REWARD_COMPONENTS },
   phase: { description: 'Phase of a training step.', values: STEP_PHASES },
+  lag: { description: 'Policy lag class of rollouts (fresh: lag 0).', values: LAG_CLASSES },
   subsystem: { description: 'Worker subsystem that failed or retried.', values: SUBSYSTEMS },
   engine: { description: 'Engine the worker sent the request to.', values: ENGINES },
   outcome: { description: 'Result of an engine request.', values: OUTCOMES },

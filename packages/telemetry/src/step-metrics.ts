@@ -20,6 +20,7 @@ export const STEP_SECTIONS = {
   mismatch: 'Train–inference mismatch (docs/recipe.md §2)',
   optimisation: 'Optimisation',
   timing: 'Step timing and throughput',
+  pipeline: 'Pipelined GRPO (docs/recipe.md "Pipelined GRPO")',
 } as const;
 export type StepSection = keyof typeof STEP_SECTIONS;
 
@@ -373,6 +374,71 @@ export const STEP_METRICS = {
     unit: 'none',
     kinds: TRAINING,
     help: 'sft/rm: trainer input tokens per train second; grpo: generated tokens per rollout second.',
+  },
+  // ── pipelined GRPO (docs/recipe.md "Pipelined GRPO") ─────────────────────────────────────
+  policyLag: {
+    key: { mean: 'policy_lag/mean', min: 'policy_lag/min', max: 'policy_lag/max' },
+    label: 'stat',
+    unit: 'none',
+    kinds: ['grpo'],
+    help: 'Policy lag of the step’s rollouts in steps: trained version minus sampling version (0 = on-policy).',
+    series: {
+      name: 'anneal_run_policy_lag',
+      type: 'gauge',
+      section: 'pipeline',
+      title: 'Policy lag (steps)',
+    },
+  },
+  isRatioByLag: {
+    key: 'is_ratio_by_lag/{lag}',
+    label: 'lag',
+    unit: 'ratio',
+    kinds: ['grpo'],
+    help: 'Mean token IS ratio exp(logp_train - logp_infer) over the step’s fresh (lag 0) or lagged rollouts; null when there are none.',
+    series: {
+      name: 'anneal_run_lag_importance_ratio',
+      type: 'gauge',
+      section: 'pipeline',
+      title: 'IS ratio mean, fresh vs lagged rollouts',
+      grafanaUnit: 'short',
+    },
+  },
+  trainInferenceKlByLag: {
+    key: 'train_inference_kl_by_lag/{lag}',
+    label: 'lag',
+    unit: 'none',
+    kinds: ['grpo'],
+    help: 'k3 train-inference KL over the step’s fresh (lag 0) or lagged rollouts; null when there are none (docs/recipe.md §2).',
+    series: {
+      name: 'anneal_run_lag_train_inference_kl',
+      type: 'gauge',
+      section: 'pipeline',
+      title: 'Train–inference KL (k3), fresh vs lagged rollouts',
+    },
+  },
+  trainerBusy: {
+    key: 'busy_fraction/trainer',
+    unit: 'ratio',
+    kinds: ['grpo'],
+    help: 'Share of the step’s wall time (checkpoint excluded) the trainer was busy: train and weight-sync phases.',
+    series: {
+      name: 'anneal_run_trainer_busy_ratio',
+      type: 'gauge',
+      section: 'pipeline',
+      title: 'Trainer busy share of the step',
+    },
+  },
+  samplerBusy: {
+    key: 'busy_fraction/sampler',
+    unit: 'ratio',
+    kinds: ['grpo'],
+    help: 'Share of the step’s wall time (checkpoint excluded) the sampler was busy: any policy or reference rollout of any batch in flight.',
+    series: {
+      name: 'anneal_run_sampler_busy_ratio',
+      type: 'gauge',
+      section: 'pipeline',
+      title: 'Sampler busy share of the step',
+    },
   },
   // ── eval (docs/recipe.md §8): one step per evaluated checkpoint ────────────────────────
   accuracy: {

@@ -2,6 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ToolLimits, commonFields, dataSection, trainingFields } from './common.ts';
 
+/** Most steps a rollout's sampling policy may trail the trained one (docs/recipe.md "Pipelined GRPO"). */
+export const MAX_POLICY_LAG = 4;
+
 export const RolloutSection = Type.Object(
   {
     groupSize: Type.Integer({
@@ -39,6 +42,13 @@ export const RolloutSection = Type.Object(
       maximum: 1_048_576,
       default: 2048,
       description: 'Maximum generated tokens per rollout (all turns together).',
+    }),
+    maxPolicyLag: Type.Integer({
+      minimum: 0,
+      maximum: MAX_POLICY_LAG,
+      default: 0,
+      description:
+        'k: rollouts of the next k steps are sampled while a step trains, by a policy up to k versions old; 0 = on-policy (docs/recipe.md "Pipelined GRPO").',
     }),
   },
   { additionalProperties: false, default: {} },

@@ -19,7 +19,7 @@ import { SftSpec } from './sft.ts';
 export * from './common.ts';
 export { SftSpec } from './sft.ts';
 export { RmSpec } from './rm.ts';
-export { GrpoSpec } from './grpo.ts';
+export { GrpoSpec, MAX_POLICY_LAG } from './grpo.ts';
 export { EvalSpec } from './eval.ts';
 
 export const RUN_SPEC_SCHEMAS = {

@@ -48,6 +48,19 @@ describe('parseRunSpec defaults (docs/recipe.md values)', () => {
     expect(spec.importanceSampling).toMatchObject({ truncate: true, clipMax: 2 });
   });
 
+  it('defaults rollout.maxPolicyLag to 0 (on-policy) and bounds it to 0..4 (docs/recipe.md "Pipelined GRPO")', () => {
+    const spec = ok('kind: grpo\n');
+    if (spec.kind !== 'grpo') throw new Error('kind');
+    expect(spec.rollout.maxPolicyLag).toBe(0);
+    const lagged = ok('kind: grpo\nrollout: {maxPolicyLag: 4}\n');
+    if (lagged.kind !== 'grpo') throw new Error('kind');
+    expect(lagged.rollout.maxPolicyLag).toBe(4);
+    for (const bad of ['5', '-1', '1.5']) {
+      const errs = errors(`kind: grpo\nrollout: {maxPolicyLag: ${bad}}\n`);
+      expect(errs.map((e) => e.path)).toContain('/rollout/maxPolicyLag');
+    }
+  });
+
   it('gives each kind its own steps and learning-rate defaults', () => {
     const sft = ok('kind: sft');
     const rm = ok('kind: rm');
