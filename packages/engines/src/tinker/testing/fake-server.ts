@@ -53,13 +53,29 @@ export interface FakeTinkerOptions {
    * save_sampler_checkpoint; a LoRA adapter tarball as the JAX backend writes it), where a vLLM
    * endpoint's `adapters.root` can read them. */
   checkpointsBase?: string;
+  /** Compute time per training operation (benchmarks): a model runs its operations one after
+   * another, each future ready this long after the one before it finished. A SkyRL
+   * retrieve_future is held until its future is ready (at most `holdMs`); hosted Tinker answers
+   * `try_again` until then. Default: every operation instant. */
+  latencyMs?: Partial<Record<TrainingOperation, number>>;
 }
+
+/** The queued operations of a model whose compute time `latencyMs` sets. */
+export type TrainingOperation =
+  | 'forward'
+  | 'forward_backward'
+  | 'optim_step'
+  | 'save_weights'
+  | 'load_weights'
+  | 'save_weights_for_sampler';
 
 interface Future {
   result?: unknown;
   error?: string;
   polls: number;
   expired?: boolean;
+  /** Date.now() at which the operation's compute is done (absent: at once). */
+  readyAt?: number;
 }
 
 interface FakeModel {
@@ -70,6 +86,8 @@ interface FakeModel {
   sampler: Map<string, number>; // sampler checkpoint name -> steps
   /** grad_clip_norm of the last optim_step as the server applied it (undefined = none). */
   lastClip: number | undefined;
+  /** Date.now() at which the model's queued operations are done (`latencyMs`). */
+  busyUntil: number;
 }
 
 type Json = Record<string, unknown>;
@@ -180,7 +198,30 @@ export class FakeTinkerServer {
       }
     }
     if (issues.length > 0) return send(res, 422, { detail: issues });
-    const [status, reply] = this.route(route, body as Json);
+    const hold = route === 'retrieve_future' ? this.retrieveHoldMs(body as Json) : 0;
+    if (hold > 0) {
+      setTimeout(() => this.answer(req, res, route, body as Json, scripted), hold).unref();
+      return;
+    }
+    this.answer(req, res, route, body as Json, scripted);
+  }
+
+  /** SkyRL holds a retrieve_future until its future is ready, at most `holdMs`. */
+  private retrieveHoldMs(body: Json): number {
+    const future = this.futures.get(body['request_id'] as string);
+    if (this.behaviour.pending !== 'hold-then-408' || future?.readyAt === undefined) return 0;
+    if (future.polls < this.options.pendingPolls) return 0; // the scripted pending answers first
+    return Math.min(Math.max(0, future.readyAt - Date.now()), this.options.holdMs);
+  }
+
+  private answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: string,
+    body: Json,
+    scripted: ScriptedReply | undefined,
+  ): void {
+    const [status, reply] = this.route(route, body);
     if (scripted?.kind === 'lose-reply') return void req.socket.destroy();
     if (route === 'retrieve_future' && status === 408) {
       // skyrl/tinker/api.py wait_for_future: the call is held before the 408.
@@ -245,6 +286,7 @@ export class FakeTinkerServer {
       saved: new Map(),
       sampler: new Map(),
       lastClip: undefined,
+      busyUntil: 0,
     });
     if (this.behaviour.createModel === 'future') {
       return [
@@ -295,6 +337,11 @@ export class FakeTinkerServer {
       const outcome = this.execute(route, modelId, model, body);
       if (typeof outcome === 'string') future.error = outcome;
       else future.result = outcome.result;
+    }
+    const latency = this.options.latencyMs?.[route as TrainingOperation];
+    if (latency !== undefined) {
+      model.busyUntil = Math.max(Date.now(), model.busyUntil) + latency;
+      future.readyAt = model.busyUntil;
     }
     const reply = this.newFuture(future, modelId);
     if (seqId !== undefined) this.seqIds.set(key, { payload, requestId: reply.request_id });
@@ -386,7 +433,7 @@ export class FakeTinkerServer {
     // src/tinker/lib/api_future_impl.py: 410 = promise expired (RetryableException).
     if (future.expired) return [410, { detail: `Promise expired for request ${requestId}` }];
     future.polls += 1;
-    if (future.polls <= this.options.pendingPolls) {
+    if (future.polls <= this.options.pendingPolls || (future.readyAt ?? 0) > Date.now()) {
       return this.behaviour.pending === 'hold-then-408'
         ? [408, { detail: 'Timeout waiting for result' }]
         : [200, { type: 'try_again', request_id: requestId, queue_state: 'active' }];

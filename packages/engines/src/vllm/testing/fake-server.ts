@@ -64,6 +64,10 @@ export interface FakeVllmOptions {
    * position are reported when a request asks for them (`logprobs` > 0), over a 50-token view of
    * the fake's logits (testing/fake-logprobs-server.ts). */
   logprobsMode?: LogprobsMode;
+  /** Generation throughput of this replica in tokens/s over all its requests (benchmarks): a
+   * completion is answered once its generated tokens (all `n` choices) would be done at this
+   * rate, after the tokens of the completions before it. Default: instant. */
+  tokensPerSecond?: number;
 }
 
 export class FakeVllmServer {
@@ -81,8 +85,12 @@ export class FakeVllmServer {
   readonly completedModels: string[] = [];
   private held: Promise<void> | undefined;
   private releaseHeld: (() => void) | undefined;
-  readonly options: Required<Omit<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'version'>> &
-    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter'> & { version: string | null };
+  readonly options: Required<
+    Omit<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'version' | 'tokensPerSecond'>
+  > &
+    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'tokensPerSecond'> & { version: string | null };
+  /** performance.now() at which this replica finishes the tokens it has been given. */
+  private busyUntil = 0;
 
   private constructor(options: FakeVllmOptions) {
     const generation = options.generation ?? 'current';
@@ -252,6 +260,9 @@ export class FakeVllmServer {
       this.generate(request.prompt, maxTokens, seed + k, stopIds),
     );
     const tokensAsIds = request['return_tokens_as_token_ids'] === true;
+    const generated = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
+    const generating = this.generationMs(generated);
+    if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
     if (this.held) {
       this.waitingOn(1);
       await this.held;
@@ -284,6 +295,15 @@ export class FakeVllmServer {
       }
     }
     send(res, 200, reply);
+  }
+
+  /** How long `tokens` more take at `tokensPerSecond`, queued behind earlier completions. */
+  private generationMs(tokens: number): number {
+    const rate = this.options.tokensPerSecond;
+    if (rate === undefined) return 0;
+    const now = performance.now();
+    this.busyUntil = Math.max(now, this.busyUntil) + (tokens / rate) * 1000;
+    return this.busyUntil - now;
   }
 
   /** Deterministic "sampling": sample k of a request uses seed + k (vLLM semantics). */
