@@ -116,7 +116,7 @@ export const EvalSpec = Type.Object(
         minItems: 1,
         maxItems: 16,
         description:
-          'Checkpoints to evaluate, in order; one step per checkpoint × budget. Omitted: `[model]` (the run model). Each entry is a model reference, plus its own `prices` (fields given override `prices`).',
+          'Checkpoints to evaluate, in order; one step per checkpoint × budget. Omitted: `[model]` (the run model). An entry may add its own `prices`.',
       }),
     ),
     datasets: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), {
