@@ -143,6 +143,30 @@ describe('template chat format on the real Qwen3 files: golden multi-turn ids', 
     expect(tokenizer.decode(ids)).toBe(full.slice(0, -1));
   });
 
+  it('withSystemPrompt: the text is the system message (after a configured one), deltas too', () => {
+    const question = 'Where does Vek live?';
+    const statement = 'Tool budget: at most 2 search_web calls.';
+    const bare = createTemplateChatFormat({ tokenizer, template }).withSystemPrompt!(statement);
+    const user: ChatMessage[] = [{ role: 'user', content: question }];
+    expect(bare.encodePrompt(question)).toEqual(reference.encode(rendered(statement, user, true)));
+    const configured = createTemplateChatFormat({ tokenizer, template, systemPrompt: 'Be brief.' });
+    const both = configured.withSystemPrompt!(statement);
+    const system = `Be brief.\n\n${statement}`;
+    expect(both.encodePrompt(question)).toEqual(reference.encode(rendered(system, user, true)));
+    const turn = think('Look it up.', call('Vek'));
+    const messages: ChatMessage[] = [
+      ...user,
+      { role: 'assistant', content: turn },
+      { role: 'tool', content: '1. Vek lives in Oru.' },
+    ];
+    const ids = [
+      ...both.encodePrompt(question),
+      ...reference.encode(turn + IM_END),
+      ...(both.encodeToolResults(['1. Vek lives in Oru.']) ?? []),
+    ];
+    expect(ids).toEqual(reference.encode(rendered(system, messages, true)));
+  });
+
   it('holds for random conversations: unicode text, 1-4 rounds, 1-3 calls per round', () => {
     const reserved = tokenizer.addedTokens().map((t) => t.content);
     const text = fc

@@ -181,6 +181,12 @@ export function createTemplateChatFormat(options: TemplateFormatOptions): Templa
     endOfTurnId,
     stopTokenIds: [...stops],
     toolResultsText,
+    withSystemPrompt: (text) =>
+      createTemplateChatFormat({
+        ...options,
+        systemPrompt:
+          options.systemPrompt === undefined ? text : `${options.systemPrompt}\n\n${text}`,
+      }),
     encodePrompt: (question) =>
       tokenizer.encode(render([...system, { role: 'user', content: strip(question) }], true)),
     parseTurn(tokens): TurnAction {

@@ -33,4 +33,8 @@ export interface ChatFormat {
    * undefined when not even empty outputs fit.
    */
   encodeToolResults(outputs: readonly string[], maxTokens?: number): number[] | undefined;
+  /** The same format with `text` as its system message (after a configured one, a blank line
+   * between), rendered by the chat template; absent where there is no system role (the
+   * marker format). */
+  withSystemPrompt?(text: string): ChatFormat;
 }
