@@ -45,10 +45,24 @@ export const EvalCell = Type.Object(
 );
 export type EvalCell = Static<typeof EvalCell>;
 
+/** A price table in USD (docs/evaluation.md "Prices per model"). */
+const evalPrices = (description: string) =>
+  Type.Object(
+    {
+      promptPerMillionTokens: Type.Number(),
+      completionPerMillionTokens: Type.Number(),
+      perToolCall: Type.Number(),
+    },
+    { additionalProperties: false, description },
+  );
+
 export const EvalCheckpointResults = Type.Object(
   {
     index: Type.Integer({ minimum: 0, description: 'Position in the spec `models`.' }),
     label: Type.String({ description: 'Source run id or base model name.' }),
+    prices: evalPrices(
+      'Prices its cells are costed at: its own `models[i].prices`, field by field over the spec table.',
+    ),
     cells: Type.Array(EvalCell, { description: 'One per evaluated budget, by budget.' }),
     bestAccuracy: Ratio('Best accuracy over the evaluated budgets.'),
     knee: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
@@ -77,13 +91,8 @@ export const EvalResults = Type.Object(
     state: RunStateSchema,
     datasets: Type.Array(Type.String()),
     budgets: Type.Array(Type.Integer({ minimum: 0 }), { description: 'The sweep, as submitted.' }),
-    prices: Type.Object(
-      {
-        promptPerMillionTokens: Type.Number(),
-        completionPerMillionTokens: Type.Number(),
-        perToolCall: Type.Number(),
-      },
-      { additionalProperties: false },
+    prices: evalPrices(
+      'The spec-level price table; the prices each checkpoint was costed at are its `prices`.',
     ),
     complete: Type.Boolean({ description: 'Every checkpoint × budget cell has been evaluated.' }),
     checkpoints: Type.Array(EvalCheckpointResults),

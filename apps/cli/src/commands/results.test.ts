@@ -31,6 +31,7 @@ const results = (runId: string, accs: number[], label = 'sft,"x"'): EvalResults 
     {
       index: 0,
       label,
+      prices: { promptPerMillionTokens: 1, completionPerMillionTokens: 1, perToolCall: 0.01 },
       cells: accs.map((a, b) => cell(b, a, 0.001 + b * 0.01)),
       bestAccuracy: Math.max(...accs),
       knee: 1,

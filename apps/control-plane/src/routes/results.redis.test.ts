@@ -90,6 +90,28 @@ describe('GET /v1/runs/{id}/results', () => {
     );
   });
 
+  it('reports the prices each checkpoint was costed at: its own over the spec table, per field', async () => {
+    const res = await submit(
+      plane.app,
+      EVAL.replace(
+        'models: [{base: tiny}, {base: tiny}]',
+        'models: [{base: tiny}, {base: tiny, prices: {completionPerMillionTokens: 4, perToolCall: 0}}]',
+      ),
+    );
+    expect(res.statusCode, res.body).toBe(201);
+    const id = res.json().id as string;
+    await startRun(plane.store, id, 'w1');
+    await commitCell(id, 1, 0, 0, 0.2);
+    await commitCell(id, 2, 1, 0, 0.3);
+    const body = (await get(`/v1/runs/${id}/results`)).json();
+    const spec = { promptPerMillionTokens: 2, completionPerMillionTokens: 8, perToolCall: 0.005 };
+    expect(body.prices).toEqual(spec);
+    expect(body.checkpoints.map((c: { prices: unknown }) => c.prices)).toEqual([
+      spec,
+      { promptPerMillionTokens: 2, completionPerMillionTokens: 4, perToolCall: 0 },
+    ]);
+  });
+
   it("is tenant-scoped, and a problem for another kind's run", async () => {
     const id = await evalRun([]);
     const other = await get(`/v1/runs/${id}/results`, TOKENS.betaSubmitter);

@@ -1,7 +1,7 @@
 // An eval run's results (GET /v1/runs/{id}/results): the run's step records, one per
 // checkpoint × budget, turned into curves, knees and the cost–accuracy frontier by the same
 // pure code the CLI uses (@anneal/envs evalCurves). Tenant-scoped like GET /v1/runs/{id}.
-import { evalCurves } from '@anneal/envs';
+import { evalCurves, pricesFor } from '@anneal/envs';
 import type { EvalResults, EvalSpec, ModelRef } from '@anneal/protocol';
 import { getRun, readSteps } from '@anneal/store';
 import type { AppContext } from '../context.ts';
@@ -40,11 +40,10 @@ export async function evalResults(
     state: run.state,
     datasets: spec.datasets ?? [],
     budgets: [...budgets],
-    prices: {
-      promptPerMillionTokens: spec.prices?.promptPerMillionTokens ?? 0,
-      completionPerMillionTokens: spec.prices?.completionPerMillionTokens ?? 0,
-      perToolCall: spec.prices?.perToolCall ?? 0,
-    },
+    // the spec table on its own: pricesFor with no model entry to override it
+    prices: pricesFor({ prices: spec.prices }, 0),
     ...curves,
+    // what the worker costed each checkpoint's cells at (the same function)
+    checkpoints: curves.checkpoints.map((c) => ({ ...c, prices: pricesFor(spec, c.index) })),
   };
 }
