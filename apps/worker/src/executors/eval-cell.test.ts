@@ -3,6 +3,7 @@ import { EVAL_CELL_KEYS } from '@anneal/envs';
 import { describe, expect, it } from 'vitest';
 import type { EvalExample } from './data/catalog.ts';
 import { cellMetrics } from './eval-cell.ts';
+import { verifierGrade } from './eval-grade.ts';
 import { withBudgetStatement, budgetStatement } from './eval.ts';
 import { METRIC } from './metrics.ts';
 import { format } from './testing/fakes.ts';
@@ -64,11 +65,13 @@ describe('cellMetrics', () => {
     completionPerMillionTokens: 0,
     perToolCall: 0.5,
   };
+  const grades = examples.map((e, i) => verifierGrade(e, rollouts[i]!.answer));
   const { metrics, items } = cellMetrics(
     examples,
     rollouts,
-    { step: 3, checkpoint: 1, budget: 1 },
+    { step: 3, checkpoint: 1, budget: 1, attempt: 2 },
     prices,
+    grades,
   );
 
   it('scores items (abstaining is right on unanswerable questions) and keeps them', () => {
@@ -76,6 +79,7 @@ describe('cellMetrics', () => {
     expect(items.map((i) => i.brokenCalls)).toEqual([1, 1, 0, 0]); // backend errors are not broken
     expect(items.map((i) => i.promptTokens)).toEqual([11, 4, 4, 4]);
     expect(items[0]).toMatchObject({ step: 3, checkpoint: 1, budget: 1, id: 'a', answer: 'paris' });
+    expect(items.map((i) => [i.grader, i.attempt])).toEqual(items.map(() => ['verifier', 2]));
   });
 
   it('holds the hand-computed cell numbers', () => {
@@ -103,8 +107,9 @@ describe('cellMetrics', () => {
     const plain = cellMetrics(
       examples.slice(0, 2),
       rollouts.slice(0, 2),
-      { step: 1, checkpoint: 0, budget: 0 },
+      { step: 1, checkpoint: 0, budget: 0, attempt: 1 },
       free,
+      grades.slice(0, 2),
     );
     expect(plain.metrics['cost_per_query_usd']).toBeNull();
     expect(plain.metrics['abstention/unanswerable']).toBeNull();
@@ -116,7 +121,7 @@ describe('budget statement', () => {
   it('starts every prompt with the hard cap b', () => {
     const capped = withBudgetStatement(format, 3);
     const text = format.tokenizer.decode(capped.encodePrompt('Where?'));
-    expect(text).toContain(budgetStatement(3) + 'Where?');
+    expect(text).toContain(`${budgetStatement(3)}\nWhere?`);
     expect(budgetStatement(3)).toContain('at most 3 search_web calls');
     expect(capped.stopTokenIds).toEqual(format.stopTokenIds);
   });

@@ -9,12 +9,12 @@ import {
   isAbstention,
   languageMismatch,
   queryCost,
-  verifyAnswer,
   wilsonInterval,
   type Prices,
   type Rollout,
 } from '@anneal/envs';
 import type { EvalExample } from './data/catalog.ts';
+import type { Grade, Grader } from './eval-grade.ts';
 import { METRIC } from './metrics.ts';
 
 /** Tool-call outcomes the model is to blame for: a malformed call, an empty or over-long query,
@@ -30,6 +30,8 @@ export interface EvalItem {
   budget: number;
   id: string;
   correct: boolean;
+  /** Who graded it (eval-grade.ts). */
+  grader: Grader;
   /** The answer as given (clipped to ITEM_ANSWER_CHARS), null when there was none. */
   answer: string | null;
   abstained: boolean;
@@ -39,44 +41,58 @@ export interface EvalItem {
   finish: Rollout['finish'];
   promptTokens: number;
   completionTokens: number;
+  /** The attempt that answered it (a resumed eval keeps the earlier attempts' lines). */
+  attempt: number;
+  /** The reward model's score s(x, y), when the cell is scored against checkpoint 0's. */
+  reward?: number;
+}
+
+/** Where an item was answered: its cell and the attempt. */
+export interface ItemAt {
+  step: number;
+  checkpoint: number;
+  budget: number;
+  attempt: number;
 }
 
 const mean = (values: readonly number[]): number | null =>
   values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
-/** One item: correct = the key matches, or, for an unanswerable question, the model abstained. */
-export function scoreItem(
-  e: EvalExample,
-  r: Rollout,
-  at: { step: number; checkpoint: number; budget: number },
-): EvalItem {
-  const abstained = isAbstention(r.answer);
+/** One item, graded by `grade` (eval-grade.ts). */
+export function scoreItem(e: EvalExample, r: Rollout, at: ItemAt, grade: Grade): EvalItem {
+  const { attempt, ...cell } = at;
   return {
-    ...at,
+    ...cell,
     id: e.id,
-    correct: e.unanswerable === true ? abstained : verifyAnswer(r.answer, e.key),
+    correct: grade.correct,
+    grader: grade.grader,
     answer: r.answer === null ? null : r.answer.slice(0, ITEM_ANSWER_CHARS),
-    abstained,
+    abstained: isAbstention(r.answer),
     languageMismatch: languageMismatch(e.question, r.answer, e.language),
     toolCalls: r.toolCalls,
     brokenCalls: r.calls.filter((c) => BROKEN.has(c.status)).length,
     finish: r.finish,
     promptTokens: billedPromptTokens(r.lossMask, r.promptLength),
     completionTokens: r.generatedTokens,
+    attempt,
   };
 }
 
-/** The cell's step record (examples[i] was answered by rollouts[i]). */
+/** The cell's step record (examples[i] was answered by rollouts[i] and graded grades[i]). */
 export function cellMetrics(
   examples: readonly EvalExample[],
   rollouts: readonly Rollout[],
-  at: { step: number; checkpoint: number; budget: number },
+  at: ItemAt,
   prices: Prices,
+  grades: readonly Grade[],
 ): { metrics: Record<string, number | null>; items: EvalItem[] } {
-  if (examples.length !== rollouts.length)
-    throw new Error(`eval cell: ${rollouts.length} answers for ${examples.length} questions`);
-  const items = examples.map((e, i) => scoreItem(e, rollouts[i]!, at));
+  if (examples.length !== rollouts.length || examples.length !== grades.length) {
+    throw new Error(
+      `eval cell: ${rollouts.length} answers and ${grades.length} grades for ${examples.length} questions`,
+    );
+  }
+  const items = examples.map((e, i) => scoreItem(e, rollouts[i]!, at, grades[i]!));
   const rows = examples.map((e, i) => ({ e, r: rollouts[i]!, item: items[i]! }));
   const correct = sum(items.map((x) => (x.correct ? 1 : 0)));
   const interval = wilsonInterval(correct, items.length);

@@ -6,8 +6,8 @@
 // holding accuracy with its 95% Wilson interval, tool calls, broken calls, abstention, tokens
 // and dollars per query (eval-cell.ts); GET /v1/runs/{id}/results turns the steps into curves,
 // knees and the cost–accuracy frontier. Per-item answers go to `eval-items.jsonl` in the run's
-// artifact directory (capped), so every number traces to answers.
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+// artifact directory (capped), so every number traces to answers. A retried eval resumes after
+// its committed cells (docs/evaluation.md "Resuming a killed eval").
 import path from 'node:path';
 import type { InferenceEngine } from '@anneal/engines';
 import {
@@ -21,33 +21,44 @@ import {
   type RolloutEnv,
 } from '@anneal/envs';
 import type { EvalSpec } from '@anneal/protocol';
+import { RunSetupError } from '../errors.ts';
 import { chatFormatFor } from './common/chat-format.ts';
 import { PhaseTimer } from './common/phase-timer.ts';
 import { openModelAt } from './common/trainer-model.ts';
 import { checkSource, type EvalExample } from './data/catalog.ts';
 import { catalogOf, createSearchTool, maxContextTokens } from './data/resolve.ts';
 import { cellMetrics, type EvalItem } from './eval-cell.ts';
+import { gradeAnswers } from './eval-grade.ts';
+import { ITEMS_FILE, ItemLog } from './eval-items.ts';
 import { samplingSeed } from './grpo/rollouts.ts';
 import { syncWeights } from './grpo/weight-sync.ts';
+import { phaseKey, type StepPhase } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult, ResolvedModel } from './types.ts';
 
-/** Item records kept per run (one line each); beyond it the numbers stay, the lines stop. */
-export const MAX_ITEM_RECORDS = 50_000;
-export const ITEMS_FILE = 'eval-items.jsonl';
+export { ITEMS_FILE, MAX_ITEM_RECORDS } from './eval-items.ts';
 
 /** What the prompt tells the model about its budget (docs/recipe.md §8.2). */
 export function budgetStatement(budget: number): string {
   return budget === 0
-    ? 'Tool budget: 0 search_web calls; answer directly.\n'
-    : `Tool budget: at most ${budget} search_web call${budget === 1 ? '' : 's'}.\n`;
+    ? 'Tool budget: 0 search_web calls; answer directly.'
+    : `Tool budget: at most ${budget} search_web call${budget === 1 ? '' : 's'}.`;
 }
 
-/** `format` whose prompts start with the budget statement. */
+/** `format` whose prompts start with the budget statement, on a line of its own. */
 export function withBudgetStatement(format: ChatFormat, budget: number): ChatFormat {
-  const statement = budgetStatement(budget);
+  const statement = `${budgetStatement(budget)}\n`;
   return Object.assign(Object.create(format) as ChatFormat, {
     encodePrompt: (question: string) => format.encodePrompt(statement + question),
   });
+}
+
+/** The prompt format at budget b: a chat template renders the statement as its system message;
+ * the marker format (no system role) starts the user turn with it (docs/evaluation.md
+ * "The budget-forced protocol"). */
+export function budgetFormat(format: ChatFormat, budget: number): ChatFormat {
+  return format.withSystemPrompt === undefined
+    ? withBudgetStatement(format, budget)
+    : format.withSystemPrompt(budgetStatement(budget));
 }
 
 function evalExamples(ctx: ExecutorContext, spec: EvalSpec): EvalExample[] {
@@ -80,29 +91,34 @@ function summaryKeys(targets: readonly ResolvedModel[]): string[] {
   return labels.map((l, i) => (labels.indexOf(l) === i ? l : `${l}#${i}`));
 }
 
-/** eval-items.jsonl, capped. A fresh attempt starts it over, so a retried eval (whose steps
- * the store keeps once) does not list an answer twice. */
-class ItemLog {
-  private written = 0;
-  constructor(
-    private readonly file: string,
-    private fresh: boolean,
-  ) {}
-  async append(items: readonly EvalItem[]): Promise<void> {
-    const room = Math.max(0, MAX_ITEM_RECORDS - this.written);
-    const kept = items.slice(0, room);
-    await mkdir(path.dirname(this.file), { recursive: true });
-    const text = kept.map((x) => JSON.stringify(x) + '\n').join('');
-    if (this.fresh) await writeFile(this.file, text);
-    else if (kept.length > 0) await appendFile(this.file, text);
-    this.fresh = false;
-    this.written += kept.length;
+/** Phases of a cell; their timings are in the step record, not in the run summary. */
+const PHASES: readonly StepPhase[] = ['weight_sync', 'rollout', 'reward'];
+const PHASE_KEYS = new Set<string>(PHASES.map((p) => phaseKey(p)));
+
+/** Checkpoint 0's reward-model scores at each budget, from the kept item lines of a resumed
+ * eval: complete cells only (a cell past the item cap has none). */
+function baselineFromItems(kept: readonly EvalItem[], examples: number): Map<number, Float32Array> {
+  const byBudget = new Map<number, number[]>();
+  for (const item of kept) {
+    if (item.checkpoint !== 0 || item.reward === undefined) continue;
+    byBudget.set(item.budget, [...(byBudget.get(item.budget) ?? []), item.reward]);
   }
+  return new Map(
+    [...byBudget]
+      .filter(([, scores]) => scores.length === examples)
+      .map(([budget, scores]) => [budget, Float32Array.from(scores)]),
+  );
 }
 
 export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   const spec = ctx.spec as EvalSpec;
   const { resources } = ctx;
+  if (spec.judge === 'llm' && resources.judge === undefined) {
+    throw new RunSetupError(
+      'judge: llm needs a judge endpoint and this run has none (set endpoints.judge or defaults.judge)',
+    );
+  }
+  const judge = spec.judge === 'llm' ? resources.judge : undefined;
   const targets = resources.evalModels ?? [resources.model];
   const examples = evalExamples(ctx, spec);
   const b = spec.budgets;
@@ -113,11 +129,10 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
       { resultsPerCall: b.resultsPerCall, maxQueryLength: b.maxQueryLength, maxCalls: budget },
       '/budgets',
     );
+    const format = chatFormatFor(resources, tool);
     return {
       engine: resources.inference,
-      format: b.statePrompt
-        ? withBudgetStatement(chatFormatFor(resources, tool), budget)
-        : chatFormatFor(resources, tool),
+      format: b.statePrompt ? budgetFormat(format, budget) : format,
       tool,
       config: {
         maxContextTokens: maxContextTokens(resources),
@@ -128,8 +143,19 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
     };
   };
   const keys = summaryKeys(targets);
+  const total = targets.length * budgets.length;
+  const cellAt = (step: number) => ({
+    index: Math.floor((step - 1) / budgets.length),
+    budget: budgets[(step - 1) % budgets.length]!,
+  });
+  // Cells an earlier attempt committed are kept, not answered again; their item lines stay.
+  const committed = new Map(
+    (await ctx.committedSteps())
+      .filter((r) => r.step >= 1 && r.step <= total)
+      .map((r) => [r.step, r.metrics]),
+  );
   const itemsFile = path.join(ctx.artifactDir, ITEMS_FILE);
-  const log = new ItemLog(itemsFile, ctx.resumeFrom === null);
+  const { log, kept } = await ItemLog.open(itemsFile, new Set(committed.keys()));
   const summary: ExecutorResult['summary'] = {
     checkpoints: targets.length,
     examples: examples.length,
@@ -138,24 +164,20 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   };
   const accuracy = targets.map(() => new Map<number, number | null>());
   // Reward-model scores of checkpoint 0's answers per budget: the side-by-side baseline.
-  const baselineScores = new Map<number, Float32Array>();
+  const baselineScores = baselineFromItems(kept, examples.length);
   const served = new Map<number, string>();
-  let stopped = false;
-  const total = targets.length * budgets.length;
-  for (let step = (ctx.resumeFrom?.step ?? 0) + 1; step <= total; step++) {
-    if (ctx.stopSignal.aborted) {
-      stopped = true;
-      break;
-    }
-    const index = Math.floor((step - 1) / budgets.length);
-    const budget = budgets[(step - 1) % budgets.length]!;
-    const target = targets[index]!;
+
+  /** One cell answered, graded, logged and committed; returns its step record. */
+  const runCell = async (step: number): Promise<Record<string, number | null>> => {
+    const { index, budget } = cellAt(step);
     const timer = new PhaseTimer();
     if (!served.has(index)) {
       const name = `${ctx.runId}-eval-${index}`;
       served.set(
         index,
-        await timer.time('weight_sync', () => serve(ctx, target, resources.inference, name)),
+        await timer.time('weight_sync', () =>
+          serve(ctx, targets[index]!, resources.inference, name),
+        ),
       );
     }
     const model = served.get(index)!;
@@ -169,13 +191,14 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
       runRollouts({ ...env, config: { ...env.config, model } }, requests),
     );
     const rollouts: Rollout[] = groups.map((g) => g[0]!);
+    const grades = await timer.time('reward', () => gradeAnswers(examples, rollouts, judge));
     const { metrics, items } = cellMetrics(
       examples,
       rollouts,
-      { step, checkpoint: index, budget },
+      { step, checkpoint: index, budget, attempt: ctx.attempt },
       pricesFor(spec, index),
+      grades,
     );
-    await log.append(items);
     const scorer = resources.rewardScorer;
     if (scorer !== undefined && targets.length > 1) {
       const scores = await timer.time('reward', () =>
@@ -186,20 +209,38 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
           })),
         ),
       );
+      items.forEach((item, i) => (item.reward = scores[i]));
       if (index === 0) baselineScores.set(budget, scores);
       const baseline = baselineScores.get(budget);
-      // A resumed eval that already passed checkpoint 0 has no baseline scores: null.
+      // null at checkpoint 0, and where checkpoint 0's lines were past the item cap (resumed).
       metrics[EVAL_CELL_KEYS.preferenceWinRate] =
         index === 0 || baseline === undefined ? null : preferenceWinRate(scores, baseline);
     }
-    await ctx.commitStep(step, { ...metrics, ...timer.metrics() });
-    accuracy[index]!.set(budget, metrics[EVAL_CELL_KEYS.accuracy] ?? null);
+    await log.append(items);
+    const record = { ...metrics, ...timer.metrics() };
+    await ctx.commitStep(step, record);
+    return record;
+  };
+
+  // Headline numbers: at the standard cap when it is swept, else at the largest budget.
+  const headline = budgets.includes(b.maxToolCalls) ? b.maxToolCalls : budgets.at(-1);
+  let stopped = false;
+  for (let step = 1; step <= total; step++) {
+    let record = committed.get(step);
+    if (record === undefined) {
+      if (ctx.stopSignal.aborted) {
+        stopped = true;
+        break;
+      }
+      record = await runCell(step);
+    }
+    const { index, budget } = cellAt(step);
+    accuracy[index]!.set(budget, record[EVAL_CELL_KEYS.accuracy] ?? null);
     const key = keys[index]!;
-    summary[`${key}/label`] = target.label;
-    // Headline numbers: at the standard cap when it is swept, else at the largest budget.
-    const headline = budgets.includes(b.maxToolCalls) ? b.maxToolCalls : budgets.at(-1);
+    summary[`${key}/label`] = targets[index]!.label;
     if (budget === headline) {
-      for (const [name, value] of Object.entries(metrics)) {
+      for (const [name, value] of Object.entries(record)) {
+        if (PHASE_KEYS.has(name)) continue;
         summary[`${key}/${name}`] = value;
         if (targets.length === 1) summary[name] = value;
       }

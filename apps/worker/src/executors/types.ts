@@ -3,7 +3,7 @@
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
 import type { ChatFormat, RubricJudge, SearchBackend, ToolCallMarkers } from '@anneal/envs';
-import type { RunSpec } from '@anneal/protocol';
+import type { RunSpec, StepRecord } from '@anneal/protocol';
 import type { DataCatalog } from './data/catalog.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
@@ -68,6 +68,11 @@ export interface ExecutorContext {
   resources: RunResources;
   /** Resume point: the last checkpoint committed for this run, or null for a fresh start. */
   resumeFrom: { step: number; path: string } | null;
+  /** The attempt running the run here (1 = first; a retry after a lost worker is the next). */
+  attempt: number;
+  /** Step records the run holds so far, from any attempt, by step: an executor without
+   * checkpoints (eval) resumes after them (docs/evaluation.md "Resuming a killed eval"). */
+  committedSteps(): Promise<StepRecord[]>;
   /** Directory where this run may write artifacts (checkpoints, exports). */
   artifactDir: string;
   /** Commits one step record; idempotent by step number (a repeat is ignored). */

@@ -224,10 +224,17 @@ budgets: { toolCallBudgets: [1], maxOutputTokens: 64, resultsPerCall: 2, maxQuer
     await EXECUTORS.eval(ctx);
     const [request] = vllm.requestsTo('/v1/completions').map((q) => q.body as CompletionBody);
     const tools = [searchWebToolSpec({ maxResults: 1, maxQueryChars: 80 })];
-    // The budget-forced protocol (docs/recipe.md §8.2): the prompt states the cap b first.
-    const user: ChatMessage = { role: 'user', content: budgetStatement(1) + example!.question };
+    // The budget-forced protocol (docs/recipe.md §8.2): the cap b is the template's system
+    // message, the question the user turn, search_web declared in the tools block.
+    const messages: ChatMessage[] = [
+      { role: 'system', content: budgetStatement(1) },
+      { role: 'user', content: example!.question },
+    ];
     expect(request!.prompt).toEqual(
-      reference.encode(template.render([user], { tools, addGenerationPrompt: true })),
+      reference.encode(template.render(messages, { tools, addGenerationPrompt: true })),
+    );
+    expect(decode(request!.prompt)).toMatch(
+      /^<\|im_start\|>system\nTool budget: at most 1 search_web call\.\n\n# Tools/,
     );
     expect(request!.stop_token_ids).toEqual([IM_END, tokenizer.eosTokenId]);
     const metrics = ctx.steps.get(1)!;

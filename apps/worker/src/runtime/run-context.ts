@@ -8,6 +8,7 @@ import {
   appendRunNotice,
   appendStep,
   getRun,
+  readSteps,
   setCheckpoint,
 } from '@anneal/store';
 import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
@@ -78,6 +79,9 @@ export function createExecutorContext(
     runId,
     ...input,
     stopSignal: active.stopSignal,
+    attempt,
+    // Up to the store's read limit: an eval has at most 16 checkpoints × 101 budgets steps.
+    committedSteps: () => readSteps(store, runId, { limit: 100_000 }),
     async commitStep(step, metrics) {
       checkMetrics(step, metrics);
       const result = await appendStep(store, runId, step, metrics, fence);

@@ -150,10 +150,13 @@ export function memoryContext(
   options: {
     resumeFrom?: ExecutorContext['resumeFrom'];
     runId?: string;
+    attempt?: number;
+    /** Steps an earlier attempt committed (a retried run). */
+    committed?: ReadonlyMap<number, Record<string, number | null>>;
     onCommit?: (step: number, ctx: MemoryContext) => void;
   } = {},
 ): MemoryContext {
-  const steps = new Map<number, Record<string, number | null>>();
+  const steps = new Map<number, Record<string, number | null>>(options.committed ?? []);
   const commitOrder: number[] = [];
   const checkpoints: Array<{ step: number; path: string }> = [];
   const controller = new AbortController();
@@ -162,6 +165,13 @@ export function memoryContext(
     spec,
     resources,
     resumeFrom: options.resumeFrom ?? null,
+    attempt: options.attempt ?? 1,
+    committedSteps: () =>
+      Promise.resolve(
+        [...steps]
+          .sort(([a], [b]) => a - b)
+          .map(([step, metrics]) => ({ step, metrics, at: new Date(0).toISOString() })),
+      ),
     artifactDir: '/nonexistent',
     stopSignal: controller.signal,
     steps,
