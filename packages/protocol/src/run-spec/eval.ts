@@ -136,7 +136,7 @@ export const EvalSpec = Type.Object(
     judge: Type.Union([Type.Literal('verifier'), Type.Literal('llm')], {
       default: 'verifier',
       description:
-        'Who grades an answer: `verifier` (normalised match with the aliases) or `llm`, the run\'s judge endpoint (`endpoints.judge`, else the operator default; refused without one).',
+        "Who grades an answer: `verifier` (normalised match with the aliases) or `llm`, the run's judge endpoint (`endpoints.judge`, else the operator default; refused without one).",
     }),
     prices: PriceTable,
   },
