@@ -69,3 +69,29 @@ describe('resolveRunSpec: eval trainer', () => {
     expect(result.ok).toBe(true);
   });
 });
+
+describe('resolveRunSpec: eval judge', () => {
+  const judges = { gpt: { url: 'http://judge:8000', model: 'judge-1' } };
+
+  it('judge: llm without a judge endpoint is refused at /judge', () => {
+    const result = resolveRunSpec(spec('kind: eval\njudge: llm'), local);
+    expect(result.errors?.map((e) => [e.path, e.reason])).toEqual([['/judge', 'missing']]);
+    expect(result.errors?.[0]?.message).toMatch(/judge: llm grades answers with a judge endpoint/);
+  });
+
+  it('judge: llm takes the named judge, else the operator default; verifier takes none', () => {
+    const withJudge = config({ ...local, judges, defaults: { ...local.defaults, judge: 'gpt' } });
+    const named = resolveRunSpec(
+      spec('kind: eval\njudge: llm\nendpoints: {judge: gpt}'),
+      config({ ...local, judges }),
+    );
+    if (!named.ok) throw new Error(JSON.stringify(named.errors));
+    expect(named.value.endpoints.judge).toBe('gpt');
+    const byDefault = resolveRunSpec(spec('kind: eval\njudge: llm'), withJudge);
+    if (!byDefault.ok) throw new Error(JSON.stringify(byDefault.errors));
+    expect(byDefault.value.endpoints.judge).toBe('gpt');
+    const verifier = resolveRunSpec(spec('kind: eval'), withJudge);
+    if (!verifier.ok) throw new Error(JSON.stringify(verifier.errors));
+    expect(verifier.value.endpoints.judge).toBeUndefined();
+  });
+});

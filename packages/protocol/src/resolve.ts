@@ -199,6 +199,21 @@ function judgeIssues(spec: RunSpec, config: OperatorConfig, facts: DatasetFacts)
     }));
 }
 
+/** An eval with `judge: llm` grades with the run's judge endpoint (docs/evaluation.md "Grading"). */
+const gradesWithJudge = (spec: RunSpec) => spec.kind === 'eval' && spec.judge === 'llm';
+
+function evalJudgeIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  if (!gradesWithJudge(spec) || spec.endpoints.judge !== undefined) return [];
+  const judges = declared(Object.keys(config.judges));
+  return [
+    {
+      path: '/judge',
+      message: `judge: llm grades answers with a judge endpoint and this run has none (set endpoints.judge or defaults.judge; declared judges: ${judges})`,
+      reason: 'missing',
+    },
+  ];
+}
+
 /** Fills operator defaults into `spec` and checks every named resource exists and fits. */
 export function resolveRunSpec(
   spec: RunSpec,
@@ -208,7 +223,9 @@ export function resolveRunSpec(
   const defaults = config.defaults;
   // Operator defaults fill endpoints the kind uses; rewardModel is optional (grpo/eval only).
   const uses = (key: EndpointKey) =>
-    REQUIRED_ENDPOINTS[spec.kind].includes(key) || usesOptionalEndpoint(spec.kind, key);
+    REQUIRED_ENDPOINTS[spec.kind].includes(key) ||
+    usesOptionalEndpoint(spec.kind, key) ||
+    (key === 'judge' && gradesWithJudge(spec));
   const endpoints: RunSpec['endpoints'] = { ...spec.endpoints };
   for (const key of Object.keys(SECTION_OF) as EndpointKey[]) {
     const fallback = uses(key) ? defaults[key] : undefined;
@@ -276,6 +293,6 @@ export function resolveRunSpec(
   issues.push(
     ...datasetIssues(resolved, config).map((i) => ({ ...i, reason: 'unknown' as const })),
   );
-  issues.push(...judgeIssues(resolved, config, facts));
+  issues.push(...judgeIssues(resolved, config, facts), ...evalJudgeIssues(resolved, config));
   return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, value: resolved };
 }

@@ -49,7 +49,7 @@ export const EndpointRefs = Type.Object(
     rewardModel: Type.Optional(endpointName('Preference model (operator `rewardModels`).')),
     judge: Type.Optional(
       endpointName(
-        'LLM judge for rubrics without a programmatic check (operator `judges`); grpo only.',
+        'LLM judge (operator `judges`): grpo rubrics without a programmatic check; eval answers with `judge: llm`.',
       ),
     ),
   },
