@@ -1,10 +1,11 @@
 // Every `anneal_*` metric. The per-run step series (loss, reward, KL, …) are derived from the
-// step-metric table (step-metrics.ts), whose rows also give the step record its keys; the rest are
-// declared here. docs/metrics.md is rendered from both
+// step-metric table (step-metrics.ts), whose rows also give the step record its keys; the eval
+// cell gauges come from eval-series.ts; the rest are declared here. docs/metrics.md is rendered from both
 // (`npm run gen:metrics-doc -w @anneal/telemetry`); a test fails when the two drift.
 // Naming follows Prometheus: base units, unit suffix, `_total` on counters only; histograms,
 // never summaries. Per-run series carry `run_id` and are removed when the run ends.
 import { RUN_STATES } from '@anneal/protocol';
+import { evalCellDefinitions, type EvalCellSeriesName } from './eval-series.ts';
 import { QUEUE_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
 import { STEP_METRICS, keyPattern, type StepMetricTable } from './step-metrics.ts';
 
@@ -258,7 +259,12 @@ export function stepSeriesDefinitions(table: StepMetricTable): MetricDefinition[
 
 /** The whole catalogue for a step-metric table (tests pass their own table). */
 export function buildCatalogue(steps: StepMetricTable = STEP_METRICS): MetricDefinition[] {
-  return [...RUN_METRICS, ...stepSeriesDefinitions(steps), ...PROCESS_METRICS];
+  return [
+    ...RUN_METRICS,
+    ...stepSeriesDefinitions(steps),
+    ...evalCellDefinitions(),
+    ...PROCESS_METRICS,
+  ];
 }
 
 export const METRICS: readonly MetricDefinition[] = buildCatalogue();
@@ -272,7 +278,10 @@ type StepSeriesName = {
 }[keyof typeof STEP_METRICS];
 
 export type MetricName =
-  (typeof RUN_METRICS)[number]['name'] | StepSeriesName | (typeof PROCESS_METRICS)[number]['name'];
+  | (typeof RUN_METRICS)[number]['name']
+  | StepSeriesName
+  | EvalCellSeriesName
+  | (typeof PROCESS_METRICS)[number]['name'];
 
 const BY_NAME: ReadonlyMap<string, MetricDefinition> = new Map(METRICS.map((m) => [m.name, m]));
 

@@ -12,6 +12,13 @@ export {
   type MetricUnit,
 } from './catalogue.ts';
 export { renderMetricsDoc } from './doc.ts';
+export {
+  EVAL_CELL_BOUNDS,
+  EVAL_CELL_LABEL_KEYS,
+  EVAL_CELL_SERIES,
+  type EvalCellSeries,
+  type EvalCellSeriesName,
+} from './eval-series.ts';
 export { eventLogFields, logEvents } from './event-log.ts';
 export {
   createEventBus,

@@ -78,6 +78,14 @@ export const LABELS = {
   route: { description: 'Fastify route pattern (e.g. /v1/runs/:id), never the raw URL.' },
   method: { description: 'HTTP method.' },
   status_code: { description: 'HTTP response status code.' },
+  checkpoint: {
+    description:
+      'Eval checkpoint: its index in the spec `models` (at most 16 per run). Only on anneal_run_eval_* series.',
+  },
+  budget: {
+    description:
+      'Eval tool-call budget b (at most 101 per run, each 0–100). Only on anneal_run_eval_* series.',
+  },
   app: { description: 'Anneal application.', values: APPS },
   version: { description: 'Anneal version string.' },
 } as const satisfies Record<string, LabelDefinition>;

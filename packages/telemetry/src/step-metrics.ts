@@ -491,7 +491,8 @@ export const STEP_METRICS = {
   },
   // Budget-forced sweep (docs/recipe.md §8.2, §8.3): each eval step is one checkpoint at one
   // tool-call budget b; GET /v1/runs/{id}/results reads these keys back (@anneal/envs
-  // EVAL_CELL_KEYS). Step record only: a per-run gauge would flip between cells.
+  // EVAL_CELL_KEYS). No anneal_run_* series here (a per-run gauge would flip between cells):
+  // the per-cell anneal_run_eval_* gauges are eval-series.ts.
   evalCheckpoint: {
     key: 'eval/checkpoint',
     unit: 'none',
@@ -562,7 +563,7 @@ export const STEP_METRICS = {
     key: 'cost_per_query_usd',
     unit: 'none',
     kinds: ['eval'],
-    help: 'USD per question from the spec price table (prompt, completion tokens, tool calls); null without prices.',
+    help: 'USD per question at the checkpoint’s prices (its own `models[i].prices` over the spec table: prompt, completion tokens, tool calls); null without prices.',
   },
 } as const satisfies StepMetricTable;
 

@@ -1,6 +1,8 @@
 // Worker events → anneal_run_* and anneal_worker_* metrics. The step series are written by one
-// loop over the step-metric table's bindings (record key → series and label), never per metric.
+// loop over the step-metric table's bindings (record key → series and label), never per metric;
+// an eval step also sets its cell's anneal_run_eval_* gauges (eval-series.ts).
 import type { MetricName, MetricType } from './catalogue.ts';
+import { EVAL_CELL_SERIES, evalCellLabels } from './eval-series.ts';
 import type { TelemetryEvents } from './events.ts';
 import { SUBSYSTEMS } from './labels.ts';
 import { recordBindings, type StepMetricTable } from './step-metrics.ts';
@@ -70,6 +72,23 @@ function writeStep(
   }
 }
 
+/**
+ * An eval step's cell gauges, labelled by its checkpoint and budget (docs/evaluation.md "Eval
+ * gauges and the Evaluation row"): every cell keeps its own series, where the run's plain gauges
+ * hold the last cell only. A null value (no prices, no calls) leaves the series unset.
+ */
+function writeEvalCell(
+  w: MetricWriter,
+  e: TelemetryEvents['step:committed'],
+  cell: { checkpoint: string; budget: string },
+): void {
+  const labels = { run_id: e.runId, ...cell };
+  for (const s of EVAL_CELL_SERIES) {
+    const value = e.metrics[s.key];
+    if (typeof value === 'number') w.set(s.name, labels, value);
+  }
+}
+
 export interface RunSeriesControl {
   /** Removes the run's series after the grace period (so the last values get scraped). */
   scheduleRemoval(runId: string): void;
@@ -107,9 +126,12 @@ export function workerHandlers(
       if (!Number.isInteger(e.step) || e.step < 0) {
         throw new RangeError(`step:committed.step must be an integer >= 0 (got ${e.step})`);
       }
+      // checked before any write, so a refused record leaves no partial step behind
+      const cell = evalCellLabels(e.metrics);
       const previous = lastStep.get(e.runId);
       const first = previous === undefined || e.step > previous;
       writeStep(w, writes, e, first);
+      if (cell) writeEvalCell(w, e, cell);
       if (first) lastStep.set(e.runId, e.step);
     },
     'worker:heartbeat': (e) =>
