@@ -19,6 +19,7 @@ import {
   type TrainerCapabilities,
   type TrainerEngine,
 } from '@anneal/engines';
+import { MAX_POLICY_LAG } from '@anneal/protocol';
 import type { RewardModelSource } from './reward-model-source.ts';
 
 export interface EmbeddedEngines {
@@ -56,7 +57,10 @@ export function defaultEmbeddedEngines(options: {
     return candidates.find((file) => existsSync(file)) ?? candidates[0] ?? uri;
   };
   return {
-    inference: async () => new EmbeddedInferenceEngine({ resolvePath }),
+    // The reference and up to k + 1 policy versions are served at once when a GRPO run samples
+    // k steps ahead (docs/recipe.md "Pipelined GRPO"): none may be evicted while pinned.
+    inference: async () =>
+      new EmbeddedInferenceEngine({ resolvePath, maxLoadedWeights: MAX_POLICY_LAG + 2 }),
     async trainer({ name, capabilities, artifactDir, onEvent }) {
       const trainer = new EmbeddedTrainer({ artifactDir, baseModels: EMBEDDED_BASE_MODELS });
       // Loopback only; the key keeps other local processes from driving this trainer.

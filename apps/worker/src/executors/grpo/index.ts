@@ -1,21 +1,32 @@
 // The grpo executor (docs/recipe.md §2–§4): setup (setup.ts), then one step (step.ts) per loop turn
-// of the shared training loop (commit, checkpoint, stop at step boundaries).
+// of the shared training loop (commit, checkpoint, stop at step boundaries). The steps take their
+// batches from a pipeline that, with rollout.maxPolicyLag k ≥ 1, samples the next k steps'
+// batches while a step trains (docs/recipe.md "Pipelined GRPO"); whatever way the loop ends, the
+// batches it did not take are aborted and settled before the executor returns.
 import { runTrainingLoop } from '../common/training-loop.ts';
 import { METRIC, rewardKey } from '../metrics.ts';
 import type { ExecutorContext, ExecutorResult } from '../types.ts';
+import { prepareBatch, type PreparedBatch } from './batch.ts';
+import { BatchPipeline } from './pipeline.ts';
 import { setupGrpo } from './setup.ts';
 import { grpoStep } from './step.ts';
 
 export async function runGrpo(ctx: ExecutorContext): Promise<ExecutorResult> {
   const state = await setupGrpo(ctx);
+  const pipeline = new BatchPipeline<PreparedBatch>({
+    lag: state.spec.rollout.maxPolicyLag,
+    totalSteps: state.spec.steps,
+    launch: (step, signal) => prepareBatch(ctx, state, step, signal),
+    stopSignal: ctx.stopSignal,
+  });
   const loop = await runTrainingLoop({
     ctx,
     model: state.model,
     doneSteps: state.doneSteps,
     totalSteps: state.spec.steps,
     checkpointInterval: state.spec.checkpointInterval,
-    runStep: (step) => grpoStep(ctx, state, step),
-  });
+    runStep: (step) => grpoStep(ctx, state, step, pipeline),
+  }).finally(() => pipeline.drain());
   const cache = state.references.stats();
   return {
     summary: {
@@ -23,7 +34,7 @@ export async function runGrpo(ctx: ExecutorContext): Promise<ExecutorResult> {
       finalReward: loop.lastMetrics[rewardKey('all')] ?? null,
       finalTrainInferenceKl: loop.lastMetrics[METRIC.trainInferenceKl] ?? null,
       checkpointPath: loop.checkpointPath,
-      samplerWeightsPath: state.samplerPath,
+      samplerWeightsPath: state.versions.current.path,
       referenceCacheHits: cache.hits,
       referenceCacheMisses: cache.misses,
     },

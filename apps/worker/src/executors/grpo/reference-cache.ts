@@ -3,6 +3,11 @@
 // never changes, so its generations (and their reward-model scores) are cached per prompt
 // across steps, and their seed depends only on the prompt: a resumed run regenerates the
 // same ones. With caching off they are sampled again every step.
+//
+// Safe for concurrent steps (docs/recipe.md "Pipelined GRPO"): the cache holds each prompt's
+// generation while it runs, so two batches that need one prompt share one generation (and one
+// ReferenceGroup object, whose reward-model scores are then computed once). A generation that
+// fails or is aborted leaves the cache, and the next step that needs the prompt samples it again.
 import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
 import { samplingSeed } from './rollouts.ts';
 import type { StepPrompt } from './sample-prompts.ts';
@@ -14,7 +19,7 @@ export interface ReferenceGroup {
 }
 
 export class ReferenceCache {
-  private readonly groups = new Map<string, ReferenceGroup>();
+  private readonly groups = new Map<string, Promise<ReferenceGroup>>();
   private hits = 0;
   private misses = 0;
 
@@ -29,6 +34,7 @@ export class ReferenceCache {
     prompts: readonly StepPrompt[],
     groupSize: number,
     step: number,
+    signal?: AbortSignal,
   ): Promise<ReferenceGroup[]> {
     const keyOf = (p: StepPrompt) => `${p.example.id}\u0000${groupSize}`;
     const missing = new Map<string, StepPrompt>();
@@ -39,7 +45,7 @@ export class ReferenceCache {
     }
     const fresh = [...missing.values()];
     this.misses += fresh.length;
-    const generated = await runRollouts(
+    const generated = runRollouts(
       this.env,
       fresh.map((p) => ({
         prompt: p.tokens,
@@ -49,14 +55,22 @@ export class ReferenceCache {
           this.enabled ? `reference:${p.example.id}` : `reference:${step}:${p.example.id}`,
         ),
       })),
+      signal,
     );
-    const local = new Map<string, ReferenceGroup>();
+    const local = new Map<string, Promise<ReferenceGroup>>();
     fresh.forEach((p, i) => {
-      const group = { rollouts: generated[i]! };
+      const group = generated.then((all) => ({ rollouts: all[i]! }));
       local.set(keyOf(p), group);
-      if (this.enabled) this.groups.set(keyOf(p), group);
+      if (this.enabled) {
+        this.groups.set(keyOf(p), group);
+        group.catch(() => {
+          if (this.groups.get(keyOf(p)) === group) this.groups.delete(keyOf(p));
+        });
+      }
     });
-    return prompts.map((p) => (this.enabled ? this.groups.get(keyOf(p)) : local.get(keyOf(p)))!);
+    const source = this.enabled ? this.groups : local;
+    const pending = prompts.map((p) => local.get(keyOf(p)) ?? source.get(keyOf(p))!);
+    return Promise.all(pending);
   }
 
   stats(): { hits: number; misses: number; size: number } {

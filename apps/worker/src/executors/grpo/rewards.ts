@@ -70,7 +70,8 @@ export async function preferenceScores(
   const scores = await scorer.score([...policyPairs, ...refPairs]);
   let next = policyPairs.length;
   for (const ref of uniqueUnscored) {
-    ref.scores = scores.slice(next, next + ref.rollouts.length);
+    // A concurrent step (pipelined GRPO) may have scored it meanwhile: the first scores stay.
+    ref.scores ??= scores.slice(next, next + ref.rollouts.length);
     next += ref.rollouts.length;
   }
   let k = 0;

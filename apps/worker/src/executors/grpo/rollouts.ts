@@ -16,13 +16,14 @@ export function policyRollouts(
   groupSize: number,
   seed: number,
   step: number,
+  signal?: AbortSignal,
 ): Promise<Rollout[][]> {
   const requests = prompts.map((p, g) => ({
     prompt: p.tokens,
     n: groupSize,
     seed: samplingSeed(seed, `rollout:${step}:${g}`),
   }));
-  return runRollouts(env, requests);
+  return runRollouts(env, requests, signal);
 }
 
 /** The response part of a rollout (everything after the prompt: calls, results, answer). */

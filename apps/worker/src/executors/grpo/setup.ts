@@ -3,6 +3,9 @@
 // run's starting weights (docs/recipe.md §4 "Decision"): exported once into the inference engine under
 // its own name — on a resume, from a second model opened at the starting weights — unless the
 // runtime provides a dedicated reference sampler.
+// With rollout.maxPolicyLag k ≥ 1 each policy version is served under its own name, so the
+// batches sampled while earlier steps train stay on the version they started with
+// (docs/recipe.md "Pipelined GRPO"); with k = 0 the policy keeps one stable name.
 import type { InferenceEngine, TrainerModel } from '@anneal/engines';
 import type { ChatFormat, RolloutEnv } from '@anneal/envs';
 import type { GrpoSpec } from '@anneal/protocol';
@@ -13,6 +16,8 @@ import type { PromptExample } from '../data/catalog.ts';
 import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../data/resolve.ts';
 import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
+import { BusyMeter } from './busy-meter.ts';
+import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from './weight-sync.ts';
 
@@ -23,15 +28,13 @@ export interface GrpoState {
   /** The base model's chat format (prompts, stop ids, turn parsing, tool results). */
   format: ChatFormat;
   pools: WeightedPool<PromptExample>[];
+  /** Rollout environment of the policy; a batch sets `config.model` to its pinned version's name. */
   policyEnv: RolloutEnv;
   references: ReferenceCache;
-  /** Name the inference engine serves the current policy under. */
-  policyName: string;
-  /** Path of the sampler weights last synced to the inference engine. */
-  samplerPath: string;
-  /** Whether `samplerPath` is a policy export of this run (deleted once replaced), rather than
-   * the reference export the policy starts from (kept: the reference is served from it). */
-  samplerPathIsPolicyExport: boolean;
+  /** The policy versions served, current and pinned by launched batches. */
+  versions: PolicyVersions;
+  /** Wall time any policy or reference rollout is running (the sampler's busy share). */
+  samplerBusy: BusyMeter;
 }
 
 /** Policy and reference serving names, unique per run. */
@@ -45,22 +48,10 @@ export const servingNames = (runId: string) => ({
  * trains a new model_id, so its names cannot collide with the first attempt's. */
 export const samplerExportName = (runId: string, step: number) => `${runId}-sampler-${step}`;
 
-/**
- * After the policy export of a step is served: remember its path and delete the previous
- * policy export on the trainer, when the backend can (deleteSamplerWeights), so a run keeps
- * one export rather than one per step. Best effort: a failed delete leaves a file behind and
- * never fails the step. The reference export the policy starts from is never deleted.
- */
-export async function adoptPolicyExport(
-  state: Pick<GrpoState, 'model' | 'samplerPath' | 'samplerPathIsPolicyExport'>,
-  path: string,
-): Promise<void> {
-  const previous = state.samplerPathIsPolicyExport ? state.samplerPath : undefined;
-  state.samplerPath = path;
-  state.samplerPathIsPolicyExport = true;
-  if (previous === undefined || previous === path || !state.model.deleteSamplerWeights) return;
-  await state.model.deleteSamplerWeights(previous).catch(() => false);
-}
+/** Serving name of policy version `version` (the policy after that step) when versions are
+ * served side by side (rollout.maxPolicyLag ≥ 1); with lag 0 every version is `policy`. */
+export const policyServingName = (runId: string, maxPolicyLag: number, version: number) =>
+  maxPolicyLag === 0 ? servingNames(runId).policy : `${servingNames(runId).policy}-v${version}`;
 
 async function referenceEngine(
   ctx: ExecutorContext,
@@ -110,17 +101,16 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
   const fresh = ctx.resumeFrom === null;
   const reference = await referenceEngine(ctx, model, fresh);
-  const names = servingNames(runId);
-  let samplerPath: string;
-  let samplerPathIsPolicyExport = false;
+  const policyName = policyServingName(runId, spec.rollout.maxPolicyLag, doneSteps);
+  let initial: { path: string; policyExport: boolean };
   if (fresh && reference.path !== undefined) {
     // Same weights as the reference at step 0: serve that export as the policy too.
-    await resources.inference.loadWeights({ name: names.policy, path: reference.path });
-    samplerPath = reference.path;
+    await resources.inference.loadWeights({ name: policyName, path: reference.path });
+    initial = { path: reference.path, policyExport: false };
   } else {
-    samplerPathIsPolicyExport = true;
     const exportName = samplerExportName(runId, doneSteps);
-    samplerPath = (await syncWeights(model, resources.inference, exportName, names.policy)).path;
+    const served = await syncWeights(model, resources.inference, exportName, policyName);
+    initial = { path: served.path, policyExport: true };
   }
   const config = {
     maxContextTokens: maxContextTokens(resources),
@@ -132,7 +122,7 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
     engine: resources.inference,
     format,
     tool,
-    config: { ...config, model: names.policy },
+    config: { ...config, model: policyName },
   };
   const referenceEnv: RolloutEnv = {
     engine: reference.engine,
@@ -148,8 +138,10 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
     pools,
     policyEnv,
     references: new ReferenceCache(referenceEnv, spec.seed, spec.reference.cacheGenerations),
-    policyName: names.policy,
-    samplerPath,
-    samplerPathIsPolicyExport,
+    versions: new PolicyVersions(
+      { inference: resources.inference, model },
+      { version: doneSteps, name: policyName, ...initial },
+    ),
+    samplerBusy: new BusyMeter(),
   };
 }

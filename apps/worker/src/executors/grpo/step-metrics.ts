@@ -7,7 +7,13 @@
 // nothing, and the keys come from telemetry's step-metric table (via METRIC).
 import type { Rollout } from '@anneal/envs';
 import type { GroupScore } from '@anneal/rl';
-import { REWARD_COMPONENTS, type RewardComponent } from '@anneal/telemetry';
+import {
+  LAG_CLASSES,
+  REWARD_COMPONENTS,
+  STEP_METRICS,
+  recordKey,
+  type RewardComponent,
+} from '@anneal/telemetry';
 import {
   METRIC,
   baseRewardKey,
@@ -15,6 +21,7 @@ import {
   toolBaselineKey,
   type StepRecordMetrics,
 } from '../metrics.ts';
+import type { StatsByLag } from './lag-stats.ts';
 import type { TrainOutcome } from './train-step.ts';
 
 export interface StepOutcome {
@@ -88,4 +95,19 @@ export function trainMetrics(train: TrainOutcome): StepRecordMetrics {
     [METRIC.isTruncatedFraction]: train.truncatedFraction,
     [METRIC.trainedTokens]: train.tokens,
   };
+}
+
+/** Policy lag of the step's rollouts and the IS statistics by lag class (docs/recipe.md
+ * "Pipelined GRPO"); a class with no rollouts this step is null. */
+export function lagMetrics(lags: readonly number[], byLag: StatsByLag): StepRecordMetrics {
+  const metrics: StepRecordMetrics = {
+    [recordKey(STEP_METRICS.policyLag, 'mean')]: mean(lags),
+    [recordKey(STEP_METRICS.policyLag, 'min')]: lags.length === 0 ? null : Math.min(...lags),
+    [recordKey(STEP_METRICS.policyLag, 'max')]: lags.length === 0 ? null : Math.max(...lags),
+  };
+  for (const lag of LAG_CLASSES) {
+    metrics[recordKey(STEP_METRICS.isRatioByLag, lag)] = byLag[lag]?.ratioMean ?? null;
+    metrics[recordKey(STEP_METRICS.trainInferenceKlByLag, lag)] = byLag[lag]?.k3 ?? null;
+  }
+  return metrics;
 }

@@ -1,18 +1,19 @@
-// One GRPO step, phase by phase (docs/architecture.md "One GRPO step"): sample
-// prompts -> policy and reference rollouts -> rewards -> advantages -> train -> weight sync.
-// The caller (training-loop.ts) commits the record and checkpoints.
+// One GRPO step, phase by phase (docs/architecture.md "One GRPO step"): take the step's batch —
+// prompts, policy and reference rollouts, rewards, advantages (batch.ts) — from the pipeline,
+// then train -> weight sync. With rollout.maxPolicyLag k ≥ 1 the batches of the next k steps
+// are sampled while this one trains (docs/recipe.md "Pipelined GRPO"). The caller
+// (training-loop.ts) commits the record and checkpoints.
 import { adamParams } from '../common/adam.ts';
-import { stepRng } from '../common/mix-batch.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
 import type { StepMetrics } from '../common/training-loop.ts';
 import { METRIC } from '../metrics.ts';
 import type { ExecutorContext } from '../types.ts';
 import { flatAdvantages } from './advantages.ts';
-import { baseRewards, preferenceScores, rewardConfig, scoreGroups } from './rewards.ts';
-import { policyRollouts } from './rollouts.ts';
-import { componentOf, samplePrompts } from './sample-prompts.ts';
-import { adoptPolicyExport, samplerExportName, type GrpoState } from './setup.ts';
-import { rewardMetrics, trainMetrics } from './step-metrics.ts';
+import type { PreparedBatch } from './batch.ts';
+import type { BatchPipeline } from './pipeline.ts';
+import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
+import { componentOf } from './sample-prompts.ts';
+import { lagMetrics, rewardMetrics, trainMetrics } from './step-metrics.ts';
 import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from './weight-sync.ts';
@@ -21,62 +22,58 @@ export async function grpoStep(
   ctx: ExecutorContext,
   state: GrpoState,
   step: number,
+  pipeline: BatchPipeline<PreparedBatch>,
 ): Promise<StepMetrics> {
-  const { spec, model } = state;
+  const { spec, model, versions } = state;
   const { resources } = ctx;
+  const start = performance.now();
+  const samplerMark = state.samplerBusy.mark();
+  const batch = await pipeline.take(step);
   const timer = new PhaseTimer();
-  const groupSize = spec.rollout.groupSize;
-  const prompts = samplePrompts(
-    state.pools,
-    spec.rollout.promptsPerStep,
-    state.format,
-    stepRng(spec.seed, 'prompts', step),
-  );
-  const [groups, references] = await timer.time('rollout', () =>
-    Promise.all([
-      policyRollouts(state.policyEnv, prompts, groupSize, spec.seed, step),
-      state.references.forPrompts(prompts, groupSize, step),
-    ]),
-  );
-  const { base, preference, scores } = await timer.time('reward', async () => {
-    const base = await baseRewards(prompts, groups, resources.judge);
-    const preference = await preferenceScores(resources.rewardScorer, prompts, groups, references);
-    const inputs = groups.map((rollouts, g) => ({
-      rollouts,
-      references: references[g]!.rollouts,
-      base: base[g]!,
-      preference: preference[g]!,
-    }));
-    return { base, preference, scores: scoreGroups(inputs, rewardConfig(spec), spec.seed, step) };
-  });
+  timer.add('rollout', batch.rolloutSeconds);
+  timer.add('reward', batch.rewardSeconds);
+  // The weights being trained are version step − 1; the batch was sampled by batch.version.
+  const lag = step - 1 - batch.version;
+  const rollouts = batch.groups.flat();
   const train = await timer.time('train', () =>
     trainStep(scoredAtTemperature(model, spec.rollout.temperature), {
-      rollouts: groups.flat(),
-      advantages: flatAdvantages(scores),
+      rollouts,
+      advantages: flatAdvantages(batch.scores),
       is: spec.importanceSampling,
       reduction: resources.trainer.capabilities.reduction,
       adam: adamParams(spec),
+      lags: rollouts.map(() => lag),
     }),
   );
+  const name = policyServingName(ctx.runId, spec.rollout.maxPolicyLag, step);
   const synced = await timer.time('weight_sync', () =>
-    syncWeights(model, resources.inference, samplerExportName(ctx.runId, step), state.policyName),
+    syncWeights(model, resources.inference, samplerExportName(ctx.runId, step), name),
   );
-  await adoptPolicyExport(state, synced.path);
+  await versions.adopt({ version: step, name, path: synced.path, policyExport: true });
   const rewards = rewardMetrics({
-    components: prompts.map(componentOf),
-    groups,
-    references: references.map((r) => r.rollouts),
-    base,
-    preference,
-    scores,
+    components: batch.prompts.map(componentOf),
+    groups: batch.groups,
+    references: batch.references.map((r) => r.rollouts),
+    base: batch.base,
+    preference: batch.preference,
+    scores: batch.scores,
   });
-  const rolloutSeconds = timer.get('rollout');
   const rolloutTokens = rewards[METRIC.rolloutTokens] ?? 0;
+  const wallSeconds = (performance.now() - start) / 1000;
+  const samplerSeconds = (state.samplerBusy.mark() - samplerMark) / 1000;
   return {
     ...rewards,
     ...trainMetrics(train),
-    [METRIC.tokensPerSecond]: rolloutSeconds > 0 ? rolloutTokens / rolloutSeconds : null,
+    ...lagMetrics(
+      rollouts.map(() => lag),
+      train.byLag,
+    ),
+    [METRIC.tokensPerSecond]:
+      batch.rolloutSeconds > 0 ? rolloutTokens / batch.rolloutSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate,
+    [METRIC.trainerBusy]:
+      wallSeconds > 0 ? (timer.get('train') + timer.get('weight_sync')) / wallSeconds : null,
+    [METRIC.samplerBusy]: wallSeconds > 0 ? samplerSeconds / wallSeconds : null,
     ...timer.metrics(),
   };
 }

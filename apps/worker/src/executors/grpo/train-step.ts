@@ -21,6 +21,7 @@ import {
   type IsCorrection,
   type IsOptions,
 } from './advantages.ts';
+import { statsByLag, type StatsByLag } from './lag-stats.ts';
 
 export interface TrainInputs {
   /** All rollouts of the step, groups concatenated. */
@@ -30,6 +31,8 @@ export interface TrainInputs {
   is: IsOptions;
   reduction: LossReduction;
   adam: AdamParams;
+  /** Policy lag of each rollout (trained version − sampling version); absent: all 0. */
+  lags?: readonly number[];
 }
 
 export interface TrainOutcome {
@@ -48,6 +51,8 @@ export interface TrainOutcome {
   gradNorm: number | null;
   maskedFraction: number | null;
   truncatedFraction: number | null;
+  /** Ratio mean and k3 over the fresh and the lagged rollouts (docs/recipe.md "Pipelined GRPO"). */
+  byLag: StatsByLag;
 }
 
 /** Datums with the sampler's logprobs and per-token advantages on generated positions only. */
@@ -127,6 +132,7 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     'importance_sampling',
   );
   gatherTrainLogprobs(layout, result.logprobs);
+  const byLag = statsByLag(layout, inputs.lags ?? inputs.rollouts.map(() => 0));
   const math = stepTokenMath(layout);
   const optim = await model.optimStep(inputs.adam);
   return {
@@ -143,5 +149,6 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     gradNorm: optim.gradNorm,
     maskedFraction: correction?.maskedFraction ?? null,
     truncatedFraction: correction?.truncatedFraction ?? null,
+    byLag,
   };
 }

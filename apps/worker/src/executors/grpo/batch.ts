@@ -1,0 +1,93 @@
+// Step phases 1–4 of a GRPO step (docs/architecture.md "One GRPO step"): sample prompts, policy
+// and reference rollouts, rewards, advantages — everything before the trainer, as one batch that
+// a pipelined run prepares while earlier steps train (docs/recipe.md "Pipelined GRPO"). The
+// batch pins the policy version current at its launch for all turns of all its rollouts.
+import type { Rollout } from '@anneal/envs';
+import type { GroupScore } from '@anneal/rl';
+import { stepRng } from '../common/mix-batch.ts';
+import { PhaseTimer } from '../common/phase-timer.ts';
+import type { ExecutorContext } from '../types.ts';
+import type { ReferenceGroup } from './reference-cache.ts';
+import { baseRewards, preferenceScores, rewardConfig, scoreGroups } from './rewards.ts';
+import { policyRollouts } from './rollouts.ts';
+import { samplePrompts, type StepPrompt } from './sample-prompts.ts';
+import type { GrpoState } from './setup.ts';
+
+export interface PreparedBatch {
+  step: number;
+  prompts: StepPrompt[];
+  groups: Rollout[][];
+  references: ReferenceGroup[];
+  base: number[][];
+  preference: number[][];
+  scores: GroupScore[];
+  /** Policy version that sampled every rollout of the batch (all turns). */
+  version: number;
+  /** The batch's own rollout and reward wall times (they may overlap an earlier step). */
+  rolloutSeconds: number;
+  rewardSeconds: number;
+}
+
+export async function prepareBatch(
+  ctx: ExecutorContext,
+  state: GrpoState,
+  step: number,
+  signal: AbortSignal,
+): Promise<PreparedBatch> {
+  const { spec, versions } = state;
+  const timer = new PhaseTimer();
+  const groupSize = spec.rollout.groupSize;
+  const prompts = samplePrompts(
+    state.pools,
+    spec.rollout.promptsPerStep,
+    state.format,
+    stepRng(spec.seed, 'prompts', step),
+  );
+  const pinned = versions.pin();
+  const env = { ...state.policyEnv, config: { ...state.policyEnv.config, model: pinned.name } };
+  const policy = (async () => {
+    try {
+      return await policyRollouts(env, prompts, groupSize, spec.seed, step, signal);
+    } finally {
+      await versions.unpin(pinned.version);
+    }
+  })();
+  const [groups, references] = await timer.time('rollout', () =>
+    state.samplerBusy.during(() =>
+      bothSettled(policy, state.references.forPrompts(prompts, groupSize, step, signal)),
+    ),
+  );
+  const { resources } = ctx;
+  const { base, preference, scores } = await timer.time('reward', async () => {
+    const base = await baseRewards(prompts, groups, resources.judge);
+    const preference = await preferenceScores(resources.rewardScorer, prompts, groups, references);
+    const inputs = groups.map((rollouts, g) => ({
+      rollouts,
+      references: references[g]!.rollouts,
+      base: base[g]!,
+      preference: preference[g]!,
+    }));
+    return { base, preference, scores: scoreGroups(inputs, rewardConfig(spec), spec.seed, step) };
+  });
+  return {
+    step,
+    prompts,
+    groups,
+    references,
+    base,
+    preference,
+    scores,
+    version: pinned.version,
+    rolloutSeconds: timer.get('rollout'),
+    rewardSeconds: timer.get('reward'),
+  };
+}
+
+/** Both results; the first failure only once both have settled, so a failed batch holds no
+ * pin and runs no rollout by the time it is reported. */
+async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'rejected') throw ra.reason;
+  if (rb.status === 'rejected') throw rb.reason;
+  return [ra.value, rb.value];
+}
