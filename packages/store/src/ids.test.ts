@@ -16,4 +16,14 @@ describe('newRunId', () => {
     const same = Array.from({ length: 1000 }, () => newRunId(1_700_000_000_000));
     expect(new Set(same).size).toBe(1000);
   });
+
+  it('draws every character of the alphabet in every random position (across pool refills)', () => {
+    // 2000 ids use 32,000 random bytes: several refills of the 4 KiB pool.
+    const ids = Array.from({ length: 2000 }, () => newRunId(1_700_000_000_000).slice(4));
+    expect(new Set(ids).size).toBe(2000);
+    for (let position = 10; position < 26; position++) {
+      const seen = new Set(ids.map((id) => id[position]));
+      expect([...seen].sort().join('')).toBe('0123456789ABCDEFGHJKMNPQRSTVWXYZ');
+    }
+  });
 });
