@@ -1,9 +1,16 @@
 // API bench: autocannon on loopback against the control plane's GET /v1/runs/{id} and
 // POST /v1/runs, each next to a bare Fastify route measured in the same run as the baseline.
 // Targets: GET throughput >= 50% of the bare route; POST p99 <= 20 ms at 200 req/s.
-import { spawn } from 'node:child_process';
+// `--profile`: instead of the comparison, one CPU profile of the servers' process per control-plane
+// phase (GET, POST), each summarised by cpu-profile.ts; numbers under the profiler judge nothing.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
+import { formatSummary, readProfile, summarise } from './cpu-profile.ts';
+import { type Sample, ask, delta } from './probe.ts';
 import { SPEC_BODY, formatRow, ratio } from './report.ts';
 
 interface Servers {
@@ -13,26 +20,35 @@ interface Servers {
   runId: string;
 }
 
-function startServers(): Promise<{ servers: Servers; stop: () => Promise<void> }> {
+interface Handle {
+  servers: Servers;
+  child: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+function startServers(): Promise<Handle> {
   const script = fileURLToPath(new URL('./servers.ts', import.meta.url));
   const child = spawn(
     process.execPath,
     ['--conditions=@anneal/source', '--import', 'tsx', script],
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       env: process.env,
     },
   );
+  const { stdout } = child;
+  if (!stdout) throw new Error('bench servers: no stdout pipe');
   const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
   return new Promise((resolve, reject) => {
     let buffer = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       const newline = buffer.indexOf('\n');
       if (newline < 0) return;
       const servers = JSON.parse(buffer.slice(0, newline)) as Servers;
       resolve({
         servers,
+        child,
         stop: async () => {
           child.kill('SIGTERM');
           await exited;
@@ -73,89 +89,187 @@ function checkClean(name: string, result: Result): void {
   }
 }
 
-const { servers, stop } = await startServers();
-try {
-  const auth = { authorization: `Bearer ${servers.token}` };
-  const json = { 'content-type': 'application/json' };
-  const getControl = `${servers.controlUrl}/v1/runs/${servers.runId}`;
-  const getBare = `${servers.bareUrl}/bare/runs/${servers.runId}`;
+interface Targets {
+  auth: Record<string, string>;
+  json: Record<string, string>;
+  getControl: string;
+  getBare: string;
+  postControl: string;
+  postBare: string;
+}
+
+function targetsOf(servers: Servers): Targets {
+  return {
+    auth: { authorization: `Bearer ${servers.token}` },
+    json: { 'content-type': 'application/json' },
+    getControl: `${servers.controlUrl}/v1/runs/${servers.runId}`,
+    getBare: `${servers.bareUrl}/bare/runs/${servers.runId}`,
+    postControl: `${servers.controlUrl}/v1/runs`,
+    postBare: `${servers.bareUrl}/bare/runs`,
+  };
+}
+
+/** One load phase with the servers' counters read around it. */
+interface Phase {
+  result: Result;
+  before: Sample;
+  after: Sample;
+}
+
+async function phase(child: ChildProcess, run: () => Promise<Result>): Promise<Phase> {
+  const before = await ask(child, { op: 'sample' });
+  const result = await run();
+  const after = await ask(child, { op: 'sample' });
+  return { result, before, after };
+}
+
+/** CPU µs and Redis commands per request over several phases of one route. */
+function costOf(phases: Phase[]): { cpuUs: number; commands: number; byName: string } {
+  let cpuUs = 0;
+  let requests = 0;
+  const byName: Record<string, number> = {};
+  for (const { result, before, after } of phases) {
+    const cost = delta(before, after);
+    cpuUs += cost.cpuUs;
+    requests += result.requests.total;
+    for (const [name, n] of Object.entries(cost.redisCommands))
+      byName[name] = (byName[name] ?? 0) + n;
+  }
+  const per = (n: number) => (requests > 0 ? n / requests : Number.NaN);
+  const names = Object.entries(byName).sort(([, a], [, b]) => b - a);
+  return {
+    cpuUs: per(cpuUs),
+    commands: per(names.reduce((sum, [, n]) => sum + n, 0)),
+    byName: names.map(([name, n]) => `${name} ${per(n).toFixed(2)}`).join(', ') || 'none',
+  };
+}
+
+const load1 = () => loadavg()[0]?.toFixed(2) ?? '?';
+
+async function profilePhases({ servers, child }: Handle): Promise<void> {
+  const { auth, json, getControl, postControl } = targetsOf(servers);
+  const dir = mkdtempSync(path.join(tmpdir(), 'anneal-api-profile-'));
+  await load(getControl, { duration: 2, headers: auth }); // warm-up, not profiled
+  const phases: Array<[string, string, () => Promise<Result>]> = [
+    [
+      'get',
+      'GET /v1/runs/{id}, 5 s closed loop',
+      () => load(getControl, { duration: 5, headers: auth }),
+    ],
+    [
+      'post',
+      'POST /v1/runs, 8 s at 200 req/s',
+      () =>
+        load(postControl, {
+          method: 'POST',
+          body: SPEC_BODY,
+          headers: { ...auth, ...json },
+          duration: 8,
+          rate: 200,
+        }),
+    ],
+  ];
+  for (const [name, title, run] of phases) {
+    const file = path.join(dir, `${name}.cpuprofile`);
+    await ask(child, { op: 'profile-start' });
+    const result = await run();
+    await ask(child, { op: 'profile-stop', file });
+    checkClean(title, result);
+    console.log(
+      `\n${title} under the profiler: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms (not a measurement; load average ${load1()})`,
+    );
+    console.log(formatSummary(summarise(readProfile(file)), file));
+  }
+}
+
+async function compare({ servers, child }: Handle): Promise<void> {
+  const { auth, json, getControl, getBare, postControl, postBare } = targetsOf(servers);
+  const loadBefore = load1();
 
   // Warm-up (JIT, connection pools), then GET interleaved bare/control twice; means of the two.
   await load(getBare, { duration: 2 });
   await load(getControl, { duration: 2, headers: auth });
-  const getRuns: Record<'bare' | 'control', Result[]> = { bare: [], control: [] };
+  const get: Record<'bare' | 'control', Phase[]> = { bare: [], control: [] };
   for (let round = 0; round < 2; round++) {
-    getRuns.bare.push(await load(getBare, { duration: 5 }));
-    getRuns.control.push(await load(getControl, { duration: 5, headers: auth }));
+    get.bare.push(await phase(child, () => load(getBare, { duration: 5 })));
+    get.control.push(await phase(child, () => load(getControl, { duration: 5, headers: auth })));
   }
-  const postBare = await load(`${servers.bareUrl}/bare/runs`, {
-    method: 'POST',
-    body: SPEC_BODY,
-    headers: json,
-    duration: 8,
-    rate: 200,
-  });
-  const postControl = await load(`${servers.controlUrl}/v1/runs`, {
-    method: 'POST',
-    body: SPEC_BODY,
-    headers: { ...auth, ...json },
-    duration: 8,
-    rate: 200,
-  });
-  for (const [name, results] of Object.entries(getRuns))
-    results.forEach((r) => checkClean(`GET ${name}`, r));
-  checkClean('POST bare', postBare);
-  checkClean('POST control', postControl);
+  const post = {
+    bare: await phase(child, () =>
+      load(postBare, { method: 'POST', body: SPEC_BODY, headers: json, duration: 8, rate: 200 }),
+    ),
+    control: await phase(child, () =>
+      load(postControl, {
+        method: 'POST',
+        body: SPEC_BODY,
+        headers: { ...auth, ...json },
+        duration: 8,
+        rate: 200,
+      }),
+    ),
+  };
+  for (const [name, phases] of Object.entries(get))
+    phases.forEach((p) => checkClean(`GET ${name}`, p.result));
+  checkClean('POST bare', post.bare.result);
+  checkClean('POST control', post.control.result);
 
-  const mean = (results: Result[], pick: (r: Result) => number) =>
-    results.reduce((sum, r) => sum + pick(r), 0) / results.length;
-  const getBareRps = mean(getRuns.bare, (r) => r.requests.average);
-  const getControlRps = mean(getRuns.control, (r) => r.requests.average);
-  const getRatio = ratio(getControlRps, getBareRps);
+  const mean = (phases: Phase[], pick: (r: Result) => number) =>
+    phases.reduce((sum, p) => sum + pick(p.result), 0) / phases.length;
+  const routes: Array<[string, Phase[]]> = [
+    ['GET bare', get.bare],
+    ['GET /v1/runs/{id}', get.control],
+    ['POST bare', [post.bare]],
+    ['POST /v1/runs', [post.control]],
+  ];
+  console.log(
+    `API bench (loopback, 10 connections; GET: 2 × 5 s each, POST: 8 s at 200 req/s; load average ${loadBefore} before, ${load1()} after)`,
+  );
+  console.log(formatRow(['route', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'Redis/req']));
+  const costs = new Map<string, ReturnType<typeof costOf>>();
+  for (const [name, phases] of routes) {
+    const cost = costOf(phases);
+    costs.set(name, cost);
+    console.log(
+      formatRow([
+        name,
+        mean(phases, (r) => r.requests.average).toFixed(0),
+        mean(phases, (r) => r.latency.p50).toFixed(2),
+        mean(phases, (r) => r.latency.p99).toFixed(2),
+        cost.cpuUs.toFixed(0),
+        cost.commands.toFixed(2),
+      ]),
+    );
+  }
+  console.log(
+    "CPU µs/req: the servers' process (user + system) over the phase, divided by the requests served.",
+  );
+  for (const name of ['GET /v1/runs/{id}', 'POST /v1/runs'])
+    console.log(`Redis commands per request, ${name}: ${costs.get(name)?.byName}`);
 
-  console.log('API bench (loopback, 10 connections; GET: 2 × 5 s each, POST: 8 s at 200 req/s)');
-  console.log(formatRow(['route', 'req/s', 'p50 ms', 'p99 ms']));
-  console.log(
-    formatRow([
-      'GET bare',
-      getBareRps.toFixed(0),
-      mean(getRuns.bare, (r) => r.latency.p50).toFixed(2),
-      mean(getRuns.bare, (r) => r.latency.p99).toFixed(2),
-    ]),
+  const getRatio = ratio(
+    mean(get.control, (r) => r.requests.average),
+    mean(get.bare, (r) => r.requests.average),
   );
-  console.log(
-    formatRow([
-      'GET /v1/runs/{id}',
-      getControlRps.toFixed(0),
-      mean(getRuns.control, (r) => r.latency.p50).toFixed(2),
-      mean(getRuns.control, (r) => r.latency.p99).toFixed(2),
-    ]),
+  const cpuRatio = ratio(
+    costs.get('GET /v1/runs/{id}')?.cpuUs ?? Number.NaN,
+    costs.get('GET bare')?.cpuUs ?? Number.NaN,
   );
-  console.log(
-    formatRow([
-      'POST bare',
-      postBare.requests.average.toFixed(0),
-      postBare.latency.p50.toFixed(2),
-      postBare.latency.p99.toFixed(2),
-    ]),
-  );
-  console.log(
-    formatRow([
-      'POST /v1/runs',
-      postControl.requests.average.toFixed(0),
-      postControl.latency.p50.toFixed(2),
-      postControl.latency.p99.toFixed(2),
-    ]),
-  );
+  const postP99 = post.control.result.latency.p99;
   const getOk = getRatio >= 0.5;
-  const postOk = postControl.latency.p99 <= 20;
+  const postOk = postP99 <= 20;
   console.log(
-    `GET throughput vs bare: ${(getRatio * 100).toFixed(1)}% (target >= 50%) ${getOk ? 'MET' : 'MISSED'}`,
+    `GET throughput vs bare: ${(getRatio * 100).toFixed(1)}% (target >= 50%; CPU per request ${cpuRatio.toFixed(2)}x the bare route's) ${getOk ? 'MET' : 'MISSED'}`,
   );
   console.log(
-    `POST p99 at 200 req/s: ${postControl.latency.p99.toFixed(2)} ms (target <= 20 ms; bare ${postBare.latency.p99.toFixed(2)} ms, ratio ${ratio(postControl.latency.p99, postBare.latency.p99).toFixed(2)}x) ${postOk ? 'MET' : 'MISSED'}`,
+    `POST p99 at 200 req/s: ${postP99.toFixed(2)} ms (target <= 20 ms; bare ${post.bare.result.latency.p99.toFixed(2)} ms, ratio ${ratio(postP99, post.bare.result.latency.p99).toFixed(2)}x) ${postOk ? 'MET' : 'MISSED'}`,
   );
   // Targets are reported, not enforced: a benchmark measures; it is not a timed test.
+}
+
+const handle = await startServers();
+try {
+  if (process.argv.includes('--profile')) await profilePhases(handle);
+  else await compare(handle);
 } finally {
-  await stop();
+  await handle.stop();
 }

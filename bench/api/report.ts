@@ -5,7 +5,7 @@ export function ratio(value: number, baseline: number): number {
   return baseline > 0 ? value / baseline : Number.NaN;
 }
 
-const WIDTHS = [20, 10, 10, 10];
+const WIDTHS = [20, 10, 10, 10, 12, 11];
 
 export function formatRow(cells: string[]): string {
   return cells

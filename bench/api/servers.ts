@@ -1,14 +1,18 @@
 // The servers under test, in a child process of the bench (so the load generator does not share
 // their event loop): the real control plane (buildApp on Redis) and a bare Fastify baseline that
 // answers the same payloads with no auth, no validation and no Redis. Prints one JSON line with
-// their URLs, cleans its Redis keys on SIGTERM.
+// their URLs, cleans its Redis keys on SIGTERM. The bench reads this process's CPU time and Redis
+// commands, and runs its profiler, over the IPC channel (probe.ts).
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { buildApp, sha256Hex } from '@anneal/control-plane';
 import { localOperatorConfig, validateOperatorConfig } from '@anneal/protocol';
+import { serveProbe } from './probe.ts';
 import { SPEC_BODY } from './report.ts';
 import { deleteKeysWithPrefix } from '@anneal/store';
+
+serveProbe(); // first: it counts the commands of every Redis client created below
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `{anneal-bench-${randomUUID()}}`;
@@ -22,7 +26,13 @@ const parsed = validateOperatorConfig({
 });
 if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
 
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+// The request client as the control plane's server.ts makes it.
+const redis = new Redis(redisUrl, {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  enableAutoPipelining: true,
+});
+await new Promise((resolve) => redis.once('ready', resolve));
 const blocking: Redis[] = [];
 const control = await buildApp({
   operator: parsed.value,
@@ -30,7 +40,7 @@ const control = await buildApp({
   prefix,
   defaultMetrics: false,
   createBlockingClient: () => {
-    const client = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const client = new Redis(redisUrl, { maxRetriesPerRequest: null, enableAutoPipelining: true });
     blocking.push(client);
     return client;
   },
