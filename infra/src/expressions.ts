@@ -31,6 +31,11 @@ const yamlFiles = (dir: string) =>
 
 const usesVllm = (expr: string) => seriesNamesIn(expr).some((n) => n.startsWith('vllm:'));
 
+/** Whether `expr` selects per-cell eval gauges (anneal_run_eval_*), which only an eval run has:
+ * tests that evaluate it pick an eval run's id for $run_id. */
+export const selectsEvalCells = (expr: string) =>
+  seriesNamesIn(expr).some((n) => n.startsWith('anneal_run_eval_'));
+
 export function readDashboards(dir = DASHBOARDS_DIR): Map<string, GrafanaDashboard> {
   const out = new Map<string, GrafanaDashboard>();
   for (const file of readdirSync(dir)

@@ -1,9 +1,10 @@
 // Grafana dashboards: generated files in sync, valid structure, known series, PromQL that parses.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { STEP_METRICS, STEP_SECTIONS, type StepSeries } from '@anneal/telemetry';
+import { EVAL_CELL_SERIES, STEP_METRICS, STEP_SECTIONS, type StepSeries } from '@anneal/telemetry';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dashboardExpressions, kedaExpressions, readDashboards } from '../src/expressions.ts';
+import { EVALUATION_ROW } from '../src/grafana/dashboards/evaluation.ts';
 import { DATASOURCE_UID } from '../src/grafana/panels.ts';
 import { renderDashboards } from '../src/grafana/render.ts';
 import { unknownSeriesReason } from '../src/known-series.ts';
@@ -113,7 +114,7 @@ describe('dashboard files', () => {
   it('the Run dashboard has one row per section, each holding its section’s panels', () => {
     const run = [...boards.values()].find((b) => b.uid === 'anneal-run')!;
     const rows = run.panels.filter((p) => p.type === 'row');
-    expect(rows.map((r) => r.title)).toEqual(Object.values(STEP_SECTIONS));
+    expect(rows.map((r) => r.title)).toEqual([...Object.values(STEP_SECTIONS), EVALUATION_ROW]);
     const reward = rows.find((r) => r.title === STEP_SECTIONS.reward)!;
     const next = rows[rows.indexOf(reward) + 1]!;
     const inReward = run.panels
@@ -121,6 +122,45 @@ describe('dashboard files', () => {
       .map((p) => p.title);
     expect(inReward).toContain('Preference score');
     expect(inReward).not.toContain('Train–inference KL');
+  });
+
+  it('the Run dashboard ends with the Evaluation row: eval cells against the budget b', () => {
+    const run = [...boards.values()].find((b) => b.uid === 'anneal-run')!;
+    const row = run.panels.find((p) => p.type === 'row' && p.title === EVALUATION_ROW)!;
+    const panels = run.panels.filter((p) => p.gridPos.y > row.gridPos.y);
+    expect(panels.map((p) => [p.type, p.title])).toEqual([
+      ['trend', 'Accuracy vs tool-call budget'],
+      ['xychart', 'Cost vs accuracy'],
+      ['trend', 'Broken tool-call rate vs budget'],
+      ['table', 'Eval cells'],
+    ]);
+    for (const p of panels) {
+      for (const t of p.targets) {
+        // the latest value of every cell, as a table: one row per (checkpoint, budget)
+        expect(t, p.title).toMatchObject({ instant: true, range: false, format: 'table' });
+        expect(t.expr, p.title).toMatch(
+          /^max by \(checkpoint, budget\) \(anneal_run_eval_\w+\{run_id="\$run_id"\}\)$/,
+        );
+      }
+    }
+    const selected = new Set(
+      panels.flatMap((p) => p.targets.flatMap((t) => seriesNamesIn(t.expr))),
+    );
+    expect([...selected].sort()).toEqual(
+      EVAL_CELL_SERIES.map((s) => s.name)
+        // a win rate needs a reward model: in the series, not on the dashboard
+        .filter((n) => n !== 'anneal_run_eval_preference_win_ratio')
+        .sort(),
+    );
+    // a trend panel draws over its numeric x field: the pivot's budget column
+    const accuracy = panels[0]!;
+    expect(accuracy.options['xField']).toBe('budget\\checkpoint');
+    expect(accuracy.transformations?.map((t) => t.id)).toEqual([
+      'groupingToMatrix',
+      'convertFieldType',
+      'sortBy',
+      'renameByRegex',
+    ]);
   });
 });
 

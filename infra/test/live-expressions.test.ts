@@ -6,12 +6,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMetrics, Registry, type MetricsSink } from '@anneal/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listExpressions } from '../src/expressions.ts';
+import { listExpressions, selectsEvalCells } from '../src/expressions.ts';
 import { startPrometheus, type LivePrometheus } from '../src/live-prometheus.ts';
 import { localPrometheusConfig } from '../src/local-prometheus.ts';
 import { expandGrafanaVariables } from '../src/promql.ts';
 
 const RUN_ID = 'run_01J0000000000000000000LIVE';
+/** An eval run beside the training run: its cells feed the Run dashboard's Evaluation row. */
+const EVAL_RUN_ID = 'run_01J00000000000000000EVALS';
+const EVAL_CHECKPOINTS = 2;
+const EVAL_BUDGETS = [0, 1, 3];
 let step = 0;
 
 const worker = createMetrics(new Registry(), {
@@ -73,8 +77,50 @@ function workerTick(): void {
       'phase_seconds/checkpoint': 0.02,
       rollout_tokens: 2400,
       trained_tokens: 2000,
+      // pipelined GRPO (rollout.maxPolicyLag > 0)
+      'policy_lag/mean': 0.5,
+      'policy_lag/min': 0,
+      'policy_lag/max': 1,
+      'is_ratio_by_lag/fresh': 1,
+      'is_ratio_by_lag/lagged': 0.97,
+      'train_inference_kl_by_lag/fresh': 0.0008,
+      'train_inference_kl_by_lag/lagged': 0.002,
+      'busy_fraction/trainer': 0.6,
+      'busy_fraction/sampler': 0.9,
     },
   });
+}
+
+/** Accuracy of cell (checkpoint c, budget b): rises with b, checkpoint 1 above checkpoint 0. */
+const evalAccuracy = (c: number, b: number) => 0.2 + 0.1 * c + 0.05 * b;
+
+/** An eval sweep, one committed step per checkpoint × budget, as the eval executor commits it. */
+function evalSweep(): void {
+  let evalStep = 0;
+  for (let c = 0; c < EVAL_CHECKPOINTS; c++) {
+    for (const b of EVAL_BUDGETS) {
+      const accuracy = evalAccuracy(c, b);
+      worker.emit('step:committed', {
+        runId: EVAL_RUN_ID,
+        step: ++evalStep,
+        atMs: Date.now(),
+        metrics: {
+          'eval/checkpoint': c,
+          'eval/budget': b,
+          examples: 20,
+          'eval/correct': accuracy * 20,
+          accuracy,
+          'accuracy/ci_low': accuracy - 0.15,
+          'accuracy/ci_high': accuracy + 0.15,
+          tool_calls_per_rollout: b + 0.5, // at b = 0 the calls are refused: broken
+          broken_tool_call_rate: b === 0 ? 1 : 0.1,
+          cost_per_query_usd: 0.0004 + b * 0.005,
+          preference_win_rate: c === 0 ? null : 0.6,
+          response_tokens: 40,
+        },
+      });
+    }
+  }
 }
 
 /** API traffic and a pool snapshot, as the control plane reports them on each scrape. */
@@ -122,6 +168,7 @@ let servers: Server[] = [];
 let prometheus: LivePrometheus | undefined;
 
 beforeAll(async () => {
+  evalSweep();
   servers = [await exporter(controlPlane, controlPlaneTick), await exporter(worker, workerTick)];
   const config = localPrometheusConfig({
     'anneal-control-plane': [address(servers[0]!)],
@@ -141,12 +188,18 @@ afterAll(async () => {
 
 describe('shipped expressions against a live Prometheus', () => {
   const expressions = listExpressions();
-  const values = { run_id: RUN_ID, pool: '.*', model_name: '.*' };
+  // $run_id: the eval run for the Evaluation row, the training run everywhere else
+  const valuesFor = (expr: string) => ({
+    run_id: selectsEvalCells(expr) ? EVAL_RUN_ID : RUN_ID,
+    pool: '.*',
+    model_name: '.*',
+  });
+  const values = valuesFor('');
 
   it('every Anneal dashboard, recording and KEDA expression returns data', async () => {
     const empty: string[] = [];
     for (const e of expressions.filter((x) => !x.vllm && x.kind !== 'alert')) {
-      const expr = expandGrafanaVariables(e.expr, values);
+      const expr = expandGrafanaVariables(e.expr, valuesFor(e.expr));
       try {
         await prometheus!.waitFor(expr, 5_000);
       } catch {
@@ -155,6 +208,29 @@ describe('shipped expressions against a live Prometheus', () => {
     }
     expect(empty).toEqual([]);
   }, 120_000);
+
+  it('the Evaluation row reads every cell of the eval run, one series per checkpoint × budget', async () => {
+    const evalQueries = expressions.filter(
+      (e) => e.kind === 'dashboard' && selectsEvalCells(e.expr),
+    );
+    expect(evalQueries.length).toBeGreaterThanOrEqual(4);
+    const cells = EVAL_BUDGETS.flatMap((b) =>
+      Array.from({ length: EVAL_CHECKPOINTS }, (_, c) => `${c}/${b}`),
+    ).sort();
+    for (const e of evalQueries) {
+      const samples = await prometheus!.query(expandGrafanaVariables(e.expr, valuesFor(e.expr)));
+      const got = samples.map((s) => `${s.metric['checkpoint']}/${s.metric['budget']}`).sort();
+      expect(got, e.origin).toEqual(cells);
+    }
+    const accuracy = evalQueries.find((e) => e.expr.includes('anneal_run_eval_accuracy_ratio'))!;
+    const samples = await prometheus!.query(
+      expandGrafanaVariables(accuracy.expr, valuesFor(accuracy.expr)),
+    );
+    for (const s of samples) {
+      const [c, b] = [Number(s.metric['checkpoint']), Number(s.metric['budget'])];
+      expect(Number(s.value[1]), `cell ${c}/${b}`).toBeCloseTo(evalAccuracy(c, b), 12);
+    }
+  });
 
   it('alert and vLLM expressions evaluate without error (no vLLM here; alerts are not firing)', async () => {
     const quiet = expressions.filter((x) => x.vllm || x.kind === 'alert');

@@ -15,14 +15,35 @@ export interface PanelSpec {
   queries: readonly Query[];
   /** Grafana unit id: s, short, percentunit, reqps, … */
   unit?: string;
-  /** `row`: a full-width row header grouping the panels after it (no queries). */
-  kind?: 'timeseries' | 'stat' | 'row';
+  /**
+   * `row`: a full-width row header grouping the panels after it (no queries). `trend`,
+   * `xychart`, `table`: instant queries as tables, shaped by `transformations` (a curve against
+   * a numeric x field such as a tool-call budget, a scatter, a table of label sets).
+   */
+  kind?: PanelKind;
   stacked?: boolean;
   /** Width in grid columns (24 per row); default 12. */
   width?: number;
   height?: number;
   min?: number;
+  max?: number;
+  /** Grafana transformations applied to the query results, in order. */
+  transformations?: readonly GrafanaTransformation[];
+  /** Panel options merged over the kind's defaults (e.g. a trend panel's `xField`). */
+  options?: Record<string, unknown>;
+  /** Field units that differ from the panel's `unit` (e.g. the x field of a trend panel). */
+  fieldUnits?: Readonly<Record<string, string>>;
 }
+
+export type PanelKind = 'timeseries' | 'stat' | 'row' | 'trend' | 'xychart' | 'table';
+
+export interface GrafanaTransformation {
+  id: string;
+  options: Record<string, unknown>;
+}
+
+/** Kinds whose queries are instant tables rather than ranges over time. */
+const TABLE_KINDS: readonly PanelKind[] = ['trend', 'xychart', 'table'];
 
 export interface GrafanaTarget {
   refId: string;
@@ -31,6 +52,8 @@ export interface GrafanaTarget {
   legendFormat: string;
   range: boolean;
   instant: boolean;
+  /** `table` for the instant-table kinds (one row per label set). */
+  format?: 'table';
 }
 
 export interface GrafanaPanel {
@@ -43,6 +66,7 @@ export interface GrafanaPanel {
   targets: GrafanaTarget[];
   fieldConfig: { defaults: Record<string, unknown>; overrides: unknown[] };
   options: Record<string, unknown>;
+  transformations?: GrafanaTransformation[];
   /** Row panels only: expanded, with their panels laid out after them (not nested). */
   collapsed?: false;
   panels?: [];
@@ -85,23 +109,56 @@ export interface GrafanaDashboard {
 
 const REF_IDS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
+function customDefaults(spec: PanelSpec): Record<string, unknown> {
+  switch (spec.kind ?? 'timeseries') {
+    case 'timeseries':
+      return {
+        drawStyle: 'line',
+        lineWidth: 1,
+        fillOpacity: spec.stacked ? 30 : 0,
+        showPoints: 'never',
+        spanNulls: true,
+        stacking: { mode: spec.stacked ? 'normal' : 'none', group: 'A' },
+      };
+    case 'trend': // a curve over x: every point drawn, gaps (missing cells) left open
+      return { drawStyle: 'line', lineWidth: 1, fillOpacity: 0, showPoints: 'always' };
+    case 'xychart':
+      return { show: 'points', pointSize: { fixed: 6 } };
+    default:
+      return {};
+  }
+}
+
 function fieldDefaults(spec: PanelSpec): Record<string, unknown> {
-  const custom =
-    (spec.kind ?? 'timeseries') === 'timeseries'
-      ? {
-          drawStyle: 'line',
-          lineWidth: 1,
-          fillOpacity: spec.stacked ? 30 : 0,
-          showPoints: 'never',
-          spanNulls: true,
-          stacking: { mode: spec.stacked ? 'normal' : 'none', group: 'A' },
-        }
-      : {};
   return {
     unit: spec.unit ?? 'short',
     ...(spec.min === undefined ? {} : { min: spec.min }),
-    custom,
+    ...(spec.max === undefined ? {} : { max: spec.max }),
+    custom: customDefaults(spec),
   };
+}
+
+function unitOverrides(spec: PanelSpec): unknown[] {
+  return Object.entries(spec.fieldUnits ?? {}).map(([field, unit]) => ({
+    matcher: { id: 'byName', options: field },
+    properties: [{ id: 'unit', value: unit }],
+  }));
+}
+
+const LEGEND = { displayMode: 'list', placement: 'bottom', showLegend: true };
+
+function optionDefaults(kind: PanelKind): Record<string, unknown> {
+  switch (kind) {
+    case 'stat':
+      return {
+        reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
+        colorMode: 'value',
+      };
+    case 'table':
+      return { showHeader: true, cellHeight: 'sm' };
+    default:
+      return { legend: LEGEND, tooltip: { mode: 'multi', sort: 'none' } };
+  }
 }
 
 function rowPanel(spec: PanelSpec, id: number, y: number): GrafanaPanel {
@@ -148,6 +205,7 @@ export function layout(specs: readonly PanelSpec[]): GrafanaPanel[] {
     x += w;
     rowHeight = Math.max(rowHeight, h);
     const kind = spec.kind ?? 'timeseries';
+    const table = TABLE_KINDS.includes(kind);
     return {
       id: index + 1,
       type: kind,
@@ -161,19 +219,12 @@ export function layout(specs: readonly PanelSpec[]): GrafanaPanel[] {
         expr: q.expr,
         legendFormat: q.legend ?? '__auto',
         range: kind === 'timeseries',
-        instant: kind === 'stat',
+        instant: kind === 'stat' || table,
+        ...(table ? { format: 'table' as const } : {}),
       })),
-      fieldConfig: { defaults: fieldDefaults(spec), overrides: [] },
-      options:
-        kind === 'stat'
-          ? {
-              reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
-              colorMode: 'value',
-            }
-          : {
-              legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
-              tooltip: { mode: 'multi', sort: 'none' },
-            },
+      fieldConfig: { defaults: fieldDefaults(spec), overrides: unitOverrides(spec) },
+      options: { ...optionDefaults(kind), ...spec.options },
+      ...(spec.transformations ? { transformations: [...spec.transformations] } : {}),
     };
   });
 }

@@ -1,7 +1,8 @@
 // Run dashboard: what docs/recipe.md §7 says to watch during training, for one run_id. Below a
 // few headline stats, every per-run step series gets a panel derived from its row in the
 // step-metric table (packages/telemetry/src/step-metrics.ts), grouped in one dashboard row per
-// section: a metric added to the table shows up here without editing this file.
+// section: a metric added to the table shows up here without editing this file. Last, the
+// Evaluation row of an eval run's per-cell gauges (evaluation.ts).
 import {
   STEP_METRICS,
   STEP_SECTIONS,
@@ -17,6 +18,7 @@ import {
   type PanelSpec,
   type Query,
 } from '../panels.ts';
+import { EVALUATION_ROW, evaluationPanels } from './evaluation.ts';
 
 /** Series of the selected run; max() merges the brief overlap when a run moves between workers. */
 const run = (metric: string, extra = '') => `${metric}{run_id="$run_id"${extra}}`;
@@ -119,8 +121,8 @@ export function runDashboard(table: StepMetricTable = STEP_METRICS): GrafanaDash
   return dashboard({
     uid: 'anneal-run',
     title: 'Anneal / Run',
-    description: 'One training run: reward and its components, KL, IS ratios, gradients, timing.',
+    description: `One run: reward and its components, KL, IS ratios, gradients, timing; for an eval run, the ${EVALUATION_ROW} row.`,
     variables: [variable('run_id', 'Run', 'anneal_run_step')],
-    panels: [...HEADLINE, ...stepPanels(table)],
+    panels: [...HEADLINE, ...stepPanels(table), ...evaluationPanels()],
   });
 }
