@@ -118,6 +118,15 @@ describe('POST /v1/runs', () => {
       ],
     });
 
+    // An eval graded by an LLM judge needs a judge endpoint (docs/evaluation.md "Grading").
+    const judge = await submit(plane.app, 'kind: eval\nmodels: [{}]\njudge: llm\n');
+    expect(judge.statusCode).toBe(400);
+    expect(judge.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(judge.json()).toMatchObject({
+      code: 'ANNEAL_ERR_UNKNOWN_RESOURCE',
+      errors: [{ path: '/judge', message: expect.stringMatching(/^judge: llm grades answers/) }],
+    });
+
     const checkpoint = await submit(
       plane.app,
       'kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ}}\n',
