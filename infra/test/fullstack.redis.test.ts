@@ -4,7 +4,8 @@
 // second with the shipped rules loaded. Then EVERY PromQL expression Anneal ships is evaluated
 // through Prometheus' HTTP API (/api/v1/query) and must return data:
 // - dashboard panels and variables, recording rules, KEDA triggers: as written (Grafana
-//   variables expanded: run_id = the grpo run, pool = .*);
+//   variables expanded: run_id = the grpo run, or for the Evaluation row an eval run of both
+//   checkpoints over two tool-call budgets, pool = .*);
 // - alert rules: their probe (alert-probe.ts: comparisons in `bool` form, no `offset`), which
 //   returns data exactly when the series the alert reads exist; the alert itself must evaluate;
 // - vLLM expressions (no vLLM here): must evaluate (valid PromQL), no data required.
@@ -12,7 +13,7 @@
 // it above its own duration so the run's last values are still scraped when it evaluates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertProbe } from '../src/alert-probe.ts';
-import { listExpressions } from '../src/expressions.ts';
+import { listExpressions, selectsEvalCells } from '../src/expressions.ts';
 import { type LivePrometheus, startPrometheus } from '../src/live-prometheus.ts';
 import { localPrometheusConfig } from '../src/local-prometheus.ts';
 import { expandGrafanaVariables } from '../src/promql.ts';
@@ -21,6 +22,7 @@ import { type LocalStack, startLocalStack } from './support/local-stack.ts';
 let stack: LocalStack | undefined;
 let prometheus: LivePrometheus | undefined;
 let grpoRun = '';
+let evalRun = '';
 
 const hostPort = (url: string) => new URL(url).host;
 
@@ -54,10 +56,23 @@ beforeAll(async () => {
     ].join('\n'),
   );
   await stack.waitForSuccess(grpoRun, 240_000);
+  // Both checkpoints at two budgets, priced: the Evaluation row's cells (b = 0 refuses every
+  // call, so a call there is a broken one). The demo model was trained without the statement.
+  evalRun = await stack.submit(
+    [
+      'kind: eval',
+      `models: [{ checkpoint: { run: ${sft} } }, { checkpoint: { run: ${grpoRun} } }]`,
+      'examples: 8',
+      'budgets: { toolCallBudgets: [0, 2], statePrompt: false, maxOutputTokens: 32 }',
+      'prices: { promptPerMillionTokens: 1, completionPerMillionTokens: 2, perToolCall: 0.001 }',
+    ].join('\n'),
+  );
+  await stack.waitForSuccess(evalRun, 240_000);
   // A client error (an unknown run), as any real API sees: the 4xx panel has a series.
   await stack.api('GET', '/v1/runs/run_00000000000000000000000000', undefined, true);
   // The run's last step scraped, and several scrapes of both apps since (rates need two).
   await prometheus.waitFor(`anneal_run_step{run_id="${grpoRun}"} == 3`, 60_000);
+  await prometheus.waitFor(`anneal_run_step{run_id="${evalRun}"} == 4`, 60_000);
   await prometheus.waitFor('count_over_time(up{job="anneal-control-plane"}[1m]) >= 5', 60_000);
 }, 600_000);
 
@@ -78,7 +93,11 @@ async function hasData(expr: string, timeoutMs: number): Promise<boolean> {
 
 describe('every shipped expression against the running stack', () => {
   const expressions = listExpressions();
-  const values = () => ({ run_id: grpoRun, pool: '.*', model_name: '.*' });
+  const values = (expr = '') => ({
+    run_id: selectsEvalCells(expr) ? evalRun : grpoRun,
+    pool: '.*',
+    model_name: '.*',
+  });
 
   it('lists dashboards, variables, recording and alert rules and KEDA triggers', () => {
     const kinds = new Set(expressions.map((e) => e.kind));
@@ -94,7 +113,7 @@ describe('every shipped expression against the running stack', () => {
   it('dashboard panels and variables, recording rules and KEDA queries return data', async () => {
     const empty: string[] = [];
     for (const e of expressions.filter((x) => !x.vllm && x.kind !== 'alert')) {
-      const expr = expandGrafanaVariables(e.expr, values());
+      const expr = expandGrafanaVariables(e.expr, values(e.expr));
       if (!(await hasData(expr, 20_000))) empty.push(`${e.origin}: ${expr}`);
     }
     expect(empty).toEqual([]);
