@@ -101,7 +101,9 @@ function baselineFromItems(kept: readonly EvalItem[], examples: number): Map<num
   const byBudget = new Map<number, number[]>();
   for (const item of kept) {
     if (item.checkpoint !== 0 || item.reward === undefined) continue;
-    byBudget.set(item.budget, [...(byBudget.get(item.budget) ?? []), item.reward]);
+    const scores = byBudget.get(item.budget) ?? [];
+    scores.push(item.reward);
+    byBudget.set(item.budget, scores);
   }
   return new Map(
     [...byBudget]
