@@ -9,15 +9,21 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
+import { Redis } from 'ioredis';
+import { appendRunNotice, createStoreContext } from '@anneal/store';
 import { formatSummary, readProfile, summarise } from './cpu-profile.ts';
 import { type Sample, ask, delta } from './probe.ts';
 import { SPEC_BODY, formatRow, ratio } from './report.ts';
+import { type EventStream, openEventStream } from './sse.ts';
 
 interface Servers {
   controlUrl: string;
   bareUrl: string;
   token: string;
   runId: string;
+  prefix: string;
+  /** Runs for the SSE phase, one stream each. */
+  sseRunIds: string[];
 }
 
 interface Handle {
@@ -266,10 +272,65 @@ async function compare({ servers, child }: Handle): Promise<void> {
   // Targets are reported, not enforced: a benchmark measures; it is not a timed test.
 }
 
+const SSE_ROUNDS = 10;
+
+/** SSE: what opening one stream per run costs the control plane, and what following them costs
+ * per delivered event (events written straight to Redis, as workers do). No target: the figures
+ * feed docs/performance.md "Extrapolating to a 64-GPU pool". */
+async function followStreams({ servers, child }: Handle): Promise<void> {
+  const writer = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const store = createStoreContext(writer, servers.prefix);
+  let streams: EventStream[] = [];
+  try {
+    const beforeOpen = await ask(child, { op: 'sample' });
+    streams = await Promise.all(
+      servers.sseRunIds.map((id) =>
+        openEventStream(`${servers.controlUrl}/v1/runs/${id}/events`, servers.token),
+      ),
+    );
+    await Promise.all(streams.map((s) => s.waitFor(1))); // the replayed `queued` event
+    const opened = delta(beforeOpen, await ask(child, { op: 'sample' }));
+
+    const beforeFollow = await ask(child, { op: 'sample' });
+    const latencies: number[] = [];
+    for (let round = 1; round <= SSE_ROUNDS; round++) {
+      const start = performance.now();
+      await Promise.all(
+        servers.sseRunIds.map((id) =>
+          appendRunNotice(store, id, { code: 'bench', message: `round ${round}` }),
+        ),
+      );
+      await Promise.all(streams.map((s) => s.waitFor(1 + round)));
+      latencies.push(performance.now() - start);
+    }
+    const followed = delta(beforeFollow, await ask(child, { op: 'sample' }));
+    const events = SSE_ROUNDS * streams.length;
+    const commands = (d: Sample) => Object.values(d.redisCommands).reduce((a, b) => a + b, 0);
+    const names = (d: Sample, per: number) =>
+      Object.entries(d.redisCommands)
+        .sort(([, a], [, b]) => b - a)
+        .map(([name, n]) => `${name} ${(n / per).toFixed(2)}`)
+        .join(', ');
+    latencies.sort((a, b) => a - b);
+    console.log(
+      `SSE, ${streams.length} streams (one per run): opening: ${(opened.cpuUs / streams.length).toFixed(0)} µs CPU and ${(commands(opened) / streams.length).toFixed(2)} Redis commands per stream (${names(opened, streams.length)})`,
+    );
+    console.log(
+      `SSE following: ${SSE_ROUNDS} rounds of one event per run: ${(followed.cpuUs / events).toFixed(0)} µs CPU and ${(commands(followed) / events).toFixed(3)} Redis commands per delivered event (${names(followed, events)}); written -> delivered on all ${streams.length} streams: median ${latencies[latencies.length >> 1]?.toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`,
+    );
+  } finally {
+    for (const stream of streams) stream.close();
+    await writer.quit();
+  }
+}
+
 const handle = await startServers();
 try {
   if (process.argv.includes('--profile')) await profilePhases(handle);
-  else await compare(handle);
+  else {
+    await compare(handle);
+    await followStreams(handle);
+  }
 } finally {
   await handle.stop();
 }

@@ -1,5 +1,8 @@
-// Formatting helpers and the request body of the API bench.
+// Formatting helpers, the request body and the SSE stream count of the API bench.
 export const SPEC_BODY = JSON.stringify({ kind: 'grpo', steps: 50, labels: { bench: 'api' } });
+
+/** SSE streams the bench follows at once, one per run (one per GPU of a 64-GPU pool). */
+export const SSE_STREAMS = 64;
 
 export function ratio(value: number, baseline: number): number {
   return baseline > 0 ? value / baseline : Number.NaN;

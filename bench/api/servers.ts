@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { buildApp, sha256Hex } from '@anneal/control-plane';
 import { localOperatorConfig, validateOperatorConfig } from '@anneal/protocol';
 import { serveProbe } from './probe.ts';
-import { SPEC_BODY } from './report.ts';
+import { SPEC_BODY, SSE_STREAMS } from './report.ts';
 import { deleteKeysWithPrefix } from '@anneal/store';
 
 serveProbe(); // first: it counts the commands of every Redis client created below
@@ -39,6 +39,8 @@ const control = await buildApp({
   redis,
   prefix,
   defaultMetrics: false,
+  // Like the rate limit above: the SSE phase measures streams, not the per-token cap (32).
+  settings: { sseMaxStreamsPerToken: SSE_STREAMS },
   createBlockingClient: () => {
     const client = new Redis(redisUrl, { maxRetriesPerRequest: null, enableAutoPipelining: true });
     blocking.push(client);
@@ -53,6 +55,18 @@ const created = await control.inject({
 });
 if (created.statusCode !== 201) throw new Error(`setup submit failed: ${created.body}`);
 const runId = (created.json() as { id: string }).id;
+// The SSE phase follows one stream per run, as a dashboard watching a pool would.
+const sseRunIds: string[] = [];
+for (let i = 0; i < SSE_STREAMS; i++) {
+  const run = await control.inject({
+    method: 'POST',
+    url: '/v1/runs',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    payload: SPEC_BODY,
+  });
+  if (run.statusCode !== 201) throw new Error(`setup submit failed: ${run.body}`);
+  sseRunIds.push((run.json() as { id: string }).id);
+}
 const runBody = (
   await control.inject({ url: `/v1/runs/${runId}`, headers: { authorization: `Bearer ${token}` } })
 ).body;
@@ -65,7 +79,9 @@ bare.post('/bare/runs', async (_request, reply) =>
 
 const controlUrl = await control.listen({ host: '127.0.0.1', port: 0 });
 const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-process.stdout.write(`${JSON.stringify({ controlUrl, bareUrl, token, runId })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ controlUrl, bareUrl, token, runId, prefix, sseRunIds })}\n`,
+);
 
 process.once('SIGTERM', async () => {
   await bare.close();
