@@ -1,5 +1,6 @@
 // SSE over real HTTP: live events, reconnect with Last-Event-ID, end after the terminal state.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { appendRunNotice } from '@anneal/store';
 import { TOKENS, type TestPlane, auth, eventually, submit, testPlane } from './helpers.ts';
 import { readSse } from './sse.ts';
 import { TestWorker } from './test-worker.ts';
@@ -60,6 +61,26 @@ describe('GET /v1/runs/{id}/events', () => {
       auth(TOKENS.acmeViewer),
     );
     expect(viaQuery.events.map((e) => e.id)).toEqual([resumed.events.at(-1)?.id]);
+  });
+
+  it('replays a backlog longer than one XRANGE page in order, each event once', async () => {
+    const id = (await submit(plane.app, 'kind: sft\nsteps: 5')).json().id;
+    const notices = 2500; // two full pages of 1000 and a short one
+    await Promise.all(
+      Array.from({ length: notices }, (_, i) =>
+        appendRunNotice(plane.store, id, { code: 'backlog', message: String(i) }),
+      ),
+    );
+    const read = await readSse(`${base}/v1/runs/${id}/events`, auth(TOKENS.acmeViewer), (events) =>
+      events.some((e) => e.data.type === 'run:notice' && e.data.message === String(notices - 1)),
+    );
+    expect(read.status).toBe(200);
+    const ids = read.events.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const backlog = read.events.filter((e) => e.data.type === 'run:notice');
+    expect(backlog.map((e) => e.data.message)).toEqual(
+      Array.from({ length: notices }, (_, i) => String(i)),
+    );
   });
 
   it('rejects bad ids and other tenants', async () => {

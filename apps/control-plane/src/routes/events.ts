@@ -18,6 +18,9 @@ const EventsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** Events per XRANGE while replaying a stream. */
+const REPLAY_PAGE = 1000;
+
 function frame(stored: StoredRunEvent): string {
   return `id: ${stored.id}\nevent: ${stored.event.type}\ndata: ${JSON.stringify(stored.event)}\n\n`;
 }
@@ -119,12 +122,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
 
       let cursor = after;
       try {
-        // Replay what is stored, then follow through the control plane's shared subscription.
+        // Replay what is stored, then follow through the control plane's shared subscription. A
+        // page shorter than REPLAY_PAGE was the end of the stream when read: what comes after it
+        // arrives through the subscription (it reads from `cursor`), so no empty read is needed.
         for (;;) {
-          const batch = await readEvents(ctx.store, runId, cursor);
-          if (batch.length === 0) break;
+          const batch = await readEvents(ctx.store, runId, cursor, REPLAY_PAGE);
           cursor = batch.at(-1)?.id ?? cursor;
           if (send(batch)) return finish();
+          if (batch.length < REPLAY_PAGE) break;
         }
         const run = await getRun(ctx.store, runId);
         if (!run || isTerminal(run.state)) {
