@@ -62,7 +62,8 @@ function completionChoice(
 ): CompletionChoice & Record<string, unknown> {
   const texts = choice.tokens.map(fakeTokenText);
   const tokenStrings = options.tokensAsIds ? choice.tokens.map((id) => `token_id:${id}`) : texts;
-  const offsets = texts.map((_, i) => texts.slice(0, i).join('').length);
+  let offset = 0;
+  const offsets = texts.map((text) => (offset += text.length) - text.length);
   const logprobs = {
     text_offset: offsets,
     token_logprobs: [...choice.logprobs],

@@ -1,0 +1,123 @@
+// bench/pipeline: GRPO step time against the engines' bound (docs/performance.md "Pipeline
+// efficiency"). The real worker runs GRPO runs over REST and real HTTP against engines simulated
+// at production proportions, scaled down 30× in time: fake vLLM replicas generating at a fixed
+// rate (rollouts ≈ 2 s a step) and a fake SkyRL trainer whose forward_backward + optim_step +
+// sampler export take 2 s. Sequential (rollout + train) and ideal (max(rollout, train)) step
+// times come from the phase times of the lag-0 run in this run; the lag-1 run (rollouts of step
+// t+1 generated while step t trains) is judged against the ideal. Targets print MET or MISSED.
+import { parseArgs } from 'node:util';
+import { GrpoSpec } from '@anneal/protocol';
+import { type EngineShape, type RunTrace, startStack } from './stack.ts';
+
+const TARGET = 1.1; // lag-1 step time within 10 % of the ideal
+const STEPS = 6;
+const STEADY_FROM = 2; // intervals between commits of steps 2..STEPS (step 1 fills the pipeline)
+const GROUP_SIZE = 8;
+const PROMPTS_PER_REPLICA = 8;
+const MAX_TOKENS = 256;
+const ROLLOUT_SECONDS = 2; // the fakes' rollout time per step (production ~60 s, scaled down)
+const TRAINER_LATENCY_MS = {
+  forward_backward: 1500,
+  optim_step: 300,
+  save_weights_for_sampler: 200,
+};
+
+const { values } = parseArgs({ options: { replicas: { type: 'string', default: '1' } } });
+const replicas = Number(values.replicas);
+if (!Number.isInteger(replicas) || replicas < 1) throw new Error('--replicas: an integer >= 1');
+
+const promptsPerStep = PROMPTS_PER_REPLICA * replicas;
+// Policy and reference rollouts (reference.cacheGenerations false: both every step), each
+// MAX_TOKENS long (the fakes never stop early).
+const tokensPerStep = 2 * promptsPerStep * GROUP_SIZE * MAX_TOKENS;
+const shape: EngineShape = {
+  replicas,
+  tokensPerSecond: tokensPerStep / replicas / ROLLOUT_SECONDS,
+  trainerLatencyMs: TRAINER_LATENCY_MS,
+  maxModelLen: 4096,
+};
+const lagAvailable = Object.hasOwn(GrpoSpec.properties.rollout.properties, 'maxPolicyLag');
+
+const spec = (lag: number) => `kind: grpo
+steps: ${STEPS}
+checkpointInterval: ${STEPS}
+lora: { rank: 8 }
+rollout: { groupSize: ${GROUP_SIZE}, promptsPerStep: ${promptsPerStep}, maxTokens: ${MAX_TOKENS}${lagAvailable ? `, maxPolicyLag: ${lag}` : ''} }
+reference: { cacheGenerations: false }
+data: { mix: [{ source: search-qa, weight: 1 }] }
+`;
+
+const median = (xs: readonly number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+/** Median seconds between consecutive step commits from step STEADY_FROM on. */
+const stepSeconds = (trace: RunTrace) => {
+  const commits = trace.steps.filter((t) => t.step >= STEADY_FROM).map((t) => t.atMs);
+  return median(commits.slice(1).map((at, i) => (at - commits[i]!) / 1000));
+};
+const phase = (trace: RunTrace, name: string) =>
+  median(trace.steps.map((s) => s.metrics[`phase_seconds/${name}`] ?? 0));
+const row = (label: string, value: string) => console.log(`${label.padEnd(46)}${value}`);
+const s = (seconds: number) => `${seconds.toFixed(2)} s`;
+const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+
+console.log(
+  `bench/pipeline: ${replicas} vLLM replica(s) × ${shape.tokensPerSecond.toFixed(0)} tokens/s, ` +
+    `${promptsPerStep} prompts × ${GROUP_SIZE} rollouts × ${MAX_TOKENS} tokens (policy + reference), ` +
+    `trainer ${Object.entries(TRAINER_LATENCY_MS)
+      .map(([op, ms]) => `${op} ${ms} ms`)
+      .join(' + ')}; ${STEPS} steps per run`,
+);
+const stack = await startStack(shape);
+try {
+  const lag0 = await stack.run(spec(0));
+  const rollout = phase(lag0, 'rollout');
+  const train = phase(lag0, 'train') + phase(lag0, 'weight_sync');
+  const sequential = rollout + train;
+  const ideal = Math.max(rollout, train);
+  const step0 = stepSeconds(lag0);
+  const engineRollout = tokensPerStep / (shape.tokensPerSecond * replicas);
+  const engineTrain =
+    (TRAINER_LATENCY_MS.forward_backward +
+      TRAINER_LATENCY_MS.optim_step +
+      TRAINER_LATENCY_MS.save_weights_for_sampler) /
+    1000;
+  row(
+    'engine time per step (configured)',
+    `rollout ${s(engineRollout)}, train + weight sync ${s(engineTrain)} (${tokensPerStep} tokens)`,
+  );
+  row(
+    'lag 0 phases (median)',
+    `rollout ${s(rollout)}, train + weight sync ${s(train)}, reward ${s(phase(lag0, 'reward'))}`,
+  );
+  row('sequential = rollout + train', s(sequential));
+  row('ideal = max(rollout, train)', s(ideal));
+  row(
+    'lag 0 step time (median, steady state)',
+    `${s(step0)} = ${(step0 / sequential).toFixed(3)}× sequential, ${(step0 / ideal).toFixed(2)}× ideal`,
+  );
+  if (lagAvailable) {
+    const lag1 = await stack.run(spec(1));
+    const step1 = stepSeconds(lag1);
+    const ratio = step1 / ideal;
+    row(
+      'lag 1 step time (median, steady state)',
+      `${s(step1)} = ${ratio.toFixed(3)}× ideal, ${(step1 / sequential).toFixed(2)}× sequential`,
+    );
+    row(
+      `target: lag 1 within ${((TARGET - 1) * 100).toFixed(0)}% of the ideal`,
+      `${verdict(ratio <= TARGET)} (${ratio.toFixed(3)}×; lag 1 is ${(step0 / step1).toFixed(2)}× faster than lag 0; ` +
+        `${(step1 / Math.max(engineRollout, engineTrain)).toFixed(2)}× the engines' own bound)`,
+    );
+  } else {
+    row('lag 1 step time', 'not available (this build has no rollout.maxPolicyLag)');
+    row(`target: lag 1 within ${((TARGET - 1) * 100).toFixed(0)}% of the ideal`, 'not available');
+  }
+  console.log(
+    `(median seconds between step commits, steps ${STEADY_FROM}..${STEPS}; phases from the step records)`,
+  );
+} finally {
+  await stack.close();
+}

@@ -1,0 +1,186 @@
+// The production path of a GRPO run for the benchmarks: the real worker (startWorker: BullMQ,
+// the resource resolver, the engine clients, the GRPO executor, step commits to Redis) in this
+// process, and everything it talks to in a child (engine-host.ts): fake vLLM replicas and a fake
+// SkyRL trainer over real HTTP, and the control plane that takes the run over REST. This process
+// is then the orchestrator alone, so its event-loop busy time is the orchestrator's work.
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseOperatorConfig } from '@anneal/protocol';
+import { createLogger } from '@anneal/telemetry';
+import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/worker';
+
+/** The simulated engines (engine-host.ts). */
+export interface EngineShape {
+  /** Fake vLLM servers behind the inference endpoint. */
+  replicas: number;
+  /** Generation throughput of each replica; 0 = instant. */
+  tokensPerSecond: number;
+  /** Compute time of each trainer operation (absent = instant). */
+  trainerLatencyMs: Partial<
+    Record<'forward' | 'forward_backward' | 'optim_step' | 'save_weights_for_sampler', number>
+  >;
+  /** vLLM's max_model_len (prompt + response). */
+  maxModelLen: number;
+}
+
+/** engine-host.ts's first stdout line. */
+export interface HostInfo {
+  controlUrl: string;
+  token: string;
+  prefix: string;
+  operatorYaml: string;
+  dir: string;
+}
+
+export interface StepTrace {
+  step: number;
+  /** performance.now() when the step record was committed. */
+  atMs: number;
+  /** This process's event-loop busy ms (performance.eventLoopUtilization().active) by then. */
+  busyMs: number;
+  /** This process's CPU ms (process.cpuUsage, user + system, all threads) by then. */
+  cpuMs: number;
+  metrics: Readonly<Record<string, number | null>>;
+}
+
+export interface RunTrace {
+  runId: string;
+  steps: StepTrace[];
+}
+
+export interface Stack {
+  /** Submits a run spec (YAML) through the REST API and waits until the worker is done with it. */
+  run(spec: string, onStep?: (step: StepTrace) => void): Promise<RunTrace>;
+  /** The engine host's event-loop busy ms at each of these performance.now() times. */
+  hostBusyAt(times: readonly number[]): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+const silent = createLogger({ name: 'bench', level: 'silent' });
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function startHost(shape: EngineShape): Promise<{ info: HostInfo; child: ChildProcess }> {
+  const script = fileURLToPath(new URL('./engine-host.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@anneal/source', '--import', 'tsx', script, JSON.stringify(shape)],
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: process.env },
+  );
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const newline = buffer.indexOf('\n');
+      if (newline >= 0) resolve({ info: JSON.parse(buffer.slice(0, newline)) as HostInfo, child });
+    });
+    child.on('close', (code) => reject(new Error(`bench engine host exited with ${code}`)));
+  });
+}
+
+/** The child's busy-time samples, [performance.timeOrigin-relative ms in this process, busy ms]. */
+function busySeries(child: ChildProcess): Promise<Array<[number, number]>> {
+  return new Promise((resolve) => {
+    child.once('message', (m: { series: Array<[number, number]> }) => {
+      // The child sampled Date.now(); convert to this process's performance.now().
+      const offset = performance.timeOrigin;
+      resolve(m.series.map(([at, busy]) => [at - offset, busy]));
+    });
+    child.send({ series: true });
+  });
+}
+
+/** Linear interpolation of a sampled, increasing series at `t`. */
+function interpolate(series: ReadonlyArray<[number, number]>, t: number): number {
+  let prev = series[0];
+  if (!prev) throw new Error('engine host sent no busy-time samples');
+  for (const point of series) {
+    if (point[0] >= t) {
+      const span = point[0] - prev[0];
+      return span <= 0 ? point[1] : prev[1] + ((point[1] - prev[1]) * (t - prev[0])) / span;
+    }
+    prev = point;
+  }
+  return prev[1];
+}
+
+export async function startStack(shape: EngineShape): Promise<Stack> {
+  const { info, child } = await startHost(shape);
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const parsed = parseOperatorConfig(info.operatorYaml);
+  if (!parsed.ok) throw new Error(`bench operator config: ${JSON.stringify(parsed.errors)}`);
+  const worker: WorkerHandle = await startWorker(
+    defineWorkerConfig({
+      redisUrl,
+      keyPrefix: info.prefix,
+      pool: 'default',
+      workerId: `bench-${process.pid}`,
+      operatorConfig: parsed.value,
+      artifactDir: path.join(info.dir, 'worker'),
+      metrics: { port: 0, host: '127.0.0.1' },
+    }),
+    { logger: silent },
+  );
+  const api = async (method: string, url: string, body?: string) => {
+    const res = await fetch(`${info.controlUrl}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${info.token}`,
+        ...(body !== undefined && { 'content-type': 'application/yaml' }),
+      },
+      ...(body !== undefined && { body }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  return {
+    async run(spec, onStep) {
+      const steps: StepTrace[] = [];
+      let runId: string | undefined;
+      let ended: (reason: string) => void = () => undefined;
+      const done = new Promise<string>((resolve) => (ended = resolve));
+      const offStep = worker.events.on('step:committed', (event) => {
+        if (event.runId !== runId) return;
+        const cpu = process.cpuUsage();
+        const trace: StepTrace = {
+          step: event.step,
+          atMs: performance.now(),
+          busyMs: performance.eventLoopUtilization().active,
+          cpuMs: (cpu.user + cpu.system) / 1000,
+          metrics: event.metrics,
+        };
+        steps.push(trace);
+        onStep?.(trace);
+      });
+      const offEnd = worker.events.on('run:ended', (event) => {
+        if (event.runId === runId) ended(event.reason);
+      });
+      try {
+        const submitted = await api('POST', '/v1/runs', spec);
+        if (submitted.status !== 201) {
+          throw new Error(`run not accepted: ${JSON.stringify(submitted.body)}`);
+        }
+        runId = submitted.body['id'] as string;
+        const reason = await done;
+        if (reason !== 'succeeded') {
+          const run = await api('GET', `/v1/runs/${runId}`);
+          throw new Error(`bench run ${reason}: ${String(run.body['error'] ?? '')}`);
+        }
+        return { runId, steps };
+      } finally {
+        offStep();
+        offEnd();
+      }
+    },
+    async hostBusyAt(times) {
+      const series = await busySeries(child);
+      return times.map((t) => interpolate(series, t));
+    },
+    async close() {
+      await worker.close();
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
