@@ -65,6 +65,8 @@ export class VersionedInference implements InferenceEngine {
   private readonly waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
   /** Throws on the first-turn request of this step's policy rollouts. */
   failStep: number | null = null;
+  /** Awaited by every request before it samples (e.g. a simulated sampling latency). */
+  beforeSample: (request: SampleRequest) => Promise<void> = () => Promise.resolve();
 
   constructor(
     seed: number,
@@ -129,6 +131,7 @@ export class VersionedInference implements InferenceEngine {
       if (secondTurn && step !== null && this.options.holdSecondTurns) {
         await this.until(() => [...this.served.values()].some((p) => versionOfPath(p) >= step - 1));
       }
+      await this.beforeSample(request);
       // logged when sampled (after a hold), with the version the name serves now
       if (this.versionOf(name) !== version) this.violations.push(`${name} changed version`);
       this.events.push({ kind: 'sample', name, step, turn: secondTurn ? 2 : 1 });
