@@ -7,11 +7,13 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { formatApiError } from '../api/client.ts';
 import { DemoRunError } from '../demo/api.ts';
+import { MAX_POLICY_LAG } from '../demo/specs.ts';
 
 interface DemoFlags {
   quick?: boolean;
   stepsScale: number;
   seed: number;
+  maxPolicyLag: number;
   report: string;
   url?: string;
   token?: string;
@@ -27,6 +29,13 @@ function positiveNumber(value: string): number {
 function seedValue(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 2 ** 31 - 1) {
     throw new InvalidArgumentError('must be an integer 0..2147483647.');
+  }
+  return Number(value);
+}
+
+function policyLagValue(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > MAX_POLICY_LAG) {
+    throw new InvalidArgumentError(`must be an integer 0..${MAX_POLICY_LAG}.`);
   }
   return Number(value);
 }
@@ -59,6 +68,7 @@ async function demo(flags: DemoFlags): Promise<void> {
     await runDemo({
       seed: flags.seed,
       stepsScale: flags.stepsScale,
+      maxPolicyLag: flags.maxPolicyLag,
       quick: flags.quick === true,
       reportPath: path.resolve(flags.report),
       env: process.env,
@@ -100,6 +110,13 @@ export function register(program: Command): void {
     .option('--quick', 'the short loop CI runs (few steps, small batches)')
     .option('--steps-scale <x>', 'multiply the step counts of sft, rm and grpo', positiveNumber, 1)
     .option('--seed <n>', 'seed of every run', seedValue, 0)
+    .option(
+      '--max-policy-lag <k>',
+      `rollout.maxPolicyLag of the GRPO run, 0..${MAX_POLICY_LAG} (0: on-policy; k: the next k ` +
+        'steps are sampled while a step trains, docs/recipe.md "Pipelined GRPO")',
+      policyLagValue,
+      0,
+    )
     .option('--report <file>', 'where to write the report', '.anneal/demo/report.json')
     .option('--url <url>', 'use this control plane (e.g. docker compose) instead of a local stack')
     .option('--token <token>', 'API token for --url (default: ANNEAL_TOKEN)')

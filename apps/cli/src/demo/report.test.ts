@@ -73,9 +73,12 @@ describe('buildReport', () => {
       rm: { heldOutPairAccuracy: 0.85 },
       grpo: {
         steps: 7,
+        maxPolicyLag: 0,
         rewardFirst5Mean: 2, // (0+1+2+3+4)/5
         rewardLast5Mean: 4, // (2+3+4+5+6)/5
         klMax: 4e-3,
+        klFreshMax: null, // these records carry no by-lag series
+        klFreshSteps: 0,
         gradNormMedian: 7, // median of 10..4
       },
       eval: {
@@ -146,5 +149,58 @@ describe('buildReport', () => {
       { budget: 0, before: 0.1, after: 0.2 },
       { budget: 5, before: 0.3, after: 0.6 },
     ]);
+  });
+
+  it('with maxPolicyLag >= 1 judges the KL bound on the fresh-rollout series', () => {
+    // Lag 1: step 1 is fresh (lag 0), later steps trained rollouts of the previous version, so
+    // their step KL includes the lag (docs/recipe.md "Pipelined GRPO").
+    const lagged = (n: number, kl: number, fresh: number | null) =>
+      step(n, {
+        'reward/all': 0.1 * n,
+        train_inference_kl: kl,
+        'train_inference_kl_by_lag/fresh': fresh,
+        'train_inference_kl_by_lag/lagged': fresh === null ? kl : null,
+      });
+    const steps = [lagged(1, 1e-12, 1e-12), lagged(2, 3e-2, null), lagged(3, 2e-2, null)];
+    const r = buildReport({
+      wallSeconds: 1,
+      runs,
+      sft: [],
+      rm: [],
+      grpo: steps,
+      eval: [],
+      maxPolicyLag: 1,
+    });
+    expect(r.grpo).toMatchObject({
+      maxPolicyLag: 1,
+      klMax: 3e-2,
+      klFreshMax: 1e-12,
+      klFreshSteps: 1,
+    });
+    const kl = (report: typeof r, grpo: StepRecord[]) =>
+      checkTargets(report, grpo).find((c) => c.name.startsWith('KL'))!;
+    expect(kl(r, steps)).toMatchObject({
+      name: 'KL recorded every step, finite; fresh-rollout KL < 1e-2',
+      met: true,
+    });
+    expect(kl(r, steps).detail).toContain('fresh max 1.00e-12 over 1 step(s)');
+    // The same records judged as an on-policy run fail the bound: the lag is in the step KL.
+    expect(kl({ ...r, grpo: { ...r.grpo, maxPolicyLag: 0 } }, steps).met).toBe(false);
+    // A fresh mismatch above the bound fails; so do no fresh steps, or a step without its KL.
+    const bad = [lagged(1, 2e-2, 2e-2), ...steps.slice(1)];
+    const badReport = buildReport({
+      wallSeconds: 1,
+      runs,
+      sft: [],
+      rm: [],
+      grpo: bad,
+      eval: [],
+      maxPolicyLag: 1,
+    });
+    expect(kl(badReport, bad).met).toBe(false);
+    expect(kl({ ...r, grpo: { ...r.grpo, klFreshMax: null, klFreshSteps: 0 } }, steps).met).toBe(
+      false,
+    );
+    expect(kl(r, [...steps, step(4, { 'reward/all': 1 })]).met).toBe(false);
   });
 });

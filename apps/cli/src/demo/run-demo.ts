@@ -27,6 +27,8 @@ export interface DemoOptions {
   seed: number;
   stepsScale: number;
   quick: boolean;
+  /** rollout.maxPolicyLag of the GRPO run (default 0: on-policy). */
+  maxPolicyLag?: number;
   /** Where report.json goes; its directory also holds the per-demo work directory. */
   reportPath: string;
   /** Environment (REDIS_URL) as parsed once by the command. */
@@ -91,7 +93,10 @@ function phaseSummary(phase: Phase, sizes: DemoSizes, steps: number): string {
     case 'rm':
       return `done, ${steps} steps of ${sizes.rm.batchSize} preference pairs`;
     case 'grpo':
-      return `done, ${steps} steps of ${sizes.grpo.promptsPerStep} prompts x ${sizes.grpo.groupSize} rollouts`;
+      return (
+        `done, ${steps} steps of ${sizes.grpo.promptsPerStep} prompts x ${sizes.grpo.groupSize} rollouts` +
+        `, max policy lag ${sizes.grpo.maxPolicyLag}`
+      );
     case 'eval':
       return 'done';
   }
@@ -181,6 +186,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       rm: rmSteps!,
       grpo: grpoSteps!,
       eval: evalSteps!,
+      maxPolicyLag: sizes.grpo.maxPolicyLag,
       evalBudget: sizes.eval.maxToolCalls,
     });
     await mkdir(path.dirname(options.reportPath), { recursive: true });

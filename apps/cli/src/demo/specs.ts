@@ -1,6 +1,7 @@
 // The run specs the demo submits (plain run-spec JSON, exactly what `anneal submit` takes), tuned
 // for the embedded `tiny` model on 2 CPU cores. Why each number: docs/demo.md ("Tuning").
-// `quick` is the CI-sized loop; `stepsScale` multiplies every step count.
+// `quick` is the CI-sized loop; `stepsScale` multiplies every step count; `maxPolicyLag` is the
+// GRPO run's rollout.maxPolicyLag (docs/recipe.md "Pipelined GRPO").
 
 /** Name the demo registers the rm run's model under (operator config `rewardModels`). */
 export const DEMO_REWARD_MODEL = 'demo-rm';
@@ -11,7 +12,12 @@ export interface DemoSpecOptions {
   stepsScale: number;
   /** The short loop (CI): few steps, small groups, a smaller eval set. */
   quick: boolean;
+  /** rollout.maxPolicyLag of the GRPO run: 0 on-policy, 1–4 pipelined (default 0). */
+  maxPolicyLag?: number;
 }
+
+/** The bounds of rollout.maxPolicyLag in the GRPO run spec (docs/recipe.md "Pipelined GRPO"). */
+export const MAX_POLICY_LAG = 4;
 
 export interface DemoSizes {
   sft: { steps: number; batchSize: number; learningRate: number; checkpointInterval: number };
@@ -24,6 +30,8 @@ export interface DemoSizes {
     learningRate: number;
     lambdaTool: number;
     checkpointInterval: number;
+    /** rollout.maxPolicyLag (docs/recipe.md "Pipelined GRPO"). */
+    maxPolicyLag: number;
   };
   /** `examples` is per dataset (search-qa holds the QA and the tool-free eval questions). */
   eval: {
@@ -49,6 +57,7 @@ export const FULL_SIZES: Readonly<DemoSizes> = {
     learningRate: 3e-3,
     lambdaTool: 0.2,
     checkpointInterval: 40,
+    maxPolicyLag: 0,
   },
   // All 300 questions of search-qa at each of 6 budgets: 1800 answers per checkpoint (the
   // single-budget eval took 1.5 s for 600).
@@ -73,6 +82,7 @@ export const QUICK_SIZES: Readonly<DemoSizes> = {
     learningRate: 5e-3,
     lambdaTool: 0.2,
     checkpointInterval: 3,
+    maxPolicyLag: 0,
   },
   eval: {
     datasets: ['search-qa', 'search-qa-tool-free'],
@@ -91,7 +101,11 @@ export function demoSizes(options: DemoSpecOptions): DemoSizes {
   return {
     sft: { ...base.sft, steps: scaled(base.sft.steps, s) },
     rm: { ...base.rm, steps: scaled(base.rm.steps, s) },
-    grpo: { ...base.grpo, steps: scaled(base.grpo.steps, s) },
+    grpo: {
+      ...base.grpo,
+      steps: scaled(base.grpo.steps, s),
+      maxPolicyLag: options.maxPolicyLag ?? base.grpo.maxPolicyLag,
+    },
     eval: { ...base.eval, datasets: [...base.eval.datasets], budgets: [...base.eval.budgets] },
   };
 }
@@ -157,6 +171,7 @@ export function grpoSpec(
       promptsPerStep: g.promptsPerStep,
       temperature: 1,
       maxTokens: g.maxTokens,
+      maxPolicyLag: g.maxPolicyLag,
     },
     reward: { lambdaTool: g.lambdaTool },
   };

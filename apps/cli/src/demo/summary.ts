@@ -25,9 +25,11 @@ export function summaryLines(input: {
     `  wall time      ${r.wallSeconds.toFixed(0)} s`,
     `  SFT            ${r.sft.steps} steps, final loss ${num(r.sft.finalLoss)}`,
     `  reward model   held-out pair accuracy ${num(r.rm.heldOutPairAccuracy)}`,
-    `  GRPO           ${r.grpo.steps} steps, reward ${num(r.grpo.rewardFirst5Mean)} (first 5) -> ` +
-      `${num(r.grpo.rewardLast5Mean)} (last 5), KL max ${sci(r.grpo.klMax)}, ` +
-      `grad norm median ${num(r.grpo.gradNormMedian)}`,
+    `  GRPO           ${r.grpo.steps} steps, max policy lag ${r.grpo.maxPolicyLag}, reward ` +
+      `${num(r.grpo.rewardFirst5Mean)} (first 5) -> ${num(r.grpo.rewardLast5Mean)} (last 5), ` +
+      `KL max ${sci(r.grpo.klMax)}` +
+      (r.grpo.maxPolicyLag > 0 ? ` (fresh rollouts: ${sci(r.grpo.klFreshMax)})` : '') +
+      `, grad norm median ${num(r.grpo.gradNormMedian)}`,
     `  eval           ${r.eval.examples ?? 'n/a'} questions per budget, at <= ${sizes.eval.maxToolCalls} tool calls, ` +
       `temperature ${sizes.eval.temperature}`,
     `    ${''.padEnd(14)} ${'accuracy'.padStart(8)} ${'tool calls'.padStart(11)} ${'tool calls (tool-free)'.padStart(22)}`,
