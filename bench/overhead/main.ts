@@ -60,7 +60,7 @@ try {
     if (step.step === MEASURED_FROM - 1) profiler = startProfiler();
     if (step.step === STEPS) profile = profiler?.then((stop) => stop());
   };
-  const { steps } = await stack.run(spec, onStep);
+  const { steps, summary: outcome } = await stack.run(spec, onStep);
   const host = await stack.hostBusyAt(steps.map((t) => t.atMs));
   const measured = steps.flatMap((t, i) => {
     const before = steps[i - 1];
@@ -83,7 +83,11 @@ try {
     );
   const rolloutTokens = steps.at(-1)?.metrics['rollout_tokens'];
 
-  row('policy rollout tokens per step', `${rolloutTokens ?? '?'}`);
+  row(
+    'policy rollout tokens per step',
+    `${rolloutTokens ?? '?'} (reference generations: ${String(outcome['referenceCacheMisses'])} ` +
+      `prompts generated, ${String(outcome['referenceCacheHits'])} from the cache, over ${STEPS} steps)`,
+  );
   row('step wall time, instant engines', s(m('wall')));
   row("  the engines' own work (child busy)", s(m('engines')));
   row('orchestrator busy (event loop, wall)', `${s(m('busy'))} = ${share(m('busy'))}`);

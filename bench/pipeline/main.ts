@@ -59,6 +59,12 @@ const stepSeconds = (trace: RunTrace) => {
 };
 const phase = (trace: RunTrace, name: string) =>
   median(trace.steps.map((s) => s.metrics[`phase_seconds/${name}`] ?? 0));
+const metric = (trace: RunTrace, key: string) =>
+  median(trace.steps.filter((t) => t.step >= STEADY_FROM).map((t) => t.metrics[key] ?? 0));
+const busy = (trace: RunTrace) =>
+  `trainer busy ${(metric(trace, 'busy_fraction/trainer') * 100).toFixed(0)} %, ` +
+  `sampler busy ${(metric(trace, 'busy_fraction/sampler') * 100).toFixed(0)} %, ` +
+  `policy lag ${metric(trace, 'policy_lag/mean').toFixed(2)}`;
 const row = (label: string, value: string) => console.log(`${label.padEnd(46)}${value}`);
 const s = (seconds: number) => `${seconds.toFixed(2)} s`;
 const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
@@ -90,7 +96,8 @@ try {
   );
   row(
     'lag 0 phases (median)',
-    `rollout ${s(rollout)}, train + weight sync ${s(train)}, reward ${s(phase(lag0, 'reward'))}`,
+    `rollout ${s(rollout)}, train ${s(phase(lag0, 'train'))} + weight sync ` +
+      `${s(phase(lag0, 'weight_sync'))}, reward ${s(phase(lag0, 'reward'))}`,
   );
   row('sequential = rollout + train', s(sequential));
   row('ideal = max(rollout, train)', s(ideal));
@@ -98,6 +105,7 @@ try {
     'lag 0 step time (median, steady state)',
     `${s(step0)} = ${(step0 / sequential).toFixed(3)}× sequential, ${(step0 / ideal).toFixed(2)}× ideal`,
   );
+  if (lagAvailable) row('  lag 0', busy(lag0));
   if (lagAvailable) {
     const lag1 = await stack.run(spec(1));
     const step1 = stepSeconds(lag1);
@@ -105,6 +113,12 @@ try {
     row(
       'lag 1 step time (median, steady state)',
       `${s(step1)} = ${ratio.toFixed(3)}× ideal, ${(step1 / sequential).toFixed(2)}× sequential`,
+    );
+    row('  lag 1', busy(lag1));
+    row(
+      '  lag 1 phases (median)',
+      `rollout ${s(phase(lag1, 'rollout'))}, train ${s(phase(lag1, 'train'))} + weight sync ` +
+        `${s(phase(lag1, 'weight_sync'))}`,
     );
     row(
       `target: lag 1 within ${((TARGET - 1) * 100).toFixed(0)}% of the ideal`,

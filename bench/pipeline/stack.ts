@@ -7,7 +7,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { parseOperatorConfig } from '@anneal/protocol';
+import { keys } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
 import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/worker';
 
@@ -48,6 +50,8 @@ export interface StepTrace {
 export interface RunTrace {
   runId: string;
   steps: StepTrace[];
+  /** The run's outcome summary as the worker stored it (e.g. referenceCacheHits). */
+  summary: Readonly<Record<string, unknown>>;
 }
 
 export interface Stack {
@@ -122,6 +126,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
     }),
     { logger: silent },
   );
+  const redis = new Redis(redisUrl);
   const api = async (method: string, url: string, body?: string) => {
     const res = await fetch(`${info.controlUrl}${url}`, {
       method,
@@ -165,9 +170,11 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
         const reason = await done;
         if (reason !== 'succeeded') {
           const run = await api('GET', `/v1/runs/${runId}`);
-          throw new Error(`bench run ${reason}: ${String(run.body['error'] ?? '')}`);
+          throw new Error(`bench run ${reason}: ${JSON.stringify(run.body['error'] ?? run.body)}`);
         }
-        return { runId, steps };
+        const stored = await redis.hget(keys(info.prefix).run(runId), 'summary');
+        const summary = JSON.parse(stored ?? '{}') as Record<string, unknown>;
+        return { runId, steps, summary };
       } finally {
         offStep();
         offEnd();
@@ -179,6 +186,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
     },
     async close() {
       await worker.close();
+      await redis.quit();
       child.kill('SIGTERM');
       await exited;
     },
