@@ -6,11 +6,23 @@ import type { ChildMessage, ChildRequest, Execution } from './executions.ts';
 
 type ChildEnv = Record<string, string | undefined>;
 
-function spawnTs(script: string, args: string[], env: ChildEnv, stdout: 'pipe' | 'inherit') {
+/** What every child process is started with: its environment and extra Node options (e.g.
+ * `--cpu-prof`). */
+export interface ChildSetup {
+  env: ChildEnv;
+  nodeOptions: readonly string[];
+}
+
+function spawnTs(
+  script: string,
+  args: string[],
+  { env, nodeOptions }: ChildSetup,
+  stdout: 'pipe' | 'inherit',
+) {
   const entry = fileURLToPath(new URL(`./${script}`, import.meta.url));
   return spawn(
     process.execPath,
-    ['--conditions=@anneal/source', '--import', 'tsx', entry, ...args],
+    [...nodeOptions, '--conditions=@anneal/source', '--import', 'tsx', entry, ...args],
     {
       env,
       stdio: ['ignore', stdout, 'inherit', 'ipc'],
@@ -50,8 +62,8 @@ export interface ControlPlaneProcess {
 }
 
 /** The control plane; resolves with its URL once it listens. */
-export async function startControlPlane(env: ChildEnv): Promise<ControlPlaneProcess> {
-  const child = spawnTs('control-plane.ts', [], env, 'pipe');
+export async function startControlPlane(setup: ChildSetup): Promise<ControlPlaneProcess> {
+  const child = spawnTs('control-plane.ts', [], setup, 'pipe');
   const ipc = channel(child);
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = '';
@@ -84,8 +96,11 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export async function startWorkerProcess(env: ChildEnv, workers: number): Promise<WorkerProcess> {
-  const child = spawnTs('worker-entry.ts', [String(workers)], env, 'inherit');
+export async function startWorkerProcess(
+  setup: ChildSetup,
+  workers: number,
+): Promise<WorkerProcess> {
+  const child = spawnTs('worker-entry.ts', [String(workers)], setup, 'inherit');
   const ipc = channel(child);
   await ipc.next();
   return {

@@ -15,6 +15,8 @@ export interface Flags {
   inFlight: number;
   /** Use this Redis (unique key prefix) instead of a private redis-server. */
   redisUrl: string | undefined;
+  /** Write V8 CPU profiles of the control plane and worker processes here. */
+  cpuProfDir: string | undefined;
 }
 
 const DEFAULTS: Flags = {
@@ -25,11 +27,13 @@ const DEFAULTS: Flags = {
   idleSeconds: 10,
   inFlight: 32,
   redisUrl: undefined,
+  cpuProfDir: undefined,
 };
 
-type NumericFlag = Exclude<keyof Flags, 'redisUrl'>;
+type TextFlag = 'redisUrl' | 'cpuProfDir';
+type NumericFlag = Exclude<keyof Flags, TextFlag>;
 
-const NAMES: Record<string, NumericFlag | 'redisUrl'> = {
+const NAMES: Record<string, NumericFlag | TextFlag> = {
   runs: 'runs',
   workers: 'workers',
   slots: 'slots',
@@ -37,6 +41,7 @@ const NAMES: Record<string, NumericFlag | 'redisUrl'> = {
   'idle-seconds': 'idleSeconds',
   'in-flight': 'inFlight',
   'redis-url': 'redisUrl',
+  'cpu-prof-dir': 'cpuProfDir',
 };
 
 export function parseFlags(argv: readonly string[]): Flags {
@@ -52,8 +57,8 @@ export function parseFlags(argv: readonly string[]): Flags {
       );
     }
     const value = match[2] ?? '';
-    if (key === 'redisUrl') {
-      flags.redisUrl = value;
+    if (key === 'redisUrl' || key === 'cpuProfDir') {
+      flags[key] = value;
       continue;
     }
     const n = Number(value);

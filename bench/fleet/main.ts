@@ -114,7 +114,9 @@ const baselineQueues: BaselineQueues = {
 };
 const benchPorts = () => new Set([client, info, queueConnection].map(localPort));
 let processes: WorkerProcess[] = [];
-const control = await startControlPlane(childEnv);
+const nodeOptions =
+  flags.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${flags.cpuProfDir}`];
+const control = await startControlPlane({ env: childEnv, nodeOptions });
 const env: Env = {
   url: control.url,
   tokens: fleet.tokens,
@@ -167,7 +169,10 @@ try {
   processes = await Promise.all(
     Array.from({ length: flags.workers }, (_, i) =>
       startWorkerProcess(
-        { ...childEnv, ANNEAL_POOL: poolOf(i), ANNEAL_WORKER_ID: `fleet-${i}` },
+        {
+          env: { ...childEnv, ANNEAL_POOL: poolOf(i), ANNEAL_WORKER_ID: `fleet-${i}` },
+          nodeOptions,
+        },
         1,
       ),
     ),
