@@ -5,7 +5,7 @@
 // as SkyRL answers them), and the real control plane on Redis. Prints one JSON line (the control
 // plane's URL, its operator token, the operator config YAML the worker must use); samples its
 // event-loop busy milliseconds (the engines' own work) every 20 ms and sends the series when asked
-// (`{series: true}`); cleans its Redis keys and exits on SIGTERM.
+// (`{series: true}`); cleans its Redis keys and exits on SIGTERM or when the bench goes away.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -101,15 +101,19 @@ process.on('message', (message: { series?: boolean }) => {
   }
 });
 
-process.once('SIGTERM', () => {
-  void (async () => {
-    clearInterval(sampler);
-    await plane.close();
-    await Promise.all([...replicas.map((r) => r.close()), trainer.close()]);
-    const redis = new Redis(redisUrl);
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await rm(dir, { recursive: true, force: true });
-    process.exit(0);
-  })();
-});
+let closing = false;
+async function shutdown(): Promise<void> {
+  if (closing) return;
+  closing = true;
+  clearInterval(sampler);
+  await plane.close();
+  await Promise.all([...replicas.map((r) => r.close()), trainer.close()]);
+  const redis = new Redis(redisUrl);
+  await deleteKeysWithPrefix(redis, prefix);
+  await redis.quit();
+  await rm(dir, { recursive: true, force: true });
+  process.exit(0);
+}
+// SIGTERM from the bench, or the IPC channel closing because the bench died.
+process.once('SIGTERM', () => void shutdown());
+process.once('disconnect', () => void shutdown());
