@@ -13,6 +13,8 @@ process.on('message', (request: ChildRequest) => {
     process.send?.(reply);
   }
 });
+// The bench is gone (crashed, killed): so is its control plane.
+process.once('disconnect', () => process.exit(1));
 process.stdout.write(`${JSON.stringify({ url: running.url })}\n`);
 process.once('SIGTERM', () => {
   void running.close().then(() => process.exit(0));

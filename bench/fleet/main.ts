@@ -23,10 +23,9 @@ import {
   POOLS,
   fleetOperatorConfig,
 } from './operator.ts';
-import { type CommandCount, countCommands, localPort } from './monitor.ts';
+import { countCommands, localPort } from './monitor.ts';
 import {
   type BaselineQueues,
-  type Burst,
   type Env,
   addAndWait,
   annealBurst,
@@ -37,7 +36,7 @@ import {
   submitAndWait,
 } from './phases.ts';
 import { type BenchRedis, sharedRedis, startPrivateRedis } from './redis.ts';
-import { formatLoad, ms, topCommands, verdict } from './report.ts';
+import { countLine, cpuLine, formatLoad, ms, verdict } from './report.ts';
 import type { RunRequest, Submitted } from './submit.ts';
 
 const GOAL = 0.5;
@@ -140,22 +139,6 @@ const env: Env = {
 
 const line = (text = '') => console.log(text);
 const load1 = () => loadavg()[0]?.toFixed(1) ?? '?';
-const cpuLine = (name: string, burst: Burst) => {
-  const perRun = (v: number) => (v / burst.runs).toFixed(2);
-  const redisMs = (1000 * burst.load.cpuSeconds) / burst.runs;
-  const total =
-    (burst.cpu.bench + burst.cpu.controlPlane + burst.cpu.workers) / burst.runs + redisMs;
-  return `CPU ms per run, ${name}: submitter ${perRun(burst.cpu.bench)}, control plane ${perRun(burst.cpu.controlPlane)}, workers ${perRun(burst.cpu.workers)}, Redis ${redisMs.toFixed(2)} = ${total.toFixed(2)}`;
-};
-
-const countLine = (name: string, c: CommandCount) => {
-  const per = (v: number) => (v / COUNTED_RUNS).toFixed(1);
-  return (
-    `${name} (MONITOR, ${COUNTED_RUNS} runs): ${per(c.sent)} commands sent, of which ${per(c.scripts)} Lua scripts ` +
-    `running ${per(c.inScripts)} commands; sent: ${topCommands(c.byCommand, COUNTED_RUNS)}`
-  );
-};
-
 let failed = false;
 try {
   const slots10 = poolSlots(1);
@@ -365,8 +348,8 @@ try {
     );
   }
   line();
-  line(countLine('Anneal, per run', perRun));
-  line(countLine('plain BullMQ, per job', perJob));
+  line(countLine('Anneal, per run', perRun, COUNTED_RUNS));
+  line(countLine('plain BullMQ, per job', perJob, COUNTED_RUNS));
   line(`load average at the end: ${load1()}`);
 } catch (error) {
   failed = true;

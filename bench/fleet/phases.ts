@@ -173,10 +173,10 @@ export async function addAndWait(
     });
     byPool.set(r.pool, list);
   });
+  // A plain ZCARD per queue (getCompletedCount would run a Lua script of its own).
   const completed = async () => {
-    const counts = await Promise.all(
-      [...queues.observe.values()].map((q) => q.getCompletedCount()),
-    );
+    const keys = [...queues.observe.values()].map((q) => q.toKey('completed'));
+    const counts = await Promise.all(keys.map((key) => env.store.redis.zcard(key)));
     return counts.reduce((a, b) => a + b, 0);
   };
   const done0 = await completed();

@@ -76,11 +76,15 @@ export async function startPrivateRedis(binary: string): Promise<BenchRedis> {
   );
   const url = `redis://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A bench that dies without cleaning up must not leave its server behind.
+  const orphan = () => child.kill('SIGKILL');
+  process.once('exit', orphan);
   await waitForPing(url, child);
   return {
     url,
     private: true,
     async close() {
+      process.off('exit', orphan);
       child.kill('SIGTERM');
       await exited;
       await rm(dir, { recursive: true, force: true });
@@ -95,11 +99,7 @@ export function sharedRedis(url: string): BenchRedis {
 /** Cumulative server counters at one moment. */
 export interface RedisCounters {
   atMs: number;
-  /** Commands executed, those inside Lua scripts included. */
-  commands: number;
-  /** EVAL/EVALSHA calls (Anneal's and BullMQ's Lua scripts). */
-  scripts: number;
-  /** Commands by name (INFO commandstats calls). */
+  /** Commands by name (INFO commandstats calls; those inside Lua scripts included). */
   byCommand: Record<string, number>;
   /** Redis CPU seconds (user + sys). */
   cpuSeconds: number;
@@ -123,11 +123,8 @@ export async function readCounters(client: Redis): Promise<RedisCounters> {
     const calls = /calls=(\d+)/.exec(value);
     byCommand[key.slice('cmdstat_'.length)] = Number(calls?.[1] ?? 0);
   }
-  const sum = Object.values(byCommand).reduce((a, b) => a + b, 0);
   return {
     atMs,
-    commands: sum,
-    scripts: (byCommand.evalsha ?? 0) + (byCommand.eval ?? 0),
     byCommand,
     cpuSeconds: Number(fields.get('used_cpu_user') ?? 0) + Number(fields.get('used_cpu_sys') ?? 0),
   };

@@ -1,4 +1,6 @@
 // Formatting of the fleet bench's report.
+import type { CommandCount } from './monitor.ts';
+import type { Burst } from './phases.ts';
 import type { RedisLoad } from './redis.ts';
 
 export const ms = (value: number): string =>
@@ -62,4 +64,25 @@ export function topCommands(byCommand: Record<string, number>, runs: number, cou
     .slice(0, count)
     .map(([name, calls]) => `${name} ${(calls / runs).toFixed(1)}`)
     .join(', ');
+}
+
+/** CPU milliseconds per run of each process group during a burst, and their sum. */
+export function cpuLine(name: string, burst: Burst): string {
+  const perRun = (v: number) => (v / burst.runs).toFixed(2);
+  const redisMs = (1000 * burst.load.cpuSeconds) / burst.runs;
+  const { bench, controlPlane, workers } = burst.cpu;
+  const total = (bench + controlPlane + workers) / burst.runs + redisMs;
+  return (
+    `CPU ms per run, ${name}: submitter ${perRun(bench)}, control plane ${perRun(controlPlane)}, ` +
+    `workers ${perRun(workers)}, Redis ${redisMs.toFixed(2)} = ${total.toFixed(2)}`
+  );
+}
+
+/** Redis commands per run counted under MONITOR. */
+export function countLine(name: string, c: CommandCount, runs: number): string {
+  const per = (v: number) => (v / runs).toFixed(1);
+  return (
+    `${name} (MONITOR, ${runs} runs): ${per(c.sent)} commands sent, of which ${per(c.scripts)} ` +
+    `Lua scripts running ${per(c.inScripts)} commands; sent: ${topCommands(c.byCommand, runs)}`
+  );
 }

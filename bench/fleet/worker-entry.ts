@@ -75,6 +75,8 @@ async function handle(request: ChildRequest): Promise<ChildMessage> {
   }
 }
 
+// The bench is gone (crashed, killed): so are its workers.
+process.once('disconnect', () => process.exit(1));
 // One request at a time, in order; the bench waits for each answer.
 let queue = Promise.resolve();
 process.on('message', (request: ChildRequest) => {
