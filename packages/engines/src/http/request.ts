@@ -11,6 +11,9 @@ export interface HttpReply {
   /** Parsed JSON body, or undefined when the body is empty or not JSON. */
   json: unknown;
   text: string;
+  /** The raw body, for readers that extract fields without parsing it all (vLLM completions,
+   * docs/engines.md "vLLM"). `text` and `json` are decoded from it on first use. */
+  bytes?: Uint8Array;
 }
 
 export interface SendOptions {
@@ -38,8 +41,8 @@ export async function sendJson(
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal,
     });
-    const text = await response.text();
-    return { status: response.status, json: parseJson(text), text };
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return new LazyReply(response.status, bytes);
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
     if (timeout.aborted) {
@@ -58,6 +61,29 @@ export async function sendJson(
     );
   } finally {
     linked.dispose();
+  }
+}
+
+const utf8 = new TextDecoder();
+
+/** A reply whose body is decoded (UTF-8, like `response.text()`) and parsed only when read. */
+class LazyReply implements HttpReply {
+  private decoded: string | undefined;
+  private parsed: { value: unknown } | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly bytes: Uint8Array,
+  ) {}
+
+  get text(): string {
+    this.decoded ??= utf8.decode(this.bytes);
+    return this.decoded;
+  }
+
+  get json(): unknown {
+    this.parsed ??= { value: parseJson(this.text) };
+    return this.parsed.value;
   }
 }
 

@@ -63,9 +63,18 @@ export const realScheduler: Scheduler = {
   },
 };
 
-/** One signal that aborts when any source does. Unlike `AbortSignal.any`, listeners on
- * long-lived sources (an engine's lifetime) are removed by `dispose`, so nothing accumulates
- * over millions of requests. */
+/** The requests linked to a source signal, behind that source's one listener. */
+interface Fanout {
+  linked: Set<AbortController>;
+  onAbort: () => void;
+}
+
+const fanouts = new WeakMap<AbortSignal, Fanout>();
+
+/** One signal that aborts when any source does. Unlike `AbortSignal.any`, nothing stays on a
+ * long-lived source (an engine's lifetime, a step's signal) once every signal linked to it is
+ * disposed, so nothing accumulates over millions of requests; and a source carries one listener
+ * however many requests share it (no MaxListenersExceededWarning past 10 at once). */
 export function linkSignals(...sources: Array<AbortSignal | undefined>): {
   signal: AbortSignal;
   dispose: () => void;
@@ -77,10 +86,32 @@ export function linkSignals(...sources: Array<AbortSignal | undefined>): {
     controller.abort(aborted.reason);
     return { signal: controller.signal, dispose: () => {} };
   }
-  const listeners = present.map((source) => {
-    const onAbort = (): void => controller.abort(source.reason);
+  for (const source of present) attach(source, controller);
+  return {
+    signal: controller.signal,
+    dispose: () => present.forEach((source) => detach(source, controller)),
+  };
+}
+
+function attach(source: AbortSignal, controller: AbortController): void {
+  let fanout = fanouts.get(source);
+  if (fanout === undefined) {
+    const linked = new Set<AbortController>();
+    const onAbort = (): void => {
+      fanouts.delete(source);
+      for (const dependent of [...linked]) dependent.abort(source.reason);
+      linked.clear();
+    };
+    fanout = { linked, onAbort };
+    fanouts.set(source, fanout);
     source.addEventListener('abort', onAbort, { once: true });
-    return () => source.removeEventListener('abort', onAbort);
-  });
-  return { signal: controller.signal, dispose: () => listeners.forEach((remove) => remove()) };
+  }
+  fanout.linked.add(controller);
+}
+
+function detach(source: AbortSignal, controller: AbortController): void {
+  const fanout = fanouts.get(source);
+  if (fanout === undefined || !fanout.linked.delete(controller) || fanout.linked.size > 0) return;
+  fanouts.delete(source);
+  source.removeEventListener('abort', fanout.onAbort);
 }

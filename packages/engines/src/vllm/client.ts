@@ -22,7 +22,7 @@ import { vllmRankIssue, vllmWeightsFormatIssue } from './endpoint-checks.ts';
 import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
 import { ContextWindow, contextLimitOf } from './context-window.ts';
 import { isContextOverflow } from './errors.ts';
-import { parseCompletion } from './parse.ts';
+import { parseCompletionReply } from './parse.ts';
 import type { ReplicaSnapshot } from './replicas.ts';
 import { VllmTransport } from './transport.ts';
 import type { VllmEvent } from './transport.ts';
@@ -149,8 +149,8 @@ export class VllmInferenceEngine implements InferenceEngine {
             isContextOverflow(reply) ? { overflowLimit: contextLimitOf(reply) } : undefined,
         },
         (reply, replica) =>
-          parseCompletion(
-            reply.json,
+          parseCompletionReply(
+            reply,
             request.n,
             this.transport.context(replica.url, COMPLETIONS_ROUTE),
           ),

@@ -4,7 +4,9 @@
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import type { EngineErrorContext } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
+import type { HttpReply } from '../http/request.ts';
 import type { FinishReason, SampledSequence } from '../types.ts';
+import { extractCompletion } from './fast-parse.ts';
 
 const TOKEN_ID_PREFIX = 'token_id:';
 
@@ -16,6 +18,17 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   abort: 'abort',
   repetition: 'length',
 };
+
+/** A completion reply: fields extracted from the raw bytes (fast-parse.ts) when the reply is
+ * what they expect, else the whole body parsed and checked here, with its error. */
+export function parseCompletionReply(
+  reply: HttpReply,
+  expectedChoices: number,
+  context: EngineErrorContext,
+): SampledSequence[] {
+  const fast = reply.bytes && extractCompletion(reply.bytes, expectedChoices);
+  return fast ?? parseCompletion(reply.json, expectedChoices, context);
+}
 
 export function parseCompletion(
   body: unknown,
