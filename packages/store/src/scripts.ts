@@ -38,7 +38,9 @@ return {'created', ARGV[1]}
  * transitionLog. ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen,
  * guardJson, field/value… Entering `running` logs how long the run waited (poolWaiting score =
  * since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
- * `absentKey` (a worker's heartbeat record, same hash tag) must not exist. */
+ * `absentKey` (a worker's heartbeat record, same hash tag) must not exist. Entering `running`
+ * also replies with the run hash as the transition left it (field, value…): the starting worker
+ * reads its attempt, spec and checkpoint from it instead of three more round trips. */
 const TRANSITION = `
 local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
 local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
@@ -118,6 +120,7 @@ if ARGV[4] ~= '' then transition.workerId = ARGV[4] end
 redis.call('RPUSH', KEYS[2], cjson.encode(transition))
 local event = {type = 'run:state', runId = runId, from = state, to = to, reason = ARGV[3], at = ARGV[5]}
 local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', cjson.encode(event))
+if to == 'running' then return {'ok', state, id, unpack(redis.call('HGETALL', KEYS[1]))} end
 return {'ok', state, id}
 `;
 

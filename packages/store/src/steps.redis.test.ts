@@ -71,7 +71,7 @@ describe('fencing', () => {
     expect(await setCheckpoint(store.ctx, runId, { step: 1, path: '/a/1' }, fence)).toBe('saved');
     // w1 is presumed lost (its job lock expired); w2 takes the run over: attempt 2.
     const second = await startRun(store.ctx, runId, 'w2');
-    expect(second).toEqual({ status: 'started', attempt: first.attempt + 1 });
+    expect(second).toMatchObject({ status: 'started', attempt: first.attempt + 1 });
     expect(await appendStep(store.ctx, runId, 2, { loss: 2 }, fence)).toEqual({
       status: 'fenced',
       attempt: first.attempt + 1,

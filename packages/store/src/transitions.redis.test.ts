@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
+import { setCheckpoint } from './checkpoints.ts';
 import { readEvents } from './events.ts';
 import { createRun, getRun } from './runs.ts';
 import { setTenantLimits, tenantRunningCount, oldestWaiting } from './tenants.ts';
@@ -22,7 +23,7 @@ async function newRun(tenant = 'acme'): Promise<string> {
 describe('transitionRun', () => {
   it('records each transition with time, reason and an event', async () => {
     const id = await newRun();
-    expect(await startRun(store.ctx, id, 'w1')).toEqual({ status: 'started', attempt: 1 });
+    expect(await startRun(store.ctx, id, 'w1')).toMatchObject({ status: 'started', attempt: 1 });
     const done = await finishRun(
       store.ctx,
       id,
@@ -79,7 +80,7 @@ describe('transitionRun', () => {
   it('takes over a run whose job BullMQ re-delivered (previous worker lost)', async () => {
     const id = await newRun();
     await startRun(store.ctx, id, 'w1');
-    expect(await startRun(store.ctx, id, 'w2')).toEqual({ status: 'started', attempt: 2 });
+    expect(await startRun(store.ctx, id, 'w2')).toMatchObject({ status: 'started', attempt: 2 });
     const run = await getRun(store.ctx, id, { transitions: true });
     expect(run?.transitions?.slice(-2).map((t) => [t.from, t.to, t.reason])).toEqual([
       ['running', 'retrying', 'worker w1 lost (job lock expired)'],
@@ -95,9 +96,59 @@ describe('transitionRun', () => {
       to: 'retrying',
     });
     expect(await oldestWaiting(store.ctx, 'default')).toMatchObject({ runId: id });
-    expect(await startRun(store.ctx, id, 'w2')).toEqual({ status: 'started', attempt: 2 });
+    expect(await startRun(store.ctx, id, 'w2')).toMatchObject({ status: 'started', attempt: 2 });
     expect(await oldestWaiting(store.ctx, 'default')).toBeNull();
     expect((await getRun(store.ctx, id))?.workerId).toBe('w2');
+  });
+});
+
+describe('startRun replies with the record the start left', () => {
+  it('carries the new attempt, owner, spec and the checkpoint of the attempt before', async () => {
+    const id = await newRun();
+    const first = await startRun(store.ctx, id, 'w1');
+    if (first.status !== 'started') throw new Error('start');
+    expect(first.run).toMatchObject({ state: 'running', attempt: 1, workerId: 'w1' });
+    expect(first.run.checkpoint).toBeUndefined();
+    expect(await setCheckpoint(store.ctx, id, { step: 7, path: '/ck/7' }, { attempt: 1 })).toBe(
+      'saved',
+    );
+    await releaseRun(store.ctx, id, 'worker w1 lost');
+    await store.ctx.redis.hset(`${store.ctx.prefix}:run:${id}`, 'cancelRequested', '1');
+
+    const second = await startRun(store.ctx, id, 'w2');
+    if (second.status !== 'started') throw new Error('restart');
+    // What the script wrote in the same call, not the hash before it: a stale read would say
+    // retrying, attempt 1, worker w1.
+    expect(second.attempt).toBe(2);
+    expect(second.run).toMatchObject({
+      id,
+      tenant: 'acme',
+      pool: 'default',
+      kind: 'sft',
+      state: 'running',
+      attempt: 2,
+      workerId: 'w2',
+      cancelRequested: true,
+      checkpoint: { step: 7, path: '/ck/7' },
+    });
+    expect(second.run.waitingReason).toBeUndefined();
+    expect(second.run).toEqual(await getRun(store.ctx, id));
+  });
+
+  it('takes the tenant and pool from the caller when given (no lookup)', async () => {
+    const id = await newRun();
+    const started = await startRun(store.ctx, id, 'w1');
+    if (started.status !== 'started') throw new Error('start');
+    const done = await finishRun(
+      store.ctx,
+      id,
+      { state: 'succeeded', reason: 'done' },
+      'w1',
+      started.run,
+    );
+    expect(done).toMatchObject({ status: 'ok', from: 'running', to: 'succeeded' });
+    expect(done.status === 'ok' && done.run).toBe(undefined);
+    expect(await tenantRunningCount(store.ctx, 'acme')).toBe(0);
   });
 });
 

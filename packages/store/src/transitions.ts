@@ -1,7 +1,8 @@
 // Atomic run state transitions (one Lua script): legality check against the protocol's
 // transition table, tenant concurrency cap on entering `running`, history + event append.
-import type { RunState } from '@anneal/protocol';
+import type { RunResource, RunState } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
+import { runFromHash } from './run-record.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
 
 export interface TransitionRequest {
@@ -15,11 +16,23 @@ export interface TransitionRequest {
   /** More compare-and-set conditions (a failed one is a `conflict`): the run's attempt number,
    * and a key (of the same store) that must not exist. */
   guard?: { attempt?: number; absentKey?: string };
+  /** The run's tenant and pool when the caller holds its record already (both are fixed at
+   * creation and never rewritten): saves the lookup that names the script's keys. */
+  owner?: RunOwner;
   now?: Date;
 }
 
+export type RunOwner = Pick<RunResource, 'tenant' | 'pool'>;
+
 export type TransitionResult =
-  | { status: 'ok'; from: RunState; to: RunState; eventId: string }
+  | {
+      status: 'ok';
+      from: RunState;
+      to: RunState;
+      eventId: string;
+      /** Entering `running` only: the run as the transition left it (same script, atomic). */
+      run?: RunResource;
+    }
   /** No such run. */
   | { status: 'missing' }
   /** The current state is not in `from`. */
@@ -51,7 +64,7 @@ export async function transitionRun(
   request: TransitionRequest,
 ): Promise<TransitionResult> {
   const k = keys(ctx.prefix);
-  const [tenant, pool] = await ctx.redis.hmget(k.run(runId), 'tenant', 'pool');
+  const { tenant, pool } = request.owner ?? (await readOwner(ctx, runId));
   if (!tenant || !pool) return { status: 'missing' };
   const now = request.now ?? new Date();
   const reply = await runScript(
@@ -87,8 +100,10 @@ export async function transitionRun(
   );
   const [status, state, extra] = reply as [string, RunState, string];
   switch (status) {
-    case 'ok':
-      return { status: 'ok', from: state, to: request.to, eventId: extra };
+    case 'ok': {
+      const run = reply.length > 3 ? runFromHash(hashFromFlat(reply, 3)) : null;
+      return { status: 'ok', from: state, to: request.to, eventId: extra, ...(run && { run }) };
+    }
     case 'blocked':
       return { status: 'blocked', state, reason: extra };
     case 'conflict':
@@ -99,8 +114,21 @@ export async function transitionRun(
   }
 }
 
+async function readOwner(ctx: StoreContext, runId: string): Promise<Partial<RunOwner>> {
+  const [tenant, pool] = await ctx.redis.hmget(keys(ctx.prefix).run(runId), 'tenant', 'pool');
+  return { ...(tenant && { tenant }), ...(pool && { pool }) };
+}
+
+/** `field, value, …` from `from` on (an HGETALL spliced into a script's reply) as a record. */
+function hashFromFlat(flat: readonly string[], from: number): Record<string, string> {
+  const hash: Record<string, string> = {};
+  for (let i = from; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+  return hash;
+}
+
 export type StartResult =
-  | { status: 'started'; attempt: number }
+  /** `run`: the record as the start left it (state, attempt, workerId, spec, checkpoint…). */
+  | { status: 'started'; attempt: number; run: RunResource }
   | { status: 'blocked'; reason: string }
   /** The run is cancelled/finished (or already running elsewhere): drop the job. */
   | { status: 'not-startable'; state: RunState | null };
@@ -132,8 +160,8 @@ export async function startRun(
     result = await start();
   }
   if (result.status === 'ok') {
-    const attempt = Number(await ctx.redis.hget(keys(ctx.prefix).run(runId), 'attempt'));
-    return { status: 'started', attempt };
+    if (!result.run) throw new Error(`run ${runId}: the start script replied without the record`);
+    return { status: 'started', attempt: result.run.attempt, run: result.run };
   }
   if (result.status === 'blocked') return { status: 'blocked', reason: result.reason };
   return { status: 'not-startable', state: result.status === 'missing' ? null : result.state };
@@ -145,12 +173,14 @@ export async function finishRun(
   runId: string,
   outcome: { state: 'succeeded' | 'failed' | 'cancelled'; reason: string; error?: string },
   workerId?: string,
+  owner?: RunOwner,
 ): Promise<TransitionResult> {
   return transitionRun(ctx, runId, {
     to: outcome.state,
     from: ['running'],
     reason: outcome.reason,
     ...(workerId && { workerId }),
+    ...(owner && { owner }),
     ...(outcome.error !== undefined && { fields: { error: outcome.error } }),
   });
 }
@@ -161,12 +191,14 @@ export async function releaseRun(
   runId: string,
   reason: string,
   workerId?: string,
+  owner?: RunOwner,
 ): Promise<TransitionResult> {
   return transitionRun(ctx, runId, {
     to: 'retrying',
     from: ['running'],
     reason,
     ...(workerId && { workerId }),
+    ...(owner && { owner }),
   });
 }
 

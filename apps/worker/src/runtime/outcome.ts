@@ -6,6 +6,7 @@ import {
   finishRun,
   getRun,
   releaseRun,
+  type RunOwner,
   transitionRun,
   type TransitionResult,
 } from '@anneal/store';
@@ -36,9 +37,12 @@ export function errorMessage(error: unknown): string {
     : error.message;
 }
 
+/** Every outcome names the run's tenant and pool from its start record (docs/performance.md
+ * "Scheduling at fleet scale"): the settling transition needs no lookup round trip. */
 export async function succeed(
   deps: OutcomeDeps,
   runId: string,
+  owner: RunOwner,
   result: ExecutorResult,
 ): Promise<RunEnd> {
   const { store, workerId } = deps;
@@ -48,6 +52,7 @@ export async function succeed(
     from: ['running'],
     reason: `completed on worker ${workerId}`,
     workerId,
+    owner,
     fields: outcomeFields(result.summary, result.finalCheckpoint),
   });
   note(deps.logger, 'succeeded', transition);
@@ -59,6 +64,7 @@ export async function stopped(
   deps: OutcomeDeps,
   job: Job,
   token: string,
+  owner: RunOwner,
   stop: StopRequest,
 ): Promise<RunEnd> {
   const runId = job.id as string;
@@ -87,11 +93,16 @@ export async function stopped(
       runId,
       { state: 'cancelled', reason: `cancelled: ${stop.reason}` },
       deps.workerId,
+      owner,
     );
     note(deps.logger, 'cancelled', result);
     return 'cancelled';
   }
-  note(deps.logger, 'released', await releaseRun(deps.store, runId, stop.reason, deps.workerId));
+  note(
+    deps.logger,
+    'released',
+    await releaseRun(deps.store, runId, stop.reason, deps.workerId, owner),
+  );
   await job.moveToWait(token);
   throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
 }
@@ -113,7 +124,12 @@ export function isPermanentEngineError(error: unknown): boolean {
 
 /** The executor (or run setup) threw: retry while BullMQ attempts remain, else fail. Setup
  * errors and permanent engine refusals fail at once (a retry would meet them again). */
-export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promise<never> {
+export async function failed(
+  deps: OutcomeDeps,
+  job: Job,
+  owner: RunOwner,
+  error: unknown,
+): Promise<never> {
   const runId = job.id as string;
   const message = errorMessage(error);
   const attempts = job.opts.attempts ?? 1;
@@ -121,7 +137,11 @@ export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promi
   const setup = error instanceof RunSetupError || isPermanentEngineError(error);
   if (!setup && attempt < attempts) {
     const reason = `attempt ${attempt}/${attempts} failed: ${message}; retrying from the last checkpoint`;
-    note(deps.logger, 'retrying', await releaseRun(deps.store, runId, reason, deps.workerId));
+    note(
+      deps.logger,
+      'retrying',
+      await releaseRun(deps.store, runId, reason, deps.workerId, owner),
+    );
     throw error;
   }
   const reason = setup ? message : `failed after ${attempt} attempt(s): ${message}`;
@@ -130,6 +150,7 @@ export async function failed(deps: OutcomeDeps, job: Job, error: unknown): Promi
     runId,
     { state: 'failed', reason, error: message },
     deps.workerId,
+    owner,
   );
   note(deps.logger, 'failed', result);
   throw new UnrecoverableError(reason);

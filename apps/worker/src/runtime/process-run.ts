@@ -1,7 +1,6 @@
 // The BullMQ processor: one job = one run (job id = run id). Follows the worker contract of
 // packages/store/README.md: start (or take over) the run, resume from its checkpoint, run the
 // executor of its kind with a stop signal, then settle the outcome.
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import { Value } from '@sinclair/typebox/value';
@@ -12,7 +11,7 @@ import {
   type RunKind,
   type RunResource,
 } from '@anneal/protocol';
-import { finishRun, getCheckpoint, getRun, startRun } from '@anneal/store';
+import { finishRun, startRun } from '@anneal/store';
 import type { TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
@@ -66,10 +65,10 @@ async function attempt(
     });
     served = trackServedWeights(resolved.inference);
     const resources = { ...resolved, inference: served.engine };
-    const checkpoint = await getCheckpoint(deps.store, run.id);
+    // The checkpoint pointer as the start transition read it: only this attempt may move it on.
+    const checkpoint = run.checkpoint;
     const artifactDir = path.join(deps.config.artifactDir, 'runs', run.id);
-    await mkdir(artifactDir, { recursive: true });
-    const resumeFrom = checkpoint && { step: checkpoint.step, path: checkpoint.path };
+    const resumeFrom = checkpoint ? { step: checkpoint.step, path: checkpoint.path } : null;
     if (resumeFrom) deps.logger.info({ runId: run.id, ...resumeFrom }, 'resuming from checkpoint');
     const ctx = createExecutorContext(
       deps,
@@ -98,16 +97,17 @@ async function settle(
   job: Job,
   token: string,
   active: ActiveRun,
+  run: RunResource,
   outcome: Attempt,
 ): Promise<RunEnd> {
   const stop = active.stopRequest;
   // An executor interrupted by a stop request may return `stopped` or throw an AbortError.
-  if (stop && (!outcome.ok || outcome.result.stopped)) return stopped(deps, job, token, stop);
-  if (outcome.ok && !outcome.result.stopped) return succeed(deps, active.runId, outcome.result);
+  if (stop && (!outcome.ok || outcome.result.stopped)) return stopped(deps, job, token, run, stop);
+  if (outcome.ok && !outcome.result.stopped) return succeed(deps, run.id, run, outcome.result);
   const error = outcome.ok
     ? new Error('the executor reported `stopped` although no stop was requested')
     : outcome.error;
-  return failed(deps, job, error);
+  return failed(deps, job, run, error);
 }
 
 export async function processRunJob(
@@ -136,8 +136,8 @@ export async function processRunJob(
     log.info({ state: started.state }, 'run is not startable; dropping its job');
     return { runId, outcome: 'skipped' };
   }
-  const run = await getRun(deps.store, runId);
-  if (!run) return { runId, outcome: 'skipped' };
+  // The record as the start script left it (attempt, spec, checkpoint, cancel flag): no re-read.
+  const { run } = started;
   const active = new ActiveRun(runId, run.kind, Date.now());
   deps.runs.add(active);
   const pending = deps.pendingStop();
@@ -148,15 +148,18 @@ export async function processRunJob(
   let end: RunEnd = 'failed';
   try {
     if (run.cancelRequested) {
-      await finishRun(deps.store, runId, {
-        state: 'cancelled',
-        reason: 'cancelled before it started',
-      });
+      await finishRun(
+        deps.store,
+        runId,
+        { state: 'cancelled', reason: 'cancelled before it started' },
+        undefined,
+        run,
+      );
       end = 'cancelled';
       return { runId, outcome: end };
     }
     const outcome = await attempt(deps, active, run, started.attempt);
-    end = await settle(deps, job, token, active, outcome);
+    end = await settle(deps, job, token, active, run, outcome);
     return { runId, outcome: end };
   } catch (error) {
     // WaitingError = handed back; a retryable error = BullMQ retries it: both release the run.

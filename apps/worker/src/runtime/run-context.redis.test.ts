@@ -1,5 +1,7 @@
 // Fencing from the worker's side: a worker that lost its run (another worker started a newer
 // attempt while it was cut off) has its step and checkpoint writes refused, and stops.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseRunSpec } from '@anneal/protocol';
 import { getCheckpoint, readSteps, startRun } from '@anneal/store';
@@ -17,7 +19,12 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-async function contextFor(runId: string, workerId: string, attempt: number) {
+async function contextFor(
+  runId: string,
+  workerId: string,
+  attempt: number,
+  artifactDir = env.artifactDir,
+) {
   const active = new ActiveRun(runId, 'sft', Date.now());
   const deps = { store: env.store, workerId, telemetry: createEventBus(), logger: noopLogger };
   const spec = parseRunSpec('kind: sft\nsteps: 10');
@@ -29,7 +36,7 @@ async function contextFor(runId: string, workerId: string, attempt: number) {
       spec: spec.value,
       resources: {} as RunResources, // not used by commitStep / recordCheckpoint
       resumeFrom: null,
-      artifactDir: env.artifactDir,
+      artifactDir,
     },
     attempt,
   );
@@ -59,5 +66,17 @@ describe('a worker that lost its run', () => {
     await owner.ctx.commitStep(2, { loss: 2 });
     expect(owner.active.stopRequest).toBeNull();
     expect((await readSteps(env.store, runId)).map((s) => s.step)).toEqual([1, 2]);
+  });
+});
+
+describe('the artifact directory', () => {
+  it("is made on the executor's first read of it, not when the run starts", async () => {
+    const runId = await env.submit('kind: sft\nsteps: 10', { enqueue: false });
+    const dir = path.join(env.artifactDir, 'runs', runId);
+    const { ctx } = await contextFor(runId, 'w1', 1, dir);
+    expect(existsSync(dir)).toBe(false);
+    expect(ctx.artifactDir).toBe(dir);
+    expect(statSync(dir).isDirectory()).toBe(true);
+    expect(ctx.artifactDir).toBe(dir);
   });
 });

@@ -1,6 +1,7 @@
 // The ExecutorContext of one run: step commits (idempotent, mapped to metrics), checkpoint
 // pointers, and the stop signal — with a store check at every step boundary so a cancel whose
 // pub/sub message was missed, or a takeover by another worker, still stops the executor.
+import { mkdirSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import { StepMetrics, type RunSpec } from '@anneal/protocol';
 import {
@@ -60,6 +61,9 @@ export function createExecutorContext(
     spec: RunSpec;
     resources: RunResources;
     resumeFrom: ExecutorContext['resumeFrom'];
+    /** Made on the executor's first read of `ctx.artifactDir`, not per run: most runs write no
+     * artifact, and a mkdir per run was a measurable share of a worker's CPU
+     * (docs/performance.md "Scheduling at fleet scale"). */
     artifactDir: string;
   },
   /** The attempt that started the run here: every write is fenced to it (a worker that lost the
@@ -75,9 +79,24 @@ export function createExecutorContext(
       reason: `${what} refused: run is ${state} in attempt ${owner}, this worker holds attempt ${attempt}`,
     });
   const logger = deps.logger.child({ runId });
+  const { artifactDir, ...rest } = input;
+  let artifactDirMade = false;
   return {
     runId,
-    ...input,
+    ...rest,
+    get artifactDir() {
+      if (!artifactDirMade) {
+        try {
+          mkdirSync(artifactDir, { recursive: true });
+        } catch (error) {
+          throw new Error(`run ${runId}: cannot create its artifact directory ${artifactDir}`, {
+            cause: error,
+          });
+        }
+        artifactDirMade = true;
+      }
+      return artifactDir;
+    },
     stopSignal: active.stopSignal,
     attempt,
     // Up to the store's read limit: an eval has at most 16 checkpoints × 101 budgets steps.
