@@ -18,7 +18,12 @@ import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { completionResponse, contextOverflowMessage, errorBody } from './fixtures.ts';
+import {
+  completionResponse,
+  completionResponseJson,
+  contextOverflowMessage,
+  errorBody,
+} from './fixtures.ts';
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { validateCompletion } from './validate-request.ts';
 import type { LogprobsMode } from '@anneal/protocol';
@@ -274,25 +279,32 @@ export class FakeVllmServer {
       return send(res, 500, errorBody(shape, 500, 'InternalServerError', message));
     }
     this.completedModels.push(request.model);
+    const alternatives = Number(request['logprobs'] ?? 0);
+    if (!(alternatives > 0 && tokensAsIds)) {
+      // No alternatives to report: the reply written directly (same bytes, a fraction of the
+      // cost of building and serialising its per-token objects).
+      const json = completionResponseJson(shape, request.model, request.prompt, choices, {
+        tokensAsIds,
+      });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(json);
+      return;
+    }
     const reply = completionResponse(shape, request.model, request.prompt, choices, {
       tokensAsIds,
     });
-    const alternatives = Number(request['logprobs'] ?? 0);
-    if (alternatives > 0 && tokensAsIds) {
-      // vllm/v1/sample/sampler.py: the reported values follow --logprobs-mode.
-      const first = firstPositionTop(
-        this.options.logprobsMode,
-        request.prompt,
-        {
-          temperature: Number(request['temperature'] ?? 1),
-          topK: Number(request['top_k'] ?? -1),
-        },
-        alternatives,
-        50,
-      );
-      for (const choice of reply.choices) {
-        if (choice.logprobs?.top_logprobs) choice.logprobs.top_logprobs[0] = first.top;
-      }
+    // vllm/v1/sample/sampler.py: the reported values follow --logprobs-mode.
+    const first = firstPositionTop(
+      this.options.logprobsMode,
+      request.prompt,
+      {
+        temperature: Number(request['temperature'] ?? 1),
+        topK: Number(request['top_k'] ?? -1),
+      },
+      alternatives,
+      50,
+    );
+    for (const choice of reply.choices) {
+      if (choice.logprobs?.top_logprobs) choice.logprobs.top_logprobs[0] = first.top;
     }
     send(res, 200, reply);
   }

@@ -28,15 +28,52 @@ export function completionResponse(
   choices: readonly FixtureChoice[],
   options: { tokensAsIds: boolean } = { tokensAsIds: true },
 ): CompletionResponse & Record<string, unknown> {
+  const written = choices.map((choice, index) =>
+    completionChoice(shape, index, prompt, choice, options),
+  );
+  return envelope(shape, model, prompt, choices, written);
+}
+
+/** Placeholder for the choices of `completionResponseJson` (never in a JSON.stringify output
+ * of the other fields, which would escape the NUL). */
+const CHOICES_SLOT = '\u0000choices';
+
+/** `JSON.stringify(completionResponse(...))`, byte for byte, without building the per-token
+ * objects: the fake's own cost for long rollouts (bench/overhead) is mostly this reply. */
+export function completionResponseJson(
+  shape: ServerShape,
+  model: string,
+  prompt: readonly number[],
+  choices: readonly FixtureChoice[],
+  options: { tokensAsIds: boolean } = { tokensAsIds: true },
+): string {
+  if (model.includes(CHOICES_SLOT)) {
+    return JSON.stringify(completionResponse(shape, model, prompt, choices, options));
+  }
+  const rest = envelope(shape, model, prompt, choices, []);
+  const written = choices.map((choice, index) =>
+    completionChoiceJson(shape, index, prompt, choice, options),
+  );
+  return JSON.stringify({ ...rest, choices: CHOICES_SLOT }).replace(
+    JSON.stringify(CHOICES_SLOT),
+    () => `[${written.join(',')}]`,
+  );
+}
+
+function envelope(
+  shape: ServerShape,
+  model: string,
+  prompt: readonly number[],
+  choices: readonly FixtureChoice[],
+  written: CompletionChoice[],
+): CompletionResponse & Record<string, unknown> {
   const completionTokens = choices.reduce((sum, c) => sum + c.tokens.length, 0);
   const body: CompletionResponse & Record<string, unknown> = {
     id: `cmpl-${prompt.length}-${completionTokens}`,
     object: 'text_completion',
     created: 1_760_000_000,
     model,
-    choices: choices.map((choice, index) =>
-      completionChoice(shape, index, prompt, choice, options),
-    ),
+    choices: written,
     usage: {
       prompt_tokens: prompt.length,
       completion_tokens: completionTokens,
@@ -83,6 +120,40 @@ function completionChoice(
     base.prompt_token_ids = [...prompt];
   }
   return base;
+}
+
+/** `JSON.stringify(completionChoice(...))`, field for field in the same order. */
+function completionChoiceJson(
+  shape: ServerShape,
+  index: number,
+  prompt: readonly number[],
+  choice: FixtureChoice,
+  options: { tokensAsIds: boolean },
+): string {
+  const texts = choice.tokens.map(fakeTokenText);
+  const tokenStrings = options.tokensAsIds ? choice.tokens.map((id) => `token_id:${id}`) : texts;
+  let offset = 0;
+  const offsets = texts.map((text) => (offset += text.length) - text.length);
+  // Token strings are `token_id:<id>` or `<id>`: nothing in them needs escaping.
+  let top = '';
+  for (let i = 0; i < tokenStrings.length; i += 1) {
+    const logprob = choice.logprobs[i];
+    if (i > 0) top += ',';
+    top += logprob === undefined ? '{}' : `{"${tokenStrings[i]}":${JSON.stringify(logprob)}}`;
+  }
+  const fields = [
+    `"index":${index}`,
+    `"text":${JSON.stringify(texts.join(''))}`,
+    `"logprobs":{"text_offset":${JSON.stringify(offsets)},"token_logprobs":${JSON.stringify(choice.logprobs)},"tokens":${JSON.stringify(tokenStrings)},"top_logprobs":[${top}]}`,
+    `"finish_reason":${JSON.stringify(choice.finishReason)}`,
+    `"stop_reason":${JSON.stringify(choice.stopReason ?? null)}`,
+    '"prompt_logprobs":null',
+  ];
+  if (shape === 'new') {
+    fields.push(`"token_ids":${JSON.stringify(choice.tokens)}`);
+    fields.push(`"prompt_token_ids":${JSON.stringify(prompt)}`);
+  }
+  return `{${fields.join(',')}}`;
 }
 
 export function errorBody(
