@@ -36,8 +36,11 @@ return {'created', ARGV[1]}
 
 /** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting, runCounts,
  * transitionLog. ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen,
- * guardJson, field/value… Entering `running` logs how long the run waited (poolWaiting score =
- * since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
+ * guardJson, derivePrefix, field/value… A caller that does not know the run's tenant and pool
+ * passes the store prefix as derivePrefix (and the run key in KEYS 4-6, to stay in its slot):
+ * the script names those three keys from the hash, as \`keys()\` does, sparing a lookup round
+ * trip; every key carries the prefix's hash tag, so they share the declared keys' slot.
+ * Entering `running` logs how long the run waited (poolWaiting score = since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
  * `absentKey` (a worker's heartbeat record, same hash tag) must not exist. Entering `running`
  * also replies with the run hash as the transition left it (field, value…): the starting worker
  * reads its attempt, spec and checkpoint from it instead of three more round trips. */
@@ -46,6 +49,14 @@ local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
 local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
+local tenantRunning, tenantLimits, poolWaiting = KEYS[4], KEYS[5], KEYS[6]
+if ARGV[10] ~= '' then
+  local owner = redis.call('HMGET', KEYS[1], 'tenant', 'pool')
+  if not owner[1] or owner[1] == '' or not owner[2] or owner[2] == '' then return {'missing'} end
+  tenantRunning = ARGV[10] .. ':tenant:' .. owner[1] .. ':running'
+  tenantLimits = ARGV[10] .. ':tenant:' .. owner[1] .. ':limits'
+  poolWaiting = ARGV[10] .. ':pool:' .. owner[2] .. ':waiting'
+end
 local to = ARGV[1]
 if ARGV[2] ~= '' then
   local expected = false
@@ -67,9 +78,9 @@ for _, s in ipairs(allowed[state]) do
 end
 if not legal then return {'illegal', state} end
 local runId = ARGV[7]
-if to == 'running' and redis.call('SISMEMBER', KEYS[4], runId) == 0 then
-  local limit = tonumber(redis.call('HGET', KEYS[5], 'maxConcurrentRuns') or '')
-  local running = redis.call('SCARD', KEYS[4])
+if to == 'running' and redis.call('SISMEMBER', tenantRunning, runId) == 0 then
+  local limit = tonumber(redis.call('HGET', tenantLimits, 'maxConcurrentRuns') or '')
+  local running = redis.call('SCARD', tenantRunning)
   if limit and running >= limit then
     local tenant = redis.call('HGET', KEYS[1], 'tenant')
     local reason = "tenant '" .. tenant .. "' is at its limit of " .. limit .. ' concurrently running runs'
@@ -81,7 +92,7 @@ local fields = {'state', to, 'updatedAt', ARGV[5]}
 local kind = redis.call('HGET', KEYS[1], 'kind') or '?'
 local log = {'runId', runId, 'kind', kind, 'pool', redis.call('HGET', KEYS[1], 'pool') or '?', 'to', to}
 if to == 'running' then
-  local since = redis.call('ZSCORE', KEYS[6], runId)
+  local since = redis.call('ZSCORE', poolWaiting, runId)
   if since then
     log[#log + 1] = 'waitedSeconds'
     log[#log + 1] = tostring((tonumber(ARGV[6]) - tonumber(since)) / 1000)
@@ -91,8 +102,8 @@ redis.call('HINCRBY', KEYS[7], state .. '/' .. kind, -1)
 redis.call('HINCRBY', KEYS[7], to .. '/' .. kind, 1)
 redis.call('XADD', KEYS[8], 'MAXLEN', '~', ${TRANSITION_LOG_MAX_LEN}, '*', unpack(log))
 if to == 'running' then
-  redis.call('SADD', KEYS[4], runId)
-  redis.call('ZREM', KEYS[6], runId)
+  redis.call('SADD', tenantRunning, runId)
+  redis.call('ZREM', poolWaiting, runId)
   redis.call('HINCRBY', KEYS[1], 'attempt', 1)
   redis.call('HDEL', KEYS[1], 'waitingReason')
   if redis.call('HEXISTS', KEYS[1], 'startedAt') == 0 then
@@ -100,11 +111,11 @@ if to == 'running' then
     fields[#fields + 1] = ARGV[5]
   end
 else
-  redis.call('SREM', KEYS[4], runId)
+  redis.call('SREM', tenantRunning, runId)
 end
-if to == 'retrying' then redis.call('ZADD', KEYS[6], ARGV[6], runId) end
+if to == 'retrying' then redis.call('ZADD', poolWaiting, ARGV[6], runId) end
 if terminal[to] then
-  redis.call('ZREM', KEYS[6], runId)
+  redis.call('ZREM', poolWaiting, runId)
   redis.call('HDEL', KEYS[1], 'waitingReason')
   fields[#fields + 1] = 'endedAt'
   fields[#fields + 1] = ARGV[5]
@@ -113,7 +124,7 @@ if ARGV[4] ~= '' then
   fields[#fields + 1] = 'workerId'
   fields[#fields + 1] = ARGV[4]
 end
-for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 local transition = {from = state, to = to, at = ARGV[5], reason = ARGV[3]}
 if ARGV[4] ~= '' then transition.workerId = ARGV[4] end

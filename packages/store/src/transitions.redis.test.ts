@@ -135,10 +135,13 @@ describe('startRun replies with the record the start left', () => {
     expect(second.run).toEqual(await getRun(store.ctx, id));
   });
 
-  it('takes the tenant and pool from the caller when given (no lookup)', async () => {
+  it('names the tenant and pool keys as keys() does, in the script or from the caller', async () => {
     const id = await newRun();
-    const started = await startRun(store.ctx, id, 'w1');
+    expect(await oldestWaiting(store.ctx, 'default')).toMatchObject({ runId: id });
+    const started = await startRun(store.ctx, id, 'w1'); // no owner given: the script names them
     if (started.status !== 'started') throw new Error('start');
+    expect(await tenantRunningCount(store.ctx, 'acme')).toBe(1);
+    expect(await oldestWaiting(store.ctx, 'default')).toBeNull();
     const done = await finishRun(
       store.ctx,
       id,

@@ -17,7 +17,8 @@ export interface TransitionRequest {
    * and a key (of the same store) that must not exist. */
   guard?: { attempt?: number; absentKey?: string };
   /** The run's tenant and pool when the caller holds its record already (both are fixed at
-   * creation and never rewritten): saves the lookup that names the script's keys. */
+   * creation and never rewritten): the script's keys are declared rather than named by the
+   * script from the hash. */
   owner?: RunOwner;
   now?: Date;
 }
@@ -64,8 +65,12 @@ export async function transitionRun(
   request: TransitionRequest,
 ): Promise<TransitionResult> {
   const k = keys(ctx.prefix);
-  const { tenant, pool } = request.owner ?? (await readOwner(ctx, runId));
-  if (!tenant || !pool) return { status: 'missing' };
+  const owner = request.owner;
+  // Without the owner the script names the tenant and pool keys itself (no lookup round trip);
+  // the run key stands in for them so that every declared key stays in the run's slot.
+  const ownerKeys = owner
+    ? [k.tenantRunning(owner.tenant), k.tenantLimits(owner.tenant), k.poolWaiting(owner.pool)]
+    : [k.run(runId), k.run(runId), k.run(runId)];
   const now = request.now ?? new Date();
   const reply = await runScript(
     ctx.redis,
@@ -74,9 +79,7 @@ export async function transitionRun(
       k.run(runId),
       k.transitions(runId),
       k.events(runId),
-      k.tenantRunning(tenant),
-      k.tenantLimits(tenant),
-      k.poolWaiting(pool),
+      ...ownerKeys,
       k.runCounts(),
       k.transitionLog(),
     ],
@@ -95,6 +98,7 @@ export async function transitionRun(
             ...(request.guard.attempt !== undefined && { attempt: String(request.guard.attempt) }),
             ...(request.guard.absentKey !== undefined && { absentKey: request.guard.absentKey }),
           }),
+      owner ? '' : ctx.prefix,
       ...Object.entries(request.fields ?? {}).flat(),
     ],
   );
@@ -112,11 +116,6 @@ export async function transitionRun(
     default:
       return { status: 'missing' };
   }
-}
-
-async function readOwner(ctx: StoreContext, runId: string): Promise<Partial<RunOwner>> {
-  const [tenant, pool] = await ctx.redis.hmget(keys(ctx.prefix).run(runId), 'tenant', 'pool');
-  return { ...(tenant && { tenant }), ...(pool && { pool }) };
 }
 
 /** `field, value, …` from `from` on (an HGETALL spliced into a script's reply) as a record. */
