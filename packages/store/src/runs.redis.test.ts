@@ -42,7 +42,9 @@ describe('createRun / getRun', () => {
     expect(await listWaitingRuns(store.ctx, 'default')).toEqual([result.run.id]);
     expect(await listOutbox(store.ctx)).toEqual([result.run.id]);
     expect(await listOutbox(store.ctx, 60_000)).toEqual([]);
-    await clearOutbox(store.ctx, result.run.id);
+    await clearOutbox(store.ctx);
+    expect(await listOutbox(store.ctx)).toEqual([result.run.id]);
+    await clearOutbox(store.ctx, 'run_other', result.run.id);
     expect(await listOutbox(store.ctx)).toEqual([]);
     expect(result.run).toEqual(await getRun(store.ctx, result.run.id));
   });

@@ -194,7 +194,7 @@ export async function listOutbox(
   );
 }
 
-/** The run's job is in BullMQ (or the run no longer needs one). */
-export async function clearOutbox(ctx: StoreContext, runId: string): Promise<void> {
-  await ctx.redis.zrem(keys(ctx.prefix).outbox(), runId);
+/** These runs' jobs are in BullMQ (or the runs no longer need one): one ZREM for all of them. */
+export async function clearOutbox(ctx: StoreContext, ...runIds: string[]): Promise<void> {
+  if (runIds.length > 0) await ctx.redis.zrem(keys(ctx.prefix).outbox(), ...runIds);
 }

@@ -2,7 +2,9 @@
 // Lua script; the relay then adds the BullMQ job and clears the entry. POST /v1/runs answers once
 // the run is recorded, without waiting for BullMQ. A sweep re-sends entries older than a few
 // seconds (a crash between record and enqueue, a failed add); adding a job whose id exists is a
-// no-op, so replicas and retries never duplicate a run.
+// no-op, so replicas and retries never duplicate a run. Clears of one event-loop turn go out as
+// one ZREM (a burst of submissions costs one command, not one per run): an entry cleared late, or
+// not at all, is only re-sent by the sweep, which is harmless.
 import {
   type StoreContext,
   clearOutbox,
@@ -37,10 +39,24 @@ export function createEnqueueRelay(
   const minAgeMs = options.minAgeMs ?? 5000;
   const inFlight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
+  let toClear: string[] = [];
+  let clearing: Promise<void> | null = null;
+
+  /** Resolves once the ZREM holding `runId` is done (it rejects with that command). */
+  const clear = (runId: string): Promise<void> => {
+    toClear.push(runId);
+    clearing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const runIds = toClear;
+      toClear = [];
+      clearing = null;
+      return clearOutbox(store, ...runIds);
+    });
+    return clearing;
+  };
 
   const send = async (run: { id: string; pool: string; priority: number }) => {
     await enqueueRun(queues.get(run.pool), run);
-    await clearOutbox(store, run.id);
+    await clear(run.id);
   };
 
   const relay: EnqueueRelay = {
@@ -60,7 +76,7 @@ export function createEnqueueRelay(
           await send(run);
           added += 1;
         } else {
-          await clearOutbox(store, runId);
+          await clear(runId);
         }
       }
       return added;
