@@ -3,7 +3,7 @@
 // executor of its kind with a stop signal, then settle the outcome.
 import path from 'node:path';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
-import { Value } from '@sinclair/typebox/value';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
   RunJobPayload,
   formatIssues,
@@ -24,6 +24,9 @@ import { type RunContextDeps, createExecutorContext } from './run-context.ts';
 
 /** A run blocked by its tenant's concurrency cap is offered again after this long. */
 export const BLOCKED_RETRY_MS = 2_000;
+
+/** Compiled once: the payload of every job is checked (BullMQ data is not ours to trust). */
+const runJobPayload = TypeCompiler.Compile(RunJobPayload);
 
 export type ExecutorTable = Partial<Record<RunKind, Executor>>;
 
@@ -115,7 +118,7 @@ export async function processRunJob(
   job: Job,
   token: string,
 ): Promise<RunJobResult> {
-  if (!Value.Check(RunJobPayload, job.data)) {
+  if (!runJobPayload.Check(job.data)) {
     throw new UnrecoverableError(
       `job ${job.id}: payload is not {runId}: ${JSON.stringify(job.data)}`,
     );
