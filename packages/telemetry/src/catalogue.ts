@@ -6,30 +6,12 @@
 // never summaries. Per-run series carry `run_id` and are removed when the run ends.
 import { RUN_STATES } from '@anneal/protocol';
 import { evalCellDefinitions, type EvalCellSeriesName } from './eval-series.ts';
-import { QUEUE_STATES, WORKER_STATES, type AppName, type LabelName } from './labels.ts';
+import { QUEUE_STATES, WORKER_STATES, type LabelName } from './labels.ts';
 import { STEP_METRICS, keyPattern, type StepMetricTable } from './step-metrics.ts';
 
-import type { MetricType, MetricUnit } from './metric-types.ts';
+import type { MetricDefinition } from './metric-types.ts';
 
-export type { MetricType, MetricUnit } from './metric-types.ts';
-/** run: per-run training series (label run_id); worker: per worker process; control-plane; process: both apps. */
-export type MetricScope = 'run' | 'worker' | 'control-plane' | 'process';
-
-export interface MetricDefinition {
-  name: string;
-  type: MetricType;
-  unit: MetricUnit;
-  scope: MetricScope;
-  labels: readonly LabelName[];
-  /** Closed value sets for labels whose values depend on the metric (e.g. `state`). */
-  labelValues?: Partial<Record<LabelName, readonly string[]>>;
-  help: string;
-  emittedBy: readonly AppName[];
-  /** Histogram upper bounds, strictly increasing, in the metric's unit. */
-  buckets?: readonly number[];
-  /** Step-record key(s) the series is set from (derived from STEP_METRICS; docs only). */
-  recordKey?: string;
-}
+export type { MetricDefinition, MetricScope, MetricType, MetricUnit } from './metric-types.ts';
 
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const ENGINE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600];

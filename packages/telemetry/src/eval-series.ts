@@ -5,8 +5,7 @@
 // Cardinality: at most 16 checkpoints × 101 budgets per run (the eval spec's caps, checked on
 // every write), one series per cell and gauge; removed with the run's other series when it ends.
 import { EvalSpec, TOOL_LIMIT_CAPS } from '@anneal/protocol';
-import type { MetricDefinition } from './catalogue.ts';
-import type { MetricUnit } from './metric-types.ts';
+import type { MetricDefinition, MetricUnit } from './metric-types.ts';
 import type { StepRecordKey } from './step-metrics.ts';
 
 /** Record keys holding a cell's labels (telemetry's evalCheckpoint and evalBudget rows). */
