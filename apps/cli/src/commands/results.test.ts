@@ -45,8 +45,21 @@ describe('eval results output', () => {
     const text = resultsTable(results('run_a', [0.4, 0.6]));
     expect(text).toMatch(/60\.0%\s+50\.0%–70\.0%/);
     expect(text).toContain('1.100¢'); // 0.011 USD
-    expect(text).toContain('knee at b = 1');
+    expect(text).toContain(
+      'knee at b = 1 (smallest budget within 1 point of the best); priced at $1/1M prompt tok, $1/1M compl tok, 1.000¢/tool call',
+    );
     expect(text).toContain('cost–accuracy frontier: sft,"x" b=0 40.0% at 0.100¢');
+  });
+
+  it('table: a checkpoint costed at zero prices says nothing about prices', () => {
+    const r = results('run_a', [0.4, 0.6]);
+    const free = { promptPerMillionTokens: 0, completionPerMillionTokens: 0, perToolCall: 0 };
+    const text = resultsTable({
+      ...r,
+      checkpoints: r.checkpoints.map((c) => ({ ...c, prices: free })),
+    });
+    expect(text).toContain('knee at b = 1 (smallest budget within 1 point of the best)\n');
+    expect(text).not.toContain('priced at');
   });
 
   it('csv: header, RFC 4180 quoting, empty fields for null', () => {

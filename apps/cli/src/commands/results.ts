@@ -15,6 +15,19 @@ const cents = (v: number | null): string => (v === null ? '-' : `${(v * 100).toF
 const signed = (v: number, unit: (x: number) => string): string =>
   `${v > 0 ? '+' : v < 0 ? '−' : '±'}${unit(Math.abs(v))}`;
 
+type Prices = EvalResults['checkpoints'][number]['prices'];
+
+/** A checkpoint's price table in one phrase; '' when it is all zero (cost not reported). */
+export function pricesPhrase(p: Prices): string {
+  if (p.promptPerMillionTokens === 0 && p.completionPerMillionTokens === 0 && p.perToolCall === 0) {
+    return '';
+  }
+  return (
+    `; priced at $${p.promptPerMillionTokens}/1M prompt tok, ` +
+    `$${p.completionPerMillionTokens}/1M compl tok, ${cents(p.perToolCall)}/tool call`
+  );
+}
+
 const HEADER = [
   'checkpoint',
   'b',
@@ -62,7 +75,7 @@ export function resultsTable(r: EvalResults): string {
     '',
     ...r.checkpoints.map(
       (c) =>
-        `${c.label}: best ${pct(c.bestAccuracy)}, knee at b = ${c.knee ?? '-'} (smallest budget within 1 point of the best)`,
+        `${c.label}: best ${pct(c.bestAccuracy)}, knee at b = ${c.knee ?? '-'} (smallest budget within 1 point of the best)${pricesPhrase(c.prices)}`,
     ),
   ];
   if (r.frontier.length > 0) {
