@@ -156,7 +156,11 @@ describe('a crashed eval attempt, retried (store-backed, real eval executor)', (
     expect(partial).toHaveLength((CRASH_AFTER + 1) * EXAMPLES); // the partial cell's lines too
 
     const second = await attempt('worker-b'); // takes the run over: attempt 2
-    expect(second.started).toEqual({ status: 'started', attempt: 2 });
+    expect(second.started).toMatchObject({
+      status: 'started',
+      attempt: 2,
+      run: { workerId: 'worker-b' },
+    });
     // The crashed attempt's step write is fenced from now on.
     const late = await appendStep(env.store, runId, CRASH_AFTER + 1, {}, { attempt: 1 });
     expect(late.status).toBe('fenced');
