@@ -51,6 +51,8 @@ export class TestWorker {
   private worker: Worker | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly running = new Set<string>();
+  /** Set by close(): a run that reaches `holdAtStep` afterwards does not pause (nothing would release it). */
+  private closing = false;
 
   constructor(private readonly options: TestWorkerOptions) {
     this.id = options.id ?? 'test-worker';
@@ -123,7 +125,7 @@ export class TestWorker {
     const steps = Number((run?.spec as { steps?: number }).steps ?? 1);
     const from = ((await getCheckpoint(this.ctx, runId))?.step ?? 0) + 1;
     for (let step = from; step <= steps; step++) {
-      if (step === this.options.holdAtStep) {
+      if (step === this.options.holdAtStep && !this.closing) {
         const hold = deferred();
         this.holds.set(runId, hold);
         this.held.add(runId);
@@ -156,6 +158,7 @@ export class TestWorker {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const hold of this.holds.values()) hold.resolve();
     await this.worker?.close();
