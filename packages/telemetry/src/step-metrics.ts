@@ -475,7 +475,13 @@ export const STEP_METRICS = {
     key: 'tool_calls_per_rollout/executed',
     unit: 'none',
     kinds: ['eval'],
-    help: 'Mean tool calls per rollout that reached the backend (refused ones excluded): at most the budget.',
+    help: 'Mean tool calls per query sent to the search backend (backend errors included): the calls cost_per_query_usd bills; at most the budget.',
+  },
+  toolCallsRefused: {
+    key: 'tool_calls_per_rollout/refused',
+    unit: 'none',
+    kinds: ['eval'],
+    help: 'Mean tool calls per query the tool answered without the backend: past the cap b, empty or over-long query, malformed; not billed.',
   },
   answeredFraction: {
     key: 'answered_fraction',

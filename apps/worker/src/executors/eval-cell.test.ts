@@ -78,6 +78,7 @@ describe('cellMetrics', () => {
     expect(items.map((i) => i.correct)).toEqual([true, false, true, false]);
     expect(items.map((i) => i.brokenCalls)).toEqual([1, 1, 0, 0]); // backend errors are not broken
     expect(items.map((i) => i.promptTokens)).toEqual([11, 4, 4, 4]);
+    expect(items.map((i) => i.searchCalls)).toEqual([1, 0, 0, 1]); // what a query is billed for
     expect(items[0]).toMatchObject({ step: 3, checkpoint: 1, budget: 1, id: 'a', answer: 'paris' });
     expect(items.map((i) => [i.grader, i.attempt])).toEqual(items.map(() => ['verifier', 2]));
   });
@@ -97,9 +98,34 @@ describe('cellMetrics', () => {
     expect(metrics['language_mismatch']).toBe(0.25); // b only; short answers are undetermined
     expect(metrics['prompt_tokens_per_query']).toBe(23 / 4);
     expect(metrics['response_tokens']).toBe(2.25); // (3 + 2 + 3 + 1) / 4
-    // 5.75 prompt tokens at $1 each + 1 call at $0.5
-    expect(metrics['cost_per_query_usd']).toBeCloseTo(6.25, 12);
+    // Only the ok and the backend-error call reached the search backend: 2 of the 4 calls
+    // emitted. The refused (past the cap) and the malformed one are reported apart and not billed.
+    expect(metrics['tool_calls_per_rollout/executed']).toBe(0.5); // 2 calls / 4 questions
+    expect(metrics['tool_calls_per_rollout/refused']).toBe(0.5); // refused + malformed
+    // 5.75 prompt tokens at $1 each + 0.5 billed calls at $0.5
+    expect(metrics['cost_per_query_usd']).toBeCloseTo(6, 12);
     expect(metrics['accuracy/tool_free']).toBe(0);
+  });
+
+  it('bills no tool call the tool refused before the backend: past the cap, empty, over-long', () => {
+    const refusedOnly = rollout(
+      'paris',
+      [call('refused'), call('empty_query'), call('query_too_long'), call('malformed')],
+      [1, 1],
+    );
+    const toolPrice = { promptPerMillionTokens: 0, completionPerMillionTokens: 0, perToolCall: 1 };
+    const cell = cellMetrics(
+      [ex('a', 'Paris')],
+      [refusedOnly],
+      { step: 1, checkpoint: 0, budget: 0, attempt: 1 },
+      toolPrice,
+      [verifierGrade(ex('a', 'Paris'), 'paris')],
+    );
+    expect(cell.metrics['tool_calls_per_rollout']).toBe(4); // emitted, as before
+    expect(cell.metrics['tool_calls_per_rollout/executed']).toBe(0);
+    expect(cell.metrics['tool_calls_per_rollout/refused']).toBe(4);
+    expect(cell.metrics['cost_per_query_usd']).toBe(0); // priced, and nothing to pay
+    expect(cell.items[0]).toMatchObject({ toolCalls: 4, searchCalls: 0 });
   });
 
   it('reports no cost without prices and no abstention without marked questions', () => {

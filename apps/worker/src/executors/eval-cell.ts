@@ -9,6 +9,7 @@ import {
   isAbstention,
   languageMismatch,
   queryCost,
+  reachedBackend,
   wilsonInterval,
   type Prices,
   type Rollout,
@@ -37,6 +38,8 @@ export interface EvalItem {
   abstained: boolean;
   languageMismatch: boolean;
   toolCalls: number;
+  /** Calls sent to the search backend: the ones a query is billed for. */
+  searchCalls: number;
   brokenCalls: number;
   finish: Rollout['finish'];
   promptTokens: number;
@@ -71,6 +74,7 @@ export function scoreItem(e: EvalExample, r: Rollout, at: ItemAt, grade: Grade):
     abstained: isAbstention(r.answer),
     languageMismatch: languageMismatch(e.question, r.answer, e.language),
     toolCalls: r.toolCalls,
+    searchCalls: r.calls.filter((c) => reachedBackend(c.status)).length,
     brokenCalls: r.calls.filter((c) => BROKEN.has(c.status)).length,
     finish: r.finish,
     promptTokens: billedPromptTokens(r.lossMask, r.promptLength),
@@ -105,9 +109,12 @@ export function cellMetrics(
   const promptTokens = mean(items.map((x) => x.promptTokens));
   const completionTokens = mean(items.map((x) => x.completionTokens));
   const toolCalls = mean(items.map((x) => x.toolCalls));
+  // billed: the calls that reached the search backend, never the ones the tool refused itself
+  const searchCalls = mean(items.map((x) => x.searchCalls));
+  const refusedCalls = mean(items.map((x) => x.toolCalls - x.searchCalls));
   const cost =
-    hasPrices(prices) && promptTokens !== null && completionTokens !== null && toolCalls !== null
-      ? queryCost({ promptTokens, completionTokens, toolCalls }, prices)
+    hasPrices(prices) && promptTokens !== null && completionTokens !== null && searchCalls !== null
+      ? queryCost({ promptTokens, completionTokens, toolCalls: searchCalls }, prices)
       : null;
   const rate = (xs: typeof rows, pick: (x: (typeof rows)[number]) => boolean) =>
     mean(xs.map((x) => (pick(x) ? 1 : 0)));
@@ -131,7 +138,8 @@ export function cellMetrics(
     [METRIC.accuracyToolFree]: rate(toolFree, (x) => x.item.correct),
     [METRIC.toolCallsNeedsSearch]: mean(search.map((x) => x.r.toolCalls)),
     [METRIC.toolCallsToolFree]: mean(toolFree.map((x) => x.r.toolCalls)),
-    [METRIC.toolCallsExecuted]: mean(rows.map((x) => x.r.toolCalls - x.r.refusedCalls)),
+    [METRIC.toolCallsExecuted]: searchCalls,
+    [METRIC.toolCallsRefused]: refusedCalls,
     [METRIC.answeredFraction]: rate(rows, (x) => x.r.answer !== null),
   };
   return { metrics, items };

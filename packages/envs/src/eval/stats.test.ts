@@ -8,6 +8,7 @@ import {
   pricesFor,
   queryCost,
   wilsonInterval,
+  Z_95,
 } from './stats.ts';
 
 describe('wilsonInterval', () => {
@@ -23,6 +24,19 @@ describe('wilsonInterval', () => {
     expect(zero.high).toBeCloseTo(0.27753, 4);
     // symmetric: 10/10 mirrors 0/10
     expect(wilsonInterval(10, 10)!.low).toBeCloseTo(1 - 0.27753, 4);
+  });
+
+  it('is exactly 0 at k = 0 and exactly 1 at k = n, for every n', () => {
+    // centre ∓ half cancels to a rounding residue for many n (e.g. 2.8e-17 at 0/7, 1 − 1.1e-16
+    // at 10/10): a reported bound must be the exact end of [0, 1] there.
+    for (let n = 1; n <= 500; n++) {
+      expect(wilsonInterval(0, n)!.low, `0/${n}`).toBe(0);
+      expect(wilsonInterval(n, n)!.high, `${n}/${n}`).toBe(1);
+      // the other bound is the closed form z²/(n + z²) (and its mirror)
+      const edge = Z_95 ** 2 / (n + Z_95 ** 2);
+      expect(wilsonInterval(0, n)!.high, `0/${n} high`).toBeCloseTo(edge, 12);
+      expect(wilsonInterval(n, n)!.low, `${n}/${n} low`).toBeCloseTo(1 - edge, 12);
+    }
   });
 
   it('is null for no questions and refuses impossible counts', () => {

@@ -15,7 +15,9 @@ export interface Interval {
 /**
  * Wilson score interval of `successes` out of `n` (Wilson 1927): unlike the normal
  * approximation it stays inside [0, 1] and is not degenerate at 0% or 100%, which small
- * evaluation sets hit often. Null for n = 0.
+ * evaluation sets hit often. Null for n = 0. At k = 0 the lower bound is exactly 0 and at
+ * k = n the upper bound exactly 1: there centre ∓ half is 0 (or 1) in exact arithmetic, and
+ * its floating-point residue (2.8e-17 at 0/7, 1 − 1.1e-16 at 10/10) is not reported.
  */
 export function wilsonInterval(successes: number, n: number, z = Z_95): Interval | null {
   if (!Number.isInteger(n) || n < 0)
@@ -28,7 +30,9 @@ export function wilsonInterval(successes: number, n: number, z = Z_95): Interval
   const denom = 1 + z2 / n;
   const centre = (p + z2 / (2 * n)) / denom;
   const half = (z / denom) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
-  return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
+  const low = successes === 0 ? 0 : Math.max(0, centre - half);
+  const high = successes === n ? 1 : Math.min(1, centre + half);
+  return { low, high };
 }
 
 export interface CurvePoint {

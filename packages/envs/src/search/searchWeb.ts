@@ -9,6 +9,13 @@ import type { SearchBackend } from './types.ts';
 export type ToolCallStatus =
   'ok' | 'empty_query' | 'query_too_long' | 'refused' | 'backend_error' | 'malformed';
 
+/** Whether a call was sent to the search backend (a backend error was sent and failed there);
+ * the others the tool answered itself: refused past the cap, empty or over-long query,
+ * malformed. Evaluation bills only the sent ones (docs/evaluation.md). */
+export function reachedBackend(status: ToolCallStatus): boolean {
+  return status === 'ok' || status === 'backend_error';
+}
+
 export interface ToolCallRecord {
   query: string;
   status: ToolCallStatus;
