@@ -18,7 +18,21 @@ export { maskedSequenceIsRatios, sequenceIsRatios } from './sequence-ratio.ts';
 export { klK1, klK3, trainInferenceKl, type TrainInferenceKl } from './kl.ts';
 export { RATIO_BAND_HIGH, RATIO_BAND_LOW, ratioStats, type RatioStats } from './ratio-stats.ts';
 export { grpoObjective, grpoObjectiveGradient, type GrpoBatch } from './grpo-objective.ts';
-export { perTokenAdvantages, tokenAdvantageScale, type LossReduction } from './token-advantages.ts';
+export {
+  perTokenAdvantages,
+  tokenAdvantageScale,
+  weightedTokenAdvantages,
+  type LossReduction,
+} from './token-advantages.ts';
+export {
+  isWeights,
+  needsIsWeights,
+  sequenceIsWeights,
+  tokenIsWeights,
+  weightedObjective,
+  type IsOptions,
+  type IsWeights,
+} from './is-weights.ts';
 export { stepTokenMathScalar, type StepBatch, type StepMetrics } from './step-math.ts';
 export { stepRunsInPlace, stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
 export { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';

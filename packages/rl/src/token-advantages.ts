@@ -48,3 +48,35 @@ export function perTokenAdvantages(
   }
   return out;
 }
+
+/**
+ * A_{i,t} · w_t / r_t for every token (docs/recipe.md §2.2, §2.5): the advantages whose IS loss
+ * −r_t·A has the gradient of J_w, −w_t·A_{i,t}·∇logp. `logFactors` holds log(w_t / r_t)
+ * (is-weights.ts); the product is formed in float64 from the log and rounded to float32 once,
+ * so it is finite wherever the result fits float32, and 0 where A_{i,t} = 0 or the token is
+ * dropped. Where it does not fit, the value is ±Infinity for the caller to refuse.
+ */
+export function weightedTokenAdvantages(
+  advantages: ArrayLike<number>,
+  offsets: Int32Array,
+  reduction: LossReduction,
+  logFactors: ArrayLike<number>,
+  out: Float32Array = new Float32Array(logFactors.length),
+): Float32Array {
+  perTokenAdvantages(advantages, offsets, reduction, out);
+  if (logFactors.length !== out.length) {
+    throw new RangeError(`logFactors: ${logFactors.length} values for ${out.length} tokens`);
+  }
+  const sequenceCount = rolloutCount(offsets);
+  for (let i = 0; i < sequenceCount; i++) {
+    const start = offsets[i]!;
+    const end = offsets[i + 1]!;
+    const scaled = advantages[i]! * tokenAdvantageScale(reduction, sequenceCount, end - start);
+    for (let t = start; t < end; t++) {
+      const logFactor = logFactors[t]!;
+      const dropped = logFactor === -Infinity;
+      out[t] = scaled === 0 || dropped ? 0 : scaled * Math.exp(logFactor);
+    }
+  }
+  return out;
+}

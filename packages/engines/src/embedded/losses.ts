@@ -61,8 +61,18 @@ export function checkDatum(datum: Datum, index: number, lossFn: LossFn): Checked
     }
     return out;
   };
-  const asFloat = (t: Tensor | null): Float32Array | null =>
-    t ? (t instanceof Float32Array ? t : Float32Array.from(t)) : null;
+  const asFloat = (name: string, t: Tensor | null): Float32Array | null => {
+    if (!t) return null;
+    const out = t instanceof Float32Array ? t : Float32Array.from(t);
+    // a NaN or infinite weight, logprob or advantage would make a NaN update (docs/engines.md "Losses")
+    const bad = out.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) {
+      throw new RangeError(
+        `${where}.loss_fn_inputs.${name}[${bad}]: must be finite, got ${out[bad]}`,
+      );
+    }
+    return out;
+  };
   let label: number | null = null;
   const labels = lossFn === 'bradley_terry' ? aligned('label') : null;
   if (labels) {
@@ -76,9 +86,9 @@ export function checkDatum(datum: Datum, index: number, lossFn: LossFn): Checked
   return {
     tokens: Int32Array.from(datum.modelInput),
     targets: lossFn === 'bradley_terry' ? null : asInt('target_tokens', aligned('target_tokens')),
-    weights: asFloat(aligned('weights')),
-    samplingLogprobs: asFloat(aligned('logprobs')),
-    advantages: asFloat(aligned('advantages')),
+    weights: asFloat('weights', aligned('weights')),
+    samplingLogprobs: asFloat('logprobs', aligned('logprobs')),
+    advantages: asFloat('advantages', aligned('advantages')),
     label,
   };
 }

@@ -161,4 +161,36 @@ describe('EmbeddedTrainer', () => {
     );
     await expect(model.optimStep({ ...adam, learningRate: -1 })).rejects.toThrow(/learning_rate/);
   });
+
+  it('refuses a non-finite advantage or logprob, naming the datum: never a NaN update', async () => {
+    const model = await trainer.createModel({ baseModel: 'tiny', loraRank: 0, seed: 3 });
+    const isDatum = (advantage: number, logprob = -1): Datum => {
+      const { modelInput, lossFnInputs } = copyDatum('abc');
+      const n = modelInput.length;
+      return {
+        modelInput,
+        lossFnInputs: {
+          target_tokens: lossFnInputs['target_tokens']!,
+          logprobs: new Float32Array(n).fill(logprob),
+          advantages: new Float32Array(n).fill(0).fill(advantage, n - 2),
+        },
+      };
+    };
+    const before = await model.forward([isDatum(0)], 'importance_sampling');
+    await expect(
+      model.forwardBackward([isDatum(0.1), isDatum(Number.NaN)], 'importance_sampling'),
+    ).rejects.toThrow('data[1].loss_fn_inputs.advantages[6]: must be finite, got NaN');
+    await expect(
+      model.forwardBackward([isDatum(0.1, -Infinity)], 'importance_sampling'),
+    ).rejects.toThrow('data[0].loss_fn_inputs.logprobs[0]: must be finite, got -Infinity');
+    const weights = copyDatum('abc');
+    weights.lossFnInputs['weights']![2] = Infinity;
+    await expect(model.forwardBackward([weights], 'cross_entropy')).rejects.toThrow(
+      'data[0].loss_fn_inputs.weights[2]: must be finite, got Infinity',
+    );
+    // nothing was accumulated: an optimiser step leaves the weights as they were
+    await model.optimStep(adam);
+    const after = await model.forward([isDatum(0)], 'importance_sampling');
+    expect([...after.logprobs[0]!]).toEqual([...before.logprobs[0]!]);
+  });
 });

@@ -74,6 +74,26 @@ describe('Tinker conversions', () => {
     expect(scores.metrics).toEqual({ 'loss:mean': 1 });
   });
 
+  it('refuses a non-finite loss input before sending (JSON would carry it as null)', () => {
+    const datum = (advantages: number[]) => ({
+      modelInput: [1, 2, 3],
+      lossFnInputs: {
+        target_tokens: Int32Array.from([2, 3, 4]),
+        logprobs: Float32Array.from([0, -1, -2]),
+        advantages: Float32Array.from(advantages),
+      },
+    });
+    expect(() => toWireDatum(datum([0, Number.NaN, 0]), 2)).toThrow(
+      'data[2].lossFnInputs.advantages[1] is NaN: a trainer takes finite numbers only',
+    );
+    expect(() => toWireDatum(datum([0, 0, -Infinity]), 0)).toThrow(
+      'data[0].lossFnInputs.advantages[2] is -Infinity',
+    );
+    expect(toWireDatum(datum([0, 0.5, 0]), 0).loss_fn_inputs['advantages']!.data).toEqual([
+      0, 0.5, 0,
+    ]);
+  });
+
   it('rejects an empty model input', () => {
     expect(() => toWireDatum({ modelInput: [], lossFnInputs: {} }, 4)).toThrow(
       'data[4].modelInput is empty',

@@ -32,6 +32,13 @@ export function toWireDatum(datum: Datum, index: number): Wire.Datum {
         `data[${index}].lossFnInputs.${name} has ${tensor.length} values for ${length} input tokens`,
       );
     }
+    // JSON has no NaN or Infinity (they would go out as null): refuse here, naming the value
+    const bad = tensor.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) {
+      throw new RangeError(
+        `data[${index}].lossFnInputs.${name}[${bad}] is ${tensor[bad]}: a trainer takes finite numbers only`,
+      );
+    }
     inputs[name] = toTensorData(tensor);
   }
   return {

@@ -1,14 +1,10 @@
 // Hand-checked numbers through the GRPO phases: rewards (docs/recipe.md §4) -> advantages (§2) ->
 // per-token advantages for a 'sum' trainer -> the trainer call and its KL / IS statistics.
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
+import { isWeights } from '@anneal/rl';
 import { describe, expect, it } from 'vitest';
 import { ShiftedTrainerModel, format, rollout } from '../testing/fakes.ts';
-import {
-  backendTokenAdvantages,
-  flatAdvantages,
-  generatedLayout,
-  isCorrection,
-} from './advantages.ts';
+import { backendTokenAdvantages, flatAdvantages, generatedLayout } from './advantages.ts';
 import { rewardConfig, scoreGroups } from './rewards.ts';
 import { trainStep } from './train-step.ts';
 
@@ -119,6 +115,7 @@ describe('trainStep', () => {
   it('sends sampling logprobs + scaled advantages on generated positions only', async () => {
     const model = new ShiftedTrainerModel(0.01);
     const out = await trainStep(model, {
+      step: 1,
       rollouts: group(),
       advantages,
       is,
@@ -152,6 +149,7 @@ describe('trainStep', () => {
   it('reports a missing grad norm as null', async () => {
     const model = new ShiftedTrainerModel(0, null);
     const out = await trainStep(model, {
+      step: 1,
       rollouts: group(),
       advantages,
       is,
@@ -165,6 +163,7 @@ describe('trainStep', () => {
     const model = new ShiftedTrainerModel(0.01);
     const clipMax = 1.005; // below r = e^0.01 ≈ 1.01005: every token is clipped
     await trainStep(model, {
+      step: 1,
       rollouts: group(),
       advantages,
       is: { ...is, truncate: true, clipMax },
@@ -181,6 +180,7 @@ describe('trainStep', () => {
   it('masked IS drops every token outside [low, high]; sequence level keeps the GSPO weight', async () => {
     const masked = new ShiftedTrainerModel(0.01);
     const out = await trainStep(masked, {
+      step: 1,
       rollouts: group(),
       advantages,
       is: { ...is, mask: true, maskHigh: 1.005 },
@@ -193,12 +193,13 @@ describe('trainStep', () => {
     );
     const layout = generatedLayout(group());
     const logpTrain = layout.logpInfer.map((l) => l + 0.01);
-    const seq = isCorrection(
+    const seq = isWeights(
       { ...is, level: 'sequence' },
       logpTrain,
       layout.logpInfer,
       layout.offsets,
     );
-    seq.factor.forEach((f) => expect(f).toBeCloseTo(1, 6)); // s_i = r when every r_t is equal
+    // s_i = r when every r_t is equal: the factor w_t/r_t is 1
+    seq.logFactors.forEach((f) => expect(Math.exp(f)).toBeCloseTo(1, 6));
   });
 });

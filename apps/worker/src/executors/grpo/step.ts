@@ -37,6 +37,7 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const train = await timer.time('train', () =>
     trainStep(scoredAtTemperature(model, spec.rollout.temperature), {
+      step,
       rollouts,
       advantages: flatAdvantages(batch.scores),
       is: spec.importanceSampling,

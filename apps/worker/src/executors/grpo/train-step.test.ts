@@ -10,10 +10,16 @@ import { trainStep } from './train-step.ts';
 
 const LN2 = Math.LN2;
 
-/** A trainer whose logprob of every sampled token is −1, whatever the sampler said. */
+/** A trainer whose logprob of every sampled token is `logprob` (−1), whatever the sampler said. */
 class ConstantTrainerModel extends ShiftedTrainerModel {
+  constructor(
+    shift: number,
+    private readonly logprob = -1,
+  ) {
+    super(shift);
+  }
   private constant(data: readonly Datum[]): Promise<ForwardResult> {
-    const logprobs = data.map((d) => new Float32Array(d.modelInput.length).fill(-1));
+    const logprobs = data.map((d) => new Float32Array(d.modelInput.length).fill(this.logprob));
     return Promise.resolve({ logprobs, metrics: {} });
   }
   override forward(data: readonly Datum[], lossFn: LossFn): Promise<ForwardResult> {
@@ -54,6 +60,7 @@ describe('trainStep step math', () => {
 
   it('ratios [1, 2 | 0.5], Â = [0.5, −0.5]: hand-computed, and the scalar reference’s', async () => {
     const out = await trainStep(new ConstantTrainerModel(0), {
+      step: 1,
       rollouts: rollouts(),
       advantages: [0.5, -0.5],
       is,
@@ -85,6 +92,7 @@ describe('trainStep step math', () => {
   it('rejects advantages that do not match the rollouts, naming the field', async () => {
     await expect(
       trainStep(new ConstantTrainerModel(0), {
+        step: 1,
         rollouts: rollouts(),
         advantages: [0.5],
         is,
@@ -92,5 +100,142 @@ describe('trainStep step math', () => {
         adam,
       }),
     ).rejects.toThrow('advantages: 1 values for 2 rollouts');
+  });
+});
+
+/** The advantages the forward_backward call sent, one array per datum. */
+const sentAdvantages = (model: ShiftedTrainerModel) =>
+  model.calls
+    .find((c) => c.kind === 'forwardBackward')!
+    .data.map((d) => [...d.lossFnInputs['advantages']!]);
+
+describe('trainStep IS options', () => {
+  it('truncate + mask: a masked token is not also counted as truncated', async () => {
+    // r = exp(−1 − logp_infer) = [1, 3 | 0.25, 1.8]; mask [0.5, 2] drops 3 and 0.25, and TIS at
+    // 1.5 clips only the kept 1.8 (3 is above clipMax too, but it is gone)
+    const model = new ConstantTrainerModel(0);
+    const out = await trainStep(model, {
+      step: 2,
+      rollouts: [
+        rollout(prompt, [gen(-1), gen(-1 - Math.log(3))]),
+        rollout(prompt, [gen(-1 + Math.log(4)), gen(-1 - Math.log(1.8))]),
+      ],
+      advantages: [0.5, -0.5],
+      is: { ...is, truncate: true, clipMax: 1.5, mask: true },
+      reduction: 'sum',
+      adam,
+    });
+    expect(out.maskedFraction).toBe(2 / 4);
+    expect(out.truncatedFraction).toBe(1 / 4);
+    const P = prompt.length;
+    const [a, b] = sentAdvantages(model);
+    // A_t·w_t/r_t: 0.5/(2·2) on the kept r = 1, 0 where masked, −0.5/4 · 1.5/1.8 on the clipped
+    expect([a![P - 1], a![P], b![P - 1]]).toEqual([0.125, 0, 0]);
+    expect(b![P]).toBeCloseTo((-0.125 * 1.5) / 1.8, 7);
+    // J_w = 1/2 · (0.5 · (1 + 0)/2 − 0.5 · (0 + 1.5)/2)
+    expect(out.loss).toBeCloseTo(-(0.5 * 0.5 - 0.5 * 0.75) / 2, 7);
+  });
+
+  // One token the trainer scores 89 nats below the sampler (logp_train −90 vs logp_infer −1) in
+  // a rollout of 1000: s_i = e^{−0.089}, and its factor s_i / r_t = e^{88.911} ≈ 4.1e38 is past
+  // float32's 3.4e38. Formed from its log with the advantage, A_t·w_t/r_t fits.
+  const farBelow = () =>
+    rollout(prompt, [
+      { tokens: Array.from({ length: 999 }, () => 97), generated: true, logprob: -90 },
+      { tokens: [98], generated: true, logprob: -1 },
+    ]);
+  const sequenceIs = { ...is, level: 'sequence' as const };
+
+  it('sequence level: a zero-advantage group sends exact zeros, not NaN', async () => {
+    const model = new ConstantTrainerModel(0, -90);
+    const out = await trainStep(model, {
+      step: 3,
+      rollouts: [farBelow(), farBelow()],
+      advantages: [0, 0],
+      is: sequenceIs,
+      reduction: 'sum',
+      adam,
+    });
+    for (const datum of sentAdvantages(model)) expect(datum.every((a) => a === 0)).toBe(true);
+    expect(out.loss === 0).toBe(true); // −J_w = −0 (a NaN would fail)
+    expect(model.optimSteps).toBe(1);
+  });
+
+  it('sequence level: the far-below token gets its finite A_t·s_i/r_t', async () => {
+    const model = new ConstantTrainerModel(0, -90);
+    const out = await trainStep(model, {
+      step: 3,
+      rollouts: [farBelow(), farBelow()],
+      advantages: [1, -1],
+      is: sequenceIs,
+      reduction: 'sum',
+      adam,
+    });
+    const last = prompt.length + 999 - 1; // datum position of the far-below token
+    const expected = (1 / (2 * 1000)) * Math.exp(-89 / 1000 + 89); // ≈ 2.07e35
+    const [a, b] = sentAdvantages(model);
+    expect(Number.isFinite(a![last])).toBe(true);
+    expect(a![last]! / expected).toBeCloseTo(1, 6);
+    expect(b![last]! / -expected).toBeCloseTo(1, 6);
+    // the other tokens: factor s_i / r_t = e^{−0.089} (r_t = 1)
+    expect(a![last - 1]! / ((1 / 2000) * Math.exp(-0.089))).toBeCloseTo(1, 6);
+    expect(out.loss).toBeCloseTo(0, 12); // J_w = (s − s)/2
+  });
+
+  it('refuses an advantage float32 cannot hold, naming the step and datum', async () => {
+    // 120 nats below: A_t·s_i/r_t ≈ e^{112} overflows float32 whatever the advantage
+    const model = new ConstantTrainerModel(0, -121);
+    const far = () =>
+      rollout(prompt, [
+        { tokens: Array.from({ length: 999 }, () => 97), generated: true, logprob: -121 },
+        { tokens: [98], generated: true, logprob: -1 },
+      ]);
+    await expect(
+      trainStep(model, {
+        step: 5,
+        rollouts: [far(), far()],
+        advantages: [1, -1],
+        is: sequenceIs,
+        reduction: 'sum',
+        adam,
+      }),
+    ).rejects.toThrow(
+      `step 5: datum 0: advantages[${prompt.length + 998}] is Infinity (generated token ${prompt.length + 999} of rollout 0)`,
+    );
+    expect(model.calls.some((c) => c.kind === 'forwardBackward')).toBe(false);
+    expect(model.optimSteps).toBe(0);
+  });
+});
+
+describe('trainStep refuses non-finite numbers', () => {
+  it('a NaN sampler logprob, before any trainer call', async () => {
+    const model = new ConstantTrainerModel(0);
+    const bad = [rollout(prompt, [gen(-1)]), rollout(prompt, [gen(-1), gen(NaN)])];
+    await expect(
+      trainStep(model, {
+        step: 4,
+        rollouts: bad,
+        advantages: [0.5, -0.5],
+        is,
+        reduction: 'sum',
+        adam,
+      }),
+    ).rejects.toThrow(`step 4: datum 1: logprobs[${prompt.length}] is NaN`);
+    expect(model.calls).toEqual([]);
+  });
+
+  it('NaN trainer logprobs, before the optimiser step', async () => {
+    const model = new ConstantTrainerModel(0, NaN);
+    await expect(
+      trainStep(model, {
+        step: 6,
+        rollouts: rollouts(),
+        advantages: [0.5, -0.5],
+        is,
+        reduction: 'sum',
+        adam,
+      }),
+    ).rejects.toThrow(`step 6: datum 0: trainer logprobs[${prompt.length - 1}] is NaN`);
+    expect(model.optimSteps).toBe(0);
   });
 });

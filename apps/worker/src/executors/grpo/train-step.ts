@@ -8,22 +8,30 @@
 // buffers (generatedLayout), the trainer's logprobs are gathered straight into them, and the
 // WebAssembly kernel streams them in place. The per-token advantages are computed once, before
 // forward_backward (they are its input), by @anneal/rl perTokenAdvantages (backendTokenAdvantages).
+// Every sampler logprob, trainer logprob and advantage is checked finite (finite-inputs.ts).
 import type { AdamParams, Datum, LossReduction, TrainerModel } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
-import { stepTokenMath } from '@anneal/rl';
+import {
+  isWeights,
+  needsIsWeights,
+  stepTokenMath,
+  weightedObjective,
+  type IsWeights,
+  type StepMetrics,
+} from '@anneal/rl';
 import { shiftedDatum } from '../common/datum.ts';
 import {
   backendTokenAdvantages,
   generatedLayout,
-  isCorrection,
-  needsTrainLogprobs,
   type GeneratedLayout,
-  type IsCorrection,
   type IsOptions,
 } from './advantages.ts';
+import { assertFiniteTokens } from './finite-inputs.ts';
 import { statsByLag, type StatsByLag } from './lag-stats.ts';
 
 export interface TrainInputs {
+  /** The step number, named by errors. */
+  step: number;
   /** All rollouts of the step, groups concatenated. */
   rollouts: readonly Rollout[];
   /** Â_i per rollout (docs/recipe.md §2). */
@@ -35,22 +43,14 @@ export interface TrainInputs {
   lags?: readonly number[];
 }
 
-export interface TrainOutcome {
-  tokens: number;
-  /** k1 = mean(d), k3 = mean(exp(−d) − 1 + d), d = logp_infer − logp_train (docs/recipe.md §2). */
-  k1: number;
-  k3: number;
-  ratioMean: number;
-  ratioMin: number;
-  ratioMax: number;
-  ratioFractionOutside: number;
-  /** J of docs/recipe.md §2 at the pre-update weights. */
-  objective: number;
+/** @anneal/rl's step math (k1 = mean(d), k3 = mean(exp(−d) − 1 + d), d = logp_infer −
+ * logp_train; ratio statistics; J at the pre-update weights, docs/recipe.md §2) and the rest of
+ * the step's training numbers. */
+export interface TrainOutcome
+  extends StepMetrics, Pick<IsWeights, 'maskedFraction' | 'truncatedFraction'> {
   /** The optimised loss −J_w (= −J without IS options). */
   loss: number;
   gradNorm: number | null;
-  maskedFraction: number | null;
-  truncatedFraction: number | null;
   /** Ratio mean and k3 over the fresh and the lagged rollouts (docs/recipe.md "Pipelined GRPO"). */
   byLag: StatsByLag;
 }
@@ -85,31 +85,20 @@ export function gatherTrainLogprobs(
   return flat;
 }
 
-async function correctionFor(
+/** w_t of the IS options (docs/recipe.md §2.2) from a gradient-free forward at the current
+ * weights; null for the plain token-level J. */
+async function isWeightsFor(
   model: TrainerModel,
   inputs: TrainInputs,
   layout: GeneratedLayout,
-): Promise<IsCorrection | null> {
-  if (!needsTrainLogprobs(inputs.is)) return null;
+): Promise<IsWeights | null> {
+  if (!needsIsWeights(inputs.is)) return null;
   const plain = backendTokenAdvantages(inputs.advantages, layout.offsets, inputs.reduction, null);
   const probe = await model.forward(isData(inputs.rollouts, layout, plain), 'importance_sampling');
   // gathered into the step buffer; forward_backward's logprobs replace them below
   const logpTrain = gatherTrainLogprobs(layout, probe.logprobs);
-  return isCorrection(inputs.is, logpTrain, layout.logpInfer, layout.offsets);
-}
-
-/** J_w = 1/N Σ_i Â_i · mean_t w_t: J with the IS options' weights w_t in place of r_t. */
-function weightedObjective(layout: GeneratedLayout, weights: Float64Array): number {
-  const n = layout.offsets.length - 1;
-  let objective = 0;
-  for (let i = 0; i < n; i++) {
-    const start = layout.offsets[i]!;
-    const end = layout.offsets[i + 1]!;
-    let weightSum = 0;
-    for (let t = start; t < end; t++) weightSum += weights[t]!;
-    if (end > start) objective += (layout.advantages[i]! * weightSum) / (end - start);
-  }
-  return n === 0 ? 0 : objective / n;
+  assertFiniteTokens(logpTrain, layout, 'trainer logprobs (forward)', inputs.step);
+  return isWeights(inputs.is, logpTrain, layout.logpInfer, layout.offsets);
 }
 
 export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promise<TrainOutcome> {
@@ -120,35 +109,34 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     );
   }
   layout.advantages.set(inputs.advantages);
-  const correction = await correctionFor(model, inputs, layout);
+  assertFiniteTokens(layout.logpInfer, layout, 'logprobs', inputs.step);
+  const weighted = await isWeightsFor(model, inputs, layout);
   const tokenAdvantages = backendTokenAdvantages(
     inputs.advantages,
     layout.offsets,
     inputs.reduction,
-    correction?.factor ?? null,
+    weighted?.logFactors ?? null,
   );
+  assertFiniteTokens(tokenAdvantages, layout, 'advantages', inputs.step);
   const result = await model.forwardBackward(
     isData(inputs.rollouts, layout, tokenAdvantages),
     'importance_sampling',
   );
   gatherTrainLogprobs(layout, result.logprobs);
+  assertFiniteTokens(layout.logpTrain, layout, 'trainer logprobs', inputs.step);
   const byLag = statsByLag(layout, inputs.lags ?? inputs.rollouts.map(() => 0));
   const math = stepTokenMath(layout);
   const optim = await model.optimStep(inputs.adam);
   return {
-    tokens: math.tokens,
-    k1: math.k1,
-    k3: math.k3,
-    ratioMean: math.ratioMean,
-    ratioMin: math.ratioMin,
-    ratioMax: math.ratioMax,
-    ratioFractionOutside: math.ratioFractionOutside,
-    objective: math.objective,
+    ...math,
     // J_w's weights come from the probe forward at the same (pre-update) weights
-    loss: correction === null ? -math.objective : -weightedObjective(layout, correction.weights),
+    loss:
+      weighted === null
+        ? -math.objective
+        : -weightedObjective(layout.offsets, inputs.advantages, weighted.weights),
     gradNorm: optim.gradNorm,
-    maskedFraction: correction?.maskedFraction ?? null,
-    truncatedFraction: correction?.truncatedFraction ?? null,
+    maskedFraction: weighted?.maskedFraction ?? null,
+    truncatedFraction: weighted?.truncatedFraction ?? null,
     byLag,
   };
 }
