@@ -22,10 +22,13 @@ import { fakeAdapterArchive } from './fake-archive.ts';
 import { FLAVORS } from './fake-flavors.ts';
 import type { FakeFlavor, FlavorBehaviour } from './fake-flavors.ts';
 import { fakeSample } from './fake-sampling.ts';
-import { computeLoss } from './losses.ts';
+import { sampledWeights, type SlotOverwrite } from './adapter-slots.ts';
+import { computeLoss, type DatumGradient, type FakeBackend } from './losses.ts';
 import { validate } from './validate-request.ts';
 
 export type { FakeFlavor } from './fake-flavors.ts';
+export type { FakeBackend } from './losses.ts';
+export type { SlotOverwrite } from './adapter-slots.ts';
 
 export type ScriptedReply =
   | { kind: 'reply'; status: number; body: unknown; headers?: Record<string, string> }
@@ -35,6 +38,11 @@ export type ScriptedReply =
 export interface FakeTinkerOptions {
   /** Which server to imitate (default `skyrl`). */
   flavor?: FakeFlavor;
+  /** SkyRL flavour: the backend behind the server (default `jax`). It decides the loss
+   * reduction (losses.ts) and what sampling a checkpoint does (FakeTinkerServer.asample):
+   * `jax` loads it into the model's one adapter slot, the weights being trained; `fsdp` ignores
+   * it and samples the model's last synced weights, and serves one model only. */
+  skyrlBackend?: 'jax' | 'fsdp';
   apiKey?: string;
   /** "Still pending" answers a future gives before its result (default 2). */
   pendingPolls?: number;
@@ -78,10 +86,28 @@ interface Future {
   readyAt?: number;
 }
 
+/** The gradient one optim_step applied: every datum accumulated since the step before, in
+ * arrival order, with ∂L/∂logπ of each target token after the backend's whole reduction. */
+export interface AppliedGradient {
+  data: Wire.Datum[];
+  lossFn: Wire.WireLossFn;
+  dLogp: number[][];
+}
+
 interface FakeModel {
   baseModel: string;
   lora: Wire.LoraConfig;
+  /** The weights being trained (the model's adapter slot): optimiser steps they hold. */
   steps: number;
+  /** skyrl-jax: the sampler checkpoint last loaded into the slot (`loaded_checkpoint_id`). */
+  loadedSampler: string | undefined;
+  /** skyrl-fsdp: steps of the weights last synced to its inference engines. */
+  synced: number;
+  /** skyrl-fsdp: why the model cannot be used (a second model on a single-tenant server). */
+  unavailable: string | undefined;
+  /** Gradients accumulated since the last optim_step, one per datum. */
+  pending: { data: Wire.Datum[]; lossFn: Wire.WireLossFn; gradients: DatumGradient[] };
+  applied: AppliedGradient[];
   saved: Map<string, number>; // training checkpoint name -> steps
   sampler: Map<string, number>; // sampler checkpoint name -> steps
   /** grad_clip_norm of the last optim_step as the server applied it (undefined = none). */
@@ -108,7 +134,11 @@ export class FakeTinkerServer {
   failNextFuture: string | undefined;
   /** Hosted Tinker flavour: the next future created answers 410 (expired) when polled. */
   expireNextFuture = false;
+  /** Every time sampling a checkpoint replaced a model's training weights (skyrl-jax). */
+  readonly overwrites: SlotOverwrite[] = [];
   readonly flavor: FakeFlavor;
+  /** The server arithmetic and sampling semantics this fake reproduces. */
+  readonly backend: FakeBackend;
   private readonly behaviour: FlavorBehaviour;
   private readonly futures = new Map<string, Future>();
   private readonly seqIds = new Map<string, { payload: string; requestId: string }>();
@@ -122,6 +152,12 @@ export class FakeTinkerServer {
   private constructor(options: FakeTinkerOptions) {
     this.flavor = options.flavor ?? 'skyrl';
     this.behaviour = FLAVORS[this.flavor];
+    this.backend =
+      this.flavor === 'tinker'
+        ? 'tinker'
+        : options.skyrlBackend === 'fsdp'
+          ? 'skyrl-fsdp'
+          : 'skyrl-jax';
     this.options = { pendingPolls: 2, holdMs: 300_000, ...options };
     this.archivePreparing = options.archivePreparing ?? 0;
     this.server = createServer((req, res) => {
@@ -147,6 +183,16 @@ export class FakeTinkerServer {
 
   requestsTo(route: string): unknown[] {
     return this.requests.filter((r) => r.route === route).map((r) => r.body);
+  }
+
+  /** The gradients a model's optim_steps applied, in order (see AppliedGradient). */
+  appliedGradients(modelId: string): readonly AppliedGradient[] {
+    return this.models.get(modelId)?.applied ?? [];
+  }
+
+  /** Optimiser steps a model's training weights hold now. */
+  trainedSteps(modelId: string): number | undefined {
+    return this.models.get(modelId)?.steps;
   }
 
   /** The archive a sampler checkpoint downloads as: a .tar.gz of a LoRA adapter directory. */
@@ -279,10 +325,21 @@ export class FakeTinkerServer {
     if (!this.sessions.has(body.session_id))
       return [404, { detail: `Session ${body.session_id} not found` }];
     const id = `model-${++this.counter}`;
+    // skyrl/backends/skyrl_train_backend.py create_model: a second policy registers another LoRA
+    // adapter, which the FSDP worker does not implement (workers/worker.py register_adapter).
+    const unavailable =
+      this.backend === 'skyrl-fsdp' && this.models.size > 0
+        ? 'FSDPPolicyWorker.register_adapter is not implemented: multi-tenant LoRA adapter management (the adapter store) is currently only supported on the Megatron backend. The FSDP backend supports a single LoRA adapter (or full fine-tuning) per worker group.'
+        : undefined;
     this.models.set(id, {
       baseModel: body.base_model,
       lora: body.lora_config,
       steps: 0,
+      loadedSampler: undefined,
+      synced: 0,
+      unavailable,
+      pending: { data: [], lossFn: 'importance_sampling', gradients: [] },
+      applied: [],
       saved: new Map(),
       sampler: new Map(),
       lastClip: undefined,
@@ -333,6 +390,8 @@ export class FakeTinkerServer {
     if (this.failNextFuture !== undefined) {
       future.error = this.failNextFuture;
       this.failNextFuture = undefined;
+    } else if (model.unavailable !== undefined) {
+      future.error = model.unavailable;
     } else {
       const outcome = this.execute(route, modelId, model, body);
       if (typeof outcome === 'string') future.error = outcome;
@@ -375,7 +434,19 @@ export class FakeTinkerServer {
       const input = body[
         route === 'forward' ? 'forward_input' : 'forward_backward_input'
       ] as Wire.ForwardBackwardInput;
-      return { result: computeLoss(input.data, input.loss_fn, input.loss_fn_config, model.steps) };
+      const loss = computeLoss(
+        input.data,
+        input.loss_fn,
+        input.loss_fn_config,
+        model.steps,
+        this.backend,
+      );
+      if (route === 'forward_backward') {
+        model.pending.data.push(...input.data);
+        model.pending.gradients.push(...loss.gradients);
+        model.pending.lossFn = input.loss_fn;
+      }
+      return { result: loss.output };
     }
     if (route === 'optim_step') return { result: this.optimStep(model, body) };
     const name = body['path'] as string;
@@ -393,6 +464,7 @@ export class FakeTinkerServer {
       return { result: { type: 'load_weights', path: name } };
     }
     model.sampler.set(name, model.steps);
+    model.synced = model.steps; // skyrl_train_backend.py save_sampler_checkpoint: NCCL sync first
     if (this.options.checkpointsBase !== undefined && this.flavor === 'skyrl') {
       const dir = join(this.options.checkpointsBase, id, 'sampler_weights');
       mkdirSync(dir, { recursive: true });
@@ -411,6 +483,16 @@ export class FakeTinkerServer {
 
   private optimStep(model: FakeModel, body: Json): Wire.OptimStepResponse {
     const params = body['adam_params'] as Wire.AdamParams;
+    // skyrl/backends/jax.py AccumulatedGradients.get_mean: the accumulated sum over the datums
+    // since the last step; the summing backends apply the sum as it is.
+    const count = model.pending.gradients.length;
+    const scale = this.backend === 'skyrl-jax' && count > 0 ? 1 / count : 1;
+    model.applied.push({
+      data: model.pending.data,
+      lossFn: model.pending.lossFn,
+      dLogp: model.pending.gradients.map((g) => g.dLogp.map((d) => d * scale)),
+    });
+    model.pending = { data: [], lossFn: 'importance_sampling', gradients: [] };
     model.steps += 1;
     const clip = params.grad_clip_norm;
     model.lastClip =
@@ -480,11 +562,21 @@ export class FakeTinkerServer {
     } else if (body.model_path !== undefined) target = this.samplerTarget(body.model_path);
     else target = {};
     if (typeof target === 'string') return [404, { detail: target }];
-    const steps =
-      target.modelId === undefined
-        ? 0
-        : (this.models.get(target.modelId)?.sampler.get(target.checkpoint as string) ?? 0);
-    return [200, this.newFuture({ polls: 0, result: fakeSample(body, { steps }) }, target.modelId)];
+    const weights = this.samplingWeights(target);
+    const future: Future =
+      typeof weights === 'string'
+        ? { polls: 0, error: weights }
+        : { polls: 0, result: fakeSample(body, { steps: weights }) };
+    return [200, this.newFuture(future, target.modelId)];
+  }
+
+  private samplingWeights(target: { modelId?: string; checkpoint?: string }): number | string {
+    const model = target.modelId === undefined ? undefined : this.models.get(target.modelId);
+    const found =
+      model === undefined
+        ? undefined
+        : { modelId: target.modelId!, slot: model, checkpoint: target.checkpoint! };
+    return sampledWeights(this.backend, found, this.overwrites);
   }
 
   /** GET …/archive, GET …/download (SkyRL), DELETE a checkpoint. */

@@ -1,10 +1,55 @@
-// The fake trainer's arithmetic: fixed per-token "policy" logprobs and the three losses of
-// docs/engines.md computed exactly from them, so tests can check what the client sends.
+// The fake trainer's arithmetic: fixed per-token "policy" logprobs, the losses of docs/engines.md
+// computed exactly from them, and each backend's reduction of those token losses over the
+// weights it receives, with the gradient it would back-propagate (∂L/∂logπ per target token).
+// Read at SkyRL a9564572e (NovaSky-AI/SkyRL) and the tinker docs:
+//   skyrl-jax  skyrl/tinker/api.py Datum.to_types: no `weights` -> 1.0 on every target position;
+//              skyrl/tinker/loss_fns.py: every loss is multiplied by the weight (safe_loss_mask);
+//              skyrl/backends/jax.py loss_for_lora: per datum Σ_t ℓ_t / max(Σ_t w_t, 1e-9), summed;
+//              AccumulatedGradients.get_mean: the sum is divided at optim_step by the number of
+//              datums accumulated for the model since the last one (every forward_backward call).
+//   skyrl-fsdp the same to_types; skyrl/backends/skyrl_train/utils/ppo_utils.py
+//              cross_entropy_loss / importance_sampling_loss: (ℓ · loss_mask).sum(), loss_mask =
+//              the weights; workers/worker.py: gradients summed over micro-batches (× dp_size).
+//   tinker     tinker-docs.thinkingmachines.ai/losses: sums token losses; cross_entropy is −w·logπ,
+//              importance_sampling −r·A (whether the hosted service multiplies it by `weights`
+//              cannot be read: the service is closed; Anneal's A is 0 off the loss mask either way).
 import type { Datum, ForwardBackwardOutput, LossFnConfig, WireLossFn } from '../wire.ts';
+
+/** The server arithmetic a fake reproduces. */
+export type FakeBackend = 'skyrl-jax' | 'skyrl-fsdp' | 'tinker';
 
 /** π_train logprob of target token `t` after `steps` optimiser steps. */
 export function fakeLogprob(target: number, steps: number): number {
   return -(1 + (target % 7) / 10) / (1 + steps);
+}
+
+/** One datum's share of the backend's loss and its gradient w.r.t. each target's logπ, before
+ * the per-step division a `skyrl-jax` backend applies at optim_step (`datumDivisor`). */
+export interface DatumGradient {
+  loss: number;
+  /** ∂(this datum's loss)/∂logπ_t per target position. */
+  dLogp: number[];
+}
+
+export interface ComputedLoss {
+  output: ForwardBackwardOutput;
+  gradients: DatumGradient[];
+}
+
+/** The weights a backend uses for a datum: SkyRL fills 1.0 on every target when none are sent. */
+export function receivedWeights(datum: Datum): number[] {
+  const targets = datum.loss_fn_inputs['target_tokens']?.data ?? [];
+  const weights = datum.loss_fn_inputs['weights']?.data;
+  return weights === undefined ? targets.map(() => 1) : [...weights];
+}
+
+/** What a backend divides a datum's weighted token-loss sum by. */
+function datumDivisor(backend: FakeBackend, weights: readonly number[]): number {
+  if (backend !== 'skyrl-jax') return 1;
+  return Math.max(
+    weights.reduce((a, b) => a + b, 0),
+    1e-9,
+  );
 }
 
 export function computeLoss(
@@ -12,13 +57,24 @@ export function computeLoss(
   lossFn: WireLossFn,
   config: LossFnConfig | null | undefined,
   steps: number,
-): ForwardBackwardOutput {
+  backend: FakeBackend = 'skyrl-jax',
+): ComputedLoss {
   let total = 0;
+  const gradients: DatumGradient[] = [];
   const outputs = data.map((datum) => {
     const inputs = datum.loss_fn_inputs;
     const targets = inputs['target_tokens']?.data ?? [];
+    const weights = receivedWeights(datum);
     const logprobs = targets.map((t) => fakeLogprob(t, steps));
-    const elementwise = logprobs.map((logp, i) => tokenLoss(lossFn, logp, i, inputs, config));
+    const tokens = logprobs.map((logp, i) =>
+      tokenLoss(backend, lossFn, logp, i, inputs, weights[i] ?? 0, config),
+    );
+    const elementwise = tokens.map((t) => t.loss);
+    const divisor = datumDivisor(backend, weights);
+    gradients.push({
+      loss: elementwise.reduce((a, b) => a + b, 0) / divisor,
+      dLogp: tokens.map((t) => t.dLogp / divisor),
+    });
     total += elementwise.reduce((a, b) => a + b, 0);
     return {
       logprobs: { data: logprobs, dtype: 'float32' as const, shape: [logprobs.length] },
@@ -30,26 +86,40 @@ export function computeLoss(
     };
   });
   return {
-    loss_fn_output_type: 'scalar',
-    loss_fn_outputs: outputs,
-    metrics: { 'loss:sum': total },
+    output: {
+      loss_fn_output_type: 'scalar',
+      loss_fn_outputs: outputs,
+      metrics: { 'loss:sum': total },
+    },
+    gradients,
   };
 }
 
+/** Token loss ℓ_t and ∂ℓ_t/∂logπ_t. SkyRL multiplies every loss by the weight; hosted Tinker's
+ * documented policy losses take no weight. */
 function tokenLoss(
+  backend: FakeBackend,
   lossFn: WireLossFn,
   logp: number,
   i: number,
   inputs: Datum['loss_fn_inputs'],
+  weight: number,
   config: LossFnConfig | null | undefined,
-): number {
+): { loss: number; dLogp: number } {
   const at = (name: string): number => inputs[name]?.data[i] ?? 0;
-  if (lossFn === 'cross_entropy') return -at('weights') * logp;
+  if (lossFn === 'cross_entropy') return { loss: -weight * logp, dLogp: -weight };
+  const w = backend === 'tinker' ? 1 : weight;
   const ratio = Math.exp(logp - at('logprobs'));
   const advantage = at('advantages');
-  if (lossFn === 'importance_sampling') return -ratio * advantage;
+  if (lossFn === 'importance_sampling') {
+    return { loss: -w * ratio * advantage, dLogp: -w * ratio * advantage };
+  }
   const lo = config?.['clip_low_threshold'] ?? 0.8;
   const hi = config?.['clip_high_threshold'] ?? 1.2;
   const clipped = Math.min(Math.max(ratio, lo), hi);
-  return -Math.min(ratio * advantage, clipped * advantage);
+  const unclippedWins = ratio * advantage <= clipped * advantage;
+  return {
+    loss: -w * Math.min(ratio * advantage, clipped * advantage),
+    dLogp: unclippedWins ? -w * ratio * advantage : 0,
+  };
 }
