@@ -12,9 +12,13 @@ export type { FakeLogprobsServerOptions } from './testing/fake-logprobs-server.t
 export { FakeTinkerServer } from './tinker/testing/fake-server.ts';
 export type { FakeFlavor as FakeTinkerFlavor } from './tinker/testing/fake-server.ts';
 export type {
+  AppliedGradient,
+  FakeBackend as FakeTinkerBackend,
   FakeTinkerOptions,
   ScriptedReply as TinkerScriptedReply,
+  SlotOverwrite,
 } from './tinker/testing/fake-server.ts';
+export { fakeLogprob as fakeTinkerLogprob } from './tinker/testing/losses.ts';
 export {
   FIXTURE_TOOL_MARKERS,
   QWEN2_SPLIT_REGEX,

@@ -33,7 +33,7 @@ describe('grpoObjective / gradient (docs/recipe.md §2)', () => {
 describe('perTokenAdvantages (docs/engines.md "Reduction")', () => {
   it.each([
     { reduction: 'sum' as const, expected: [0.5 / 4, 0.5 / 4, -0.5 / 2] }, // Â / (N |o_i|)
-    { reduction: 'mean_per_sequence' as const, expected: [0.25, 0.25, -0.25] }, // Â / N
+    { reduction: 'mean_per_sequence' as const, expected: [0.5, 0.5, -0.5] }, // Â
   ])('$reduction', ({ reduction, expected }) => {
     const tokenAdvantages = perTokenAdvantages(fixture.advantages, fixture.offsets, reduction);
     expected.forEach((value, t) => expect(tokenAdvantages[t]).toBeCloseTo(value, 7));
@@ -81,7 +81,10 @@ function withTokenShift(batch: GrpoBatch, t: number, h: number): GrpoBatch {
   return { ...batch, logpTrain };
 }
 
-/** The loss a backend computes from per-token advantages A: ℓ_{i,t} = −r_{i,t} · A_{i,t}. */
+/** The loss a backend computes from per-token advantages A, given the loss mask as `weights`
+ * (w = 1 on every generated token here): ℓ_{i,t} = −w·r_{i,t}·A_{i,t}; 'sum' adds them,
+ * 'mean_per_sequence' (SkyRL JAX, skyrl/backends/jax.py loss_for_lora + AccumulatedGradients)
+ * divides each datum's sum by Σ_t w = |o_i| and the total by the N datums. */
 function backendLoss(
   batch: GrpoBatch,
   tokenAdvantages: Float32Array,
@@ -95,9 +98,9 @@ function backendLoss(
     for (let t = start; t < end; t++) {
       sequenceLoss += -Math.exp(batch.logpTrain[t]! - batch.logpInfer[t]!) * tokenAdvantages[t]!;
     }
-    loss += reduction === 'sum' ? sequenceLoss : sequenceLoss / (end - start);
+    loss += reduction === 'sum' ? sequenceLoss : sequenceLoss / Math.max(end - start, 1e-9);
   }
-  return loss;
+  return reduction === 'sum' ? loss : loss / (batch.offsets.length - 1);
 }
 
 describe('properties', () => {

@@ -1,17 +1,22 @@
 // Per-token advantages that make a trainer backend optimise docs/recipe.md §2's J exactly, whatever its
 // loss reduction (docs/engines.md "Reduction"). The `importance_sampling` loss of token t of datum i
-// is ℓ_{i,t} = −r_{i,t} · A_{i,t}, and backends reduce these differently:
+// is ℓ_{i,t} = −w_{i,t} · r_{i,t} · A_{i,t}, with w the `weights` Anneal sends on every datum: the
+// loss mask (1 on the generated tokens o_i, 0 on prompt and tool-output positions). Backends reduce:
 //   'sum'               L = Σ_i Σ_t ℓ_{i,t}             (Tinker, SkyRL-FSDP, the embedded trainer)
 //                       → A_{i,t} = Â_i / (N · |o_i|)
-//   'mean_per_sequence' L = Σ_i (1/|o_i|) Σ_t ℓ_{i,t}   (SkyRL-JAX: each sequence's token mean)
-//                       → A_{i,t} = Â_i / N
-// Either way L = −J and ∂L/∂logp_train = −∂J/∂logp_train, N = sequences in the forward_backward
-// call. Same names as LossReduction in @anneal/engines (not imported: @anneal/rl depends on nothing).
+//   'mean_per_sequence' L = 1/D Σ_i Σ_t ℓ_{i,t} / Σ_t w_{i,t}   (SkyRL-JAX: each datum over the sum
+//                       of its weights, = |o_i| for the mask; gradients averaged over the D datums
+//                       accumulated before optim_step, D = N)
+//                       → A_{i,t} = Â_i
+// Either way L = −J and ∂L/∂logp_train = −∂J/∂logp_train, N = sequences of the step (all its
+// forward_backward calls). Same names as LossReduction in @anneal/engines (not imported: @anneal/rl
+// depends on nothing).
 import { assertOffsets, rolloutCount } from './ragged.ts';
 
 export type LossReduction = 'sum' | 'mean_per_sequence';
 
-/** Weight of Â_i in each of its tokens' advantages for a backend's reduction. */
+/** Weight of Â_i in each of its tokens' advantages for a backend's reduction, given datums whose
+ * `weights` are the loss mask. */
 export function tokenAdvantageScale(
   reduction: LossReduction,
   sequenceCount: number,
@@ -22,7 +27,7 @@ export function tokenAdvantageScale(
     case 'sum':
       return 1 / (sequenceCount * tokens);
     case 'mean_per_sequence':
-      return 1 / sequenceCount;
+      return 1; // the backend divides by |o_i| (the weights) and by N (the datums) itself
     default:
       throw new RangeError(`reduction: unknown '${String(reduction)}'`);
   }

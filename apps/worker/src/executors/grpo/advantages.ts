@@ -1,7 +1,7 @@
 // Step phase 5 (docs/recipe.md §2): group advantages Â_i -> per-token advantages for the trainer's
 // `importance_sampling` loss, scaled for its declared reduction so that the backend loss is
 // L = −J exactly (@anneal/rl tokenAdvantageScale: 'sum' -> Â_i/(N·|o_i|), 'mean_per_sequence'
-// -> Â_i/N), N = rollouts in the forward_backward call, |o_i| = generated tokens of rollout i.
+// -> Â_i, the backend dividing by |o_i| and N), N = rollouts of the step, |o_i| = generated tokens.
 //
 // The backend's IS loss −r_t·A_t has gradient −r_t·A_t·∇logp_t: the plain token-level J of
 // docs/recipe.md §2.1. The IS options of §2.2 replace r_t by a weight w_t (@anneal/rl

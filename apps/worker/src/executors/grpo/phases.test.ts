@@ -63,7 +63,7 @@ describe('rewards -> advantages -> per-token advantages', () => {
       'mean_per_sequence',
       null,
     );
-    expect(perSequence[0]).toBeCloseTo(0.5 / 4, 7);
+    expect(perSequence[0]).toBeCloseTo(0.5, 7); // Â_i: SkyRL JAX divides by |o_i| and N itself
   });
 
   it('anchored tool and length penalties with the spec defaults, by hand', () => {
@@ -133,6 +133,11 @@ describe('trainStep', () => {
     const generatedAt = [P, P + 4, P + 5, P + 6].map((t) => t - 1);
     A.forEach((a, k) => expect(a).toBeCloseTo(generatedAt.includes(k) ? 0.5 / 16 : 0, 8));
     L.forEach((l, k) => expect(l).toBe(generatedAt.includes(k) ? -1 : 0));
+    // weights = the loss mask on every datum (SkyRL counts an absent weight as 1 everywhere)
+    for (const [i, d] of model.calls[0]!.data.entries()) {
+      expect([...d.lossFnInputs['weights']!], `datum ${i}`).toEqual(group()[i]!.lossMask.slice(1));
+    }
+    expect([...datum.lossFnInputs['weights']!].filter((w) => w === 1)).toHaveLength(4);
     expect([...datum.lossFnInputs['target_tokens']!]).toEqual(group()[1]!.tokens.slice(1));
     expect(model.optimSteps).toBe(1);
     // d = logp_infer − logp_train = −0.01 on all 10 generated tokens

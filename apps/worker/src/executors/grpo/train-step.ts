@@ -55,7 +55,11 @@ export interface TrainOutcome
   byLag: StatsByLag;
 }
 
-/** Datums with the sampler's logprobs and per-token advantages on generated positions only. */
+/** Datums with the sampler's logprobs and per-token advantages on generated positions only, and
+ * `weights` = the loss mask (1 on generated tokens, 0 on prompt and tool-output positions). The
+ * weights are what a SkyRL backend multiplies each token loss by, and what SkyRL JAX divides a
+ * datum's loss by: without them it counts every position (skyrl/tinker/api.py Datum.to_types),
+ * docs/engines.md "Reduction". */
 export function isData(
   rollouts: readonly Rollout[],
   layout: GeneratedLayout,
@@ -63,9 +67,13 @@ export function isData(
 ): Datum[] {
   return rollouts.map((r, i) => {
     const advantages = new Float32Array(r.tokens.length);
+    const weights = new Float32Array(r.tokens.length);
     const start = layout.offsets[i]!;
-    layout.positions[i]!.forEach((t, k) => (advantages[t] = tokenAdvantages[start + k]!));
-    return shiftedDatum(r.tokens, { logprobs: r.logprobs, advantages });
+    layout.positions[i]!.forEach((t, k) => {
+      advantages[t] = tokenAdvantages[start + k]!;
+      weights[t] = 1;
+    });
+    return shiftedDatum(r.tokens, { weights, logprobs: r.logprobs, advantages });
   });
 }
 

@@ -92,6 +92,8 @@ export interface AppliedGradient {
   data: Wire.Datum[];
   lossFn: Wire.WireLossFn;
   dLogp: number[][];
+  /** π_train's logprobs of each datum's targets at which the gradient was taken. */
+  logprobs: number[][];
 }
 
 interface FakeModel {
@@ -491,6 +493,7 @@ export class FakeTinkerServer {
       data: model.pending.data,
       lossFn: model.pending.lossFn,
       dLogp: model.pending.gradients.map((g) => g.dLogp.map((d) => d * scale)),
+      logprobs: model.pending.gradients.map((g) => g.logprobs),
     });
     model.pending = { data: [], lossFn: 'importance_sampling', gradients: [] };
     model.steps += 1;

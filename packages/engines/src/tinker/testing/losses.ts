@@ -29,6 +29,8 @@ export interface DatumGradient {
   loss: number;
   /** ∂(this datum's loss)/∂logπ_t per target position. */
   dLogp: number[];
+  /** π_train's logprob of each target, at which the gradient was taken. */
+  logprobs: number[];
 }
 
 export interface ComputedLoss {
@@ -74,6 +76,7 @@ export function computeLoss(
     gradients.push({
       loss: elementwise.reduce((a, b) => a + b, 0) / divisor,
       dLogp: tokens.map((t) => t.dLogp / divisor),
+      logprobs,
     });
     total += elementwise.reduce((a, b) => a + b, 0);
     return {
