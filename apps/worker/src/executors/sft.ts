@@ -1,6 +1,7 @@
 // SFT warm-up (docs/recipe.md §1.1): token cross-entropy on completion tokens only — prompt and
-// tool-output tokens carry weight 0. The step loss is the mean over the batch's completion
-// tokens, whatever the backend's reduction (docs/engines.md "Reduction").
+// tool-output tokens carry weight 0. On a summing trainer the optimised loss is the mean over the
+// batch's completion tokens; a per-sequence trainer (SkyRL JAX) cannot weigh sequences, so there
+// it is the mean of per-sequence means and the run says so (docs/engines.md "Reduction").
 import type { Datum, LossReduction, TrainerModel } from '@anneal/engines';
 import type { SftSpec } from '@anneal/protocol';
 import { adamParams } from './common/adam.ts';
@@ -24,16 +25,29 @@ export interface SftBatch {
   inputTokens: number;
 }
 
-/** Per-token weight making the backend's loss the mean CE over `total` completion tokens. */
-export function crossEntropyWeight(
-  reduction: LossReduction,
-  sequenceTrained: number,
-  total: number,
-): number {
+/** Per-token weight on the completion targets of a batch with `total` of them. 'sum': L = Σ w·(−logp),
+ * so w = 1/total makes L the mean cross-entropy over the batch's completion tokens.
+ * 'mean_per_sequence' (SkyRL JAX): each datum's loss is divided by the sum of its own weights
+ * (skyrl/backends/jax.py loss_for_lora), so any per-datum scale cancels; the mask is sent as it
+ * is and L is the mean over sequences of each sequence's mean cross-entropy (sftObjectiveNotice). */
+export function crossEntropyWeight(reduction: LossReduction, total: number): number {
   if (total === 0) return 0;
-  // 'sum': L = Σ w·(−logp) -> w = 1/total. 'mean_per_sequence' (mean over a sequence's
-  // weighted tokens, as @anneal/rl assumes): w = n_i/total gives the same L.
-  return reduction === 'sum' ? 1 / total : sequenceTrained / total;
+  return reduction === 'sum' ? 1 / total : 1;
+}
+
+/** The run:notice of an SFT run on a trainer that averages per sequence: its objective weighs
+ * every sequence alike, not every completion token (docs/engines.md "Reduction"). */
+export function sftObjectiveNotice(
+  reduction: LossReduction,
+  endpoint = 'the trainer endpoint',
+): string | undefined {
+  if (reduction === 'sum') return undefined;
+  return (
+    `${endpoint} reduces token losses per sequence (mean_per_sequence: each datum divided by the ` +
+    'sum of its weights), so this SFT run minimises the mean over sequences of each sequence’s ' +
+    'mean completion-token cross-entropy, not the mean over all completion tokens: short ' +
+    'completions weigh as much as long ones; the loss metric is still the token mean (docs/engines.md "Reduction")'
+  );
 }
 
 /** Datums of one SFT batch; sequences are cut to `maxTokens` (the tail is dropped). */
@@ -52,7 +66,7 @@ export function sftBatch(
   const masks: Float32Array[] = [];
   let inputTokens = 0;
   for (const e of cut) {
-    const w = crossEntropyWeight(reduction, trainedOf(e.mask), trainedTokens);
+    const w = crossEntropyWeight(reduction, trainedTokens);
     const datum = shiftedDatum(e.tokens, { weights: e.mask.map((m) => m * w) });
     data.push(datum);
     masks.push(Float32Array.from(e.mask.slice(1)));
@@ -115,6 +129,12 @@ export async function runSft(ctx: ExecutorContext): Promise<ExecutorResult> {
   const catalog = catalogOf(ctx.resources);
   const pools = mixPools(catalog, spec.data.mix, 'sft', (s) => catalog.sft(s));
   const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
+  const endpoint = ctx.spec.endpoints.trainer;
+  const notice = sftObjectiveNotice(
+    ctx.resources.trainer.capabilities.reduction,
+    endpoint === undefined ? undefined : `trainer endpoint '${endpoint}'`,
+  );
+  if (notice) await ctx.notice?.({ code: 'sft_sequence_mean', message: notice });
   const loop = await runTrainingLoop({
     ctx,
     model,
