@@ -67,8 +67,26 @@ export const TRAINER_BACKENDS = ['skyrl-jax', 'skyrl-fsdp', 'tinker', 'embedded'
 export type TrainerBackend = (typeof TRAINER_BACKENDS)[number];
 
 export interface TrainerBackendTraits {
-  /** How token losses are reduced (docs/engines.md "Reduction"). */
+  /** How token losses are reduced (docs/engines.md "Reduction"): the name the endpoint declares. */
   reduction: 'sum' | 'mean_per_sequence';
+  /** What the backend divides the weighted token losses w·ℓ by, given the `weights` w it receives
+   * (SkyRL fills an absent `weights` with 1 on every target position):
+   *  - `nothing`: L = Σ_i Σ_t w_{i,t}·ℓ_{i,t};
+   *  - `weight-sum-then-datums`: L = 1/D Σ_i (Σ_t w_{i,t}·ℓ_{i,t}) / max(Σ_t w_{i,t}, 1e-9), D the
+   *    datums accumulated since the last optim_step (a per-datum scale of w cancels). */
+  lossDivisor: 'nothing' | 'weight-sum-then-datums';
+  /** What sampling checkpoint c of model m through the server's own sampler does
+   * (docs/engines.md "Conformance"):
+   *  - `isolated`: samples c; the weights m trains are untouched;
+   *  - `loads-into-training-slot`: loads c into m's one adapter slot, the weights being trained,
+   *    unless c is the checkpoint last loaded there (training does not clear that mark);
+   *  - `latest-synced`: ignores c and samples m's weights as of its last save_weights_for_sampler;
+   *  - `not-served`: the backend does not sample. */
+  checkpointSampling: 'isolated' | 'loads-into-training-slot' | 'latest-synced' | 'not-served';
+  /** Whether the server can sample the base model itself (`base_model` instead of a checkpoint). */
+  samplesBaseModel: boolean;
+  /** Models one server trains side by side: SkyRL FSDP holds one LoRA adapter per worker group. */
+  models: 'many' | 'one';
   /** What `save_weights_for_sampler` writes: a LoRA adapter, the full merged model, or the
    * embedded ONNX export. A `full` export cannot be loaded as a vLLM LoRA adapter. */
   samplerExport: 'lora' | 'full' | 'onnx';
@@ -84,6 +102,10 @@ export interface TrainerBackendTraits {
 export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBackendTraits>> = {
   'skyrl-jax': {
     reduction: 'mean_per_sequence',
+    lossDivisor: 'weight-sum-then-datums',
+    checkpointSampling: 'loads-into-training-slot',
+    samplesBaseModel: true,
+    models: 'many',
     samplerExport: 'lora',
     gradClip: 'ignored',
     deletesCheckpoints: true,
@@ -91,6 +113,10 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
   },
   'skyrl-fsdp': {
     reduction: 'sum',
+    lossDivisor: 'nothing',
+    checkpointSampling: 'latest-synced',
+    samplesBaseModel: false,
+    models: 'one',
     samplerExport: 'full',
     gradClip: 'server-configured',
     deletesCheckpoints: true,
@@ -98,6 +124,10 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
   },
   tinker: {
     reduction: 'sum',
+    lossDivisor: 'nothing',
+    checkpointSampling: 'isolated',
+    samplesBaseModel: true,
+    models: 'many',
     samplerExport: 'lora',
     gradClip: 'per-request',
     deletesCheckpoints: true,
@@ -105,6 +135,10 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
   },
   embedded: {
     reduction: 'sum',
+    lossDivisor: 'nothing',
+    checkpointSampling: 'not-served',
+    samplesBaseModel: false,
+    models: 'many',
     samplerExport: 'onnx',
     gradClip: 'per-request',
     deletesCheckpoints: false,

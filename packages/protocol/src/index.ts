@@ -14,6 +14,7 @@ export * from './operator-config-parse.ts';
 export * from './operator-config-vllm.ts';
 export * from './resolve.ts';
 export * from './capabilities.ts';
+export * from './sampler-pairing.ts';
 export * from './datasets.ts';
 export * from './errors.ts';
 export * from './api.ts';

@@ -10,6 +10,7 @@ import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
 import type { OperatorConfig } from './operator-config.ts';
 import { vllmRankIssue, vllmWeightsFormatIssue } from './operator-config-vllm.ts';
+import { ownSamplerIssue } from './sampler-pairing.ts';
 import type { RunKind } from './run-spec/common.ts';
 import type { RunSpec } from './run-spec/index.ts';
 
@@ -159,6 +160,25 @@ function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   return issues;
 }
 
+/** A GRPO run sampling through its trainer's own sampler (inference `type: tinker`) whose backend
+ * cannot serve the reference or older policy versions that way (sampler-pairing.ts). */
+function ownSamplerIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
+  if (spec.kind !== 'grpo') return [];
+  const inference = spec.endpoints.inference;
+  const trainer = spec.endpoints.trainer;
+  if (inference === undefined || trainer === undefined) return [];
+  const endpoint = config.trainers[trainer];
+  if (config.inference[inference]?.type !== 'tinker' || endpoint?.type !== 'tinker') return [];
+  if (endpoint.backend === undefined) return [];
+  const issue = ownSamplerIssue({
+    backend: endpoint.backend,
+    trainer,
+    inference,
+    maxPolicyLag: spec.rollout.maxPolicyLag,
+  });
+  return issue ? [{ ...issue, reason: 'capability' }] : [];
+}
+
 /** A base model talking in its own chat template trains only on data its template renders:
  * registered sft datasets (their `turns` rows). The built-in tasks are the embedded model's
  * tokens and preference pairs are marker-format text, so rm runs and built-in sft sources are
@@ -288,7 +308,11 @@ export function resolveRunSpec(
   }
   issues.push(...endpointIssues(resolved, config), ...capabilityIssues(resolved, config));
   issues.push(...evalTrainerIssues(resolved, config));
-  issues.push(...samplingIssues(resolved, config), ...vllmIssues(resolved, config));
+  issues.push(
+    ...samplingIssues(resolved, config),
+    ...vllmIssues(resolved, config),
+    ...ownSamplerIssues(resolved, config),
+  );
   issues.push(...chatFormatIssues(resolved, config));
   issues.push(
     ...datasetIssues(resolved, config).map((i) => ({ ...i, reason: 'unknown' as const })),

@@ -31,21 +31,30 @@ function errorsOf(text: string) {
 }
 
 describe('trainer backends', () => {
-  it('declares per backend the reduction, sampler export kind and grad clipping', () => {
+  it('declares per backend the reduction, its divisor, sampler export kind, grad clipping and sampling', () => {
     expect(TRAINER_BACKEND_TRAITS['skyrl-jax']).toMatchObject({
       reduction: 'mean_per_sequence',
+      lossDivisor: 'weight-sum-then-datums',
       samplerExport: 'lora',
       gradClip: 'ignored',
+      checkpointSampling: 'loads-into-training-slot',
+      models: 'many',
     });
     expect(TRAINER_BACKEND_TRAITS['skyrl-fsdp']).toMatchObject({
       reduction: 'sum',
+      lossDivisor: 'nothing',
       samplerExport: 'full',
       gradClip: 'server-configured',
+      checkpointSampling: 'latest-synced',
+      samplesBaseModel: false,
+      models: 'one',
     });
     expect(TRAINER_BACKEND_TRAITS.tinker).toMatchObject({
       reduction: 'sum',
+      lossDivisor: 'nothing',
       samplerExport: 'lora',
       gradClip: 'per-request',
+      checkpointSampling: 'isolated',
     });
   });
 

@@ -3,7 +3,7 @@
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
 import type { ChatFormat, RubricJudge, SearchBackend, ToolCallMarkers } from '@anneal/envs';
-import type { RunSpec, StepRecord } from '@anneal/protocol';
+import type { RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
 import type { DataCatalog } from './data/catalog.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
@@ -45,6 +45,10 @@ export interface RunResources {
   model: ResolvedModel;
   /** eval only: the checkpoints to evaluate, one step each; default `[model]`. */
   evalModels?: readonly ResolvedModel[];
+  /** Set when the inference endpoint is the trainer's own sampler (`type: tinker`): the trainer
+   * endpoint's declared backend, whose `checkpointSampling` trait decides how GRPO samples the
+   * reference and older policy versions (@anneal/protocol sampler-pairing.ts). */
+  ownSampler?: { backend: TrainerBackend | undefined };
   /** Frozen reference-model sampler (docs/recipe.md §4 length anchor) serving the reference weights as
    * its default model. Absent: the executor exports the starting weights into `inference`. */
   referenceInference?: InferenceEngine;

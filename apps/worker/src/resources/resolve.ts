@@ -211,7 +211,9 @@ export class ResourceResolver {
     ]);
     const judge = judgeName ? this.judge(judgeName) : undefined;
     const served = this.pairHostedTraining(inference, inferenceName, trainerName);
+    const ownSampler = this.ownSampler(inferenceName, trainerName);
     return {
+      ...(ownSampler && { ownSampler }),
       tokenizer,
       ...(toolMarkers && { toolMarkers }),
       chatFormat,
@@ -227,6 +229,19 @@ export class ResourceResolver {
       ...(data && { data }),
       ...(judge && { judge }),
     };
+  }
+
+  /** The trainer's own sampler: an inference endpoint of `type: tinker` next to a Tinker-compatible
+   * trainer (the sampled `tinker://` exports live on that trainer's server). */
+  private ownSampler(
+    inferenceName: string | undefined,
+    trainerName: string | undefined,
+  ): RunResources['ownSampler'] {
+    const operator = this.deps.config.operatorConfig;
+    const trainer = trainerName === undefined ? undefined : operator.trainers[trainerName];
+    const endpoint = inferenceName === undefined ? undefined : operator.inference[inferenceName];
+    if (endpoint?.type !== 'tinker' || trainer?.type !== 'tinker') return undefined;
+    return { backend: trainer.backend };
   }
 
   /** A hosted Tinker trainer paired with a vLLM endpoint: its exports are downloaded into the

@@ -1,14 +1,15 @@
 // Everything a GRPO run holds across steps: the policy model, rollout environments for the
 // policy and the frozen reference, the reference cache, the prompt pools. The reference is the
 // run's starting weights (docs/recipe.md §4 "Decision"): exported once into the inference engine under
-// its own name — on a resume, from a second model opened at the starting weights — unless the
-// runtime provides a dedicated reference sampler.
+// its own name — on a resume, or where the trainer's own sampler would load an export of the
+// policy into the policy's adapter slot (SkyRL JAX), from a second model opened at the starting
+// weights — unless the runtime provides a dedicated reference sampler.
 // With rollout.maxPolicyLag k ≥ 1 each policy version is served under its own name, so the
 // batches sampled while earlier steps train stay on the version they started with
 // (docs/recipe.md "Pipelined GRPO"); with k = 0 the policy keeps one stable name.
 import type { InferenceEngine, TrainerModel } from '@anneal/engines';
 import type { ChatFormat, RolloutEnv } from '@anneal/envs';
-import type { GrpoSpec } from '@anneal/protocol';
+import { ownSamplerIssue, referenceNeedsOwnModel, type GrpoSpec } from '@anneal/protocol';
 import { chatFormatFor } from '../common/chat-format.ts';
 import type { WeightedPool } from '../common/mix-batch.ts';
 import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
@@ -53,6 +54,9 @@ export const samplerExportName = (runId: string, step: number) => `${runId}-samp
 export const policyServingName = (runId: string, maxPolicyLag: number, version: number) =>
   maxPolicyLag === 0 ? servingNames(runId).policy : `${servingNames(runId).policy}-v${version}`;
 
+/** The reference is exported from the policy's own starting weights on a fresh start, except
+ * where sampling that export would load it into the policy's adapter slot (SkyRL JAX through its
+ * own sampler): then, as on a resume, from a second model opened at the starting weights. */
 async function referenceEngine(
   ctx: ExecutorContext,
   policy: TrainerModel,
@@ -61,7 +65,8 @@ async function referenceEngine(
   const { resources, runId } = ctx;
   if (resources.referenceInference) return { engine: resources.referenceInference };
   const name = servingNames(runId).reference;
-  const source = fresh ? policy : await openModelAt(ctx, resources.model, 'lm');
+  const ownModel = referenceNeedsOwnModel(resources.ownSampler?.backend);
+  const source = fresh && !ownModel ? policy : await openModelAt(ctx, resources.model, 'lm');
   const served = await syncWeights(source, resources.inference, `${runId}-reference`, name);
   return { engine: resources.inference, model: name, path: served.path };
 }
@@ -82,9 +87,24 @@ function checkNoJudgeNeeded(pools: readonly WeightedPool<PromptExample>[]): void
   });
 }
 
+/** The submission check of a GRPO run on its trainer's own sampler, again at set-up (the
+ * operator config may have changed since). */
+function checkOwnSampler(ctx: ExecutorContext, spec: GrpoSpec): void {
+  const backend = ctx.resources.ownSampler?.backend;
+  if (backend === undefined) return;
+  const issue = ownSamplerIssue({
+    backend,
+    trainer: spec.endpoints.trainer ?? 'trainer',
+    inference: spec.endpoints.inference ?? 'inference',
+    maxPolicyLag: spec.rollout.maxPolicyLag,
+  });
+  if (issue) throw new RunSetupError(`${issue.path}: ${issue.message}`);
+}
+
 export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const spec = ctx.spec as GrpoSpec;
   const { resources, runId } = ctx;
+  checkOwnSampler(ctx, spec);
   const catalog = catalogOf(resources);
   const pools = mixPools(catalog, spec.data.mix, 'prompts', (s) => catalog.prompts(s));
   if (!resources.judge) checkNoJudgeNeeded(pools);

@@ -61,6 +61,9 @@ export interface FakeTinkerOptions {
    * save_sampler_checkpoint; a LoRA adapter tarball as the JAX backend writes it), where a vLLM
    * endpoint's `adapters.root` can read them. */
   checkpointsBase?: string;
+  /** Answers asample instead of the deterministic fake sampler (tests that script rollouts);
+   * `weights` are the optimiser steps of the weights sampled (adapter-slots.ts). */
+  sampler?: (request: Wire.AsampleRequest, weights: { steps: number }) => Wire.SampleResponse;
   /** Compute time per training operation (benchmarks): a model runs its operations one after
    * another, each future ready this long after the one before it finished. A SkyRL
    * retrieve_future is held until its future is ready (at most `holdMs`); hosted Tinker answers
@@ -569,7 +572,10 @@ export class FakeTinkerServer {
     const future: Future =
       typeof weights === 'string'
         ? { polls: 0, error: weights }
-        : { polls: 0, result: fakeSample(body, { steps: weights }) };
+        : {
+            polls: 0,
+            result: (this.options.sampler ?? fakeSample)(body, { steps: weights }),
+          };
     return [200, this.newFuture(future, target.modelId)];
   }
 

@@ -1,0 +1,64 @@
+// GRPO samples three kinds of weights: the current policy, older policy versions (pipelined
+// GRPO, rollout.maxPolicyLag ≥ 1) and the frozen reference (docs/recipe.md §4.4). When the
+// inference endpoint is the trainer's own sampler (`type: tinker`), what the server does with a
+// sampled checkpoint decides which of them it can serve (TRAINER_BACKEND_TRAITS
+// `checkpointSampling`, docs/engines.md "Conformance"). The control plane refuses a pairing it
+// cannot serve at submission (resolveRunSpec) and the worker at run set-up, with this message.
+import { TRAINER_BACKEND_TRAITS, type TrainerBackend } from './capabilities.ts';
+
+export interface OwnSamplerPairing {
+  backend: TrainerBackend;
+  trainer: string;
+  inference: string;
+  maxPolicyLag: number;
+}
+
+export interface PairingIssue {
+  path: string;
+  message: string;
+}
+
+const DOC = 'docs/engines.md "Conformance"';
+
+/** Why a GRPO run cannot sample through its trainer's own sampler, or undefined when it can.
+ * A `loads-into-training-slot` backend serves the current policy (its export equals the weights
+ * in the slot) and a reference opened as a model of its own (the worker does that), but not an
+ * older version: loading one would replace the weights being trained. A `latest-synced` backend
+ * serving one model can serve neither the reference nor an older version. */
+export function ownSamplerIssue(pairing: OwnSamplerPairing): PairingIssue | undefined {
+  const { backend, trainer, inference, maxPolicyLag } = pairing;
+  const traits = TRAINER_BACKEND_TRAITS[backend];
+  const head = `inference endpoint '${inference}' samples through trainer endpoint '${trainer}' (backend ${backend})`;
+  if (traits.checkpointSampling === 'latest-synced') {
+    return {
+      path: '/endpoints/inference',
+      message:
+        `${head}, whose sampler ignores the checkpoint asked for and samples the model's latest ` +
+        `synced weights, and which trains one model only${traits.samplesBaseModel ? '' : ' and cannot sample the base model'}: ` +
+        'the reference rollouts and older policy versions would come from the current policy. ' +
+        'Sample from a vLLM inference endpoint with a trainer whose sampler exports are LoRA ' +
+        `adapters (backend skyrl-jax or tinker) (${DOC})`,
+    };
+  }
+  if (traits.checkpointSampling === 'loads-into-training-slot' && maxPolicyLag > 0) {
+    return {
+      path: '/rollout/maxPolicyLag',
+      message:
+        `${head}, whose sampler loads a sampled checkpoint into the adapter slot being trained: ` +
+        `rollouts of an older policy version (rollout.maxPolicyLag ${maxPolicyLag}) would ` +
+        'overwrite the weights in training with that version. Set rollout.maxPolicyLag 0, or ' +
+        `sample from a vLLM inference endpoint (${DOC})`,
+    };
+  }
+  return undefined;
+}
+
+/** Whether the worker must open the reference as a model of its own rather than export the
+ * policy's starting weights: sampling an export of the policy would load it into the policy's
+ * adapter slot. */
+export function referenceNeedsOwnModel(backend: TrainerBackend | undefined): boolean {
+  return (
+    backend !== undefined &&
+    TRAINER_BACKEND_TRAITS[backend].checkpointSampling === 'loads-into-training-slot'
+  );
+}
