@@ -103,6 +103,7 @@ describe.each([
       const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
       const inputs = batch();
       await trainStep(model, {
+        step: 1,
         ...inputs,
         is: spec.importanceSampling,
         reduction,
