@@ -79,6 +79,10 @@ export function toAnnealError(error: FastifyError | Error): AnnealError {
         `a path parameter is longer than ${MAX_PARAM_LENGTH} characters`,
         [{ path: '/params', message: `expected at most ${MAX_PARAM_LENGTH} characters` }],
       );
+    case 'FST_STATIC_FORBIDDEN_PATH':
+      // The docs UI's static files (@fastify/static): a path that climbs out of its root
+      // (`%2e%2e%5c…`) or holds a NUL. No file by that name is served.
+      return new AnnealError('ANNEAL_ERR_NOT_FOUND', 'no such static file');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       // Malformed JSON, or a `__proto__`/`constructor` key refused by Fastify's secure parser.
       return new AnnealError('ANNEAL_ERR_VALIDATION', `body is not valid JSON: ${fe.message}`);
