@@ -93,6 +93,9 @@ export interface TrainerBackendTraits {
   /** What happens to `AdamParams.grad_clip_norm`: applied per request, replaced by the server's
    * own setting (SkyRL FSDP: its `max_grad_norm`), or dropped (docs/engines.md "Gradient norm"). */
   gradClip: 'per-request' | 'server-configured' | 'ignored';
+  /** Which `adam_params` the server applies: all of them per request, or the learning rate only
+   * (SkyRL FSDP: beta1, beta2, eps and weight_decay are fixed when its optimizer is created). */
+  adamParams: 'per-request' | 'learning-rate-only';
   /** Whether the server deletes checkpoints (DELETE `training_runs/<id>/checkpoints/…`). */
   deletesCheckpoints: boolean;
   /** Whether the server samples itself (`asample`), so it can be an inference endpoint. */
@@ -108,6 +111,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     models: 'many',
     samplerExport: 'lora',
     gradClip: 'ignored',
+    adamParams: 'per-request',
     deletesCheckpoints: true,
     samples: true,
   },
@@ -119,6 +123,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     models: 'one',
     samplerExport: 'full',
     gradClip: 'server-configured',
+    adamParams: 'learning-rate-only',
     deletesCheckpoints: true,
     samples: true,
   },
@@ -130,6 +135,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     models: 'many',
     samplerExport: 'lora',
     gradClip: 'per-request',
+    adamParams: 'per-request',
     deletesCheckpoints: true,
     samples: true,
   },
@@ -141,10 +147,23 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     models: 'many',
     samplerExport: 'onnx',
     gradClip: 'per-request',
+    adamParams: 'per-request',
     deletesCheckpoints: false,
     samples: false,
   },
 };
+
+/** Why a run's Adam settings other than the learning rate are not the ones it trains with on
+ * `backend`, or undefined when they are (a notice: the run trains with the server's own). */
+export function adamParamsNotice(backend: TrainerBackend, endpoint?: string): string | undefined {
+  if (TRAINER_BACKEND_TRAITS[backend].adamParams === 'per-request') return undefined;
+  const which = endpoint === undefined ? 'the trainer endpoint' : `trainer endpoint '${endpoint}'`;
+  return (
+    `optimizer.beta1, beta2, eps and weightDecay are not applied: ${which} (backend ${backend}) ` +
+    'applies only the learning rate of each optim_step; the others are fixed by the server’s ' +
+    'optimizer config (docs/engines.md "Conformance")'
+  );
+}
 
 /** Why a run asking for gradient clipping at `gradClipNorm` (> 0) does not get it on `backend`,
  * or undefined when it does. A notice, not a refusal: the run trains, unclipped or clipped at the

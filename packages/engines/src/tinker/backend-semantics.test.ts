@@ -88,6 +88,34 @@ describe('loss reduction over the weights received', () => {
   });
 });
 
+describe('adam_params as the server applies them', () => {
+  it.each([
+    [
+      'skyrl-jax',
+      { flavor: 'skyrl' } as const,
+      { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0 },
+    ],
+    ['skyrl-fsdp', { flavor: 'skyrl', skyrlBackend: 'fsdp' } as const, { learning_rate: 1e-4 }],
+    [
+      'tinker',
+      { flavor: 'tinker' } as const,
+      {
+        learning_rate: 1e-4,
+        beta1: 0.9,
+        beta2: 0.95,
+        eps: 1e-12,
+        weight_decay: 0,
+        grad_clip_norm: 0.5,
+      },
+    ],
+  ])('%s', async (_name, server, applied) => {
+    const { fake, engine } = await startTinker(open, { pendingPolls: 0, ...server });
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    await model.optimStep({ ...adam, gradClipNorm: 0.5 });
+    expect(fake.appliedGradients(model.id)[0]!.adam).toEqual(applied);
+  });
+});
+
 async function trainerAndSampler(server: FakeTinkerOptions) {
   const started = await startTinker(open, { pendingPolls: 0, ...server });
   const sampler = await TinkerSamplingEngine.connect(

@@ -1,7 +1,7 @@
 // Opens the run's trainer model: created fresh, then restored from the resume checkpoint (this
 // run's last) or, on a fresh start, from the starting checkpoint of an earlier run (spec.model).
 import type { TrainerModel } from '@anneal/engines';
-import { gradClipNotice } from '@anneal/protocol';
+import { adamParamsNotice, gradClipNotice } from '@anneal/protocol';
 import type { ExecutorContext, ResolvedModel } from '../types.ts';
 
 /** LoRA rank for kinds whose spec has no `lora` section (eval only samples). */
@@ -34,12 +34,16 @@ export async function openModelAt(
 }
 
 /** Once per run start: a `run:notice` when the spec asks for gradient clipping that the
- * trainer's backend does not apply (docs/engines.md "Gradient norm"); the run goes on. */
+ * trainer's backend does not apply (docs/engines.md "Gradient norm"), and when the backend
+ * applies only the learning rate of the Adam settings; the run goes on. */
 export async function noticeTrainerLimits(ctx: ExecutorContext): Promise<void> {
   const backend = ctx.resources.trainer.capabilities.backend;
   const clip = 'optimizer' in ctx.spec ? ctx.spec.optimizer.gradClipNorm : 0;
   const message = backend && gradClipNotice(backend, clip, ctx.spec.endpoints.trainer);
   if (message) await ctx.notice?.({ code: 'grad_clip_not_applied', message });
+  const adam =
+    backend && 'optimizer' in ctx.spec && adamParamsNotice(backend, ctx.spec.endpoints.trainer);
+  if (adam) await ctx.notice?.({ code: 'adam_params_not_applied', message: adam });
 }
 
 /** The model to train: resumed from this run's checkpoint, else from the starting weights. */

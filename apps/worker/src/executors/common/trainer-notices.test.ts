@@ -65,4 +65,18 @@ describe('trainer notices at run start', () => {
       expect(notices).toEqual([]);
     }
   });
+
+  it('says that SkyRL-FSDP applies only the learning rate of adam_params', async () => {
+    const { ctx, notices } = contextFor(sftSpec(0, 'fsdp'), { backend: 'skyrl-fsdp' });
+    await openTrainerModel(ctx, 'lm');
+    expect(notices).toEqual([
+      {
+        code: 'adam_params_not_applied',
+        message:
+          "optimizer.beta1, beta2, eps and weightDecay are not applied: trainer endpoint 'fsdp' " +
+          '(backend skyrl-fsdp) applies only the learning rate of each optim_step; the others are ' +
+          'fixed by the server’s optimizer config (docs/engines.md "Conformance")',
+      },
+    ]);
+  });
 });

@@ -97,6 +97,9 @@ export interface AppliedGradient {
   dLogp: number[][];
   /** π_train's logprobs of each datum's targets at which the gradient was taken. */
   logprobs: number[][];
+  /** The Adam settings the server applied: SkyRL FSDP takes the learning rate only
+   * (skyrl_train_backend.py optim_step: set_lr; the rest is fixed at optimizer creation). */
+  adam: Partial<Wire.AdamParams>;
 }
 
 interface FakeModel {
@@ -497,6 +500,7 @@ export class FakeTinkerServer {
       lossFn: model.pending.lossFn,
       dLogp: model.pending.gradients.map((g) => g.dLogp.map((d) => d * scale)),
       logprobs: model.pending.gradients.map((g) => g.logprobs),
+      adam: this.appliedAdam(params),
     });
     model.pending = { data: [], lossFn: 'importance_sampling', gradients: [] };
     model.steps += 1;
@@ -512,6 +516,15 @@ export class FakeTinkerServer {
       none: {},
     };
     return { metrics: metrics[flavour] as Record<string, number> };
+  }
+
+  /** skyrl/tinker/api.py AdamParams has no grad_clip_norm (dropped); the FSDP backend sets the
+   * learning rate only. */
+  private appliedAdam(params: Wire.AdamParams): Partial<Wire.AdamParams> {
+    if (this.backend === 'skyrl-fsdp') return { learning_rate: params.learning_rate };
+    if (this.behaviour.appliesGradClip) return { ...params };
+    const { grad_clip_norm: _dropped, ...kept } = params;
+    return kept;
   }
 
   private retrieve(requestId: string): [number, unknown] {
