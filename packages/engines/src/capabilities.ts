@@ -18,7 +18,8 @@ export const TINKER_CAPABILITIES: TrainerCapabilities = {
 /** SkyRL's Tinker server, FSDP/Megatron backends: sums like Tinker. */
 export const SKYRL_FSDP_CAPABILITIES: TrainerCapabilities = { ...TINKER_CAPABILITIES };
 
-/** SkyRL's Tinker server, JAX backend: averages token losses per sequence. */
+/** SkyRL's Tinker server, JAX backend: divides each datum's weighted token losses by the sum of
+ * its weights and averages over datums (docs/engines.md "Reduction"). */
 export const SKYRL_JAX_CAPABILITIES: TrainerCapabilities = {
   ...TINKER_CAPABILITIES,
   reduction: 'mean_per_sequence',

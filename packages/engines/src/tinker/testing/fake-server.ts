@@ -10,7 +10,10 @@
 //     expired promise, 200 `{error, category}`, POST replies without `status`, create_model as a
 //     future with a required model_seq_id, the archive route's 503/302 to a signed URL.
 // Both: `X-API-Key`, 422 pydantic issues, 409 for a reused seq_id, sampling sessions + asample,
-// checkpoint delete, and scripted faults (`enqueue`).
+// checkpoint delete, and scripted faults (`enqueue`). Each backend's state and arithmetic too
+// (docs/engines.md "Conformance"): the loss reduction over the weights received and the gradient
+// each optim_step applies (losses.ts, `appliedGradients`), and what sampling a checkpoint does to
+// the model's adapter slot (adapter-slots.ts, `overwrites`); `skyrlBackend` picks JAX or FSDP.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
