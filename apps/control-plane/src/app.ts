@@ -9,6 +9,7 @@ import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.t
 import { createEnqueueRelay } from './services/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
 import { installDocs } from './plugins/docs.ts';
+import { serializeRequest } from './plugins/log-redaction.ts';
 import { createAppMetrics, installMetrics } from './plugins/metrics.ts';
 import {
   MAX_PARAM_LENGTH,
@@ -76,7 +77,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const lostWorkers = createLostWorkerSweeper(ctx, deps.logger ?? silentLog);
 
   const app = Fastify({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...(deps.logger
+      ? { loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) }
+      : { logger: false }),
     bodyLimit: settings.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: requestIdOf,

@@ -188,6 +188,37 @@ describe('secrets in logs', () => {
     expect(leaked(lines.join('\n'))).toEqual([]);
   }, 60_000);
 
+  it('redacts credentials a client puts in the query string', async () => {
+    const before = lines.length;
+    const created = await call('/v1/runs', {
+      method: 'POST',
+      token: TOKENS.submitter,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'sft', steps: 1 }),
+    });
+    const run = (await created.json()) as { id: string };
+    const urls = [
+      `/v1/runs?token=${TOKENS.operator}`,
+      `/v1/runs?access_token=${TOKENS.submitter}&limit=5`,
+      `/v1/runs?limit=5&${TOKENS.limited}`,
+      `/v1/runs/${run.id}/events?lastEventId=${UNKNOWN_TOKEN}`,
+      `/v1/runs/${run.id}/events?lastEventId=${encodeURIComponent(`1-0 ${TOKENS.operator}`)}`,
+      `/v1/runs?state=${TOKENS.submitter}`,
+      `/healthz?api_key=${BASIC_PASSWORD}`,
+    ];
+    const statuses = await Promise.all(
+      urls.map(async (url) => (await call(url, { token: TOKENS.operator })).status),
+    );
+    // Each was refused (400: unknown or malformed query) or served without using the value.
+    expect(statuses.every((status) => status < 500)).toBe(true);
+    const logged = lines.slice(before).filter((l) => l.includes('"incoming request"'));
+    expect(logged.length).toBeGreaterThanOrEqual(urls.length + 1);
+    expect(leaked(lines.join('\n'))).toEqual([]);
+    // What is kept: the path and the plain values of known parameters.
+    expect(logged.join('\n')).toContain('/v1/runs?[redacted]&limit=5');
+    expect(logged.join('\n')).toContain('/v1/runs?state=[redacted]');
+  });
+
   it('logs a client X-Request-ID only when it looks like an id', async () => {
     const reqIds = async (requestId: string) => {
       const before = lines.length;
