@@ -81,6 +81,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ? { loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) }
       : { logger: false }),
     bodyLimit: settings.bodyLimitBytes,
+    // Fastify's default (0) turns Node's request timeout off: a body trickled one byte every few
+    // seconds would hold its connection forever. Node must get it when the server is created:
+    // lowered afterwards from Node's own default, it is not enforced (Node 20).
+    requestTimeout: settings.requestTimeoutMs,
+    http: {
+      requestTimeout: settings.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, settings.requestTimeoutMs),
+      connectionsCheckingInterval: settings.connectionsCheckMs,
+    },
     requestIdHeader: false,
     genReqId: requestIdOf,
     return503OnClosing: true,

@@ -16,6 +16,11 @@ export interface AppSettings {
   sseKeepAliveMs: number;
   /** How often running runs of workers with an expired heartbeat are moved to `retrying`. */
   lostWorkerSweepMs: number;
+  /** A request (headers and body) not received in full this long after it began is answered
+   * 408 and its connection closed (Node's requestTimeout; a body trickled a byte at a time). */
+  requestTimeoutMs: number;
+  /** How often Node checks open connections against requestTimeoutMs. */
+  connectionsCheckMs: number;
   /** Open SSE streams allowed per token, and per control plane (429 beyond). */
   sseMaxStreamsPerToken: number;
   sseMaxStreams: number;
@@ -40,6 +45,8 @@ export interface AppContext {
 export const DEFAULT_SETTINGS: AppSettings = {
   bodyLimitBytes: 1_048_576,
   workerTtlSeconds: 30,
+  requestTimeoutMs: 30_000,
+  connectionsCheckMs: 1_000,
   sseKeepAliveMs: 15_000,
   lostWorkerSweepMs: 5_000,
   sseMaxStreamsPerToken: 32,

@@ -22,6 +22,11 @@ export const ControlPlaneEnv = Type.Object({
     Type.String({ minLength: 16, description: 'Local mode operator token (generated if absent).' }),
   ),
   ANNEAL_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576 }),
+  ANNEAL_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 1_000,
+    default: 30_000,
+    description: 'A request not received in full (headers and body) this long after it began: 408.',
+  }),
   ANNEAL_LOG_LEVEL: Type.Union(
     ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },

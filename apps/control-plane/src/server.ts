@@ -97,6 +97,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
     },
     settings: {
       bodyLimitBytes: env.ANNEAL_BODY_LIMIT_BYTES,
+      requestTimeoutMs: env.ANNEAL_REQUEST_TIMEOUT_MS,
       workerTtlSeconds: env.ANNEAL_WORKER_TTL_SECONDS,
     },
     logger,

@@ -109,9 +109,14 @@ function problemBody(error: AnnealError, instance?: string): ProblemDetails {
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AnnealError) {
   const body = problemBody(error, request.url.split('?')[0] ?? request.url);
+  // Refused before its body was read (no or a bad token, rate-limited, too large): the connection
+  // closes after the answer, instead of staying open while Node discards what the client still
+  // trickles in. An unauthenticated client gets no kept-alive connection at all.
+  const close = !request.raw.complete || error.code === 'ANNEAL_ERR_UNAUTHENTICATED';
   return reply
     .code(error.statusCode)
     .headers(error.headers ?? {})
+    .headers(close ? { connection: 'close' } : {})
     .type('application/problem+json')
     .serializer(JSON.stringify)
     .send(body);
