@@ -89,7 +89,7 @@ function checkNoJudgeNeeded(pools: readonly WeightedPool<PromptExample>[]): void
 
 /** The submission check of a GRPO run on its trainer's own sampler, again at set-up (the
  * operator config may have changed since). */
-function checkOwnSampler(ctx: ExecutorContext, spec: GrpoSpec): void {
+export function checkOwnSampler(ctx: ExecutorContext, spec: GrpoSpec): void {
   const backend = ctx.resources.ownSampler?.backend;
   if (backend === undefined) return;
   const issue = ownSamplerIssue({

@@ -21,7 +21,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TINKER_API_PREFIX } from '../wire.ts';
 import type * as Wire from '../wire.ts';
-import { fakeAdapterArchive } from './fake-archive.ts';
+import { CheckpointRoutes } from './fake-checkpoints.ts';
 import { FLAVORS } from './fake-flavors.ts';
 import type { FakeFlavor, FlavorBehaviour } from './fake-flavors.ts';
 import { fakeSample } from './fake-sampling.ts';
@@ -153,9 +153,7 @@ export class FakeTinkerServer {
   private readonly behaviour: FlavorBehaviour;
   private readonly futures = new Map<string, Future>();
   private readonly seqIds = new Map<string, { payload: string; requestId: string }>();
-  private readonly signed = new Map<string, Buffer>();
-  private readonly archives = new Map<string, Buffer>();
-  private archivePreparing: number;
+  private readonly checkpointRoutes: CheckpointRoutes;
   private counter = 0;
   private readonly server: Server;
   private readonly options: FakeTinkerOptions & { pendingPolls: number; holdMs: number };
@@ -170,7 +168,12 @@ export class FakeTinkerServer {
           ? 'skyrl-fsdp'
           : 'skyrl-jax';
     this.options = { pendingPolls: 2, holdMs: 300_000, ...options };
-    this.archivePreparing = options.archivePreparing ?? 0;
+    this.checkpointRoutes = new CheckpointRoutes({
+      behaviour: this.behaviour,
+      models: this.models,
+      url: () => this.url,
+      archivePreparing: options.archivePreparing ?? 0,
+    });
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -208,12 +211,7 @@ export class FakeTinkerServer {
 
   /** The archive a sampler checkpoint downloads as: a .tar.gz of a LoRA adapter directory. */
   archiveBytes(modelId: string, name: string): Buffer {
-    const cached = this.archives.get(`${modelId}/${name}`);
-    if (cached) return cached;
-    const rank = this.models.get(modelId)?.lora.rank ?? 1;
-    const bytes = fakeAdapterArchive(modelId, name, rank);
-    this.archives.set(`${modelId}/${name}`, bytes);
-    return bytes;
+    return this.checkpointRoutes.archiveBytes(modelId, name);
   }
 
   async close(): Promise<void> {
@@ -241,12 +239,14 @@ export class FakeTinkerServer {
     if (scripted?.kind === 'reply') {
       return send(res, scripted.status, scripted.body, scripted.headers);
     }
-    if (route.startsWith('/signed/')) return this.signedDownload(res, route);
+    if (route.startsWith('/signed/')) return this.checkpointRoutes.signedDownload(res, route);
     if (this.options.apiKey && req.headers['x-api-key'] !== this.options.apiKey) {
       return send(res, 401, { detail: 'Invalid API key' });
     }
     if (route === 'healthz') return send(res, 200, { status: 'ok' });
-    if (route.startsWith('training_runs/')) return this.checkpoints(res, method, route);
+    if (route.startsWith('training_runs/')) {
+      return this.checkpointRoutes.handle(res, method, route);
+    }
     const issues = validate(route, body);
     if (this.behaviour.requiresModelSeqId && route === 'create_model') {
       const seq = (body as Json | undefined)?.['model_seq_id'];
@@ -602,84 +602,6 @@ export class FakeTinkerServer {
         ? undefined
         : { modelId: target.modelId!, slot: model, checkpoint: target.checkpoint! };
     return sampledWeights(this.backend, found, this.overwrites);
-  }
-
-  /** GET …/archive, GET …/download (SkyRL), DELETE a checkpoint. */
-  private checkpoints(res: ServerResponse, method: string, route: string): void {
-    const list = /^training_runs\/([^/]+)\/checkpoints$/.exec(route);
-    if (list && method === 'GET')
-      return this.listCheckpoints(res, decodeURIComponent(list[1] as string));
-    const match = /^training_runs\/([^/]+)\/checkpoints\/(.+?)(\/archive|\/download)?$/.exec(route);
-    const model = match && this.models.get(decodeURIComponent(match[1] as string));
-    if (!match || !model) return send(res, 404, { detail: 'Not Found' });
-    const modelId = decodeURIComponent(match[1] as string);
-    const id = (match[2] as string).split('/').map(decodeURIComponent);
-    const kind = id.length === 2 ? id[0] : undefined;
-    const name = id[id.length - 1] as string;
-    if (method === 'DELETE' && match[3] === undefined) {
-      // skyrl/tinker/api.py delete_checkpoint: the type comes from the path prefix; 204.
-      if (kind !== 'sampler_weights' && kind !== 'weights') {
-        return send(res, 400, { detail: 'Invalid checkpoint identifier.' });
-      }
-      const store = kind === 'weights' ? model.saved : model.sampler;
-      if (!store.delete(name)) {
-        return send(res, 404, { detail: `Checkpoint not found: ${modelId}/${name}` });
-      }
-      return void res.writeHead(204).end();
-    }
-    const wantsPrefix = this.behaviour.archiveId === 'sampler_weights';
-    if (method !== 'GET' || (kind === 'sampler_weights') !== wantsPrefix || id.length > 2) {
-      return send(res, 404, { detail: 'Not Found' });
-    }
-    if (!model.sampler.has(name)) {
-      return send(res, 404, { detail: `Checkpoint not found: ${modelId}/${name}` });
-    }
-    const bytes = this.archiveBytes(modelId, name);
-    if (match[3] === '/download') {
-      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
-      return;
-    }
-    // src/tinker/resources/weights.py: hosted Tinker answers 503 while it builds the archive
-    // (SkyRL serves the file it already has).
-    if (this.behaviour.archiveRedirect === 'signed-url' && this.archivePreparing > 0) {
-      this.archivePreparing -= 1;
-      return send(res, 503, { detail: 'Archive is being prepared' });
-    }
-    const expires = 'Wed, 02 Dec 2026 10:00:00 GMT';
-    let location: string;
-    if (this.behaviour.archiveRedirect === 'signed-url') {
-      const token = `t${++this.counter}`;
-      this.signed.set(token, bytes);
-      location = `${this.url}/signed/${token}?X-Signature=abc`;
-    } else {
-      location = `${this.url}${TINKER_API_PREFIX}/training_runs/${modelId}/checkpoints/${name}/download`;
-    }
-    res.writeHead(302, { location, expires }).end();
-  }
-
-  /** skyrl/tinker/api.py list_checkpoints: the model's complete checkpoints with their paths. */
-  private listCheckpoints(res: ServerResponse, modelId: string): void {
-    const model = this.models.get(modelId);
-    if (!model) return send(res, 404, { detail: 'Model not found' });
-    const entry = (name: string, type: 'training' | 'sampler') => ({
-      checkpoint_id: name,
-      checkpoint_type: type,
-      time: '2026-12-01T00:00:00Z',
-      tinker_path: `tinker://${modelId}/${type === 'training' ? 'weights' : 'sampler_weights'}/${name}`,
-    });
-    send(res, 200, {
-      checkpoints: [
-        ...[...model.saved.keys()].map((n) => entry(n, 'training')),
-        ...[...model.sampler.keys()].map((n) => entry(n, 'sampler')),
-      ],
-    });
-  }
-
-  /** A signed storage URL: no API key (the client must not send its key to another host). */
-  private signedDownload(res: ServerResponse, route: string): void {
-    const bytes = this.signed.get(route.slice('/signed/'.length));
-    if (!bytes) return send(res, 403, { detail: 'signature expired' });
-    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(bytes);
   }
 }
 
