@@ -1,6 +1,13 @@
 // One JSON HTTP exchange with a per-request timeout. Transport failures become coded
 // EngineErrors (connection -> retryable, timeout -> retryable); a caller's abort propagates
 // unchanged (never retried). Status handling is the caller's: every reply is returned.
+//
+// The timeout given is the one in force end to end: undici (Node's fetch) otherwise gives up on
+// a reply's headers, and on a pause in its body, after 300 s of its own (`headersTimeout` /
+// `bodyTimeout`, undici lib/dispatcher/client.js), whatever the caller's signal says; vLLM's
+// non-streaming completions send no byte before generation ends. Each request goes through an
+// undici Agent whose header and body timeouts are the request's own (docs/engines.md "HTTP").
+import { Agent, fetch } from 'undici';
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
 import type { EngineErrorContext } from './errors.ts';
 import { linkSignals } from './timing.ts';
@@ -25,6 +32,22 @@ export interface SendOptions {
   timers: Timers;
 }
 
+/** undici's codes for its own header/body timeouts (undici lib/core/errors.js). */
+const UNDICI_TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+const dispatchers = new Map<number, Agent>();
+
+/** The shared undici Agent for requests with this timeout: its `headersTimeout` and
+ * `bodyTimeout` equal `timeoutMs` (a process holds a handful of distinct timeouts). */
+export function dispatcherFor(timeoutMs: number): Agent {
+  let agent = dispatchers.get(timeoutMs);
+  if (agent === undefined) {
+    agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    dispatchers.set(timeoutMs, agent);
+  }
+  return agent;
+}
+
 export async function sendJson(
   context: EngineErrorContext & { url: string; route: string },
   options: SendOptions,
@@ -40,12 +63,13 @@ export async function sendJson(
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal,
+      dispatcher: dispatcherFor(options.timeoutMs),
     });
     const bytes = new Uint8Array(await response.arrayBuffer());
     return new LazyReply(response.status, bytes);
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
-    if (timeout.aborted) {
+    if (timeout.aborted || isUndiciTimeout(error)) {
       throw new EngineError(
         ENGINE_ERROR_CODES.timeout,
         context,
@@ -94,6 +118,12 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+function isUndiciTimeout(error: unknown): boolean {
+  const cause =
+    error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return typeof cause?.code === 'string' && UNDICI_TIMEOUT_CODES.has(cause.code);
 }
 
 /** undici wraps the socket error: `TypeError: fetch failed` with `cause.code = ECONNREFUSED`. */

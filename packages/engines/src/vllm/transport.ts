@@ -122,10 +122,35 @@ export class VllmTransport {
         timers: this.timers,
       });
     } catch (error) {
-      if (error instanceof EngineError) this.failed(replica, error);
+      if (error instanceof EngineError && !(await this.slowButAlive(replica, route, error))) {
+        this.failed(replica, error);
+      }
       throw error;
     } finally {
       replica.inFlight -= 1;
+    }
+  }
+
+  /** A request that ran past its timeout on a replica whose `/health` still answers 200 is a
+   * slow request (a long generation, a deep queue), not a dead replica: it stays in rotation. */
+  private async slowButAlive(
+    replica: Replica,
+    route: string,
+    error: EngineError,
+  ): Promise<boolean> {
+    if (error.code !== ENGINE_ERROR_CODES.timeout || route === '/health') return false;
+    const headers: Record<string, string> = {};
+    if (this.config.apiKey) headers['authorization'] = `Bearer ${this.config.apiKey}`;
+    try {
+      const reply = await sendJson(this.context(replica.url, '/health'), {
+        method: 'GET',
+        headers,
+        timeoutMs: this.config.healthTimeoutMs,
+        timers: this.timers,
+      });
+      return reply.status === 200;
+    } catch {
+      return false;
     }
   }
 

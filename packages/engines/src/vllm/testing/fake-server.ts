@@ -73,6 +73,10 @@ export interface FakeVllmOptions {
    * completion is answered once its generated tokens (all `n` choices) would be done at this
    * rate, after the tokens of the completions before it. Default: instant. */
   tokensPerSecond?: number;
+  /** A long generation, scaled: each completion sends nothing, headers included, for this many
+   * ms before its reply (vLLM's non-streaming `/v1/completions` answers only once generation
+   * has ended, vllm/entrypoints/openai/serving_completion.py). */
+  holdHeadersMs?: number;
 }
 
 export class FakeVllmServer {
@@ -91,9 +95,11 @@ export class FakeVllmServer {
   private held: Promise<void> | undefined;
   private releaseHeld: (() => void) | undefined;
   readonly options: Required<
-    Omit<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'version' | 'tokensPerSecond'>
+    Omit<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'version' | 'tokensPerSecond' | 'holdHeadersMs'>
   > &
-    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'tokensPerSecond'> & { version: string | null };
+    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'tokensPerSecond' | 'holdHeadersMs'> & {
+      version: string | null;
+    };
   /** performance.now() at which this replica finishes the tokens it has been given. */
   private busyUntil = 0;
 
@@ -266,7 +272,7 @@ export class FakeVllmServer {
     );
     const tokensAsIds = request['return_tokens_as_token_ids'] === true;
     const generated = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
-    const generating = this.generationMs(generated);
+    const generating = this.generationMs(generated) + (this.options.holdHeadersMs ?? 0);
     if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
     if (this.held) {
       this.waitingOn(1);
