@@ -24,6 +24,11 @@ export interface AppSettings {
   /** Open SSE streams allowed per token, and per control plane (429 beyond). */
   sseMaxStreamsPerToken: number;
   sseMaxStreams: number;
+  /** A live SSE stream with more unsent bytes than this is dropped (it resumes with
+   * Last-Event-ID); replay waits for the client instead. */
+  sseMaxBufferedBytes: number;
+  /** A replaying SSE stream whose client reads nothing this long is dropped. */
+  sseStallMs: number;
 }
 
 export interface AppContext {
@@ -51,4 +56,6 @@ export const DEFAULT_SETTINGS: AppSettings = {
   lostWorkerSweepMs: 5_000,
   sseMaxStreamsPerToken: 32,
   sseMaxStreams: 4096,
+  sseMaxBufferedBytes: 1_048_576,
+  sseStallMs: 30_000,
 };

@@ -112,10 +112,54 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
       };
       request.raw.on('close', finish);
 
-      const send = (events: readonly StoredRunEvent[]): boolean => {
+      // Backpressure. Replay writes a frame and, when the socket's buffer is over its
+      // high-water mark, waits for it to drain before the next (and before reading the next page
+      // from Redis); a client that drains nothing for sseStallMs is dropped. Live events are
+      // pushed by the shared subscription: a stream whose unsent bytes pass sseMaxBufferedBytes is
+      // dropped. A dropped client resumes with Last-Event-ID. So a stream holds at most about
+      // sseMaxBufferedBytes (plus one frame), and a token sseMaxStreamsPerToken times that.
+      const drop = (why: string) => {
+        if (done) return;
+        request.log.info({ runId, buffered: raw.writableLength }, `event stream dropped: ${why}`);
+        raw.destroy();
+        finish();
+      };
+      const drained = () =>
+        new Promise<void>((resolve) => {
+          const stall = setTimeout(() => {
+            cleanup();
+            drop(`nothing read for ${ctx.settings.sseStallMs} ms`);
+            resolve();
+          }, ctx.settings.sseStallMs);
+          const cleanup = () => {
+            clearTimeout(stall);
+            raw.off('drain', onDrain);
+            request.raw.off('close', onDrain);
+          };
+          const onDrain = () => {
+            cleanup();
+            resolve();
+          };
+          raw.once('drain', onDrain);
+          request.raw.once('close', onDrain);
+        });
+      /** Writes `events` in order, waiting on backpressure; true once the run has ended. */
+      const replay = async (events: readonly StoredRunEvent[]): Promise<boolean> => {
+        for (const stored of events) {
+          if (done) return false;
+          const flowing = raw.write(frame(stored));
+          if (endsRun(stored)) return true;
+          if (!flowing) await drained();
+        }
+        return false;
+      };
+      const sendLive = (events: readonly StoredRunEvent[]): boolean => {
         for (const stored of events) {
           raw.write(frame(stored));
           if (endsRun(stored)) return true;
+        }
+        if (raw.writableLength > ctx.settings.sseMaxBufferedBytes) {
+          drop(`over ${ctx.settings.sseMaxBufferedBytes} unsent bytes`);
         }
         return false;
       };
@@ -128,13 +172,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         for (;;) {
           const batch = await readEvents(ctx.store, runId, cursor, REPLAY_PAGE);
           cursor = batch.at(-1)?.id ?? cursor;
-          if (send(batch)) return finish();
+          if (await replay(batch)) return finish();
+          if (done) return;
           if (batch.length < REPLAY_PAGE) break;
         }
         const run = await getRun(ctx.store, runId);
         if (!run || isTerminal(run.state)) {
           // Terminal and nothing after `cursor`: the client already has everything.
-          send(await readEvents(ctx.store, runId, cursor));
+          await replay(await readEvents(ctx.store, runId, cursor));
           return finish();
         }
         if (done) return;
@@ -143,7 +188,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
           runId,
           cursor,
           deliver: (events) => {
-            if (send(events)) finish();
+            if (!done && sendLive(events)) finish();
           },
           close: finish,
         });
