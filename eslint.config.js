@@ -56,4 +56,24 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Shipped code never imports test code: test doubles live in each workspace's test/ (outside
+    // src/, so never built into dist/ or an image), other workspaces reach them only through the
+    // source-only `@anneal/engines/testing` export (tools/repo-checks/src/shipped-code.test.ts).
+    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/test/**', '@anneal/*/testing', '@anneal/testing'],
+              message: 'Test code stays out of src/: import it from tests only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

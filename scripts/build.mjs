@@ -3,10 +3,12 @@
 // `tsc -b tsconfig.build.json` (JavaScript + declarations, incremental), then bundles the CLI
 // (scripts/bundle-cli.mjs). Before compiling it checks that each workspace's tsconfig.build.json
 // references exactly the @anneal/* packages its package.json depends on: a missing reference
-// would otherwise build against an old dist/ of that package, or in the wrong order.
+// would otherwise build against an old dist/ of that package, or in the wrong order. After
+// compiling it removes dist/ outputs whose source is gone (tsc -b never deletes them), so a moved
+// or deleted module is not shipped from an old build.
 // Node built-ins and the repo's own dev dependencies (typescript, esbuild) only.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -67,6 +69,28 @@ export function buildGraphProblems() {
   return problems;
 }
 
+const OUTPUT = /\.(d\.ts\.map|d\.ts|js\.map|js)$/;
+
+/** Removes each dist/ output of `dir` (x.js, x.d.ts and their maps) whose src/x.ts is gone;
+ * returns the removed paths. The CLI bundle (dist/bundle) is esbuild's, not tsc's: left alone. */
+export function removeStaleOutputs(dir) {
+  const dist = path.join(dir, 'dist');
+  if (!existsSync(dist)) return [];
+  const removed = [];
+  for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !OUTPUT.test(entry.name)) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const rel = path.relative(dist, file);
+    if (rel.startsWith(`bundle${path.sep}`)) continue;
+    const source = path.join(dir, 'src', rel.replace(OUTPUT, '.ts'));
+    if (!existsSync(source)) {
+      rmSync(file);
+      removed.push(path.relative(root, file));
+    }
+  }
+  return removed;
+}
+
 function step(label, command, args) {
   console.error(`build: ${label}`);
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
@@ -86,5 +110,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const bin = (name) => path.join(root, 'node_modules', '.bin', name);
   step(`tsc -b ${BUILD_CONFIG}`, bin('tsc'), ['-b', BUILD_CONFIG]);
+  const stale = [...shippedWorkspaces().values()].flatMap(removeStaleOutputs);
+  if (stale.length > 0) console.error(`build: removed ${stale.length} outputs of deleted sources`);
   step('bundle the CLI', process.execPath, [path.join(root, 'scripts/bundle-cli.mjs')]);
 }

@@ -10,7 +10,7 @@ import {
   VersionedInference,
   VersionedTrainerModel,
   fakeResources,
-} from '../src/executors/grpo/pipeline-fakes.ts';
+} from './executors/pipeline-fakes.ts';
 import type { Executor } from '../src/index.ts';
 import { runWorkerProcess } from '../src/process-entry.ts';
 import { STUB_FACTORIES } from './fixtures/engines.ts';

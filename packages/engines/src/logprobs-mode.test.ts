@@ -7,7 +7,7 @@ import {
   probeLogprobsMode,
   type TopValues,
 } from './logprobs-mode.ts';
-import { FakeLogprobsServer } from './testing/fake-logprobs-server.ts';
+import { FakeLogprobsServer } from '../test/fake-logprobs-server.ts';
 
 let server: FakeLogprobsServer | undefined;
 afterEach(async () => {

@@ -2,8 +2,8 @@
 import type { TinkerEndpointConfig } from '../src/tinker/config.ts';
 import { TinkerTrainerEngine } from '../src/tinker/engine.ts';
 import type { TinkerEvent } from '../src/tinker/transport.ts';
-import { FakeTinkerServer } from '../src/tinker/testing/fake-server.ts';
-import type { FakeTinkerOptions } from '../src/tinker/testing/fake-server.ts';
+import { FakeTinkerServer } from './tinker/fake-server.ts';
+import type { FakeTinkerOptions } from './tinker/fake-server.ts';
 import type { AdamParams, TrainerCapabilities } from '../src/types.ts';
 import { fakeTimers, manualScheduler } from './fake-timers.ts';
 import type { FakeTimers } from './fake-timers.ts';

@@ -6,7 +6,7 @@ import { cellMetrics } from './eval-cell.ts';
 import { verifierGrade } from './eval-grade.ts';
 import { withBudgetStatement, budgetStatement } from './eval.ts';
 import { METRIC } from './metrics.ts';
-import { format } from './testing/fakes.ts';
+import { format } from '../../test/executors/fakes.ts';
 
 const call = (status: ToolCallRecord['status']): ToolCallRecord => ({
   query: 'q',

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../../test/helpers.ts';
 import { defaultDataCatalog } from './data/builtin-catalog.ts';
 import { runEval } from './eval.ts';
-import { memoryContext } from './testing/fakes.ts';
+import { memoryContext } from '../../test/executors/fakes.ts';
 
 const EXAMPLES = 16;
 const open: Array<{ close(): Promise<void> }> = [];

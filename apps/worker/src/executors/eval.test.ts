@@ -12,7 +12,7 @@ import { RunSetupError } from '../errors.ts';
 import { defaultDataCatalog } from './data/builtin-catalog.ts';
 import type { EvalItem } from './eval-cell.ts';
 import { ITEMS_FILE, runEval } from './eval.ts';
-import { ScriptedInference, format, memoryContext } from './testing/fakes.ts';
+import { ScriptedInference, format, memoryContext } from '../../test/executors/fakes.ts';
 import type { RunResources } from './types.ts';
 
 const RUN = 'run_01JTESTEVALRESUME000000000';

@@ -17,7 +17,7 @@ import { builtinDataCatalog } from './data/builtin-catalog.ts';
 import type { DataCatalog, PreferenceExample } from './data/catalog.ts';
 import { EXECUTORS } from './index.ts';
 import { METRIC, rewardKey } from './metrics.ts';
-import { format, memoryContext } from './testing/fakes.ts';
+import { format, memoryContext } from '../../test/executors/fakes.ts';
 import type { ExecutorResult, RunResources } from './types.ts';
 
 const TINY = { vocabSize: 264, blockSize: 256, nLayer: 1, nHead: 2, nEmbd: 32 };

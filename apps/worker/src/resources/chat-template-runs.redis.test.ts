@@ -27,7 +27,7 @@ import { maxContextTokens } from '../executors/data/resolve.ts';
 import { budgetStatement } from '../executors/eval.ts';
 import { EXECUTORS } from '../executors/index.ts';
 import { METRIC } from '../executors/metrics.ts';
-import { memoryContext } from '../executors/testing/fakes.ts';
+import { memoryContext } from '../../test/executors/fakes.ts';
 import type { ResourceResolver } from './resolve.ts';
 
 const EOS = '<|endoftext|>';

@@ -4,7 +4,7 @@ import { SearchWebTool, SearxngBackend, type RubricJudge } from '@anneal/envs';
 import { Registry, createMetrics } from '@anneal/telemetry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { instrumentJudge, instrumentSearch, instrumentTrainer } from './instrument.ts';
-import { ShiftedTrainerModel } from '../executors/testing/fakes.ts';
+import { ShiftedTrainerModel } from '../../test/executors/fakes.ts';
 
 let server: Server;
 let url: string;

@@ -2,7 +2,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { Transformer } from './model.ts';
 import { exportOnnx } from './onnx-export.ts';
-import { randomParams, smallConfig, withTempDir } from './test-fixtures.ts';
+import { randomParams, smallConfig, withTempDir } from '../../test/embedded/fixtures.ts';
 
 const int64 = (rows: number[][]) =>
   new Tensor(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Transformer } from './model.ts';
 import { exportOnnx } from './onnx-export.ts';
 import { EmbeddedInferenceEngine } from './onnx-sampler.ts';
-import { randomParams, smallConfig, withTempDir } from './test-fixtures.ts';
+import { randomParams, smallConfig, withTempDir } from '../../test/embedded/fixtures.ts';
 
 const config = smallConfig('lm', 48);
 const params = randomParams(config, 21, 0.3);

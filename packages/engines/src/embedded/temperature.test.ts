@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Datum } from '../types.ts';
 import { EmbeddedInferenceEngine } from './onnx-sampler.ts';
 import { parseLossCall } from './server-wire.ts';
-import { randomParams, smallConfig, withTempDir } from './test-fixtures.ts';
+import { randomParams, smallConfig, withTempDir } from '../../test/embedded/fixtures.ts';
 import { EmbeddedTrainer } from './trainer.ts';
 import type { EmbeddedTrainerModel } from './trainer-model.ts';
 

@@ -3,7 +3,7 @@ import { TinkerTrainerEngine } from '../tinker/engine.ts';
 import type { AdamParams, Datum } from '../types.ts';
 import { EmbeddedInferenceEngine } from './onnx-sampler.ts';
 import { DEFAULT_ADAM_PARAMS } from './optimizer.ts';
-import { smallConfig, withTempDir } from './test-fixtures.ts';
+import { smallConfig, withTempDir } from '../../test/embedded/fixtures.ts';
 import { tinkerPathResolver } from './tinker-paths.ts';
 import { EMBEDDED_TRAINER_CAPABILITIES, EmbeddedTrainer } from './trainer.ts';
 import { EmbeddedTrainerServer } from './trainer-server.ts';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdamParams, Datum } from '../types.ts';
 import { DEFAULT_ADAM_PARAMS } from './optimizer.ts';
-import { smallConfig, withTempDir } from './test-fixtures.ts';
+import { smallConfig, withTempDir } from '../../test/embedded/fixtures.ts';
 import { EmbeddedTrainer } from './trainer.ts';
 
 const { head: _head, ...tiny } = smallConfig('lm', 32);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { withTempDir } from './test-fixtures.ts';
+import { withTempDir } from '../../test/embedded/fixtures.ts';
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@ import { Transformer } from '../embedded/model.ts';
 import { exportOnnx } from '../embedded/onnx-export.ts';
 import { GraphBuilder } from '../embedded/onnx-graph.ts';
 import { DataType, encodeModel, valueInfo } from '../embedded/onnx-proto.ts';
-import { randomParams, smallConfig, withTempDir } from '../embedded/test-fixtures.ts';
+import { randomParams, smallConfig, withTempDir } from '../../test/embedded/fixtures.ts';
 import { preferenceProbability } from './preference.ts';
 import { OnnxRewardScorer } from './scorer.ts';
 

@@ -8,8 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adam, startTinker } from '../../test/tinker-harness.ts';
 import type { Datum } from '../types.ts';
 import { TinkerSamplingEngine } from './sampling.ts';
-import type { FakeTinkerOptions } from './testing/fake-server.ts';
-import { fakeLogprob } from './testing/losses.ts';
+import type { FakeTinkerOptions } from '../../test/tinker/fake-server.ts';
+import { fakeLogprob } from '../../test/tinker/losses.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

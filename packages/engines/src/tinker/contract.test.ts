@@ -11,8 +11,8 @@ import type { EngineError } from '../http/errors.ts';
 import type { Datum } from '../types.ts';
 import { downloadSamplerArchive, fetchSamplerWeights } from './archive.ts';
 import { TinkerSamplingEngine } from './sampling.ts';
-import type { FakeFlavor } from './testing/fake-server.ts';
-import { fakeSampledLogprob, fakeSampledToken } from './testing/fake-sampling.ts';
+import type { FakeFlavor } from '../../test/tinker/fake-server.ts';
+import { fakeSampledLogprob, fakeSampledToken } from '../../test/tinker/fake-sampling.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 const dirs: string[] = [];

@@ -4,8 +4,8 @@ import { TINKER_CAPS, adam, startTinker } from '../../test/tinker-harness.ts';
 import type { EngineError } from '../http/errors.ts';
 import type { Datum, TrainerCapabilities } from '../types.ts';
 import type { TinkerEndpointConfig } from './config.ts';
-import { fakeLogprob } from './testing/losses.ts';
-import type { FakeTinkerOptions } from './testing/fake-server.ts';
+import { fakeLogprob } from '../../test/tinker/losses.ts';
+import type { FakeTinkerOptions } from '../../test/tinker/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

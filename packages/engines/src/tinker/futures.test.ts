@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adam, startTinker } from '../../test/tinker-harness.ts';
 import type { EngineError } from '../http/errors.ts';
 import type { TinkerEndpointConfig } from './config.ts';
-import type { FakeTinkerOptions } from './testing/fake-server.ts';
+import type { FakeTinkerOptions } from '../../test/tinker/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

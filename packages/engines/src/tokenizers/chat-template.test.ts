@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chatTemplateFromConfig, loadChatTemplate } from './chat-template.ts';
 import { TokenizerConfigError } from './hf-config.ts';
-import { QWEN3_TOKENIZER_CONFIG } from './testing/qwen3.ts';
+import { QWEN3_TOKENIZER_CONFIG } from '../../test/tokenizers/qwen3.ts';
 
 const SIMPLE =
   '{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{{ eos_token }}{% endfor %}' +

@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadChatTemplate } from './chat-template.ts';
 import { hfTokenizerFromJson, loadHfTokenizer } from './hf-bpe.ts';
-import { fixtureTokenizerJson } from './testing/fixture.ts';
-import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from './testing/qwen3.ts';
+import { fixtureTokenizerJson } from '../../test/tokenizers/fixture.ts';
+import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from '../../test/tokenizers/qwen3.ts';
 
 const tokenizerPath = QWEN3_TOKENIZER_JSON;
 const configPath = QWEN3_TOKENIZER_CONFIG;

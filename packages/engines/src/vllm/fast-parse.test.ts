@@ -9,8 +9,8 @@ import type { Rng } from '../http/timing.ts';
 import type { SampledSequence } from '../types.ts';
 import { extractCompletion } from './fast-parse.ts';
 import { parseCompletion, parseCompletionReply } from './parse.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
-import type { ServerShape, VllmGeneration } from './testing/fixtures.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
+import type { ServerShape, VllmGeneration } from '../../test/vllm/fixtures.ts';
 
 const context = { engine: 'vLLM' as const, endpoint: 'e' };
 const encoder = new TextEncoder();

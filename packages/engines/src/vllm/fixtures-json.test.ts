@@ -2,8 +2,8 @@
 // byte for byte (testing/fixtures.ts `completionResponseJson`).
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../http/timing.ts';
-import { completionResponse, completionResponseJson } from './testing/fixtures.ts';
-import type { FixtureChoice, ServerShape } from './testing/fixtures.ts';
+import { completionResponse, completionResponseJson } from '../../test/vllm/fixtures.ts';
+import type { FixtureChoice, ServerShape } from '../../test/vllm/fixtures.ts';
 
 describe('completionResponseJson', () => {
   it('writes the same bytes as JSON.stringify(completionResponse(...))', () => {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fakeTimers } from '../../test/fake-timers.ts';
 import { VllmInferenceEngine } from './client.ts';
 import { adapterPathResolver } from './lora-paths.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 let root: string | undefined;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadInplaceFromVersion, probeVllmEndpoint } from './probe.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 
 const open: FakeVllmServer[] = [];
 const dirs: string[] = [];

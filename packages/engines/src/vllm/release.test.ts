@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fakeTimers } from '../../test/fake-timers.ts';
 import { VllmInferenceEngine } from './client.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 import type { VllmEvent } from './transport.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];

@@ -8,7 +8,7 @@ import type { SampleRequest } from '../types.ts';
 import { VllmInferenceEngine } from './client.ts';
 import type { VllmEndpointConfig } from './config.ts';
 import type { VllmEvent } from './transport.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

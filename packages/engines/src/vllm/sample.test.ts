@@ -6,9 +6,9 @@ import type { SampleRequest } from '../types.ts';
 import { VllmInferenceEngine } from './client.ts';
 import type { VllmEndpointConfig } from './config.ts';
 import type { VllmEvent } from './transport.ts';
-import { errorBody } from './testing/fixtures.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
-import type { FakeVllmOptions } from './testing/fake-server.ts';
+import { errorBody } from '../../test/vllm/fixtures.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
+import type { FakeVllmOptions } from '../../test/vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fakeTimers } from '../../test/fake-timers.ts';
 import { linkSignals } from '../http/timing.ts';
 import { VllmInferenceEngine } from './client.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 
 const CONCURRENT = 100;
 

@@ -10,8 +10,8 @@ import type { SampleRequest } from '../types.ts';
 import { VllmInferenceEngine } from './client.ts';
 import type { VllmEndpointConfig } from './config.ts';
 import { adapterPathResolver } from './lora-paths.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
-import type { FakeVllmOptions } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
+import type { FakeVllmOptions } from '../../test/vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 const dirs: string[] = [];

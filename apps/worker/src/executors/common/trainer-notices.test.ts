@@ -2,7 +2,7 @@
 import type { TrainerCapabilities, TrainerModel } from '@anneal/engines';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
-import { memoryContext } from '../testing/fakes.ts';
+import { memoryContext } from '../../../test/executors/fakes.ts';
 import type { RunResources } from '../types.ts';
 import { openTrainerModel } from './trainer-model.ts';
 

@@ -3,7 +3,7 @@ import { builtinTasks } from '@anneal/envs';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
 import { EXECUTORS } from '../index.ts';
-import { ScriptedInference, ShiftedTrainerModel, memoryContext } from '../testing/fakes.ts';
+import { ScriptedInference, ShiftedTrainerModel, memoryContext } from '../../../test/executors/fakes.ts';
 import type { RunResources } from '../types.ts';
 import { builtinDataCatalog } from './builtin-catalog.ts';
 import { HELD_OUT_EVERY, withRegisteredDatasets } from './registered-catalog.ts';

@@ -7,7 +7,7 @@ import { FakeTinkerServer, type AppliedGradient } from '@anneal/engines/testing'
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { grpoObjectiveGradient } from '@anneal/rl';
 import { afterEach, describe, expect, it } from 'vitest';
-import { format, rollout } from '../testing/fakes.ts';
+import { format, rollout } from '../../../test/executors/fakes.ts';
 import { generatedLayout } from './advantages.ts';
 import { trainStep } from './train-step.ts';
 

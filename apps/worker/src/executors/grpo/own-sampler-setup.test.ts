@@ -3,7 +3,7 @@
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
 import { RunSetupError } from '../../errors.ts';
-import { memoryContext } from '../testing/fakes.ts';
+import { memoryContext } from '../../../test/executors/fakes.ts';
 import type { RunResources } from '../types.ts';
 import { checkOwnSampler } from './setup.ts';
 

@@ -3,7 +3,7 @@
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { isWeights } from '@anneal/rl';
 import { describe, expect, it } from 'vitest';
-import { ShiftedTrainerModel, format, rollout } from '../testing/fakes.ts';
+import { ShiftedTrainerModel, format, rollout } from '../../../test/executors/fakes.ts';
 import { backendTokenAdvantages, flatAdvantages, generatedLayout } from './advantages.ts';
 import { rewardConfig, scoreGroups } from './rewards.ts';
 import { trainStep } from './train-step.ts';

@@ -5,7 +5,7 @@
 // stop and errors settle every launched batch, and a crash + resume records every step once.
 import { describe, expect, it } from 'vitest';
 import { METRIC } from '../metrics.ts';
-import { memoryContext } from '../testing/fakes.ts';
+import { memoryContext } from '../../../test/executors/fakes.ts';
 import { runGrpo } from './index.ts';
 import {
   VersionedInference,
@@ -14,7 +14,7 @@ import {
   grpoSpec,
   mu,
   pi,
-} from './pipeline-fakes.ts';
+} from '../../../test/executors/pipeline-fakes.ts';
 
 const SEED = 7;
 

@@ -1,7 +1,7 @@
 import type { RewardScorer } from '@anneal/engines';
 import { SearchWebTool, type RolloutEnv } from '@anneal/envs';
 import { describe, expect, it } from 'vitest';
-import { ScriptedInference, format, rollout } from '../testing/fakes.ts';
+import { ScriptedInference, format, rollout } from '../../../test/executors/fakes.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { baseReward, preferenceScores } from './rewards.ts';
 import type { StepPrompt } from './sample-prompts.ts';

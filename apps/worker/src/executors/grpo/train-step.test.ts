@@ -4,7 +4,7 @@ import type { Datum, ForwardResult, LossFn } from '@anneal/engines';
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { stepRunsInPlace, stepTokenMathScalar } from '@anneal/rl';
 import { describe, expect, it } from 'vitest';
-import { ShiftedTrainerModel, format, rollout } from '../testing/fakes.ts';
+import { ShiftedTrainerModel, format, rollout } from '../../../test/executors/fakes.ts';
 import { generatedLayout } from './advantages.ts';
 import { trainStep } from './train-step.ts';
 

@@ -2,9 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ModelConfig, ModelHead } from './params.ts';
-import { initParams, paramLayout } from './params.ts';
-import { createRng, normal } from './rng.ts';
+import type { ModelConfig, ModelHead } from '../../src/embedded/params.ts';
+import { initParams, paramLayout } from '../../src/embedded/params.ts';
+import { createRng, normal } from '../../src/embedded/rng.ts';
 
 /** A small model with the byte tokenizer's vocabulary, fast enough for unit tests. */
 export function smallConfig(head: ModelHead = 'lm', blockSize = 64): ModelConfig {

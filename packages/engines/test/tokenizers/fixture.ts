@@ -1,6 +1,6 @@
 // A small hand-written Qwen2-style tokenizer.json for tests (no downloads): the 256 byte-level
 // characters as ids 0..255 (id = byte value), a handful of merges, and added tokens.
-import { BYTE_ENCODER } from '../byte-level.ts';
+import { BYTE_ENCODER } from '../../src/tokenizers/byte-level.ts';
 
 /** The Qwen2 pre-tokenizer regex, verbatim from its tokenizer.json. */
 export const QWEN2_SPLIT_REGEX =

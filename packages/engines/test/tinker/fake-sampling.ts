@@ -1,7 +1,7 @@
 // The fake trainer's sampler: deterministic tokens and logprobs from (prompt, weights, seed,
 // sample index), in the shape of SkyRL's SampleOutput / the tinker SDK's SampleResponse
 // (src/tinker/types/sample_response.py, sampled_sequence.py: {tokens, logprobs, stop_reason}).
-import type * as Wire from '../wire.ts';
+import type * as Wire from '../../src/tinker/wire.ts';
 
 export interface FakeSamplerWeights {
   /** Optimiser steps of the exported weights (0 = base model). */

@@ -1,6 +1,6 @@
 // FastAPI/pydantic-style 422 checks for the fake trainer: `{detail: [{loc, msg, type}]}`,
 // for the request models of skyrl/tinker/api.py (required fields and their types only).
-import type { ValidationIssue } from '../wire.ts';
+import type { ValidationIssue } from '../../src/tinker/wire.ts';
 
 type Rule = [
   path: string[],

@@ -27,7 +27,7 @@ import {
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { validateCompletion } from './validate-request.ts';
 import type { LogprobsMode } from '@anneal/protocol';
-import { firstPositionTop } from '../../testing/fake-logprobs-server.ts';
+import { firstPositionTop } from '../fake-logprobs-server.ts';
 
 export type ScriptedReply =
   | { kind: 'reply'; status: number; body: unknown }

@@ -20,9 +20,9 @@ import {
   type TrainerModel,
 } from '@anneal/engines';
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
-import { format } from '../testing/fakes.ts';
-import type { RunResources } from '../types.ts';
-import { samplingSeed } from './rollouts.ts';
+import { format } from './fakes.ts';
+import type { RunResources } from '../../src/executors/types.ts';
+import { samplingSeed } from '../../src/executors/grpo/rollouts.ts';
 
 /** μ: the sampler's logprob of every token it samples with weights version v. */
 export const mu = (version: number) => -0.5 - 0.1 * version;

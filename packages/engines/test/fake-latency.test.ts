@@ -1,9 +1,9 @@
 // The fakes' compute-time knobs (benchmarks simulate production engines with them): a vLLM
 // replica's generation throughput and a trainer's per-operation latency, both queued, over HTTP.
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeTinkerServer } from '../tinker/testing/fake-server.ts';
-import { TINKER_API_PREFIX } from '../tinker/wire.ts';
-import { FakeVllmServer } from '../vllm/testing/fake-server.ts';
+import { FakeTinkerServer } from './tinker/fake-server.ts';
+import { TINKER_API_PREFIX } from '../src/tinker/wire.ts';
+import { FakeVllmServer } from './vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

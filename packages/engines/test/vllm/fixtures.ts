@@ -7,7 +7,7 @@ import type {
   ErrorEnvelopeNew,
   ErrorEnvelopeOld,
   VllmFinishReason,
-} from '../wire.ts';
+} from '../../src/vllm/wire.ts';
 
 export type ServerShape = 'new' | 'old';
 

@@ -2,8 +2,8 @@
 // own /download route; hosted Tinker's 503 while building, then 302 to a signed URL) and the
 // signed download itself. Each behaviour names the upstream file it mirrors (fake-flavors.ts).
 import type { ServerResponse } from 'node:http';
-import { TINKER_API_PREFIX } from '../wire.ts';
-import type * as Wire from '../wire.ts';
+import { TINKER_API_PREFIX } from '../../src/tinker/wire.ts';
+import type * as Wire from '../../src/tinker/wire.ts';
 import { fakeAdapterArchive } from './fake-archive.ts';
 import type { FlavorBehaviour } from './fake-flavors.ts';
 

@@ -16,7 +16,7 @@ import {
 } from '@anneal/engines';
 import { createToolCallFormat, type Rollout, type ToolCallFormat } from '@anneal/envs';
 import type { RunSpec } from '@anneal/protocol';
-import type { ExecutorContext, RunResources } from '../types.ts';
+import type { ExecutorContext, RunResources } from '../../src/executors/types.ts';
 
 export const format: ToolCallFormat = createToolCallFormat(new ByteTokenizer());
 
