@@ -10,6 +10,10 @@ export const ResourceName = Type.String({
   description: 'Lower-case name declared in the operator config (a-z, 0-9, _ and -; max 63).',
 });
 
+/** Pattern of base-model and dataset names (operator `baseModels`, `datasets`, the built-in
+ * datasets): a resource name that may also hold `.`, as model names do (`qwen2.5-7b`). */
+export const CATALOG_NAME_PATTERN = '^[a-z0-9][a-z0-9_.-]{0,62}$';
+
 /** Run ids are `run_` + a 26-character ULID (time-ordered, Crockford base32). */
 export const RUN_ID_PATTERN = '^run_[0-9A-HJKMNP-TV-Z]{26}$';
 export const RunId = Type.String({ pattern: RUN_ID_PATTERN, description: 'Run id (run_<ULID>).' });

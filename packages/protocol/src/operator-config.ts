@@ -1,7 +1,7 @@
 // The operator config file (YAML): pools, named endpoints, models, tenants and tokens.
 // Runs refer to these by name; URLs and secrets live only here (secrets as env-var names).
 import { Type, type Static } from '@sinclair/typebox';
-import { RESOURCE_NAME_PATTERN } from './names.ts';
+import { CATALOG_NAME_PATTERN, RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 
 const Name = Type.String({ pattern: RESOURCE_NAME_PATTERN });
@@ -371,6 +371,10 @@ export const DatasetConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** What a judge gets for the optional fields of its `JudgeConfig` entry left out (applied by
+ * @anneal/envs `LlmJudge`, the one place they are read). */
+export const JUDGE_DEFAULTS = Object.freeze({ maxTokens: 256, timeoutSeconds: 60 });
+
 /** An OpenAI-compatible chat endpoint grading rubrics that have no programmatic check. */
 export const JudgeConfig = Type.Object(
   {
@@ -378,10 +382,18 @@ export const JudgeConfig = Type.Object(
     model: Type.String({ minLength: 1, description: 'Model name sent in each request.' }),
     apiKeyEnv: Type.Optional(EnvVarName),
     maxTokens: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 65_536, description: 'Completion token limit (256).' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 65_536,
+        description: `Completion token limit (${JUDGE_DEFAULTS.maxTokens}).`,
+      }),
     ),
     timeoutSeconds: Type.Optional(
-      Type.Number({ exclusiveMinimum: 0, maximum: 3600, description: 'Per request (60).' }),
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 3600,
+        description: `Per request (${JUDGE_DEFAULTS.timeoutSeconds}).`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -431,7 +443,7 @@ export const DefaultsConfig = Type.Object(
     search: Type.Optional(Name),
     rewardModel: Type.Optional(Name),
     judge: Type.Optional(Name),
-    baseModel: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' })),
+    baseModel: Type.Optional(Type.String({ pattern: CATALOG_NAME_PATTERN })),
   },
   { additionalProperties: false, default: {} },
 );
@@ -446,15 +458,11 @@ export const OperatorConfig = Type.Object(
     trainers: named(TrainerEndpointConfig, 'Trainer endpoints with declared capabilities.'),
     search: named(SearchBackendConfig, 'Search backends for the search_web tool.'),
     rewardModels: named(RewardModelConfig, 'Preference (reward) models.'),
-    baseModels: Type.Record(
-      Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }),
-      BaseModelConfig,
-      {
-        additionalProperties: false,
-        default: {},
-      },
-    ),
-    datasets: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), DatasetConfig, {
+    baseModels: Type.Record(Type.String({ pattern: CATALOG_NAME_PATTERN }), BaseModelConfig, {
+      additionalProperties: false,
+      default: {},
+    }),
+    datasets: Type.Record(Type.String({ pattern: CATALOG_NAME_PATTERN }), DatasetConfig, {
       additionalProperties: false,
       default: {},
       description: 'JSONL datasets runs may name next to the built-in ones.',

@@ -73,7 +73,7 @@ describe('eval cell gauges', () => {
   it('bound the labels by the eval spec: 16 checkpoints, budgets 0..100', () => {
     expect(EVAL_CELL_BOUNDS).toEqual({
       checkpoints: EvalSpec.properties.models.maxItems,
-      maxBudget: TOOL_LIMIT_CAPS.callsPerRollout,
+      maxBudget: TOOL_LIMIT_CAPS.maxCallsPerRollout,
     });
     expect(EVAL_CELL_BOUNDS.checkpoints * (EVAL_CELL_BOUNDS.maxBudget + 1)).toBe(16 * 101);
   });

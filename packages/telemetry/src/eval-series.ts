@@ -17,7 +17,7 @@ export const EVAL_CELL_LABEL_KEYS = {
 /** Label bounds: the eval spec's `models` cap and the tool's call cap (largest budget). */
 export const EVAL_CELL_BOUNDS = {
   checkpoints: EvalSpec.properties.models.maxItems as number,
-  maxBudget: TOOL_LIMIT_CAPS.callsPerRollout,
+  maxBudget: TOOL_LIMIT_CAPS.maxCallsPerRollout,
 } as const;
 
 export interface EvalCellSeries {

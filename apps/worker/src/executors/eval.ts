@@ -128,7 +128,11 @@ export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
   const envAt = (budget: number): RolloutEnv => {
     const tool = createSearchTool(
       resources,
-      { resultsPerCall: b.resultsPerCall, maxQueryLength: b.maxQueryLength, maxCalls: budget },
+      {
+        resultsPerCall: b.resultsPerCall,
+        maxQueryLength: b.maxQueryLength,
+        maxCallsPerRollout: budget,
+      },
       '/budgets',
     );
     const format = chatFormatFor(resources, tool);

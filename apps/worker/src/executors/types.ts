@@ -2,7 +2,13 @@
 // endpoint) and the executors (what one run kind does per step). The runtime builds an
 // ExecutorContext per run; an executor loops over steps and reports through it.
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
-import type { ChatFormat, RubricJudge, SearchBackend, ToolCallMarkers } from '@anneal/envs';
+import type {
+  ChatFormat,
+  RubricJudge,
+  SearchBackend,
+  SearchToolDescription,
+  ToolCallMarkers,
+} from '@anneal/envs';
 import type { RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
 import type { DataCatalog } from './data/catalog.ts';
 
@@ -21,12 +27,6 @@ export interface ResolvedModel {
   samplerPath?: string;
 }
 
-/** What a model is told about search_web: results per call and the longest query. */
-export interface SearchToolLimits {
-  maxResults: number;
-  maxQueryChars: number;
-}
-
 /** Named, already-resolved resources a run may use (from the operator config). */
 export interface RunResources {
   tokenizer: Tokenizer;
@@ -38,7 +38,7 @@ export interface RunResources {
    * given the search_web limits of the run's tool: a chat template prints them in its tools
    * block. Absent: the marker format of `tokenizer` + `toolMarkers`.
    */
-  chatFormat?: (tool: SearchToolLimits) => ChatFormat;
+  chatFormat?: (tool: SearchToolDescription) => ChatFormat;
   inference: InferenceEngine;
   trainer: TrainerEngine;
   /** Where the weights start (`spec.model` resolved). */

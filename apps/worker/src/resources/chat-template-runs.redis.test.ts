@@ -160,7 +160,7 @@ data: { mix: [{ source: search-qa, weight: 1 }] }
       promptText,
     )?.[1];
     expect(question).toBeDefined();
-    const tools = [searchWebToolSpec({ maxResults: 1, maxQueryChars: 120 })];
+    const tools = [searchWebToolSpec({ resultsPerCall: 1, maxQueryLength: 120 })];
     const user: ChatMessage = { role: 'user', content: question! };
     const rendered = template.render([user], { tools, addGenerationPrompt: true });
     expect(promptText).toBe(rendered);
@@ -223,7 +223,7 @@ budgets: { toolCallBudgets: [1], maxOutputTokens: 64, resultsPerCall: 2, maxQuer
     const ctx = memoryContext(evalSpec, resources, { runId: 'run_eval' });
     await EXECUTORS.eval(ctx);
     const [request] = vllm.requestsTo('/v1/completions').map((q) => q.body as CompletionBody);
-    const tools = [searchWebToolSpec({ maxResults: 1, maxQueryChars: 80 })];
+    const tools = [searchWebToolSpec({ resultsPerCall: 1, maxQueryLength: 80 })];
     // The budget-forced protocol (docs/recipe.md §8.2): the cap b is the template's system
     // message, the question the user turn, search_web declared in the tools block.
     const messages: ChatMessage[] = [

@@ -13,6 +13,7 @@ import {
 import {
   type ChatFormat,
   FormatError,
+  type SearchToolDescription,
   type ToolCallMarkers,
   createTemplateChatFormat,
   createToolCallFormat,
@@ -82,12 +83,6 @@ export function toolMarkersOf(
     }
   }
   return { ...format, eos };
-}
-
-/** What the template's tools block says about search_web (default: docs/recipe.md §6 bounds). */
-export interface SearchToolDescription {
-  maxResults?: number;
-  maxQueryChars?: number;
 }
 
 /**

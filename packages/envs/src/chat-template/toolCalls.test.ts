@@ -66,7 +66,7 @@ describe('Hermes <tool_call> parser', () => {
 
 describe('search_web tool spec', () => {
   it('is a JSON-schema function tool carrying the limits', () => {
-    const spec = searchWebToolSpec({ maxResults: 3, maxQueryChars: 100 });
+    const spec = searchWebToolSpec({ resultsPerCall: 3, maxQueryLength: 100 });
     expect(spec.function.name).toBe('search_web');
     expect(spec.function.description).toContain('up to 3 results');
     expect(spec.function.parameters).toMatchObject({

@@ -6,7 +6,7 @@
 // model as the tool's output — it never ends the rollout by itself.
 import type { ChatToolSpec } from '@anneal/engines';
 import type { ParsedToolCall } from '../format/chatFormat.ts';
-import { RECIPE_MAX_QUERY_CHARS, RECIPE_MAX_RESULTS } from '../search/limits.ts';
+import { DEFAULT_LIMITS, type SearchLimits } from '../search/limits.ts';
 
 export const SEARCH_WEB = 'search_web';
 const OPEN = '<tool_call>';
@@ -14,23 +14,27 @@ const CLOSE = '</tool_call>';
 /** Longest piece of the model's text echoed back in an error. */
 const ECHO_CHARS = 80;
 
+/** What a model is told about search_web: results per call (as rendered) and the longest query;
+ * either left out: the default limits. */
+export type SearchToolDescription = Partial<
+  Pick<SearchLimits, 'resultsPerCall' | 'maxQueryLength'>
+>;
+
 /** `search_web` as an OpenAI/HF function tool (what chat templates print in their tools block). */
-export function searchWebToolSpec(
-  limits: { maxResults?: number; maxQueryChars?: number } = {},
-): ChatToolSpec {
-  const maxResults = limits.maxResults ?? RECIPE_MAX_RESULTS;
-  const maxQueryChars = limits.maxQueryChars ?? RECIPE_MAX_QUERY_CHARS;
+export function searchWebToolSpec(limits: SearchToolDescription = {}): ChatToolSpec {
+  const resultsPerCall = limits.resultsPerCall ?? DEFAULT_LIMITS.resultsPerCall;
+  const maxQueryLength = limits.maxQueryLength ?? DEFAULT_LIMITS.maxQueryLength;
   return {
     type: 'function',
     function: {
       name: SEARCH_WEB,
-      description: `Search the web. Returns up to ${maxResults} results (title, URL, snippet).`,
+      description: `Search the web. Returns up to ${resultsPerCall} results (title, URL, snippet).`,
       parameters: {
         type: 'object',
         properties: {
           query: {
             type: 'string',
-            description: `The search query, at most ${maxQueryChars} characters.`,
+            description: `The search query, at most ${maxQueryLength} characters.`,
           },
         },
         required: ['query'],

@@ -25,12 +25,12 @@ const config: RolloutConfig = {
 function env(
   engine: ScriptedEngine,
   overrides: Partial<RolloutConfig> = {},
-  maxCalls = 5,
+  maxCallsPerRollout = 5,
 ): RolloutEnv {
   return {
     engine,
     format,
-    tool: new SearchWebTool(corpus, { limits: { maxCalls }, render: compact }),
+    tool: new SearchWebTool(corpus, { limits: { maxCallsPerRollout }, render: compact }),
     config: { ...config, ...overrides },
   };
 }

@@ -1,3 +1,4 @@
+import { JUDGE_DEFAULTS } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatFixture } from '../../test/support/chatFixture.ts';
 import type { ChatRequestBody } from '../../test/support/chatFixture.ts';
@@ -52,6 +53,7 @@ describe('LlmJudge against an OpenAI-compatible fixture', () => {
     expect(sent.headers.authorization).toBe('Bearer k1');
     const body = JSON.parse(sent.body) as ChatRequestBody;
     expect(body).toMatchObject({ model: 'grader', temperature: 0 });
+    expect(body.max_tokens).toBe(JUDGE_DEFAULTS.maxTokens); // the operator-config default
     expect(body.messages[1]?.content).toContain('Rubrics:\n1. mentions price\n2. mentions meals');
     expect(body.messages[0]?.content).toContain('"<number>: PASS"');
   });

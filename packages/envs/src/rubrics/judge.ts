@@ -1,11 +1,13 @@
 // LLM judge for rubrics that have no programmatic check: a named OpenAI-compatible endpoint
 // asked for one PASS/FAIL line per rubric (temperature 0).
+import { JUDGE_DEFAULTS } from '@anneal/protocol';
 import { ChatClient, ChatError } from '../chat/openaiChat.ts';
 import type { ChatEndpointConfig, ChatMessage } from '../chat/openaiChat.ts';
 import type { Rubric } from './types.ts';
 
 export interface JudgeEndpointConfig extends ChatEndpointConfig {
-  /** Completion token limit (default 256). */
+  /** Completion token limit (default JUDGE_DEFAULTS.maxTokens); `timeoutMs` defaults to
+   * JUDGE_DEFAULTS.timeoutSeconds. */
   maxTokens?: number;
 }
 
@@ -65,7 +67,10 @@ export class LlmJudge implements RubricJudge {
     readonly name: string,
     private readonly config: JudgeEndpointConfig,
   ) {
-    this.client = new ChatClient(name, config);
+    this.client = new ChatClient(name, {
+      ...config,
+      timeoutMs: config.timeoutMs ?? JUDGE_DEFAULTS.timeoutSeconds * 1000,
+    });
   }
 
   /** One verdict per rubric, in order. Throws ChatError (HTTP, timeout, unparseable reply). */
@@ -78,7 +83,7 @@ export class LlmJudge implements RubricJudge {
     if (rubrics.length === 0) return [];
     const [content] = await this.client.complete(
       judgeMessages(prompt, response, rubrics),
-      { temperature: 0, maxTokens: this.config.maxTokens ?? 256 },
+      { temperature: 0, maxTokens: this.config.maxTokens ?? JUDGE_DEFAULTS.maxTokens },
       signal,
     );
     return parseVerdicts(content as string, rubrics.length);

@@ -15,18 +15,25 @@ const corpus = new LocalCorpusBackend('local', docs);
 
 describe('search_web limits (docs/recipe.md §6)', () => {
   it('rejects limits above the recipe caps', () => {
-    expect(() => resolveLimits({ maxResults: 11 })).toThrow(
-      /maxResults: must be an integer in \[1, 10\]/,
+    expect(() => resolveLimits({ resultsPerCall: 11 })).toThrow(
+      /^resultsPerCall: must be an integer in \[1, 10\]/,
     );
-    expect(() => resolveLimits({ maxQueryChars: 251 })).toThrow(/maxQueryChars/);
-    expect(() => resolveRender({ resultsPerCall: 5 }, resolveLimits({ maxResults: 3 }))).toThrow(
-      /resultsPerCall/,
+    expect(() => resolveLimits({ maxQueryLength: 251 })).toThrow(/maxQueryLength/);
+    expect(() => resolveLimits({ maxCallsPerRollout: 101 })).toThrow(
+      /^maxCallsPerRollout: must be an integer in \[0, 100\]/,
     );
-    expect(resolveLimits()).toMatchObject({ maxResults: 10, maxQueryChars: 250, maxCalls: 5 });
+    expect(() =>
+      resolveRender({ resultsPerCall: 5 }, resolveLimits({ resultsPerCall: 3 })),
+    ).toThrow(/render\.resultsPerCall/);
+    expect(resolveLimits()).toMatchObject({
+      resultsPerCall: 10,
+      maxQueryLength: 250,
+      maxCallsPerRollout: 5,
+    });
   });
 
-  it('returns at most maxResults results per call', async () => {
-    const session = new SearchWebTool(corpus, { limits: { maxResults: 4 } }).session();
+  it('returns at most resultsPerCall results per call', async () => {
+    const session = new SearchWebTool(corpus, { limits: { resultsPerCall: 4 } }).session();
     const rec = await session.call('alpha');
     expect(rec).toMatchObject({ status: 'ok', failed: false, resultCount: 4 });
     expect(rec.output.split('\n').filter((l) => l.startsWith('['))).toHaveLength(4);
@@ -41,8 +48,8 @@ describe('search_web limits (docs/recipe.md §6)', () => {
     expect([session.calls, session.errors]).toEqual([2, 1]);
   });
 
-  it('refuses calls beyond maxCalls and counts them as failed by default', async () => {
-    const session = new SearchWebTool(corpus, { limits: { maxCalls: 2 } }).session();
+  it('refuses calls beyond maxCallsPerRollout and counts them as failed by default', async () => {
+    const session = new SearchWebTool(corpus, { limits: { maxCallsPerRollout: 2 } }).session();
     await session.call('alpha');
     await session.call('');
     const third = await session.call('alpha');
@@ -57,7 +64,7 @@ describe('search_web limits (docs/recipe.md §6)', () => {
 
   it('can count refused calls as not failed (so they enter c̃_i)', async () => {
     const session = new SearchWebTool(corpus, {
-      limits: { maxCalls: 0, refusedCountsAsFailed: false },
+      limits: { maxCallsPerRollout: 0, refusedCountsAsFailed: false },
     }).session();
     expect(await session.call('alpha')).toMatchObject({ status: 'refused', failed: false });
     expect([session.calls, session.errors, session.refused]).toEqual([1, 0, 1]);

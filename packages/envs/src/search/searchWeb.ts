@@ -80,7 +80,7 @@ class SearchSession implements ToolSession {
 
   /** Every emitted call takes a slot of the budget, whatever its outcome; refused ones do not. */
   private get overBudget(): boolean {
-    return this.calls - this.refused >= this.tool.limits.maxCalls;
+    return this.calls - this.refused >= this.tool.limits.maxCallsPerRollout;
   }
 
   private fail(query: string, status: ToolCallStatus, message: string, detail = message) {
@@ -98,7 +98,11 @@ class SearchSession implements ToolSession {
   }
 
   private refuse(query: string): ToolCallRecord {
-    return this.fail(query, 'refused', `call limit reached (${this.tool.limits.maxCalls})`);
+    return this.fail(
+      query,
+      'refused',
+      `call limit reached (${this.tool.limits.maxCallsPerRollout})`,
+    );
   }
 
   malformed(detail: string): ToolCallRecord {
@@ -112,15 +116,15 @@ class SearchSession implements ToolSession {
     if (this.overBudget) return this.refuse(query);
     if (query.length === 0) return this.fail(query, 'empty_query', 'empty query');
     const chars = [...query].length;
-    if (chars > limits.maxQueryChars) {
+    if (chars > limits.maxQueryLength) {
       return this.fail(
         query,
         'query_too_long',
-        `query has ${chars} characters, limit ${limits.maxQueryChars}`,
+        `query has ${chars} characters, limit ${limits.maxQueryLength}`,
       );
     }
     try {
-      const results = await backend.search(query, limits.maxResults, signal);
+      const results = await backend.search(query, limits.resultsPerCall, signal);
       const rec: ToolCallRecord = {
         query,
         status: 'ok',

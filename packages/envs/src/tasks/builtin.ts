@@ -68,7 +68,7 @@ export const DEFAULT_BUILTIN_OPTIONS: Readonly<BuiltinOptions> = Object.freeze({
 
 /** search_web settings of the built-in tasks: one short result per call fits the context. */
 export const BUILTIN_SEARCH_OPTIONS: Readonly<SearchWebOptions> = Object.freeze({
-  limits: { maxResults: 1 },
+  limits: { resultsPerCall: 1 },
   render: {
     resultsPerCall: 1,
     snippetChars: 60,
@@ -119,7 +119,7 @@ export function builtinTasks(
   const limits = resolveLimits(BUILTIN_SEARCH_OPTIONS.limits);
   const render = resolveRender(BUILTIN_SEARCH_OPTIONS.render, limits);
   const searchText = (query: string) =>
-    renderResults(search.searchSync(query, limits.maxResults), render);
+    renderResults(search.searchSync(query, limits.resultsPerCall), render);
   const fits = (tokens: number) => tokens <= opts.maxContextTokens;
 
   const allQa = multiHopQuestions(stream(seed, 2), world, {

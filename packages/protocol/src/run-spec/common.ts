@@ -1,7 +1,7 @@
 // Sections shared by several run kinds. Every default here is documented in docs/api.md
 // ("Run spec reference"); a test checks each path appears there.
 import { Type, type Static } from '@sinclair/typebox';
-import { Labels, RESOURCE_NAME_PATTERN, RunId } from '../names.ts';
+import { CATALOG_NAME_PATTERN, Labels, RESOURCE_NAME_PATTERN, RunId } from '../names.ts';
 
 export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -20,7 +20,7 @@ export const ModelRef = Type.Object(
     ),
     base: Type.Optional(
       Type.String({
-        pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$',
+        pattern: CATALOG_NAME_PATTERN,
         description: 'Name of a base model registered in the operator config (`baseModels`).',
       }),
     ),
@@ -67,7 +67,7 @@ export const commonFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Display name.' })),
   pool: Type.Optional(
     Type.String({
-      pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
+      pattern: RESOURCE_NAME_PATTERN,
       description: 'Worker pool to run on. Omitted: the operator default pool.',
     }),
   ),
@@ -92,7 +92,7 @@ export const commonFields = {
 export const DataSource = Type.Object(
   {
     source: Type.String({
-      pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$',
+      pattern: CATALOG_NAME_PATTERN,
       description: 'Dataset name known to the worker (packages/envs).',
     }),
     weight: Type.Number({ exclusiveMinimum: 0, description: 'Relative sampling weight (> 0).' }),
@@ -175,13 +175,22 @@ export function trainingFields(defaultSteps: number, defaultLearningRate: number
   };
 }
 
-/** The search_web tool's hard caps (docs/recipe.md §6: ≤ 10 results per call, query ≤ 250 chars). The
- * tool (packages/envs `resolveLimits`) refuses anything above them, so the schema does too; calls
- * per rollout go up to 100 for budget sweeps (docs/recipe.md §8). A worker test keeps these equal. */
+/** The search_web tool's limits, defined once for the run-spec schemas (grpo `tools`, eval
+ * `budgets`) and the tool itself (packages/envs `resolveLimits`), under the spec's field names.
+ * Caps: docs/recipe.md §6 (≤ 10 results per call, query ≤ 250 characters); calls per rollout go
+ * up to 100 for budget sweeps (docs/recipe.md §8). The tool refuses anything above them, so the
+ * schemas do too. */
 export const TOOL_LIMIT_CAPS = {
   resultsPerCall: 10,
-  queryLength: 250,
-  callsPerRollout: 100,
+  maxQueryLength: 250,
+  maxCallsPerRollout: 100,
+} as const;
+
+/** What a run gets for a limit it leaves out (docs/recipe.md §6: ≤ 5 calls per rollout). */
+export const TOOL_LIMIT_DEFAULTS = {
+  resultsPerCall: 10,
+  maxQueryLength: 250,
+  maxCallsPerRollout: 5,
 } as const;
 
 /** search_web limits (docs/recipe.md §6: ≤ 10 results per call, query ≤ 250 chars, ≤ 5 calls). */
@@ -190,19 +199,19 @@ export const ToolLimits = Type.Object(
     resultsPerCall: Type.Integer({
       minimum: 1,
       maximum: TOOL_LIMIT_CAPS.resultsPerCall,
-      default: 10,
+      default: TOOL_LIMIT_DEFAULTS.resultsPerCall,
       description: 'Maximum search results returned per search_web call.',
     }),
     maxQueryLength: Type.Integer({
       minimum: 1,
-      maximum: TOOL_LIMIT_CAPS.queryLength,
-      default: 250,
+      maximum: TOOL_LIMIT_CAPS.maxQueryLength,
+      default: TOOL_LIMIT_DEFAULTS.maxQueryLength,
       description: 'Maximum search query length in characters (longer queries are a failed call).',
     }),
     maxCallsPerRollout: Type.Integer({
       minimum: 0,
-      maximum: TOOL_LIMIT_CAPS.callsPerRollout,
-      default: 5,
+      maximum: TOOL_LIMIT_CAPS.maxCallsPerRollout,
+      default: TOOL_LIMIT_DEFAULTS.maxCallsPerRollout,
       description: 'Maximum tool calls per rollout.',
     }),
   },

@@ -1,13 +1,14 @@
 // Evaluation with the budget-forced protocol (docs/recipe.md §6, §8).
 import { Type, type Static } from '@sinclair/typebox';
-import { ModelRef, TOOL_LIMIT_CAPS, commonFields } from './common.ts';
+import { ModelRef, TOOL_LIMIT_CAPS, TOOL_LIMIT_DEFAULTS, commonFields } from './common.ts';
+import { CATALOG_NAME_PATTERN } from '../names.ts';
 
 const DEFAULT_BUDGETS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
 export const EvalBudgets = Type.Object(
   {
     toolCallBudgets: Type.Array(
-      Type.Integer({ minimum: 0, maximum: TOOL_LIMIT_CAPS.callsPerRollout }),
+      Type.Integer({ minimum: 0, maximum: TOOL_LIMIT_CAPS.maxCallsPerRollout }),
       {
         minItems: 1,
         maxItems: 101,
@@ -23,7 +24,7 @@ export const EvalBudgets = Type.Object(
     }),
     maxToolCalls: Type.Integer({
       minimum: 0,
-      maximum: TOOL_LIMIT_CAPS.callsPerRollout,
+      maximum: TOOL_LIMIT_CAPS.maxCallsPerRollout,
       default: 5,
       description:
         'Headline budget: the run summary reports this b (when swept, else the largest swept b).',
@@ -31,13 +32,13 @@ export const EvalBudgets = Type.Object(
     resultsPerCall: Type.Integer({
       minimum: 1,
       maximum: TOOL_LIMIT_CAPS.resultsPerCall,
-      default: 10,
+      default: TOOL_LIMIT_DEFAULTS.resultsPerCall,
       description: 'Search results per call.',
     }),
     maxQueryLength: Type.Integer({
       minimum: 1,
-      maximum: TOOL_LIMIT_CAPS.queryLength,
-      default: 250,
+      maximum: TOOL_LIMIT_CAPS.maxQueryLength,
+      default: TOOL_LIMIT_DEFAULTS.maxQueryLength,
       description: 'Maximum search query length in characters.',
     }),
     maxOutputTokens: Type.Integer({
@@ -119,7 +120,7 @@ export const EvalSpec = Type.Object(
           'Checkpoints to evaluate, in order; one step per checkpoint × budget. Omitted: `[model]` (the run model). An entry may add its own `prices`.',
       }),
     ),
-    datasets: Type.Array(Type.String({ pattern: '^[a-z0-9][a-z0-9_.-]{0,62}$' }), {
+    datasets: Type.Array(Type.String({ pattern: CATALOG_NAME_PATTERN }), {
       minItems: 1,
       maxItems: 32,
       uniqueItems: true,

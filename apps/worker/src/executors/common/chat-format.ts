@@ -9,7 +9,7 @@ export function chatFormatFor(resources: RunResources, tool: SearchWebTool): Cha
     return createToolCallFormat(resources.tokenizer, resources.toolMarkers);
   }
   return resources.chatFormat({
-    maxResults: tool.render.resultsPerCall,
-    maxQueryChars: tool.limits.maxQueryChars,
+    resultsPerCall: tool.render.resultsPerCall,
+    maxQueryLength: tool.limits.maxQueryLength,
   });
 }

@@ -2,7 +2,7 @@
 // weighted pools for a spec's `data.mix` (unknown sources named by JSON pointer), the
 // search_web tool with the spec's limits (docs/recipe.md §6), and the context window rollouts fit in.
 import { SearchWebTool, type SearchLimits } from '@anneal/envs';
-import type { DataSource } from '@anneal/protocol';
+import type { DataSource, ToolLimits } from '@anneal/protocol';
 import type { WeightedPool } from '../common/mix-batch.ts';
 import { RunSetupError } from '../../errors.ts';
 import type { RunResources } from '../types.ts';
@@ -33,17 +33,11 @@ export function maxContextTokens(resources: RunResources): number {
   );
 }
 
-export interface ToolLimitsSpec {
-  resultsPerCall: number;
-  maxQueryLength: number;
-  maxCalls: number;
-}
-
 /** search_web with the run's limits; the backend's own caps (e.g. 1 result for the built-in
  * corpus, sized for a 256-token context) apply when stricter. */
 export function createSearchTool(
   resources: RunResources,
-  limits: ToolLimitsSpec,
+  limits: ToolLimits,
   field: string,
 ): SearchWebTool {
   const search = resources.search
@@ -54,12 +48,12 @@ export function createSearchTool(
       `${field}: this run needs a search backend (endpoints.search) and none is set`,
     );
   }
-  const capResults = search.options?.limits?.maxResults ?? limits.resultsPerCall;
+  const capResults = search.options?.limits?.resultsPerCall ?? limits.resultsPerCall;
   const merged: Partial<SearchLimits> = {
     ...search.options?.limits,
-    maxResults: Math.min(limits.resultsPerCall, capResults),
-    maxQueryChars: limits.maxQueryLength,
-    maxCalls: limits.maxCalls,
+    resultsPerCall: Math.min(limits.resultsPerCall, capResults),
+    maxQueryLength: limits.maxQueryLength,
+    maxCallsPerRollout: limits.maxCallsPerRollout,
   };
   const render = search.options?.render;
   try {
@@ -70,8 +64,8 @@ export function createSearchTool(
             render: {
               ...render,
               resultsPerCall: Math.min(
-                render.resultsPerCall ?? merged.maxResults!,
-                merged.maxResults!,
+                render.resultsPerCall ?? merged.resultsPerCall!,
+                merged.resultsPerCall!,
               ),
             },
           }

@@ -108,15 +108,7 @@ export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
   const catalog = catalogOf(resources);
   const pools = mixPools(catalog, spec.data.mix, 'prompts', (s) => catalog.prompts(s));
   if (!resources.judge) checkNoJudgeNeeded(pools);
-  const tool = createSearchTool(
-    resources,
-    {
-      resultsPerCall: spec.tools.resultsPerCall,
-      maxQueryLength: spec.tools.maxQueryLength,
-      maxCalls: spec.tools.maxCallsPerRollout,
-    },
-    '/tools',
-  );
+  const tool = createSearchTool(resources, spec.tools, '/tools');
   const format = chatFormatFor(resources, tool);
   const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
   const fresh = ctx.resumeFrom === null;
