@@ -13,7 +13,7 @@ import type { SampleRequest } from '../types.ts';
 import { VllmInferenceEngine } from './client.ts';
 import { resolveVllmConfig } from './config.ts';
 import type { VllmEndpointConfig } from './config.ts';
-import { FakeVllmServer } from './testing/fake-server.ts';
+import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 let saved: Dispatcher | undefined;
