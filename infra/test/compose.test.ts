@@ -124,10 +124,9 @@ describe('docker-compose.yml', () => {
     expect(command).toContain('--logprobs-mode processed_logprobs');
     expect(command).toContain('--enable-lora');
     expect(command).toContain('--max-loras 2'); // policy + reference
-    expect(vllm.environment).toMatchObject({
-      VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True',
-      VLLM_SERVER_DEV_MODE: '1',
-    });
+    expect(vllm.environment).toMatchObject({ VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' });
+    // Dev mode exposes /collective_rpc and /sleep; weight sync no longer needs it (issue 17).
+    expect(vllm.environment).not.toHaveProperty('VLLM_SERVER_DEV_MODE');
     const devices = vllm.deploy?.resources?.reservations?.devices ?? [];
     expect(devices).toContainEqual(
       expect.objectContaining({ driver: 'nvidia', capabilities: ['gpu'] }),

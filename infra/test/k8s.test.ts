@@ -192,7 +192,8 @@ describe('infra/k8s manifests', () => {
     expect(container.args).toContain('--enable-lora');
     expect(container.args!.join(' ')).toContain('--max-loras 2'); // policy + reference
     expect(envOf(container).get('VLLM_ALLOW_RUNTIME_LORA_UPDATING')).toBe('True');
-    expect(envOf(container).get('VLLM_SERVER_DEV_MODE')).toBe('1');
+    // Dev mode exposes /collective_rpc and /sleep; weight sync no longer needs it (issue 17).
+    expect(envOf(container).has('VLLM_SERVER_DEV_MODE')).toBe(false);
   });
 
   it('run vLLM as a StatefulSet behind a headless Service, one operator-config URL per pod', () => {

@@ -7,8 +7,8 @@
  * (`load_inplace`, adapter-load status codes, context-overflow wording) are handled in
  * weight-sync.ts and errors.ts. Run vLLM with `--logprobs-mode processed_logprobs` so sampling
  * logprobs match the sampled distribution (docs/engines.md), and with `--enable-lora`,
- * `--max-lora-rank` >= the runs' LoRA rank, `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True` and
- * `VLLM_SERVER_DEV_MODE=1` for weight sync.
+ * `--max-lora-rank` >= the runs' LoRA rank and `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True` for
+ * weight sync (no dev mode).
  */
 import { AdapterError } from '../adapters/errors.ts';
 import { prepareSamplerWeights } from '../adapters/prepare.ts';

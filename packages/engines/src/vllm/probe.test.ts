@@ -70,7 +70,7 @@ describe('probeVllmEndpoint', () => {
   });
 
   it('names what is wrong: LoRA off, wrong model, dead engine, unreachable, no adapter dir', async () => {
-    const noLora = await fake({ loraEnabled: false, version: null });
+    const noLora = await fake({ runtimeLoraUpdating: false, version: null });
     const dead = await fake();
     dead.healthStatus = 503;
     const gone = await fake();

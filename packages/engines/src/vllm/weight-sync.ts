@@ -10,7 +10,10 @@
 //   in the sync (a lease, taken when `sample` starts); a request started on version k finishes on
 //   k, retries included. Version k+1 only becomes current once its sync has finished.
 // - A superseded version is unloaded once its last lease is released.
-// - Each sync ends with `POST /reset_prefix_cache` per replica (stale KV otherwise).
+// - No prefix-cache reset: vLLM keys cached KV blocks by LoRA adapter name
+//   (vllm/v1/core/kv_cache_utils.py `_gen_lora_extra_hash_keys`), so a fresh name per version
+//   never reads KV computed with other weights. (`/reset_prefix_cache` is registered only with
+//   VLLM_SERVER_DEV_MODE, which also exposes routes no production server should.)
 // Load failures are sorted: a replica that refuses the connection or whose `/health` fails is
 // dropped and resynced on re-admission; a server that is healthy but rejects the adapter (404 path
 // missing; 400 on v0.11 / 500 on main for e.g. a rank above `--max-lora-rank`) fails the sync
@@ -25,7 +28,6 @@ import type { LoadLoraAdapterRequest, UnloadLoraAdapterRequest } from './wire.ts
 
 export const LOAD_LORA_ROUTE = '/v1/load_lora_adapter';
 export const UNLOAD_LORA_ROUTE = '/v1/unload_lora_adapter';
-export const RESET_PREFIX_CACHE_ROUTE = '/reset_prefix_cache';
 export const HEALTH_ROUTE = '/health';
 
 /** vLLM's 400 for a second load under one name (both generations; newer ones add a hint). */
@@ -114,7 +116,6 @@ export class AdapterRegistry {
         replicas.map(async (replica) => {
           await this.loadAdapter(replica, version);
           version.on.add(replica.url);
-          await this.resetPrefixCache(replica);
         }),
       );
       const errors: unknown[] = [];
@@ -309,22 +310,6 @@ export class AdapterRegistry {
     );
   }
 
-  private async resetPrefixCache(replica: Replica): Promise<void> {
-    try {
-      await this.transport.direct(
-        replica,
-        RESET_PREFIX_CACHE_ROUTE,
-        undefined,
-        this.transport.config.syncTimeoutMs,
-      );
-    } catch (error) {
-      if (error instanceof EngineError && error.status === 404) {
-        error.message += ' (a dev-mode route: start vLLM with VLLM_SERVER_DEV_MODE=1)';
-      }
-      throw error;
-    }
-  }
-
   /** Bring a recovering replica up to date: unload what was released while it was out, load the
    * current version of every name. An adapter it rejects (e.g. its path vanished there) is
    * skipped on that replica (event `adapter:dropped`) so the replica still comes back;
@@ -360,7 +345,6 @@ export class AdapterRegistry {
         });
       }
     }
-    await this.resetPrefixCache(replica);
   }
 
   /** undefined when healthy, else the reason. */

@@ -77,9 +77,7 @@ describe('vLLM weight sync', () => {
       for (const fake of fakes) {
         expect(fake.requests.map((r) => r.path)).toEqual([
           '/v1/load_lora_adapter',
-          '/reset_prefix_cache',
           '/v1/load_lora_adapter',
-          '/reset_prefix_cache',
           '/v1/unload_lora_adapter',
         ]);
         expect(loads(fake)).toEqual([
@@ -139,7 +137,6 @@ describe('vLLM weight sync', () => {
       '/v1/load_lora_adapter', // 400 "has already been loaded."
       '/v1/unload_lora_adapter',
       '/v1/load_lora_adapter',
-      '/reset_prefix_cache',
     ]);
   });
 
@@ -153,7 +150,6 @@ describe('vLLM weight sync', () => {
     await a.restart();
     await engine.checkHealth();
     expect(a.adapters.get('policy@1')).toBe('/shared/step-1'); // resynced before re-admission
-    expect(a.prefixCacheResets).toBe(1);
     expect(engine.stats().replicas.map((r) => r.healthy)).toEqual([true, true]);
   });
 
@@ -245,16 +241,30 @@ describe('vLLM weight sync', () => {
   });
 
   it('fails on a 4xx (LoRA not enabled) with the server message and a hint', async () => {
-    const { engine } = await setup(1, { loraEnabled: false });
+    const { engine } = await setup(1, { runtimeLoraUpdating: false });
     await expect(engine.loadWeights({ name: 'policy', path: '/a' })).rejects.toThrow(
       /\/v1\/load_lora_adapter\): HTTP 404: "Not Found" \(runtime LoRA loading is off/,
     );
   });
 
-  it('explains a missing dev-mode /reset_prefix_cache', async () => {
-    const { engine } = await setup(1, { devMode: false });
+  // Issue 17 §1.4: weight sync needs no dev-mode route. vLLM keys its prefix cache by adapter
+  // name (vllm/v1/core/kv_cache_utils.py@001cabc1 _gen_lora_extra_hash_keys), and each version
+  // has its own name; /reset_prefix_cache exists only under VLLM_SERVER_DEV_MODE
+  // (vllm/entrypoints/openai/api_server.py@0001948b build_app).
+  it('syncs against a server without dev mode and never calls a dev-mode route', async () => {
+    const { fakes, engine } = await setup(1, { devMode: false });
+    const fake = fakes[0] as FakeVllmServer;
+    await engine.loadWeights({ name: 'policy', path: '/a' });
+    await engine.loadWeights({ name: 'policy', path: '/b' });
+    await expect(engine.sample(request('policy'))).resolves.toHaveLength(1);
+    expect(fake.completedModels).toEqual(['policy@2']);
+    expect(fake.requestsTo('/reset_prefix_cache')).toEqual([]);
+  });
+
+  it('fails a load on a server with runtime LoRA updating but no --enable-lora', async () => {
+    const { engine } = await setup(1, { enableLora: false });
     await expect(engine.loadWeights({ name: 'policy', path: '/a' })).rejects.toThrow(
-      'VLLM_SERVER_DEV_MODE=1',
+      'LoRA is not enabled',
     );
   });
 

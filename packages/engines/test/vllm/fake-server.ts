@@ -55,8 +55,19 @@ export interface FakeVllmOptions {
   vocabSize?: number;
   /** Generate this many tokens then the first stop token id (finish `stop`), if any given. */
   stopAfter?: number;
+  /** `VLLM_SERVER_DEV_MODE` (default off): registers the dev routes (/reset_prefix_cache,
+   * /collective_rpc, /sleep, /wake_up, /is_sleeping; vllm/entrypoints/openai/api_server.py
+   * `build_app`). Anneal needs none of them. */
   devMode?: boolean;
-  loraEnabled?: boolean;
+  /** `VLLM_ALLOW_RUNTIME_LORA_UPDATING` (default on): registers /v1/load_lora_adapter and
+   * /v1/unload_lora_adapter (vllm/entrypoints/serve/lora/api_router.py), with no check of
+   * `--enable-lora`. */
+  runtimeLoraUpdating?: boolean;
+  /** `--enable-lora` (default on). Without it the routes (when registered) still answer an
+   * unload of an unknown name with 404 NotFoundError (checked before the engine), but every
+   * load fails in the engine: "LoRA is not enabled." (vllm/v1/worker/lora_model_runner_mixin.py),
+   * a 500 on `current`, a 400 on `v0.11`. */
+  enableLora?: boolean;
   /** Adapter paths that do not exist on this host: loading one is vLLM's 404 "No adapter
    * found" (paths that exist on this machine are checked for real). */
   missingPaths?: readonly string[];
@@ -85,7 +96,6 @@ export class FakeVllmServer {
   readonly script = new Map<string, ScriptedReply[]>();
   readonly adapters = new Map<string, string>();
   healthStatus = 200;
-  prefixCacheResets = 0;
   /** Requests currently held open by a `hang` script entry. */
   hanging = 0;
   private server: Server;
@@ -113,8 +123,9 @@ export class FakeVllmServer {
       servedModel: 'base-model',
       maxModelLen: 4096,
       vocabSize: 32_000,
-      devMode: true,
-      loraEnabled: true,
+      devMode: false,
+      runtimeLoraUpdating: true,
+      enableLora: true,
       missingPaths: [],
       checkAdapterFiles: true,
       logprobsMode: 'raw_logprobs',
@@ -217,9 +228,8 @@ export class FakeVllmServer {
     if (path === '/version' && req.method === 'GET' && this.options.version !== null) {
       return send(res, 200, { version: this.options.version });
     }
-    if (path === '/reset_prefix_cache' && this.options.devMode) {
-      this.prefixCacheResets += 1;
-      return send(res, 200, undefined);
+    if (this.options.devMode && DEV_ROUTES.has(path)) {
+      return path === '/is_sleeping' ? send(res, 200, { is_sleeping: false }) : send(res, 200, {});
     }
     if (path.startsWith('/v1/') && apiKey && req.headers.authorization !== `Bearer ${apiKey}`) {
       return send(res, 401, { error: 'Unauthorized' });
@@ -227,9 +237,9 @@ export class FakeVllmServer {
     const failed = (error: unknown) =>
       send(res, 500, errorBody(this.options.shape, 500, 'InternalServerError', String(error)));
     if (path === '/v1/completions') return void this.completions(res, body).catch(failed);
-    if (path === '/v1/load_lora_adapter' && this.options.loraEnabled)
+    if (path === '/v1/load_lora_adapter' && this.options.runtimeLoraUpdating)
       return void this.loadLora(res, body).catch(failed);
-    if (path === '/v1/unload_lora_adapter' && this.options.loraEnabled)
+    if (path === '/v1/unload_lora_adapter' && this.options.runtimeLoraUpdating)
       return this.unloadLora(res, body);
     if (path === '/v1/models' && req.method === 'GET') return this.models(res);
     if (path === '/tokenize') {
@@ -366,6 +376,12 @@ export class FakeVllmServer {
           : `The lora adapter '${name}' has already been loaded.`;
       return send(res, 400, errorBody(shape, 400, 'InvalidUserInput', message));
     }
+    if (!this.options.enableLora) {
+      const message = 'LoRA is not enabled. Use --enable-lora to enable LoRA.';
+      return generation === 'current'
+        ? send(res, 500, errorBody(shape, 500, 'InternalServerError', message))
+        : send(res, 400, errorBody(shape, 400, 'BadRequestError', message));
+    }
     const problem = await this.adapterProblem(path);
     if (problem === 'missing') {
       const message = `Loading lora ${name} failed: No adapter found for ${path}`;
@@ -433,6 +449,15 @@ export class FakeVllmServer {
     send(res, 200, { object: 'list', data });
   }
 }
+
+/** Registered only under VLLM_SERVER_DEV_MODE. */
+const DEV_ROUTES = new Set([
+  '/reset_prefix_cache',
+  '/collective_rpc',
+  '/sleep',
+  '/wake_up',
+  '/is_sleeping',
+]);
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   if (body === undefined) {
