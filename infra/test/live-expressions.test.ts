@@ -85,6 +85,8 @@ function workerTick(): void {
       'is_ratio_by_lag/lagged': 0.97,
       'train_inference_kl_by_lag/fresh': 0.0008,
       'train_inference_kl_by_lag/lagged': 0.002,
+      mismatch_kl: 0.0008,
+      'mismatch_kl/tokens': 512,
       'busy_fraction/trainer': 0.6,
       'busy_fraction/sampler': 0.9,
     },

@@ -166,6 +166,24 @@ export const STEP_METRICS = {
       title: 'IS ratios outside [0.5, 2]',
     },
   },
+  mismatchKl: {
+    key: 'mismatch_kl',
+    unit: 'none',
+    kinds: ['grpo'],
+    help: 'k3 train-inference KL of the mismatch alone: pi_train and the sampler at the version the step trains, on tokens it sampled (the fresh rollouts, else a probe); any lag (docs/recipe.md §2.6).',
+    series: {
+      name: 'anneal_run_mismatch_kl',
+      type: 'gauge',
+      section: 'mismatch',
+      title: 'Train–inference KL (k3), mismatch alone at any lag',
+    },
+  },
+  mismatchKlTokens: {
+    key: 'mismatch_kl/tokens',
+    unit: 'tokens',
+    kinds: ['grpo'],
+    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (at most 8 × 64).',
+  },
   isMaskedFraction: {
     key: 'is/masked_fraction',
     unit: 'ratio',

@@ -123,7 +123,7 @@ export class VersionedInference implements InferenceEngine {
       : secondTurn
         ? this.stepInCall(request.prompt)
         : (this.seedSteps.get(request.seed ?? -1) ?? null);
-    if (policy && !secondTurn && step === this.failStep) {
+    if (policy && !secondTurn && step !== null && step === this.failStep) {
       throw new Error(`sampler failed on the batch of step ${step}`);
     }
     this.inFlight.set(name, (this.inFlight.get(name) ?? 0) + 1);

@@ -73,6 +73,43 @@ describe('pipelined GRPO (rollout.maxPolicyLag)', () => {
     expect(inference.running()).toBe(0);
   });
 
+  it.each([1, 2])(
+    'lag %i: mismatch_kl is the mismatch alone at every step, from a probe of the trained version when the batch is lagged',
+    async (lag) => {
+      const { inference, ctx } = setup(lag, 4);
+      await runGrpo(ctx);
+      // π_train and μ of the same version differ by d = μ(v) − π(v) = −0.05 for every v
+      const d = mu(0) - pi(0);
+      const mismatch = Math.exp(-d) - 1 + d;
+      const probed: number[] = [];
+      for (const step of [1, 2, 3, 4]) {
+        const record = ctx.steps.get(step)!;
+        // to float32 logprob precision (d is −0.05 ± 2e-8)
+        expect(record['mismatch_kl']! / mismatch, `step ${step}`).toBeCloseTo(1, 5);
+        const tokens = record['mismatch_kl/tokens']!;
+        if (record['policy_lag/max'] === 0) {
+          expect(tokens).toBe(record[METRIC.trainedTokens]); // the fresh batch itself
+        } else {
+          probed.push(step);
+          expect(tokens).toBeGreaterThan(0);
+          expect(tokens).toBeLessThanOrEqual(2 * 64); // 2 prompts, ≤ 64 tokens each
+          // the step's own KL measures lag and mismatch together, and differs
+          expect(Math.abs(record[METRIC.trainInferenceKl]! - mismatch)).toBeGreaterThan(1e-5);
+        }
+      }
+      expect(probed).toEqual([2, 3, 4]); // every step after the first is lagged
+      // each probe sampled the version its step trains: v = s − 1
+      const probeNames = inference.events.flatMap((e) =>
+        e.kind === 'sample' && e.step === null && e.name.includes('-policy') ? [e.name] : [],
+      );
+      expect(probeNames).toEqual(
+        probed.flatMap((s) => [1, 2].map(() => `${ctx.runId}-policy-v${s - 1}`)),
+      );
+      expect(inference.violations).toEqual([]);
+      expect(inference.running()).toBe(0);
+    },
+  );
+
   it('lag 1: a rollout keeps its version across a weight sync; versions are released only when unused', async () => {
     const { inference, ctx } = setup(1, 4, { holdSecondTurns: true });
     await runGrpo(ctx);

@@ -22,6 +22,7 @@ import {
   type StepRecordMetrics,
 } from '../metrics.ts';
 import type { StatsByLag } from './lag-stats.ts';
+import type { MismatchKl } from './mismatch-probe.ts';
 import type { TrainOutcome } from './train-step.ts';
 
 export interface StepOutcome {
@@ -110,4 +111,14 @@ export function lagMetrics(lags: readonly number[], byLag: StatsByLag): StepReco
     metrics[recordKey(STEP_METRICS.trainInferenceKlByLag, lag)] = byLag[lag]?.k3 ?? null;
   }
   return metrics;
+}
+
+/** The train–inference mismatch alone (docs/recipe.md §2.6): k3 over the step's fresh rollouts
+ * when it has any, else over the mismatch probe; null (0 tokens) when it has neither. */
+export function mismatchMetrics(byLag: StatsByLag, probe: MismatchKl | null): StepRecordMetrics {
+  const measured = byLag.fresh ?? probe;
+  return {
+    [METRIC.mismatchKl]: measured?.k3 ?? null,
+    [METRIC.mismatchKlTokens]: measured?.tokens ?? 0,
+  };
 }

@@ -3,6 +3,7 @@
 // then train -> weight sync. With rollout.maxPolicyLag k ≥ 1 the batches of the next k steps
 // are sampled while this one trains (docs/recipe.md "Pipelined GRPO"). The caller
 // (training-loop.ts) commits the record and checkpoints.
+import type { Rollout } from '@anneal/envs';
 import { adamParams } from '../common/adam.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
 import type { StepMetrics } from '../common/training-loop.ts';
@@ -13,7 +14,8 @@ import type { PreparedBatch } from './batch.ts';
 import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
-import { lagMetrics, rewardMetrics, trainMetrics } from './step-metrics.ts';
+import { probeMismatch, sampleMismatchProbe, type MismatchKl } from './mismatch-probe.ts';
+import { lagMetrics, mismatchMetrics, rewardMetrics, trainMetrics } from './step-metrics.ts';
 import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from './weight-sync.ts';
@@ -35,8 +37,11 @@ export async function grpoStep(
   // The weights being trained are version step − 1; the batch was sampled by batch.version.
   const lag = step - 1 - batch.version;
   const rollouts = batch.groups.flat();
+  const scorer = scoredAtTemperature(model, spec.rollout.temperature);
+  const probe = lag > 0 ? launchMismatchProbe(ctx, state, step, batch) : null;
+  let probed: MismatchKl | null = null;
   const train = await timer.time('train', () =>
-    trainStep(scoredAtTemperature(model, spec.rollout.temperature), {
+    trainStep(scorer, {
       step,
       rollouts,
       advantages: flatAdvantages(batch.scores),
@@ -44,6 +49,11 @@ export async function grpoStep(
       reduction: resources.trainer.capabilities.reduction,
       adam: adamParams(spec),
       lags: rollouts.map(() => lag),
+      ...(probe && {
+        atTrainedWeights: async () => {
+          probed = await probeMismatch(scorer, await probe, step);
+        },
+      }),
     }),
   );
   const name = policyServingName(ctx.runId, spec.rollout.maxPolicyLag, step);
@@ -69,6 +79,7 @@ export async function grpoStep(
       rollouts.map(() => lag),
       train.byLag,
     ),
+    ...mismatchMetrics(train.byLag, probed),
     [METRIC.tokensPerSecond]:
       batch.rolloutSeconds > 0 ? rolloutTokens / batch.rolloutSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate,
@@ -77,4 +88,33 @@ export async function grpoStep(
     [METRIC.samplerBusy]: wallSeconds > 0 ? samplerSeconds / wallSeconds : null,
     ...timer.metrics(),
   };
+}
+
+/** The mismatch probe of a lagged step, sampled from the version the step trains while its
+ * forward_backward runs (docs/recipe.md §2.6). A failure fails the step when the probe is
+ * awaited, never as an unhandled rejection. */
+function launchMismatchProbe(
+  ctx: ExecutorContext,
+  state: GrpoState,
+  step: number,
+  batch: PreparedBatch,
+): Promise<Rollout[]> {
+  const { spec } = state;
+  const probe = state.samplerBusy.during(() =>
+    sampleMismatchProbe({
+      engine: ctx.resources.inference,
+      versions: state.versions,
+      prompts: batch.prompts.map((p) => p.tokens),
+      sampling: {
+        temperature: spec.rollout.temperature,
+        topP: spec.rollout.topP,
+        maxTokens: spec.rollout.maxTokens,
+        stopTokenIds: state.format.stopTokenIds,
+      },
+      seed: spec.seed,
+      step,
+    }),
+  );
+  probe.catch(() => undefined); // reported by the step that awaits it (or dropped if it failed first)
+  return probe;
 }

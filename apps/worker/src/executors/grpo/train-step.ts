@@ -41,6 +41,9 @@ export interface TrainInputs {
   adam: AdamParams;
   /** Policy lag of each rollout (trained version − sampling version); absent: all 0. */
   lags?: readonly number[];
+  /** Runs after forward_backward and before optim_step, while the trainer still holds the
+   * weights the step trains (the mismatch probe, mismatch-probe.ts). */
+  atTrainedWeights?: () => Promise<void>;
 }
 
 /** @anneal/rl's step math (k1 = mean(d), k3 = mean(exp(−d) − 1 + d), d = logp_infer −
@@ -134,6 +137,7 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
   assertFiniteTokens(layout.logpTrain, layout, 'trainer logprobs', inputs.step);
   const byLag = statsByLag(layout, inputs.lags ?? inputs.rollouts.map(() => 0));
   const math = stepTokenMath(layout);
+  await inputs.atTrainedWeights?.();
   const optim = await model.optimStep(inputs.adam);
   return {
     ...math,
