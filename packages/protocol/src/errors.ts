@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 export const ERROR_CODES = {
   ANNEAL_ERR_VALIDATION: { status: 400, title: 'Request validation failed' },
   ANNEAL_ERR_RUN_SPEC_INVALID: { status: 400, title: 'Run spec is invalid' },
+  ANNEAL_ERR_RUN_SPEC_OVER_LIMIT: { status: 400, title: 'Run spec exceeds an operator limit' },
   ANNEAL_ERR_UNKNOWN_RESOURCE: { status: 400, title: 'Run names an unknown resource' },
   ANNEAL_ERR_TRAINER_CAPABILITY: { status: 400, title: 'Trainer endpoint cannot run this spec' },
   ANNEAL_ERR_UNAUTHENTICATED: { status: 401, title: 'Missing or invalid bearer token' },

@@ -12,6 +12,7 @@ export * from './control.ts';
 export * from './operator-config.ts';
 export * from './operator-config-parse.ts';
 export * from './operator-config-vllm.ts';
+export * from './spec-limits.ts';
 export * from './resolve.ts';
 export * from './capabilities.ts';
 export * from './sampler-pairing.ts';

@@ -1,6 +1,7 @@
 // The operator config file (YAML): pools, named endpoints, models, tenants and tokens.
 // Runs refer to these by name; URLs and secrets live only here (secrets as env-var names).
 import { Type, type Static } from '@sinclair/typebox';
+import { SpecLimitsConfig } from './spec-limits.ts';
 import { CATALOG_NAME_PATTERN, RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 
@@ -474,6 +475,7 @@ export const OperatorConfig = Type.Object(
       minProperties: 1,
     }),
     tokens: Type.Array(TokenConfig, { minItems: 1 }),
+    limits: SpecLimitsConfig,
     rateLimit: Type.Object(
       {
         max: Type.Integer({ minimum: 1, default: 600 }),

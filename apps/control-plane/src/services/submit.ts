@@ -6,6 +6,7 @@ import {
   type ResolveIssue,
   type RunResource,
   type RunSpec,
+  checkSpecLimits,
   formatIssues,
   parseRunSpec,
   resolveRunSpec,
@@ -86,6 +87,10 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   if (!parsed.ok) throw specError(parsed.errors);
   const resolved = resolveRunSpec(parsed.value, ctx.operator, ctx.datasetFacts);
   if (!resolved.ok) throw resolveError(resolved.errors as ResolveIssue[]);
+  const overLimit = checkSpecLimits(resolved.value, ctx.operator.limits);
+  if (overLimit.length > 0) {
+    throw new AnnealError('ANNEAL_ERR_RUN_SPEC_OVER_LIMIT', formatIssues(overLimit), overLimit);
+  }
   await checkCheckpointRefs(ctx, request.tenant, resolved.value);
 
   const key = request.idempotencyKey;
