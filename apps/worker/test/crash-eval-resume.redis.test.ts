@@ -25,9 +25,9 @@ import {
   startRun,
 } from '@anneal/store';
 import { createEventBus, noopLogger } from '@anneal/telemetry';
-import { builtinDataCatalog } from '../src/executors/data/builtin-catalog.ts';
-import type { EvalItem } from '../src/executors/eval-cell.ts';
-import { ITEMS_FILE, runEval } from '../src/executors/eval.ts';
+import { builtinDataCatalog } from '../src/resources/data/builtin-catalog.ts';
+import type { EvalItem } from '../src/executors/eval/cell.ts';
+import { ITEMS_FILE, runEval } from '../src/executors/eval/index.ts';
 import type { RunResources } from '../src/executors/types.ts';
 import { ActiveRun } from '../src/runtime/active-runs.ts';
 import { createExecutorContext } from '../src/runtime/run-context.ts';

@@ -13,8 +13,8 @@ import {
 import { builtinTasks } from '@anneal/envs';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinDataCatalog } from './data/builtin-catalog.ts';
-import type { DataCatalog, PreferenceExample } from './data/catalog.ts';
+import { builtinDataCatalog } from '../resources/data/builtin-catalog.ts';
+import type { DataCatalog, PreferenceExample } from '../resources/data/catalog.ts';
 import { EXECUTORS } from './index.ts';
 import { METRIC, rewardKey } from './metrics.ts';
 import { format, memoryContext } from '../../test/executors/fakes.ts';

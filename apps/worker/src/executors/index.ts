@@ -1,6 +1,6 @@
 // The executors by run kind (the worker runtime dispatches `spec.kind` here).
 import type { RunKind } from '@anneal/protocol';
-import { runEval } from './eval.ts';
+import { runEval } from './eval/index.ts';
 import { runGrpo } from './grpo/index.ts';
 import { runRm } from './rm.ts';
 import { runSft } from './sft.ts';
@@ -26,7 +26,7 @@ export type {
   PreferenceExample,
   PromptExample,
   SftExample,
-} from './data/catalog.ts';
-export { UnknownDatasetError } from './data/catalog.ts';
-export { builtinDataCatalog, defaultDataCatalog } from './data/builtin-catalog.ts';
+} from '../resources/data/catalog.ts';
+export { UnknownDatasetError } from '../resources/data/catalog.ts';
+export { builtinDataCatalog, defaultDataCatalog } from '../resources/data/builtin-catalog.ts';
 export { METRIC, stepCommittedEvent } from './metrics.ts';

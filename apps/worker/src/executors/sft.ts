@@ -10,8 +10,8 @@ import { drawMixBatch, stepRng, type WeightedPool } from './common/mix-batch.ts'
 import { PhaseTimer } from './common/phase-timer.ts';
 import { openTrainerModel } from './common/trainer-model.ts';
 import { runTrainingLoop, type StepMetrics } from './common/training-loop.ts';
-import type { SftExample } from './data/catalog.ts';
-import { catalogOf, maxContextTokens, mixPools } from './data/resolve.ts';
+import type { SftExample } from '../resources/data/catalog.ts';
+import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
 import { METRIC } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult } from './types.ts';
 

@@ -10,7 +10,7 @@ import type {
   ToolCallMarkers,
 } from '@anneal/envs';
 import type { RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
-import type { DataCatalog } from './data/catalog.ts';
+import type { DataCatalog } from '../resources/data/catalog.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
  * `model: {checkpoint: {run}}`, that run's final checkpoint (training state, saveWeights). */

@@ -11,9 +11,9 @@ import {
 } from '@anneal/envs';
 import { type OperatorConfig, type RunSpec, specDatasets } from '@anneal/protocol';
 import { RunSetupError } from '../errors.ts';
-import { defaultDataCatalog } from '../executors/data/builtin-catalog.ts';
-import type { DataCatalog } from '../executors/data/catalog.ts';
-import { withRegisteredDatasets } from '../executors/data/registered-catalog.ts';
+import { defaultDataCatalog } from './data/builtin-catalog.ts';
+import type { DataCatalog } from './data/catalog.ts';
+import { withRegisteredDatasets } from './data/registered-catalog.ts';
 
 export class RegisteredDatasets {
   /** Loaded datasets by `name\0path` (a changed path in a new config reloads). */

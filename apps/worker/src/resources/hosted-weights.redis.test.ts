@@ -10,7 +10,7 @@ import { parseRunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
 import { resolverFromYaml } from '../../test/resolver.ts';
 import { samplerExportName, servingNames } from '../executors/grpo/setup.ts';
-import { syncWeights } from '../executors/grpo/weight-sync.ts';
+import { syncWeights } from '../executors/common/weight-sync.ts';
 let env: TestEnv;
 let dir: string;
 let vllm: FakeVllmServer;

@@ -13,7 +13,7 @@ import { parseRunSpec, type RunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
 import { resolverFromYaml } from '../../test/resolver.ts';
 import { samplerExportName, servingNames } from '../executors/grpo/setup.ts';
-import { syncWeights } from '../executors/grpo/weight-sync.ts';
+import { syncWeights } from '../executors/common/weight-sync.ts';
 import { trackServedWeights } from './served-weights.ts';
 
 let env: TestEnv;

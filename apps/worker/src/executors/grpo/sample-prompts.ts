@@ -4,7 +4,7 @@
 import type { ChatFormat } from '@anneal/envs';
 import type { Rng } from '@anneal/rl';
 import { drawMixBatch, type WeightedPool } from '../common/mix-batch.ts';
-import type { PromptExample } from '../data/catalog.ts';
+import type { PromptExample } from '../../resources/data/catalog.ts';
 
 export interface StepPrompt {
   /** Mix source the prompt came from (e.g. `search-qa`). */

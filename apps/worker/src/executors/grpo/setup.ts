@@ -13,14 +13,14 @@ import { ownSamplerIssue, referenceNeedsOwnModel, type GrpoSpec } from '@anneal/
 import { chatFormatFor } from '../common/chat-format.ts';
 import type { WeightedPool } from '../common/mix-batch.ts';
 import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
-import type { PromptExample } from '../data/catalog.ts';
-import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../data/resolve.ts';
+import type { PromptExample } from '../../resources/data/catalog.ts';
+import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../../resources/data/resolve.ts';
 import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
 import { BusyMeter } from './busy-meter.ts';
 import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
-import { syncWeights } from './weight-sync.ts';
+import { syncWeights } from '../common/weight-sync.ts';
 
 export interface GrpoState {
   spec: GrpoSpec;

@@ -18,7 +18,7 @@ import { probeMismatch, sampleMismatchProbe, type MismatchKl } from './mismatch-
 import { lagMetrics, mismatchMetrics, rewardMetrics, trainMetrics } from './step-metrics.ts';
 import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
-import { syncWeights } from './weight-sync.ts';
+import { syncWeights } from '../common/weight-sync.ts';
 
 export async function grpoStep(
   ctx: ExecutorContext,

@@ -14,9 +14,9 @@ import {
   type Prices,
   type Rollout,
 } from '@anneal/envs';
-import type { EvalExample } from './data/catalog.ts';
-import type { Grade, Grader } from './eval-grade.ts';
-import { METRIC } from './metrics.ts';
+import type { EvalExample } from '../../resources/data/catalog.ts';
+import type { Grade, Grader } from './grade.ts';
+import { METRIC } from '../metrics.ts';
 
 /** Tool-call outcomes the model is to blame for: a malformed call, an empty or over-long query,
  * a call past the cap b. Backend errors are not broken calls. */

@@ -2,9 +2,13 @@ import { ByteTokenizer } from '@anneal/engines';
 import { builtinTasks } from '@anneal/envs';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
-import { EXECUTORS } from '../index.ts';
-import { ScriptedInference, ShiftedTrainerModel, memoryContext } from '../../../test/executors/fakes.ts';
-import type { RunResources } from '../types.ts';
+import { EXECUTORS } from '../../executors/index.ts';
+import {
+  ScriptedInference,
+  ShiftedTrainerModel,
+  memoryContext,
+} from '../../../test/executors/fakes.ts';
+import type { RunResources } from '../../executors/types.ts';
 import { builtinDataCatalog } from './builtin-catalog.ts';
 import { HELD_OUT_EVERY, withRegisteredDatasets } from './registered-catalog.ts';
 import { RunSetupError } from '../../errors.ts';

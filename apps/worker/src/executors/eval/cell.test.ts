@@ -1,12 +1,12 @@
 import type { Rollout, ToolCallRecord } from '@anneal/envs';
 import { EVAL_CELL_KEYS } from '@anneal/envs';
 import { describe, expect, it } from 'vitest';
-import type { EvalExample } from './data/catalog.ts';
-import { cellMetrics } from './eval-cell.ts';
-import { verifierGrade } from './eval-grade.ts';
-import { withBudgetStatement, budgetStatement } from './eval.ts';
-import { METRIC } from './metrics.ts';
-import { format } from '../../test/executors/fakes.ts';
+import type { EvalExample } from '../../resources/data/catalog.ts';
+import { cellMetrics } from './cell.ts';
+import { verifierGrade } from './grade.ts';
+import { withBudgetStatement, budgetStatement } from './index.ts';
+import { METRIC } from '../metrics.ts';
+import { format } from '../../../test/executors/fakes.ts';
 
 const call = (status: ToolCallRecord['status']): ToolCallRecord => ({
   query: 'q',

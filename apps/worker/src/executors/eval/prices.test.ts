@@ -7,10 +7,10 @@ import path from 'node:path';
 import { ByteTokenizer, type SampleRequest } from '@anneal/engines';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultDataCatalog } from './data/builtin-catalog.ts';
-import { runEval } from './eval.ts';
-import { ScriptedInference, format, memoryContext } from '../../test/executors/fakes.ts';
-import type { RunResources } from './types.ts';
+import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
+import { runEval } from './index.ts';
+import { ScriptedInference, format, memoryContext } from '../../../test/executors/fakes.ts';
+import type { RunResources } from '../types.ts';
 
 const PER_TOKEN = 1_000_000; // USD per million tokens: $1 a token
 

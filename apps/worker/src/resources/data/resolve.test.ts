@@ -3,7 +3,7 @@ import { LocalCorpusBackend, resolveLimits } from '@anneal/envs';
 import { EvalSpec, TOOL_LIMIT_CAPS, ToolLimits } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
 import { RunSetupError } from '../../errors.ts';
-import type { RunResources } from '../types.ts';
+import type { RunResources } from '../../executors/types.ts';
 import { createSearchTool } from './resolve.ts';
 
 const resources = {

@@ -3,9 +3,9 @@
 // search_web tool with the spec's limits (docs/recipe.md §6), and the context window rollouts fit in.
 import { SearchWebTool, type SearchLimits } from '@anneal/envs';
 import type { DataSource, ToolLimits } from '@anneal/protocol';
-import type { WeightedPool } from '../common/mix-batch.ts';
+import type { WeightedPool } from '../../executors/common/mix-batch.ts';
 import { RunSetupError } from '../../errors.ts';
-import type { RunResources } from '../types.ts';
+import type { RunResources } from '../../executors/types.ts';
 import { defaultDataCatalog } from './builtin-catalog.ts';
 import { checkSource, type DataCatalog, type DatasetUse } from './catalog.ts';
 

@@ -8,12 +8,12 @@ import { ByteTokenizer, type RewardScorer, type SampleRequest } from '@anneal/en
 import type { RubricJudge } from '@anneal/envs';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunSetupError } from '../errors.ts';
-import { defaultDataCatalog } from './data/builtin-catalog.ts';
-import type { EvalItem } from './eval-cell.ts';
-import { ITEMS_FILE, runEval } from './eval.ts';
-import { ScriptedInference, format, memoryContext } from '../../test/executors/fakes.ts';
-import type { RunResources } from './types.ts';
+import { RunSetupError } from '../../errors.ts';
+import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
+import type { EvalItem } from './cell.ts';
+import { ITEMS_FILE, runEval } from './index.ts';
+import { ScriptedInference, format, memoryContext } from '../../../test/executors/fakes.ts';
+import type { RunResources } from '../types.ts';
 
 const RUN = 'run_01JTESTEVALRESUME000000000';
 const EXAMPLES = 4;

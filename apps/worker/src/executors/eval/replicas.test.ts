@@ -9,10 +9,10 @@ import { ByteTokenizer, VllmInferenceEngine } from '@anneal/engines';
 import { FakeVllmServer } from '@anneal/engines/testing';
 import { validateRunSpec } from '@anneal/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually } from '../../test/helpers.ts';
-import { defaultDataCatalog } from './data/builtin-catalog.ts';
-import { runEval } from './eval.ts';
-import { memoryContext } from '../../test/executors/fakes.ts';
+import { eventually } from '../../../test/helpers.ts';
+import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
+import { runEval } from './index.ts';
+import { memoryContext } from '../../../test/executors/fakes.ts';
 
 const EXAMPLES = 16;
 const open: Array<{ close(): Promise<void> }> = [];

@@ -5,7 +5,7 @@
 // without asking anyone.
 import { isAbstention, verifyAnswer, type RubricJudge, type Rollout } from '@anneal/envs';
 import type { EvalSpec } from '@anneal/protocol';
-import type { EvalExample } from './data/catalog.ts';
+import type { EvalExample } from '../../resources/data/catalog.ts';
 
 export type Grader = EvalSpec['judge'];
 

@@ -5,7 +5,7 @@
 // (the partial cell is answered again), so no item is listed twice.
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { EvalItem } from './eval-cell.ts';
+import type { EvalItem } from './cell.ts';
 
 /** Item records kept per run (one line each); beyond it the numbers stay, the lines stop. */
 export const MAX_ITEM_RECORDS = 50_000;

@@ -21,21 +21,21 @@ import {
   type RolloutEnv,
 } from '@anneal/envs';
 import type { EvalSpec } from '@anneal/protocol';
-import { RunSetupError } from '../errors.ts';
-import { chatFormatFor } from './common/chat-format.ts';
-import { PhaseTimer } from './common/phase-timer.ts';
-import { openModelAt } from './common/trainer-model.ts';
-import { checkSource, type EvalExample } from './data/catalog.ts';
-import { catalogOf, createSearchTool, maxContextTokens } from './data/resolve.ts';
-import { cellMetrics, type EvalItem } from './eval-cell.ts';
-import { gradeAnswers } from './eval-grade.ts';
-import { ITEMS_FILE, ItemLog } from './eval-items.ts';
-import { samplingSeed } from './grpo/rollouts.ts';
-import { syncWeights } from './grpo/weight-sync.ts';
-import { phaseKey, type StepPhase } from './metrics.ts';
-import type { ExecutorContext, ExecutorResult, ResolvedModel } from './types.ts';
+import { RunSetupError } from '../../errors.ts';
+import { chatFormatFor } from '../common/chat-format.ts';
+import { PhaseTimer } from '../common/phase-timer.ts';
+import { openModelAt } from '../common/trainer-model.ts';
+import { checkSource, type EvalExample } from '../../resources/data/catalog.ts';
+import { catalogOf, createSearchTool, maxContextTokens } from '../../resources/data/resolve.ts';
+import { cellMetrics, type EvalItem } from './cell.ts';
+import { gradeAnswers } from './grade.ts';
+import { ITEMS_FILE, ItemLog } from './items.ts';
+import { samplingSeed } from '../grpo/rollouts.ts';
+import { syncWeights } from '../common/weight-sync.ts';
+import { phaseKey, type StepPhase } from '../metrics.ts';
+import type { ExecutorContext, ExecutorResult, ResolvedModel } from '../types.ts';
 
-export { ITEMS_FILE, MAX_ITEM_RECORDS } from './eval-items.ts';
+export { ITEMS_FILE, MAX_ITEM_RECORDS } from './items.ts';
 
 /** What the prompt tells the model about its budget (docs/recipe.md §8.2). */
 export function budgetStatement(budget: number): string {
