@@ -125,7 +125,7 @@ describe('docker-compose.yml', () => {
     expect(command).toContain('--enable-lora');
     expect(command).toContain('--max-loras 2'); // policy + reference
     expect(vllm.environment).toMatchObject({ VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' });
-    // Dev mode exposes /collective_rpc and /sleep; weight sync no longer needs it (issue 17).
+    // Dev mode exposes /collective_rpc and /sleep; weight sync no longer needs it.
     expect(vllm.environment).not.toHaveProperty('VLLM_SERVER_DEV_MODE');
     const devices = vllm.deploy?.resources?.reservations?.devices ?? [];
     expect(devices).toContainEqual(

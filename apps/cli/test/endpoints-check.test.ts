@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logprobsModeMismatch, probeLogprobsMode, probeVllmEndpoint } from '@anneal/engines';
 import { FakeTinkerServer, FakeVllmServer } from '@anneal/engines/testing';
 import { type OperatorConfig, parseOperatorConfig } from '@anneal/protocol';
-import { type CheckRow, checkEndpoints, probeTinkerServer } from '../src/endpoints/check.ts';
+import {
+  type CheckRow,
+  checkEndpoints,
+  checkExitCode,
+  probeTinkerServer,
+} from '../src/endpoints/check.ts';
 import { anneal } from './cli-process.ts';
 
 let dir: string;
@@ -126,5 +131,82 @@ describe('anneal endpoints check', () => {
     expect(result.stderr).toMatch(/checks failed/);
     const usage = await anneal(['endpoints', 'check'], { ANNEAL_CONFIG: '' });
     expect(usage.code).toBe(2);
+  });
+});
+
+// Green must mean a run will work: each LoRA misconfiguration of the server fails the check
+// (exit 1), and a correct server passes it without dev mode. Server behaviour per flag:
+// vllm/entrypoints/serve/lora/api_router.py@b23bd73 (routes under
+// VLLM_ALLOW_RUNTIME_LORA_UPDATING, no --enable-lora check), vllm/v1/worker/
+// lora_model_runner_mixin.py@01d36ea0 ("LoRA is not enabled."), vllm/entrypoints/openai/
+// api_server.py@0001948b (dev routes only under VLLM_SERVER_DEV_MODE).
+describe('anneal endpoints check: runtime LoRA exercised as a run uses it', () => {
+  type Flags = Parameters<typeof FakeVllmServer.start>[0];
+  async function check(flags: Flags, script?: (fake: FakeVllmServer) => void) {
+    const fake = await FakeVllmServer.start({
+      servedModel: 'qwen3',
+      logprobsMode: 'processed_logprobs',
+      ...flags,
+    });
+    script?.(fake);
+    const fresh = operator.inference['fresh']!;
+    if (fresh.type !== 'vllm') throw new Error('vllm');
+    const single: OperatorConfig = {
+      ...operator,
+      inference: { lone: { ...fresh, replicas: [fake.url] } },
+      trainers: {},
+    };
+    try {
+      const rows = await checkEndpoints(single, {}, probes);
+      return { rows, fake, code: checkExitCode(rows) };
+    } finally {
+      await fake.close();
+    }
+  }
+  const failing = (rows: CheckRow[]) =>
+    rows.filter((r) => r.status === 'fail').map((r) => `${r.check}: ${r.detail}`);
+  const fail500 = { kind: 'reply', status: 500, body: { error: { message: 'boom' } } } as const;
+
+  it('passes a correct server with dev mode off, leaving nothing loaded or written', async () => {
+    const { rows, fake, code } = await check({ devMode: false });
+    expect(failing(rows)).toEqual([]);
+    expect(code).toBe(0);
+    for (const check of ['lora load', 'lora sample', 'lora unload', 'runtime LoRA']) {
+      expect(find(rows, 'lone', check)[0]?.status).toBe('ok');
+    }
+    expect(fake.adapters.size).toBe(0);
+    expect(fake.requests.map((r) => r.path)).not.toContain('/reset_prefix_cache');
+  });
+
+  it('fails runtime LoRA updating without --enable-lora (the routes exist, loads fail)', async () => {
+    const { rows, code } = await check({ runtimeLoraUpdating: true, enableLora: false });
+    expect(code).toBe(1);
+    expect(find(rows, 'lone', 'lora load')[0]).toMatchObject({ status: 'fail' });
+    expect(find(rows, 'lone', 'lora load')[0]?.detail).toMatch(
+      /LoRA is not enabled.*start vLLM with --enable-lora$/,
+    );
+    expect(find(rows, 'lone', 'runtime LoRA')[0]?.status).toBe('fail');
+  });
+
+  it('fails when the LoRA routes are missing', async () => {
+    const { rows, code } = await check({ runtimeLoraUpdating: false });
+    expect(code).toBe(1);
+    expect(find(rows, 'lone', 'lora load')[0]?.detail).toMatch(/runtime LoRA routes are missing/);
+  });
+
+  it('fails when sampling from the scratch adapter fails', async () => {
+    const { rows, code, fake } = await check({}, (f) => f.enqueue('/v1/completions', fail500));
+    expect(code).toBe(1);
+    expect(find(rows, 'lone', 'lora sample')[0]).toMatchObject({ status: 'fail' });
+    expect(find(rows, 'lone', 'lora sample')[0]?.detail).toMatch(/answered 500: boom/);
+    expect(find(rows, 'lone', 'lora unload')[0]?.status).toBe('ok'); // cleaned up all the same
+    expect(fake.adapters.size).toBe(0);
+  });
+
+  it('fails when unloading the scratch adapter fails', async () => {
+    const { rows, code } = await check({}, (f) => f.enqueue('/v1/unload_lora_adapter', fail500));
+    expect(code).toBe(1);
+    expect(find(rows, 'lone', 'lora unload')[0]).toMatchObject({ status: 'fail' });
+    expect(find(rows, 'lone', 'lora sample')[0]?.status).toBe('ok');
   });
 });

@@ -4,7 +4,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatIssues, parseOperatorConfig } from '@anneal/protocol';
-import { type CheckRow, checkEndpoints, probeTinkerServer } from '../endpoints/check.ts';
+import {
+  type CheckRow,
+  checkEndpoints,
+  checkExitCode,
+  probeTinkerServer,
+} from '../endpoints/check.ts';
 import { printJson, table } from '../ops/output.ts';
 
 const MARK: Record<CheckRow['status'], string> = { ok: 'ok', warn: 'WARN', fail: 'FAIL' };
@@ -54,7 +59,7 @@ async function runCheck(flags: { config?: string; json?: boolean }): Promise<voi
         : `${failed} of ${rows.length} checks failed\n`,
     );
   }
-  process.exitCode = failed === 0 ? 0 : 1;
+  process.exitCode = checkExitCode(rows);
 }
 
 export function register(program: Command): void {

@@ -1,6 +1,7 @@
 // `anneal endpoints check`: what an operator wants to know about every registered endpoint before
-// a run uses it, from the live servers (read-only) and the operator config. Per vLLM replica:
-// reachable, server version, served model and context window, runtime LoRA, `load_inplace`, and
+// a run uses it, from the live servers and the operator config. Per vLLM replica: reachable,
+// server version, served model and context window, runtime LoRA as a run uses it (a scratch
+// adapter loaded, sampled from and unloaded: the only change made), `load_inplace`, and
 // the logprobs mode measured against the declared one; the adapter directory from this machine.
 // Per trainer: reachable, the backend's traits (reduction, sampler export, gradient clipping)
 // and what its declared capabilities allow, and whether its exports can reach the vLLM endpoints
@@ -53,6 +54,11 @@ const row = (
   status: CheckStatus,
   detail: string,
 ): CheckRow => ({ endpoint, target, check, status, detail });
+
+/** The exit status of `anneal endpoints check`: 1 when any check failed. */
+export function checkExitCode(rows: readonly CheckRow[]): 0 | 1 {
+  return rows.some((r) => r.status === 'fail') ? 1 : 0;
+}
 
 export async function checkEndpoints(
   operator: OperatorConfig,
@@ -134,12 +140,22 @@ async function checkInference(
         `${model.id}, max_model_len ${window ?? 'not reported (set maxModelLen)'}`,
       );
     }
+    // What a weight sync and a rollout do, with a scratch adapter: load, sample, unload.
+    const lora = replica.lora;
+    const steps = [
+      ['lora load', lora?.load],
+      ['lora sample', lora?.sample],
+      ['lora unload', lora?.unload],
+    ] as const;
+    for (const [check, step] of steps) {
+      if (step !== undefined) at(check, step.ok ? 'ok' : 'fail', step.detail);
+    }
     at(
       'runtime LoRA',
       replica.loraEnabled ? 'ok' : 'fail',
       replica.loraEnabled
-        ? `on; max rank ${endpoint.maxLoraRank ?? 16} (declared: vLLM does not report it)`
-        : 'off: start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True',
+        ? `works; max rank ${endpoint.maxLoraRank ?? 16} (declared: vLLM does not report it)`
+        : `does not work (${lora === undefined ? 'not checked' : 'see the lora rows'})`,
     );
     at(
       'load_inplace',

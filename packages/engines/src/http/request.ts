@@ -6,7 +6,7 @@
 // a reply's headers, and on a pause in its body, after 300 s of its own (`headersTimeout` /
 // `bodyTimeout`, undici lib/dispatcher/client.js), whatever the caller's signal says; vLLM's
 // non-streaming completions send no byte before generation ends. Each request goes through an
-// undici Agent whose header and body timeouts are the request's own (docs/engines.md "HTTP").
+// undici Agent whose header and body timeouts are the request's own (docs/engines.md "Conformance").
 import { Agent, fetch } from 'undici';
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
 import type { EngineErrorContext } from './errors.ts';

@@ -1,6 +1,6 @@
 // probeVllmEndpoint against the fake vLLM of both generations: version, served models and
 // max_model_len, LoRA routes, load_inplace, the adapter directory; and the failures it reports.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,15 @@ async function fake(options: Parameters<typeof FakeVllmServer.start>[0] = {}) {
   open.push(server);
   return server;
 }
+
+const exercised = {
+  load: { ok: true, detail: expect.stringMatching(/^loaded a scratch adapter from /) as string },
+  sample: {
+    ok: true,
+    detail: expect.stringMatching(/^sampled one token from 'anneal-check-/) as string,
+  },
+  unload: { ok: true, detail: expect.stringMatching(/^unloaded 'anneal-check-/) as string },
+};
 
 describe('probeVllmEndpoint', () => {
   it('reports version, models with max_model_len, LoRA and load_inplace per generation', async () => {
@@ -48,6 +57,7 @@ describe('probeVllmEndpoint', () => {
           models: [{ id: 'base-model', maxModelLen: 4096 }],
           servesModel: true,
           loraEnabled: true,
+          lora: exercised,
           problems: [],
         },
         {
@@ -61,12 +71,17 @@ describe('probeVllmEndpoint', () => {
           ],
           servesModel: true,
           loraEnabled: true,
+          lora: exercised,
           problems: [],
         },
       ],
     });
-    // Read-only: nothing was loaded or unloaded.
+    // Only the scratch adapter was loaded, and it is gone again (from the server and the disk).
     expect([...current.adapters.keys()]).toEqual(['policy@3']);
+    expect(
+      old.requestsTo('/v1/completions').map((q) => (q.body as { model: string }).model),
+    ).toEqual([expect.stringMatching(/^anneal-check-[0-9a-f]{12}$/)]);
+    expect(await readdir(root)).toEqual([]);
   });
 
   it('names what is wrong: LoRA off, wrong model, dead engine, unreachable, no adapter dir', async () => {
@@ -85,10 +100,9 @@ describe('probeVllmEndpoint', () => {
     const [a, b, c] = probe.replicas;
     expect(a?.loraEnabled).toBe(false);
     expect(a?.version).toBeUndefined();
-    expect(a?.problems).toEqual([
-      "does not serve 'Qwen/Qwen3-8B' (serves: base-model)",
-      'runtime LoRA loading is off (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)',
-    ]);
+    expect(a?.problems).toEqual(["does not serve 'Qwen/Qwen3-8B' (serves: base-model)"]);
+    // The adapter root does not exist on this machine: no scratch adapter, so no LoRA check.
+    expect(a?.lora?.load.detail).toMatch(/^cannot write a scratch adapter: .*nonexistent/);
     expect(b?.healthy).toBe(false);
     expect(b?.problems[0]).toBe('/health answered 503');
     expect(c).toMatchObject({ healthy: false, models: [] });

@@ -1,9 +1,8 @@
-// A read-only check of a vLLM endpoint, for operators (`anneal endpoints check`) before runs use
-// it: per replica the server version, what it serves (and `max_model_len`), whether runtime LoRA
-// loading is on, whether `load_inplace` exists; and whether the adapter directory is usable from
-// this machine. Nothing is loaded or changed: LoRA routes are probed by unloading a name that
-// cannot exist (vLLM answers its own 404 when the route is registered, FastAPI's when not).
-import { randomBytes } from 'node:crypto';
+// A check of a vLLM endpoint, for operators (`anneal endpoints check`) before runs use it: per
+// replica the server version, what it serves (and `max_model_len`), whether `load_inplace`
+// exists, and runtime LoRA exercised as a run uses it (lora-exercise.ts: a scratch adapter is
+// written, loaded under a scratch name, sampled from and unloaded; nothing else is changed);
+// and whether the adapter directory is usable from this machine.
 import { constants } from 'node:fs';
 import { access, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +12,8 @@ import type { HttpReply } from '../http/request.ts';
 import { realTimers } from '../http/timing.ts';
 import type { Timers } from '../http/timing.ts';
 import { readVllmError } from './errors.ts';
+import { exerciseLora, writeScratchAdapter } from './lora-exercise.ts';
+import type { LoraExercise, ScratchAdapter } from './lora-exercise.ts';
 
 export interface VllmProbeConfig {
   /** The operator-registered endpoint name. */
@@ -25,6 +26,8 @@ export interface VllmProbeConfig {
   adapterRoot?: string;
   /** Per-request timeout (default 5 s). */
   timeoutMs?: number;
+  /** Timeout of the scratch adapter's load and sample (default 60 s). */
+  loraTimeoutMs?: number;
   timers?: Timers;
 }
 
@@ -48,8 +51,11 @@ export interface VllmReplicaProbe {
   models: VllmServedModel[];
   /** `model` is among `models` (undefined when no model was given or /v1/models failed). */
   servesModel?: boolean;
-  /** The runtime LoRA routes exist (`--enable-lora` + VLLM_ALLOW_RUNTIME_LORA_UPDATING=True). */
+  /** A scratch adapter loaded, sampled and unloaded (`--enable-lora` +
+   * VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, and the adapter path readable by the server). */
   loraEnabled?: boolean;
+  /** Each step of that exercise (absent when the replica was unreachable or refused the key). */
+  lora?: LoraExercise;
   /** What failed, one line each. */
   problems: string[];
 }
@@ -86,9 +92,16 @@ export function loadInplaceFromVersion(version: string): boolean | undefined {
 }
 
 export async function probeVllmEndpoint(config: VllmProbeConfig): Promise<VllmEndpointProbe> {
+  let scratch: ScratchAdapter | string;
+  try {
+    scratch = await writeScratchAdapter(config.adapterRoot, config.model);
+  } catch (error) {
+    scratch = `cannot write a scratch adapter: ${error instanceof Error ? error.message : String(error)}`;
+  }
   const replicas = await Promise.all(
-    config.replicas.map((url) => probeReplica(url.replace(/\/+$/, ''), config)),
+    config.replicas.map((url) => probeReplica(url.replace(/\/+$/, ''), config, scratch)),
   );
+  if (typeof scratch !== 'string') await scratch.remove();
   const adapterDir =
     config.adapterRoot === undefined ? undefined : await probeAdapterDir(config.adapterRoot);
   const ok =
@@ -100,24 +113,30 @@ export async function probeVllmEndpoint(config: VllmProbeConfig): Promise<VllmEn
   return { endpoint: config.name, replicas, ...(adapterDir && { adapterDir }), ok };
 }
 
-async function probeReplica(url: string, config: VllmProbeConfig): Promise<VllmReplicaProbe> {
+async function probeReplica(
+  url: string,
+  config: VllmProbeConfig,
+  scratch: ScratchAdapter | string,
+): Promise<VllmReplicaProbe> {
   const problems: string[] = [];
+  const exchange = (method: 'GET' | 'POST', route: string, body: unknown, timeoutMs: number) =>
+    sendJson(
+      { engine: 'vLLM', endpoint: config.name, url, route },
+      {
+        method,
+        body,
+        headers: config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {},
+        timeoutMs,
+        timers: config.timers ?? realTimers,
+      },
+    );
   const call = async (
     method: 'GET' | 'POST',
     route: string,
     body?: unknown,
   ): Promise<HttpReply | undefined> => {
     try {
-      return await sendJson(
-        { engine: 'vLLM', endpoint: config.name, url, route },
-        {
-          method,
-          body,
-          headers: config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {},
-          timeoutMs: config.timeoutMs ?? 5_000,
-          timers: config.timers ?? realTimers,
-        },
-      );
+      return await exchange(method, route, body, config.timeoutMs ?? 5_000);
     } catch (error) {
       problems.push(error instanceof EngineError ? error.message : String(error));
       return undefined;
@@ -154,21 +173,27 @@ async function probeReplica(url: string, config: VllmProbeConfig): Promise<VllmR
     problems.push(`/v1/models answered ${models.status}: ${readVllmError(models).message}`);
   }
 
-  const unlikely = `anneal-probe-${randomBytes(6).toString('hex')}`;
-  const lora = await call('POST', '/v1/unload_lora_adapter', { lora_name: unlikely });
-  if (lora?.status === 401) {
-    problems.push('the API key was refused (401)');
-  } else if (lora !== undefined) {
-    const routeMissing =
-      lora.status === 404 && isObject(lora.json) && lora.json['detail'] === 'Not Found';
-    probe.loraEnabled = !routeMissing;
-    if (routeMissing) {
-      problems.push(
-        'runtime LoRA loading is off (start vLLM with --enable-lora and ' +
-          'VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)',
-      );
-    }
+  if (typeof scratch === 'string') {
+    probe.loraEnabled = false;
+    probe.lora = { load: { ok: false, detail: scratch } };
+    return probe;
   }
+  const lora = await exerciseLora(async (route, body) => {
+    try {
+      return await exchange('POST', route, body, config.loraTimeoutMs ?? 60_000);
+    } catch (error) {
+      return error instanceof EngineError ? error.message : String(error);
+    }
+  }, scratch);
+  const refused = [lora.load, lora.sample, lora.unload].some((step) =>
+    /^\D*401\b/.test(step?.detail ?? ''),
+  );
+  if (refused) {
+    problems.push('the API key was refused (401)');
+    return probe;
+  }
+  probe.lora = lora;
+  probe.loraEnabled = [lora.load, lora.sample, lora.unload].every((step) => step?.ok === true);
   return probe;
 }
 

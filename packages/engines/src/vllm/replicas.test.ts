@@ -134,7 +134,7 @@ describe('vLLM replicas', () => {
     expect(engine.stats()).toMatchObject({ inFlight: 0, queued: 0 });
   });
 
-  // Intended change (issue 17 §1.3): a timeout on a replica whose /health passes is a slow
+  // Intended change: a timeout on a replica whose /health passes is a slow
   // request, not a dead replica; it is dropped only when /health fails too.
   it.each([
     { health: 200, dropped: false },

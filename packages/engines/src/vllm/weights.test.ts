@@ -247,7 +247,7 @@ describe('vLLM weight sync', () => {
     );
   });
 
-  // Issue 17 §1.4: weight sync needs no dev-mode route. vLLM keys its prefix cache by adapter
+  // Weight sync needs no dev-mode route. vLLM keys its prefix cache by adapter
   // name (vllm/v1/core/kv_cache_utils.py@001cabc1 _gen_lora_extra_hash_keys), and each version
   // has its own name; /reset_prefix_cache exists only under VLLM_SERVER_DEV_MODE
   // (vllm/entrypoints/openai/api_server.py@0001948b build_app).
