@@ -22,7 +22,7 @@ import {
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { format } from './fakes.ts';
 import type { RunResources } from '../../src/executors/types.ts';
-import { samplingSeed } from '../../src/executors/grpo/rollouts.ts';
+import { samplingSeed } from '../../src/executors/common/sampling-seed.ts';
 
 /** μ: the sampler's logprob of every token it samples with weights version v. */
 export const mu = (version: number) => -0.5 - 0.1 * version;

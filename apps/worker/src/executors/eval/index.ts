@@ -30,7 +30,7 @@ import { catalogOf, createSearchTool, maxContextTokens } from '../../resources/d
 import { cellMetrics, type EvalItem } from './cell.ts';
 import { gradeAnswers } from './grade.ts';
 import { ITEMS_FILE, ItemLog } from './items.ts';
-import { samplingSeed } from '../grpo/rollouts.ts';
+import { samplingSeed } from '../common/sampling-seed.ts';
 import { syncWeights } from '../common/weight-sync.ts';
 import { phaseKey, type StepPhase } from '../metrics.ts';
 import type { ExecutorContext, ExecutorResult, ResolvedModel } from '../types.ts';

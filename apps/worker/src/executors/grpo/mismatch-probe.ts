@@ -12,7 +12,7 @@ import { trainInferenceKl } from '@anneal/rl';
 import { generatedLayout } from './advantages.ts';
 import { assertFiniteTokens } from './finite-inputs.ts';
 import type { PolicyVersions } from './policy-versions.ts';
-import { samplingSeed } from './rollouts.ts';
+import { samplingSeed } from '../common/sampling-seed.ts';
 import { gatherTrainLogprobs, isData } from './train-step.ts';
 
 /** Probe size: one completion of at most `maxTokens` for each of the batch's first `prompts`

@@ -9,7 +9,7 @@
 // ReferenceGroup object, whose reward-model scores are then computed once). A generation that
 // fails or is aborted leaves the cache, and the next step that needs the prompt samples it again.
 import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
-import { samplingSeed } from './rollouts.ts';
+import { samplingSeed } from '../common/sampling-seed.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 
 export interface ReferenceGroup {

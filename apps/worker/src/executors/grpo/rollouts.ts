@@ -1,13 +1,8 @@
 // Step phase 2: G rollouts per prompt through the inference engine, multi-turn with search_web
 // (envs rollout loop): exact token ids, sampling logprobs and the loss mask (tool outputs 0).
 import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
-import { deriveSeed } from '@anneal/rl';
+import { samplingSeed } from '../common/sampling-seed.ts';
 import type { StepPrompt } from './sample-prompts.ts';
-
-/** A 31-bit sampling seed for one named stream (accepted by every engine). */
-export function samplingSeed(seed: number, key: string): number {
-  return deriveSeed(seed, key) >>> 1;
-}
 
 /** One group of G policy rollouts per prompt, in prompt order. */
 export function policyRollouts(
