@@ -5,7 +5,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BYTE_ENCODER, toJsRegExp } from './byte-level.ts';
 import { TokenizerConfigError, hfTokenizerFromJson, loadHfTokenizer } from './hf-bpe.ts';
-import { FIXTURE_ADDED, QWEN2_SPLIT_REGEX, fixtureTokenizerJson } from '../../test/tokenizers/fixture.ts';
+import {
+  FIXTURE_ADDED,
+  QWEN2_SPLIT_REGEX,
+  fixtureTokenizerJson,
+} from '../../test/tokenizers/fixture.ts';
 
 const tokenizer = hfTokenizerFromJson(fixtureTokenizerJson(), { eosToken: '<|endoftext|>' });
 const build = (overrides: Record<string, unknown>) =>

@@ -13,7 +13,12 @@
 //   tinker     tinker-docs.thinkingmachines.ai/losses: sums token losses; cross_entropy is −w·logπ,
 //              importance_sampling −r·A (whether the hosted service multiplies it by `weights`
 //              cannot be read: the service is closed; Anneal's A is 0 off the loss mask either way).
-import type { Datum, ForwardBackwardOutput, LossFnConfig, WireLossFn } from '../../src/tinker/wire.ts';
+import type {
+  Datum,
+  ForwardBackwardOutput,
+  LossFnConfig,
+  WireLossFn,
+} from '../../src/tinker/wire.ts';
 
 /** The server arithmetic a fake reproduces. */
 export type FakeBackend = 'skyrl-jax' | 'skyrl-fsdp' | 'tinker';

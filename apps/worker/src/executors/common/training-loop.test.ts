@@ -2,7 +2,11 @@ import { ByteTokenizer } from '@anneal/engines';
 import { validateRunSpec, type RunSpec } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
 import { METRIC, phaseKey } from '../metrics.ts';
-import { ScriptedInference, ShiftedTrainerModel, memoryContext } from '../../../test/executors/fakes.ts';
+import {
+  ScriptedInference,
+  ShiftedTrainerModel,
+  memoryContext,
+} from '../../../test/executors/fakes.ts';
 import type { RunResources } from '../types.ts';
 import { checkpointName, runTrainingLoop } from './training-loop.ts';
 

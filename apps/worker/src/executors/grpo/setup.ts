@@ -14,7 +14,12 @@ import { chatFormatFor } from '../common/chat-format.ts';
 import type { WeightedPool } from '../common/mix-batch.ts';
 import { openModelAt, openTrainerModel } from '../common/trainer-model.ts';
 import type { PromptExample } from '../../resources/data/catalog.ts';
-import { catalogOf, createSearchTool, maxContextTokens, mixPools } from '../../resources/data/resolve.ts';
+import {
+  catalogOf,
+  createSearchTool,
+  maxContextTokens,
+  mixPools,
+} from '../../resources/data/resolve.ts';
 import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
 import { BusyMeter } from './busy-meter.ts';
