@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordResult } from '../../worker/test/reliability/results.ts';
 import { DEFAULT_SETTINGS } from '../src/context.ts';
 import { type SlowClient, slowBody, statusOf } from './slow-clients.ts';
-import { TOKENS, type TestPlane, eventually, testPlane } from './helpers.ts';
+import { TOKENS, type TestPlane, eventually, testOperatorConfig, testPlane } from './helpers.ts';
 
 const SOAK = process.env.ANNEAL_SOAK === '1';
 const CLIENTS = SOAK ? 1000 : 20;
@@ -25,6 +25,9 @@ const clients: SlowClient[] = [];
 
 beforeAll(async () => {
   plane = await testPlane({
+    // The soak's 1,000 connections from one address and token would otherwise meet the default
+    // rate limit (600 per 60 s) and be answered 429 before their body matters.
+    operator: testOperatorConfig({ rateLimit: { max: 100_000, windowSeconds: 60 } }),
     settings: { requestTimeoutMs: REQUEST_TIMEOUT_MS, connectionsCheckMs: SOAK ? 1_000 : 100 },
   });
   await plane.app.listen({ host: '127.0.0.1', port: 0 });
