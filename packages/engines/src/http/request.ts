@@ -6,7 +6,8 @@
 // a reply's headers, and on a pause in its body, after 300 s of its own (`headersTimeout` /
 // `bodyTimeout`, undici lib/dispatcher/client.js), whatever the caller's signal says; vLLM's
 // non-streaming completions send no byte before generation ends. Each request goes through an
-// undici Agent whose header and body timeouts are the request's own (docs/engines.md "Conformance").
+// undici Agent whose header and body timeouts are at least the request's own (`dispatcherFor`,
+// docs/engines.md "Conformance").
 import { Agent, fetch } from 'undici';
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
 import type { EngineErrorContext } from './errors.ts';
@@ -36,14 +37,20 @@ export interface SendOptions {
 const UNDICI_TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 const dispatchers = new Map<number, Agent>();
+/** Dispatcher timeouts are whole minutes (never below the request's own timeout, which its abort
+ * signal enforces to the millisecond): callers that pass a shrinking remainder (trainer futures)
+ * share a handful of Agents and their connection pools instead of one per value. */
+const DISPATCHER_STEP_MS = 60_000;
 
 /** The shared undici Agent for requests with this timeout: its `headersTimeout` and
- * `bodyTimeout` equal `timeoutMs` (a process holds a handful of distinct timeouts). */
+ * `bodyTimeout` are `timeoutMs` rounded up to a whole minute (equal for the configured
+ * defaults, e.g. vLLM's `requestTimeoutMs` 600 s), so undici never gives up first. */
 export function dispatcherFor(timeoutMs: number): Agent {
-  let agent = dispatchers.get(timeoutMs);
+  const limit = Math.max(1, Math.ceil(timeoutMs / DISPATCHER_STEP_MS)) * DISPATCHER_STEP_MS;
+  let agent = dispatchers.get(limit);
   if (agent === undefined) {
-    agent = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-    dispatchers.set(timeoutMs, agent);
+    agent = new Agent({ headersTimeout: limit, bodyTimeout: limit });
+    dispatchers.set(limit, agent);
   }
   return agent;
 }

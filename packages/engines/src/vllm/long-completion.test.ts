@@ -63,6 +63,10 @@ describe('vLLM completions longer than undici defaults', () => {
       headersTimeout: 600_000,
       bodyTimeout: 600_000,
     });
+    // Never below a request's own timeout (its abort signal enforces that one exactly).
+    expect(agentOptions(dispatcherFor(5_000))).toMatchObject({ headersTimeout: 60_000 });
+    expect(agentOptions(dispatcherFor(900_001))).toMatchObject({ bodyTimeout: 960_000 });
+    expect(dispatcherFor(1_000)).toBe(dispatcherFor(59_000)); // a shrinking remainder shares one
   });
 
   it('succeeds past the fetch default cap when within the configured timeout', async () => {
