@@ -4,7 +4,7 @@
 // b_g draws as @anneal/rl so the results can be cross-checked.
 import { createRng, deriveSeed, type RewardConfig } from '@anneal/rl';
 import type { RolloutRecord } from './data.ts';
-import type { StepMetrics } from '@anneal/rl';
+import type { StepTokenStats } from '@anneal/rl';
 
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 const mean = (values: number[]): number => sum(values) / values.length;
@@ -38,7 +38,7 @@ export interface BaselineResult {
   advantages: number[];
   /** Per rollout, the per-token advantages for a summing trainer. */
   tokenAdvantages: number[][];
-  metrics: StepMetrics;
+  metrics: StepTokenStats;
 }
 
 export function baselineStep(

@@ -2,18 +2,18 @@
 // The scalar path (float64) must match to summation-order noise; the WebAssembly path (float32 on
 // float32 inputs) within @anneal/rl's documented bounds (wasmStepErrorBounds) plus that noise.
 // Advantages must match to 1e-12 relative, per-token advantages bit for bit (in float32).
-import { wasmStepErrorBounds, type StepMetrics } from '@anneal/rl';
+import { wasmStepErrorBounds, type StepTokenStats } from '@anneal/rl';
 import type { BaselineResult } from './baseline.ts';
 import type { StepArrays } from './optimised.ts';
 
 export type Precision = 'float64' | 'float32-kernel';
 
 /** sums over 2M tokens in different orders agree to ~1e-9 relative; k3 is a small difference */
-const orderNoise = (key: keyof StepMetrics) => (key === 'k3' ? 1e-6 : 1e-9);
+const orderNoise = (key: keyof StepTokenStats) => (key === 'k3' ? 1e-6 : 1e-9);
 
 /** Problems found (empty when the implementation agrees with the baseline). */
 export function crossCheck(
-  flat: StepMetrics,
+  flat: StepTokenStats,
   arrays: StepArrays,
   baseline: BaselineResult,
   precision: Precision,
@@ -21,7 +21,7 @@ export function crossCheck(
   const problems: string[] = [];
   const bounds =
     precision === 'float32-kernel' ? wasmStepErrorBounds(arrays, baseline.metrics) : null;
-  for (const key of Object.keys(flat) as Array<keyof StepMetrics>) {
+  for (const key of Object.keys(flat) as Array<keyof StepTokenStats>) {
     const [a, b] = [flat[key], baseline.metrics[key]];
     const allowed =
       (bounds?.[key] ?? 0) + orderNoise(key) * Math.max(1e-12, Math.abs(a), Math.abs(b));

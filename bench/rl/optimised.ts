@@ -15,7 +15,7 @@ import {
   type GroupOutcomes,
   type RewardConfig,
   type StepBatch,
-  type StepMetrics,
+  type StepTokenStats,
 } from '@anneal/rl';
 import type { FlatStep } from './data.ts';
 
@@ -28,7 +28,7 @@ export interface StepArrays {
   tokenAdvantages: Float32Array; // (T,)
 }
 
-export type TokenMath = (batch: StepBatch) => StepMetrics;
+export type TokenMath = (batch: StepBatch) => StepTokenStats;
 
 /** The step's arrays in kernel memory (filled once here: the gather is not part of the step). */
 export function kernelArrays(step: FlatStep): StepArrays {
@@ -68,7 +68,7 @@ export function optimisedStep(
   seed: number,
   arrays: StepArrays,
   tokenMath: TokenMath,
-): StepMetrics {
+): StepTokenStats {
   for (let g = 0; g + 1 < step.groupOffsets.length; g++) {
     const start = step.groupOffsets[g]!;
     const end = step.groupOffsets[g + 1]!;

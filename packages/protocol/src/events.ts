@@ -1,7 +1,7 @@
 // Typed `noun:verb` events: stored in a per-run Redis stream and served over SSE.
 import { Type, type Static } from '@sinclair/typebox';
 import { RunStateSchema } from './run-state.ts';
-import { StepMetrics } from './step-record.ts';
+import { WireStepMetrics } from './step-record.ts';
 
 export const RunStateEvent = Type.Object(
   {
@@ -20,7 +20,7 @@ export const StepCommittedEvent = Type.Object(
     type: Type.Literal('step:committed'),
     runId: Type.String(),
     step: Type.Integer({ minimum: 0 }),
-    metrics: StepMetrics,
+    metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },

@@ -33,7 +33,7 @@ export {
   type IsOptions,
   type IsWeights,
 } from './is-weights.ts';
-export { stepTokenMathScalar, type StepBatch, type StepMetrics } from './step-math.ts';
+export { stepTokenMathScalar, type StepBatch, type StepTokenStats } from './step-math.ts';
 export { stepRunsInPlace, stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
 export { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
 export {

@@ -9,7 +9,7 @@
 // Each sum's bound is 2^-24 × Σ_t (a multiple of |term_t| covering all three), with generous
 // constants; measured errors are orders of magnitude below it (bench/rl: 100–10⁵×). Rollouts
 // with a |d| beyond 80 or a non-finite d go through the scalar code and are exact.
-import type { StepBatch, StepMetrics } from './step-math.ts';
+import type { StepBatch, StepTokenStats } from './step-math.ts';
 
 const UNIT_ROUNDOFF = 2 ** -24; // float32
 const EXP_RANGE = 80; // as in step-math-wasm.ts
@@ -17,8 +17,8 @@ const EXP_RANGE = 80; // as in step-math-wasm.ts
 /** Largest |WASM − reference| allowed per metric; `reference` is stepTokenMathScalar's result. */
 export function wasmStepErrorBounds(
   batch: StepBatch,
-  reference: StepMetrics,
-): Record<keyof StepMetrics, number> {
+  reference: StepTokenStats,
+): Record<keyof StepTokenStats, number> {
   const { logpTrain, logpInfer, offsets, advantages } = batch;
   let ratio = 0; // Σ_t bound on r_t
   let logRatio = 0;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { stepTokenMathScalar, type StepBatch, type StepMetrics } from './step-math.ts';
+import { stepTokenMathScalar, type StepBatch, type StepTokenStats } from './step-math.ts';
 import { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
 import { stepRunsInPlace, stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
 import { createStepBuffers, wasmSimdAvailable } from './step-wasm-kernel.ts';
@@ -15,7 +15,7 @@ interface Batch extends StepBatch {
 /** Three ways into the kernel: in place (createStepBuffers), staged, staged in tiny slices. */
 type Path = 'zero-copy' | 'staged' | { stageTokens: number };
 
-function runPath(batch: Batch, path: Path): StepMetrics {
+function runPath(batch: Batch, path: Path): StepTokenStats {
   if (path === 'zero-copy') {
     const buffers = createStepBuffers(batch.logpTrain.length, batch.advantages.length);
     buffers.logpTrain.set(batch.logpTrain);
@@ -32,7 +32,7 @@ function expectAgreement(batch: Batch, path: Path): void {
   const want = stepTokenMathScalar(batch);
   const got = runPath(batch, path);
   const bounds = wasmStepErrorBounds(batch, want);
-  for (const key of Object.keys(bounds) as Array<keyof StepMetrics>) {
+  for (const key of Object.keys(bounds) as Array<keyof StepTokenStats>) {
     const [a, b] = [got[key], want[key]];
     if (!Number.isFinite(b)) {
       expect(Object.is(a, b), `${key}: ${a} vs reference ${b}`).toBe(true);

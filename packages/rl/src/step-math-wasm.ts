@@ -15,7 +15,7 @@ import {
   stepTokenMathScalar,
   type RolloutSums,
   type StepBatch,
-  type StepMetrics,
+  type StepTokenStats,
 } from './step-math.ts';
 import {
   PIECES_PER_CALL,
@@ -107,7 +107,7 @@ function closeRollout(batch: StepBatch, i: number, open: OpenRollout, totals: To
 }
 
 /** The metrics from the totals; the same formulas (and NaN rules) as stepTokenMathScalar. */
-function metricsOf(tokens: number, sequenceCount: number, totals: Totals): StepMetrics {
+function metricsOf(tokens: number, sequenceCount: number, totals: Totals): StepTokenStats {
   const kernelMin = totals.minD === Infinity ? Infinity : Math.exp(totals.minD);
   const kernelMax = totals.maxD === -Infinity ? -Infinity : Math.exp(totals.maxD);
   return {
@@ -132,7 +132,7 @@ function kernelStep(
   batch: StepBatch,
   { kernel, stage }: KernelRun,
   stageTokens: number,
-): StepMetrics {
+): StepTokenStats {
   const sequenceCount = checkStepInputs(batch);
   const { offsets, logpTrain, logpInfer } = batch;
   const { bounds, sums } = kernel;
@@ -192,7 +192,7 @@ function kernelStep(
  * when the logprob arrays come from createStepBuffers (stepRunsInPlace), staged through a small
  * buffer otherwise — and the scalar reference (stepTokenMathScalar) elsewhere.
  */
-export function stepTokenMath(batch: StepBatch): StepMetrics {
+export function stepTokenMath(batch: StepBatch): StepTokenStats {
   const run = kernelRunFor(batch);
   return run === null ? stepTokenMathScalar(batch) : kernelStep(batch, run, STAGE_TOKENS);
 }
@@ -209,7 +209,7 @@ export function stepRunsInPlace(batch: Pick<StepBatch, 'logpTrain' | 'logpInfer'
 export function stepTokenMathWasm(
   batch: StepBatch,
   stageTokens: number = STAGE_TOKENS,
-): StepMetrics {
+): StepTokenStats {
   if (!(Number.isInteger(stageTokens) && stageTokens >= 1 && stageTokens <= STAGE_TOKENS))
     throw new RangeError(`stageTokens: must be an integer in [1, ${STAGE_TOKENS}]`);
   const run = kernelRunFor(batch);

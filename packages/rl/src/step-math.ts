@@ -16,7 +16,8 @@ export interface StepBatch {
   advantages: ArrayLike<number>; // Â_i (N,)
 }
 
-export interface StepMetrics {
+/** One batch's token-level statistics (the worker turns them into step-record keys). */
+export interface StepTokenStats {
   tokens: number;
   k1: number;
   k3: number;
@@ -75,7 +76,7 @@ export function checkStepInputs(batch: StepBatch): number {
  * file comment. The reference for the WebAssembly path (step-math-wasm.ts), which `stepTokenMath`
  * uses where WebAssembly SIMD is available.
  */
-export function stepTokenMathScalar(batch: StepBatch): StepMetrics {
+export function stepTokenMathScalar(batch: StepBatch): StepTokenStats {
   const { offsets, advantages, logpTrain } = batch;
   const sequenceCount = checkStepInputs(batch);
   const sums: RolloutSums = {

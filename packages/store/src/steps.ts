@@ -1,5 +1,5 @@
 // Per-step records: appended idempotently by step number, read back as history.
-import type { StepCommittedEvent, StepMetrics, StepRecord } from '@anneal/protocol';
+import type { StepCommittedEvent, WireStepMetrics, StepRecord } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
 
@@ -24,7 +24,7 @@ export async function appendStep(
   ctx: StoreContext,
   runId: string,
   step: number,
-  metrics: StepMetrics,
+  metrics: WireStepMetrics,
   options: WriteOptions = {},
 ): Promise<AppendStepResult> {
   const now = options.now ?? new Date();

@@ -5,7 +5,7 @@ import type { EngineName, Outcome, QueueState, Subsystem, WorkerState } from './
 import type { RunKind, RunState } from '@anneal/protocol';
 
 /**
- * One committed step record, as the executor committed it (protocol StepMetrics: record key ->
+ * One committed step record, as the executor committed it (protocol WireStepMetrics: record key ->
  * number, null when not reported). The metrics sink sets the anneal_run_* series from the keys the
  * step-metric table (step-metrics.ts) maps; other keys live in the record only.
  */

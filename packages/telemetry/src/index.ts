@@ -44,7 +44,7 @@ export {
 export { createMetrics, type CreateMetricsOptions, type MetricsSink } from './metrics.ts';
 export { lintCatalogue, lintStepTable, type Violation } from './naming.ts';
 export { metricsEmittedBy, registerCatalogue } from './registry.ts';
-export { StepRecordSchema, stepRecordError, stepRecordSchema } from './step-record.ts';
+export { StepRecordSchema, stepRecordError, stepRecordSchema } from './step-record-schema.ts';
 export {
   STEP_METRICS,
   STEP_SECTIONS,

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { lintStepTable } from './naming.ts';
-import { stepRecordError, stepRecordSchema } from './step-record.ts';
+import { stepRecordError, stepRecordSchema } from './step-record-schema.ts';
 import {
   STEP_METRICS,
   recordBindings,

@@ -1,14 +1,14 @@
 // The one table of step metrics: every number a training step records, keyed the way executors
 // name it, with the `anneal_run_*` series it feeds (if any). Everything about a step metric is
-// derived from its row: the step-record key type and its validation schema (step-record.ts), the
-// Prometheus registration and the `step:committed` setters (catalogue.ts, worker-mapping.ts),
-// docs/metrics.md (doc.ts) and the Run dashboard's panels (infra/src/grafana/dashboards/run.ts).
-// Adding a step metric is adding a row here.
+// derived from its row: the step-record key type (StepRecordMetrics) and its validation schema
+// (step-record-schema.ts), the Prometheus registration and the `step:committed` setters
+// (catalogue.ts, worker-mapping.ts), docs/metrics.md (doc.ts) and the Run dashboard's panels
+// (infra/src/grafana/dashboards/run.ts). Adding a step metric is adding a row here.
 //
 // The table lives in @anneal/telemetry because it depends on @anneal/protocol (run kinds) and
-// protocol depends on schema libraries only: protocol's StepMetrics stays the open wire envelope
-// (any `name -> number | null`, so records from older or newer workers still parse), and the
-// typed record an executor builds is derived here.
+// protocol depends on schema libraries only: protocol's WireStepMetrics stays the open wire
+// envelope (any `name -> number | null`, so records from older or newer workers still parse),
+// and the typed record an executor builds is derived here.
 import type { RunKind } from '@anneal/protocol';
 import type { MetricType, MetricUnit } from './metric-types.ts';
 import { LABELS, type LabelName } from './labels.ts';

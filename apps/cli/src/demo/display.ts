@@ -2,7 +2,7 @@
 // and, for GRPO, a per-step table printed above the bars. Otherwise (CI logs, a pipe): one plain
 // line per committed step and no control codes.
 import cliProgress, { type MultiBar, type SingleBar } from 'cli-progress';
-import type { StepMetrics } from '@anneal/protocol';
+import type { WireStepMetrics } from '@anneal/protocol';
 import { formatValue } from '../watch/render.ts';
 
 export type Phase = 'sft' | 'rm' | 'grpo' | 'eval';
@@ -11,7 +11,7 @@ export interface DemoDisplay {
   /** A narration line (what happens next, where to look). */
   info(line: string): void;
   phaseStart(phase: Phase, runId: string, totalSteps: number): void;
-  step(phase: Phase, step: number, metrics: StepMetrics): void;
+  step(phase: Phase, step: number, metrics: WireStepMetrics): void;
   phaseEnd(phase: Phase, summary: string): void;
   /** Stops redrawing (idempotent); later output is plain. */
   stop(): void;
@@ -54,13 +54,13 @@ export function grpoHeader(): string {
   return `${'step'.padStart(5)} ${GRPO_COLUMNS.map(([h]) => cell(h)).join(' ')}`;
 }
 
-export function grpoRow(step: number, metrics: StepMetrics): string {
+export function grpoRow(step: number, metrics: WireStepMetrics): string {
   const values = GRPO_COLUMNS.map(([, key]) => cell(formatValue(metrics[key])));
   return `${String(step).padStart(5)} ${values.join(' ')}`;
 }
 
 /** `loss 1.234  grad 0.5` — the phase's metrics this step reports. */
-export function stepDetail(phase: Phase, metrics: StepMetrics): string {
+export function stepDetail(phase: Phase, metrics: WireStepMetrics): string {
   return PHASE_METRICS[phase]
     .filter(([, key]) => metrics[key] !== undefined)
     .map(([label, key]) => `${label} ${formatValue(metrics[key])}`)
@@ -85,7 +85,7 @@ export class PlainDisplay implements DemoDisplay {
     if (phase === 'grpo') this.out.write(`${grpoHeader()}\n`);
   }
 
-  step(phase: Phase, step: number, metrics: StepMetrics): void {
+  step(phase: Phase, step: number, metrics: WireStepMetrics): void {
     if (phase === 'grpo') {
       this.out.write(`${grpoRow(step, metrics)}\n`);
       return;
@@ -131,7 +131,7 @@ export class TerminalDisplay implements DemoDisplay {
     this.active.set(phase, bar);
   }
 
-  step(phase: Phase, step: number, metrics: StepMetrics): void {
+  step(phase: Phase, step: number, metrics: WireStepMetrics): void {
     // GRPO's numbers are in the table row; its bar shows only the reward.
     const detail =
       phase === 'grpo'

@@ -1,7 +1,7 @@
 // What `anneal runs watch` prints: a per-step table (one row per committed step), state and
 // checkpoint lines, and on a terminal a progress bar kept on the last line (redrawn in place).
 // Without a terminal the same rows and lines are printed plainly, with no control codes.
-import type { RunKind, RunState, StepMetrics } from '@anneal/protocol';
+import type { RunKind, RunState, WireStepMetrics } from '@anneal/protocol';
 import { formatAge } from '../ops/output.ts';
 
 /** Step-record metrics shown by default per run kind (apps/worker/src/executors/metrics.ts). */
@@ -40,7 +40,7 @@ export function formatValue(value: number | null | undefined): string {
 /** The columns to show: `wanted` (or the kind's defaults) that the first step reports. */
 export function chooseColumns(
   kind: RunKind,
-  first: StepMetrics,
+  first: WireStepMetrics,
   wanted?: readonly string[],
 ): string[] {
   if (wanted && wanted.length > 0) return [...wanted];
@@ -89,7 +89,7 @@ export class WatchRenderer {
     this.line(`run ${this.header.runId} (${this.header.kind}${steps}): ${this.state}`);
   }
 
-  step(step: number, metrics: StepMetrics, at: string): void {
+  step(step: number, metrics: WireStepMetrics, at: string): void {
     if (!this.columns) {
       this.columns = chooseColumns(this.header.kind, metrics, this.wanted);
       const names = ['STEP', ...this.columns];

@@ -13,10 +13,10 @@ import { scoreDatum } from './common/datum.ts';
 import { drawMixBatch, stepRng, type WeightedPool } from './common/mix-batch.ts';
 import { PhaseTimer } from './common/phase-timer.ts';
 import { openTrainerModel } from './common/trainer-model.ts';
-import { runTrainingLoop, type StepMetrics } from './common/training-loop.ts';
+import { runTrainingLoop } from './common/training-loop.ts';
 import type { PreferenceExample } from '../resources/data/catalog.ts';
 import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
-import { METRIC } from './metrics.ts';
+import { METRIC, type StepRecordMetrics } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult } from './types.ts';
 
 /** Held-out pairs scored per `forward` call. */
@@ -84,7 +84,7 @@ async function rmStep(
   model: TrainerModel,
   pools: WeightedPool<PreferenceExample>[],
   step: number,
-): Promise<StepMetrics> {
+): Promise<StepRecordMetrics> {
   const timer = new PhaseTimer();
   const rng = stepRng(spec.seed, 'rm', step);
   const drawn = drawMixBatch(pools, spec.batchSize, rng);
@@ -122,7 +122,7 @@ export async function runRm(ctx: ExecutorContext): Promise<ExecutorResult> {
   const heldOut = spec.data.mix.flatMap((m) => catalog.preferences(m.source).heldOut);
   const maxTokens = Math.min(spec.maxSeqLen, maxContextTokens(ctx.resources));
   const { model, doneSteps } = await openTrainerModel(ctx, 'value');
-  const evaluate = async (): Promise<StepMetrics> =>
+  const evaluate = async (): Promise<StepRecordMetrics> =>
     heldOut.length > 0
       ? { [METRIC.heldOutPairAccuracy]: await heldOutAccuracy(model, heldOut, maxTokens) }
       : {};

@@ -9,10 +9,10 @@ import { shiftedDatum } from './common/datum.ts';
 import { drawMixBatch, stepRng, type WeightedPool } from './common/mix-batch.ts';
 import { PhaseTimer } from './common/phase-timer.ts';
 import { openTrainerModel } from './common/trainer-model.ts';
-import { runTrainingLoop, type StepMetrics } from './common/training-loop.ts';
+import { runTrainingLoop } from './common/training-loop.ts';
 import type { SftExample } from '../resources/data/catalog.ts';
 import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
-import { METRIC } from './metrics.ts';
+import { METRIC, type StepRecordMetrics } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult } from './types.ts';
 
 export interface SftBatch {
@@ -98,7 +98,7 @@ async function sftStep(
   model: TrainerModel,
   pools: WeightedPool<SftExample>[],
   step: number,
-): Promise<StepMetrics> {
+): Promise<StepRecordMetrics> {
   const timer = new PhaseTimer();
   const drawn = drawMixBatch(pools, spec.batchSize, stepRng(spec.seed, 'sft', step));
   const maxTokens = Math.min(spec.maxSeqLen, maxContextTokens(ctx.resources));

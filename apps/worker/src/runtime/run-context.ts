@@ -3,7 +3,7 @@
 // pub/sub message was missed, or a takeover by another worker, still stops the executor.
 import { mkdirSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
-import { StepMetrics, type RunSpec } from '@anneal/protocol';
+import { WireStepMetrics, type RunSpec } from '@anneal/protocol';
 import {
   type StoreContext,
   appendRunNotice,
@@ -25,7 +25,7 @@ export interface RunContextDeps {
 }
 
 /**
- * A step record must fit protocol's wire envelope (StepMetrics) and the schema telemetry derives
+ * A step record must fit protocol's wire envelope (WireStepMetrics) and the schema telemetry derives
  * from the step-metric table (known keys: counts, durations and ratios never negative).
  */
 export function checkMetrics(step: number, metrics: Record<string, number | null>): void {
@@ -38,7 +38,7 @@ export function checkMetrics(step: number, metrics: Record<string, number | null
       `commitStep(${step}): metrics/${nonFinite[0]} is ${String(nonFinite[1])} (not finite): the step is not recorded`,
     );
   }
-  const first = Value.Errors(StepMetrics, metrics).First();
+  const first = Value.Errors(WireStepMetrics, metrics).First();
   const problem = first ? `metrics${first.path}: ${first.message}` : stepRecordError(metrics);
   if (problem) throw new TypeError(`commitStep(${step}): ${problem}`);
 }

@@ -9,9 +9,6 @@ import { toStepRecord } from '@anneal/telemetry';
 import { METRIC, phaseKey, type StepRecordMetrics } from '../metrics.ts';
 import type { ExecutorContext } from '../types.ts';
 
-/** What a step returns: the table's record keys only (telemetry step-metrics.ts), so a typo fails to compile. */
-export type StepMetrics = StepRecordMetrics;
-
 export interface LoopOptions {
   ctx: ExecutorContext;
   model: TrainerModel;
@@ -19,10 +16,11 @@ export interface LoopOptions {
   doneSteps: number;
   totalSteps: number;
   checkpointInterval: number;
-  /** One training step; returns its metrics (phase timings included). */
-  runStep(step: number): Promise<StepMetrics>;
+  /** One training step; returns its metrics (phase timings included): the step-metric table's
+   * record keys only (telemetry step-metrics.ts), so a typo fails to compile. */
+  runStep(step: number): Promise<StepRecordMetrics>;
   /** Extra metrics computed only at checkpoint steps (e.g. held-out accuracy). */
-  atCheckpoint?(step: number): Promise<StepMetrics>;
+  atCheckpoint?(step: number): Promise<StepRecordMetrics>;
 }
 
 export interface LoopResult {
@@ -32,7 +30,7 @@ export interface LoopResult {
   checkpointPath: string | null;
   stopped: boolean;
   /** Metrics of the last step run in this session (empty when none ran). */
-  lastMetrics: StepMetrics;
+  lastMetrics: StepRecordMetrics;
 }
 
 export function checkpointName(runId: string, step: number): string {
@@ -50,7 +48,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
   let checkpointPath = ctx.resumeFrom?.path ?? null;
   let checkpointStep = options.doneSteps;
   let lastStep = options.doneSteps;
-  let lastMetrics: StepMetrics = {};
+  let lastMetrics: StepRecordMetrics = {};
   let stopped = false;
   for (let step = options.doneSteps + 1; step <= totalSteps; step++) {
     if (ctx.stopSignal.aborted) {

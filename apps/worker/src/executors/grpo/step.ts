@@ -6,8 +6,7 @@
 import type { Rollout } from '@anneal/envs';
 import { adamParams } from '../common/adam.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
-import type { StepMetrics } from '../common/training-loop.ts';
-import { METRIC } from '../metrics.ts';
+import { METRIC, type StepRecordMetrics } from '../metrics.ts';
 import type { ExecutorContext } from '../types.ts';
 import { flatAdvantages } from './advantages.ts';
 import type { PreparedBatch } from './batch.ts';
@@ -15,7 +14,7 @@ import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
 import { probeMismatch, sampleMismatchProbe, type MismatchKl } from './mismatch-probe.ts';
-import { lagMetrics, mismatchMetrics, rewardMetrics, trainMetrics } from './step-metrics.ts';
+import { lagMetrics, mismatchMetrics, rewardMetrics, trainMetrics } from './step-record-builders.ts';
 import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from '../common/weight-sync.ts';
@@ -25,7 +24,7 @@ export async function grpoStep(
   state: GrpoState,
   step: number,
   pipeline: BatchPipeline<PreparedBatch>,
-): Promise<StepMetrics> {
+): Promise<StepRecordMetrics> {
   const { spec, model, versions } = state;
   const { resources } = ctx;
   const start = performance.now();

@@ -17,7 +17,7 @@ import {
   stepTokenMath,
   weightedObjective,
   type IsWeights,
-  type StepMetrics,
+  type StepTokenStats,
 } from '@anneal/rl';
 import { shiftedDatum } from '../common/datum.ts';
 import {
@@ -50,7 +50,7 @@ export interface TrainInputs {
  * logp_train; ratio statistics; J at the pre-update weights, docs/recipe.md §2) and the rest of
  * the step's training numbers. */
 export interface TrainOutcome
-  extends StepMetrics, Pick<IsWeights, 'maskedFraction' | 'truncatedFraction'> {
+  extends StepTokenStats, Pick<IsWeights, 'maskedFraction' | 'truncatedFraction'> {
   /** The optimised loss −J_w (= −J without IS options). */
   loss: number;
   gradNorm: number | null;

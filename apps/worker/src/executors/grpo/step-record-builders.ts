@@ -2,7 +2,7 @@
 // reward, preference, penalties, tool calls, lengths, zero-variance groups, KL, IS ratios,
 // grad norm) plus the logged tool baselines b_g. Means are over the step's rollouts; a
 // component with no rollouts this step is null (not reported), never 0.
-// trainMetrics is the one place the step math's output (@anneal/rl StepMetrics, carried in
+// trainMetrics is the one place the step math's output (@anneal/rl StepTokenStats, carried in
 // TrainOutcome) becomes record keys; rl keeps its own plain return type because it depends on
 // nothing, and the keys come from telemetry's step-metric table (via METRIC).
 import type { Rollout } from '@anneal/envs';

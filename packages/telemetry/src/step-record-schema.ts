@@ -1,7 +1,8 @@
-// The step record's validation schema, derived from the step-metric table. Protocol's StepMetrics
-// is the wire envelope (any metric name -> number | null); this schema adds what the table knows
-// about its keys: their help as descriptions, and that a count, duration, token count or ratio is
-// never negative (a counter fed a negative step value would otherwise fail only at the setter).
+// The step record's validation schema, derived from the step-metric table. Protocol's
+// WireStepMetrics is the wire envelope (any metric name -> number | null); this schema adds what
+// the table knows about its keys: their help as descriptions, and that a count, duration, token
+// count or ratio is never negative (a counter fed a negative step value would otherwise fail only
+// at the setter).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
