@@ -234,12 +234,11 @@ function evalJudgeIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] 
   ];
 }
 
-/** Fills operator defaults into `spec` and checks every named resource exists and fits. */
-export function resolveRunSpec(
-  spec: RunSpec,
-  config: OperatorConfig,
-  facts: DatasetFacts = {},
-): Parsed<ResolvedRunSpec> & { errors?: ResolveIssue[] } {
+/** The endpoints a run uses: its own names, else the operator defaults for the endpoints its kind
+ * uses (required, optional, the judge of a `judge: llm` eval, and for eval the default trainer
+ * when it declares eval). The one defaulting rule: the control plane resolves specs with it
+ * (resolveRunSpec) and the worker names the engines it builds with it. */
+export function defaultedEndpoints(spec: RunSpec, config: OperatorConfig): RunSpec['endpoints'] {
   const defaults = config.defaults;
   // Operator defaults fill endpoints the kind uses; rewardModel is optional (grpo/eval only).
   const uses = (key: EndpointKey) =>
@@ -262,6 +261,17 @@ export function resolveRunSpec(
   ) {
     endpoints.trainer = defaults.trainer;
   }
+  return endpoints;
+}
+
+/** Fills operator defaults into `spec` and checks every named resource exists and fits. */
+export function resolveRunSpec(
+  spec: RunSpec,
+  config: OperatorConfig,
+  facts: DatasetFacts = {},
+): Parsed<ResolvedRunSpec> & { errors?: ResolveIssue[] } {
+  const defaults = config.defaults;
+  const endpoints = defaultedEndpoints(spec, config);
   const pool = spec.pool ?? defaults.pool;
   const model = spec.model ?? (defaults.baseModel ? { base: defaults.baseModel } : undefined);
   const resolved = { ...spec, endpoints, pool, model } as ResolvedRunSpec;

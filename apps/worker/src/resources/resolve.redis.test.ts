@@ -35,7 +35,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function operatorConfig(extra = ''): OperatorConfig {
+function operatorConfig(extra = '', trainerKinds = 'sft, grpo, eval'): OperatorConfig {
   const parsed = parseOperatorConfig(`
 pools: { default: {} }
 inference:
@@ -46,7 +46,7 @@ trainers:
     type: tinker
     url: ${tinker.url}
     apiKeyEnv: TINKER_KEY
-    capabilities: { kinds: [sft, grpo, eval], losses: [cross_entropy, importance_sampling] }
+    capabilities: { kinds: [${trainerKinds}], losses: [cross_entropy, importance_sampling] }
 search:
   web: { type: searxng, url: "http://searxng:8080" }
   corpus: { type: local, corpus: ${JSON.stringify(path.join(dir, 'corpus.jsonl'))} }
@@ -159,7 +159,10 @@ describe('resource resolution', () => {
     await expect(
       resources.inference.sample({ prompt: [1], n: 1, maxTokens: 1, temperature: 1, topP: 1 }),
     ).rejects.toThrow(/this sft run has no inference endpoint/);
-    const local = await r.resolve({
+    // eval names engines with the control plane's defaulting (defaultedEndpoints): the default
+    // trainer only when it declares eval, else the stand-in.
+    const { r: noEvalTrainer } = resolver(operatorConfig('', 'sft, grpo'));
+    const local = await noEvalTrainer.resolve({
       id: 'run_b',
       tenant: 'default',
       spec: spec('kind: eval\nendpoints: { inference: local }'),
@@ -171,6 +174,14 @@ describe('resource resolution', () => {
     await expect(local.trainer.createModel({ baseModel: 'x', loraRank: 1 })).rejects.toThrow(
       /no trainer endpoint/,
     );
+    const withTrainer = await r.resolve({
+      id: 'run_c',
+      tenant: 'default',
+      spec: spec('kind: eval\nendpoints: { inference: local }'),
+    });
+    await expect(
+      withTrainer.trainer.createModel({ baseModel: 'base-model', loraRank: 1 }),
+    ).resolves.toMatchObject({ id: expect.any(String) });
   });
 
   it("model: {checkpoint: {run}} resolves to that run's final checkpoint on its base model", async () => {

@@ -18,12 +18,7 @@ import {
   type RubricJudge,
   type SearchBackend,
 } from '@anneal/envs';
-import {
-  REQUIRED_ENDPOINTS,
-  type OperatorConfig,
-  type RunSpec,
-  usesOptionalEndpoint,
-} from '@anneal/protocol';
+import { type OperatorConfig, type RunSpec, defaultedEndpoints } from '@anneal/protocol';
 import { type StoreContext, getRun } from '@anneal/store';
 import type { Logger, TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
@@ -73,13 +68,6 @@ function entryOf<S extends Section>(
     );
   }
   return entry as OperatorConfig[S][string];
-}
-
-/** The spec's endpoint name, else the operator default when this kind uses that endpoint. */
-function endpointName(spec: RunSpec, config: OperatorConfig, key: keyof RunSpec['endpoints']) {
-  const optional = usesOptionalEndpoint(spec.kind, key);
-  const used = (REQUIRED_ENDPOINTS[spec.kind] as readonly string[]).includes(key) || optional;
-  return spec.endpoints[key] ?? (used ? config.defaults[key] : undefined);
 }
 
 /** Operator-config future settings (seconds) -> the Tinker client's poll policy (ms). */
@@ -186,11 +174,12 @@ export class ResourceResolver {
     const operator = config.operatorConfig;
     const spec = run.spec;
     const model = await resolveModel(store, operator, spec.model, run.tenant);
-    const inferenceName = endpointName(spec, operator, 'inference');
-    const trainerName = endpointName(spec, operator, 'trainer');
-    const rewardName = endpointName(spec, operator, 'rewardModel');
-    const searchName = endpointName(spec, operator, 'search');
-    const judgeName = endpointName(spec, operator, 'judge');
+    const endpoints = defaultedEndpoints(spec, operator);
+    const inferenceName = endpoints.inference;
+    const trainerName = endpoints.trainer;
+    const rewardName = endpoints.rewardModel;
+    const searchName = endpoints.search;
+    const judgeName = endpoints.judge;
     const source = model.tokenizerSource;
     const tokenizer = factories.tokenizer(model.tokenizer, source);
     const toolMarkers = source && toolMarkersOf(tokenizer, source);
