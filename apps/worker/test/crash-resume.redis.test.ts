@@ -37,8 +37,10 @@ function worker(
       ANNEAL_METRICS_PORT: '0',
       ANNEAL_METRICS_HOST: '127.0.0.1',
       ANNEAL_HEARTBEAT_SECONDS: '1',
-      ANNEAL_LOCK_DURATION_MS: '2000',
-      ANNEAL_STALLED_INTERVAL_MS: '1000',
+      // Long enough that a live worker on a loaded machine (event-loop stalls of seconds) keeps its
+      // lock: a 2 s lock expired under load and the run retried twice more than the one kill.
+      ANNEAL_LOCK_DURATION_MS: '8000',
+      ANNEAL_STALLED_INTERVAL_MS: '2000',
       ...extra,
     },
     entry,
