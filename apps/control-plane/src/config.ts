@@ -41,7 +41,11 @@ export async function loadOperatorConfig(options: {
     const parsed = parseOperatorConfig(text);
     if (!parsed.ok) throw new OperatorConfigError(options.configPath, formatIssues(parsed.errors));
     // Every dataset file is read and validated now, before any run can name it.
-    const datasets = await checkRegisteredDatasets(parsed.value.datasets);
+    const { limits } = parsed.value;
+    const datasets = await checkRegisteredDatasets(parsed.value.datasets, {
+      maxFileBytes: limits.datasetFileBytes,
+      maxLineBytes: limits.datasetLineBytes,
+    });
     if (datasets.problems.length > 0) {
       throw new OperatorConfigError(options.configPath, datasets.problems.join('\n'));
     }

@@ -3,3 +3,4 @@
 // the `anneal` CLI registers `anneal data validate` on every start, `--help` included.
 export * from './data/schemas.ts';
 export * from './data/jsonl.ts';
+export * from './data/read-file.ts';

@@ -30,6 +30,7 @@ export * from './rubrics/evaluate.ts';
 export * from './chat/openaiChat.ts';
 export * from './data/schemas.ts';
 export * from './data/jsonl.ts';
+export * from './data/read-file.ts';
 export * from './data/registered.ts';
 export * from './data/mix.ts';
 export * from './data/calibrate.ts';

@@ -43,11 +43,22 @@ export const SpecLimitsConfig = Type.Object(
       default: 1_073_741_824,
       description: `Most bytes a step's token buffers may take by the estimate sequences × tokens × ${STEP_BYTES_PER_TOKEN} (GRPO: rollouts per step × maxTokens; SFT: batchSize × maxSeqLen; RM: 2 × batchSize × maxSeqLen).`,
     }),
+    datasetFileBytes: Type.Integer({
+      minimum: 1,
+      default: 268_435_456,
+      description:
+        'Largest registered dataset file (datasets[].path) the control plane and workers read.',
+    }),
+    datasetLineBytes: Type.Integer({
+      minimum: 1,
+      default: 1_048_576,
+      description: 'Longest line (one row) of a registered dataset file.',
+    }),
   },
   {
     additionalProperties: false,
     default: {},
-    description: 'Caps on the sizes a run spec asks for.',
+    description: 'Caps on the sizes a run spec asks for and on registered dataset files.',
   },
 );
 export type SpecLimitsConfig = Static<typeof SpecLimitsConfig>;

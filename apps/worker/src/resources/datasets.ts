@@ -27,7 +27,11 @@ export class RegisteredDatasets {
     const key = `${name}\0${entry.path}`;
     let dataset = this.loaded.get(key);
     if (dataset === undefined) {
-      dataset = loadRegisteredDataset(name, entry);
+      const { limits } = this.config;
+      dataset = loadRegisteredDataset(name, entry, {
+        maxFileBytes: limits.datasetFileBytes,
+        maxLineBytes: limits.datasetLineBytes,
+      });
       // A failed load is retried by the next run that names it (the file may be fixed by then).
       dataset.catch(() => this.loaded.delete(key));
       this.loaded.set(key, dataset);

@@ -1,8 +1,8 @@
 // Operator-registered JSONL datasets (operator config `datasets: {name: {kind, path}}`): read and
 // validated row by row before any GPU time is spent. The control plane checks every file at
 // start-up; workers load them into their data catalogue. Errors name the dataset, file and line.
-import { readFile } from 'node:fs/promises';
 import { DatasetError, formatRowError, validateJsonl } from './jsonl.ts';
+import { type DatasetFileLimits, type DatasetText, readDatasetFile } from './read-file.ts';
 import type { DatasetKind, DatasetRows, RubricPromptRow } from './schemas.ts';
 
 export interface RegisteredDatasetEntry {
@@ -26,23 +26,26 @@ const MAX_SHOWN = 10;
 export async function loadRegisteredDataset(
   name: string,
   entry: RegisteredDatasetEntry,
+  limits?: DatasetFileLimits,
 ): Promise<RegisteredDataset> {
   const where = `/datasets/${name} (${entry.path})`;
-  let text: string;
+  let read: DatasetText;
   try {
-    text = await readFile(entry.path, 'utf8');
+    read = await readDatasetFile(entry.path, limits);
   } catch (error) {
-    throw new RegisteredDatasetError(`${where}: cannot read: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new RegisteredDatasetError(`${where}: ${(error as Error).message}`, { cause: error });
   }
-  const result = validateJsonl(entry.kind, text);
-  if (result.errors.length > 0) {
-    const shown = result.errors.slice(0, MAX_SHOWN).map((e) => `${where}: ${formatRowError(e)}`);
-    const more =
-      result.errors.length > MAX_SHOWN ? [`… and ${result.errors.length - MAX_SHOWN} more`] : [];
+  const result = validateJsonl(entry.kind, read.text);
+  // A file whose every line was refused has no rows: its lines say why.
+  const rowErrors = result.errors.filter(
+    (e) => read.errors.length === 0 || e.message !== 'the file has no rows',
+  );
+  const errors = [...read.errors, ...rowErrors].sort((a, b) => a.line - b.line);
+  if (errors.length > 0) {
+    const shown = errors.slice(0, MAX_SHOWN).map((e) => `${where}: ${formatRowError(e)}`);
+    const more = errors.length > MAX_SHOWN ? [`… and ${errors.length - MAX_SHOWN} more`] : [];
     throw new RegisteredDatasetError([...shown, ...more].join('\n'), {
-      cause: new DatasetError(entry.path, result.errors),
+      cause: new DatasetError(entry.path, errors),
     });
   }
   return { name, kind: entry.kind, path: entry.path, rows: result.rows } as RegisteredDataset;
@@ -63,11 +66,12 @@ export interface RegisteredDatasetsCheck {
 /** Checks every registered dataset (control-plane start-up). */
 export async function checkRegisteredDatasets(
   datasets: Readonly<Record<string, RegisteredDatasetEntry>>,
+  limits?: DatasetFileLimits,
 ): Promise<RegisteredDatasetsCheck> {
   const check: RegisteredDatasetsCheck = { problems: [], needsJudge: [] };
   for (const [name, entry] of Object.entries(datasets)) {
     try {
-      const dataset = await loadRegisteredDataset(name, entry);
+      const dataset = await loadRegisteredDataset(name, entry, limits);
       if (dataset.kind === 'rubric' && needsJudge(dataset.rows)) check.needsJudge.push(name);
     } catch (error) {
       if (!(error instanceof RegisteredDatasetError)) throw error;
