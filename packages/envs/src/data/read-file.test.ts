@@ -81,10 +81,11 @@ describe('reading a registered dataset file', () => {
       text: `${row('été')}\n\n${row('日本')}`,
       errors: [],
     });
-    const ok = await (async () => {
-      await writeFile(file('ok.jsonl'), `${text}\n`);
-      return loadRegisteredDataset('d', { kind: 'qa', path: file('ok.jsonl') });
-    })();
-    expect(ok.rows.map((r) => r.question)).toEqual(['été', '日本']);
+    await writeFile(file('ok.jsonl'), `${text}\n`);
+    const ok = await loadRegisteredDataset('d', { kind: 'qa', path: file('ok.jsonl') });
+    expect(ok.rows).toEqual([
+      { question: 'été', answer: 'a' },
+      { question: '日本', answer: 'a' },
+    ]);
   });
 });
