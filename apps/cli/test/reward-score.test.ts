@@ -184,6 +184,31 @@ describe('anneal reward score', { timeout: 120_000 }, () => {
     expect(groups[1].toolBaseline).toBeLessThanOrEqual(2 ** 30);
   });
 
+  it('a 100,000-deep JSON line is a bad line; the lines around it are still scored', async () => {
+    const deep = 100_000;
+    const lines = [
+      JSON.stringify(handGroup), // 1
+      `{"group": "deep", "rollouts": ${'['.repeat(deep)}${']'.repeat(deep)}}`, // 2
+      `{"group": ${'['.repeat(deep)}${']'.repeat(deep)}, "rollouts": []}`, // 3
+      `${'{"a":'.repeat(deep)}1${'}'.repeat(deep)}`, // 4
+      JSON.stringify({ ...noWinners, group: '[[[[ in a string ]]]]' }), // 5: brackets in strings
+    ];
+    const input = fixture('deep.jsonl', lines.join('\n') + '\n');
+    const run = await anneal(['reward', 'score', '--config', emptyConfig, '--input', input]);
+    expect(run.stderr).not.toContain('call stack');
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      'line 2: $: nested deeper than 32 levels',
+      'line 3: $: nested deeper than 32 levels',
+      'line 4: $: nested deeper than 32 levels',
+    ]);
+    expect(run.code).toBe(2);
+    const groups = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l).group);
+    expect(groups).toEqual(['hand', '[[[[ in a string ]]]]']);
+  });
+
   it('same seed → identical output; --input - reads stdin', async () => {
     // (that other seeds move b_g is checked in-process: src/reward/score-stream.test.ts)
     const text = jsonl(wideGroup, handGroup);

@@ -90,8 +90,37 @@ function readRollout(
   }
 }
 
+/** Deepest nesting a line may have: a group is 3 levels (line, rollouts, rollout). */
+export const MAX_JSON_DEPTH = 32;
+
+/** Whether `text` nests arrays/objects deeper than `max` (brackets inside strings do not count).
+ * Checked before JSON.parse: a 100,000-deep line would overflow the stack of whatever walks
+ * the parsed value (the message of a problem with it included). */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** Parse and validate one line (already known to be non-blank). */
 export function parseGroupLine(text: string): GroupLineResult {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      problems: [{ field: '$', problem: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+    };
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
