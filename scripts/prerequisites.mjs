@@ -1,4 +1,4 @@
-// What `npm test`, `npm run demo` and `npm run bench` need from the machine besides npm
+// What `npm test`, `npm run soak`, `npm run demo` and `npm run bench` need from the machine besides npm
 // packages, checked before anything is installed, built or run: every missing piece is listed
 // in one message with how to get it, instead of the suite failing minutes in, one at a time.
 // Node built-ins only: this runs before dependencies are installed.
@@ -75,6 +75,7 @@ const NEEDS = {
   test: ['node', 'redis', 'prometheus', 'promtool', 'rsvg-convert'],
   demo: ['node', 'redis'],
   bench: ['node', 'redis'],
+  soak: ['node', 'redis'],
 };
 
 /** @returns {Promise<{what: string, how: string}[]>} everything task needs that is missing */

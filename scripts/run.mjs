@@ -2,7 +2,7 @@
 // Entry point of the root npm scripts: checks the machine's prerequisites (scripts/
 // prerequisites.mjs: one message listing whatever is missing), installs dependencies when
 // missing, builds dist/ (scripts/build.mjs, incremental), finds or starts Redis, then runs
-// the task. Node built-ins only (it runs before `npm ci`).
+// the task (test, soak, bench, demo alike). Node built-ins only (it runs before `npm ci`).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -87,6 +87,21 @@ const tasks = {
       withRedis((redisEnv) =>
         run(bin('turbo'), ['run', 'bench', '--concurrency=1', ...extra], redisEnv),
       ),
+    ),
+  // The long variants of the reliability tests, then docs/reliability.md's figures table; the
+  // same build and Redis as `test`.
+  soak: (extra) =>
+    afterBuild(() =>
+      withRedis(async (redisEnv) => {
+        const code = await run(
+          bin('turbo'),
+          ['run', 'soak', '--concurrency=1', ...extra],
+          redisEnv,
+        );
+        return code === 0
+          ? run(process.execPath, [path.join(root, 'scripts/reliability-report.mjs')])
+          : code;
+      }),
     ),
   demo: (extra) =>
     afterBuild(() =>

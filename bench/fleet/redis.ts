@@ -2,12 +2,8 @@
 // count only this bench's traffic, not the tests other processes run on a shared server),
 // with the append-only file on as in production (docs/architecture.md "Scaling and
 // reliability"); or a given URL, where a unique key prefix keeps the bench's keys apart.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Redis } from 'ioredis';
+import { startRedisServer } from '@anneal/testing';
+import type { Redis } from 'ioredis';
 
 export interface BenchRedis {
   url: string;
@@ -16,80 +12,13 @@ export interface BenchRedis {
   close(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPing(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    const client = new Redis(url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.ping();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    } finally {
-      client.disconnect();
-    }
-  }
-  throw new Error(`redis-server at ${url} did not answer PING within 10 s`);
-}
-
 export async function startPrivateRedis(binary: string): Promise<BenchRedis> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'anneal-fleet-redis-'));
-  const port = await freePort();
-  const child = spawn(
+  const server = await startRedisServer({
     binary,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--save',
-      '',
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'everysec',
-      '--maxclients',
-      '10000',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // A bench that dies without cleaning up must not leave its server behind.
-  const orphan = () => child.kill('SIGKILL');
-  process.once('exit', orphan);
-  await waitForPing(url, child);
-  return {
-    url,
-    private: true,
-    async close() {
-      process.off('exit', orphan);
-      child.kill('SIGTERM');
-      await exited;
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+    args: ['--appendonly', 'yes', '--appendfsync', 'everysec', '--maxclients', '10000'],
+    readyTimeoutMs: 10_000,
+  });
+  return { url: server.url, private: true, close: () => server.stop() };
 }
 
 export function sharedRedis(url: string): BenchRedis {

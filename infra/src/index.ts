@@ -45,7 +45,6 @@ export {
   type LocalTargets,
 } from './local-prometheus.ts';
 export {
-  freePort,
   prometheusPath,
   startPrometheus,
   type LivePrometheus,

@@ -3,9 +3,9 @@
 // a running stack and evaluate the shipped expressions.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '@anneal/testing';
 
 export interface PromSample {
   metric: Record<string, string>;
@@ -23,18 +23,6 @@ export interface LivePrometheus {
 
 export function prometheusPath(): string {
   return process.env['PROMETHEUS_BIN'] ?? 'prometheus';
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

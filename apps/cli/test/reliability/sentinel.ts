@@ -5,7 +5,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './private-redis.ts';
+import { freePort } from '@anneal/testing';
 
 export const PRIMARY_NAME = 'anneal-primary';
 

@@ -1,0 +1,8 @@
+export { freePort } from './free-port.ts';
+export {
+  type RedisServer,
+  type RedisServerOptions,
+  redisServerBinary,
+  startRedisServer,
+  waitForPing,
+} from './redis-server.ts';
