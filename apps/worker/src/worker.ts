@@ -31,6 +31,7 @@ import { type EngineFactories, defaultEngineFactories } from './resources/factor
 import { defaultEmbeddedEngines } from './resources/embedded.ts';
 import { ResourceResolver, embeddedTrainerDirs } from './resources/resolve.ts';
 import { ActiveRuns } from './runtime/active-runs.ts';
+import { Cleanup } from './runtime/cleanup.ts';
 import { subscribeWorkerControl } from './runtime/control.ts';
 import { startHeartbeat } from './runtime/heartbeat.ts';
 import { type ExecutorTable, type ProcessorDeps, processRunJob } from './runtime/process-run.ts';
@@ -43,6 +44,8 @@ export interface StartWorkerOptions {
   factories?: Partial<EngineFactories>;
   /** Default: a pino logger at config.logLevel. */
   logger?: Logger;
+  /** Default: metrics/server.ts's. Tests inject a failing one (a start-up step that throws). */
+  startMetricsServer?: typeof startMetricsServer;
 }
 
 export interface WorkerHandle {
@@ -60,31 +63,64 @@ export interface WorkerHandle {
   close(): Promise<void>;
 }
 
-/** Long-lived clients wait out a Redis outage (BullMQ requires maxRetriesPerRequest: null). */
-const connect = (url: string, logger: Logger) =>
-  connectRedis(url, logger, { maxRetriesPerRequest: null });
+/**
+ * Long-lived clients wait out a Redis outage (BullMQ requires maxRetriesPerRequest: null); each is
+ * named `anneal-worker:<id>:<role>` in CLIENT LIST.
+ */
+const connect = (url: string, logger: Logger, workerId: string, role: string) =>
+  connectRedis(url, logger, {
+    maxRetriesPerRequest: null,
+    connectionName: `anneal-worker:${workerId}:${role}`,
+  });
+
+/** Its three Redis connections, closed together (quit, else disconnect). */
+function openConnections(config: Readonly<WorkerConfig>, logger: Logger, cleanup: Cleanup) {
+  const open = (role: string) => connect(config.redisUrl, logger, config.workerId, role);
+  const connections = { redis: open('store'), subscriber: open('control'), bull: open('queue') };
+  cleanup.add('redis connections', () =>
+    Promise.all(Object.values(connections).map((c) => c.quit().catch(() => c.disconnect()))),
+  );
+  return connections;
+}
 
 export async function startWorker(
   config: Readonly<WorkerConfig>,
   options: StartWorkerOptions = {},
 ): Promise<WorkerHandle> {
-  const { workerId, pool } = config;
   // Fail fast (RedisUnreachableError, 5 s) instead of retrying forever below.
   await checkRedisReachable(config.redisUrl);
   const logger: Logger =
     options.logger ??
-    createLogger({ name: 'worker', level: config.logLevel, bindings: { pool, worker: workerId } });
+    createLogger({
+      name: 'worker',
+      level: config.logLevel,
+      bindings: { pool: config.pool, worker: config.workerId },
+    });
+  const cleanup = new Cleanup();
+  try {
+    return await startSteps(config, options, logger, cleanup);
+  } catch (error) {
+    await cleanup.unwind(logger);
+    throw error;
+  }
+}
+
+/** The start-up steps; each registers in `cleanup` what closes what it opened. */
+async function startSteps(
+  config: Readonly<WorkerConfig>,
+  options: StartWorkerOptions,
+  logger: Logger,
+  cleanup: Cleanup,
+): Promise<WorkerHandle> {
+  const { workerId, pool } = config;
   // Loaded lazily: a worker given its executors never pulls in the real ones.
   const executors: ExecutorTable =
     options.executors ?? (await import('./executors/index.ts')).EXECUTORS;
   const embedded = defaultEmbeddedEngines({ trainerDirs: embeddedTrainerDirs(config) });
   const factories = { ...defaultEngineFactories(embedded), ...options.factories };
 
-  const redis = connect(config.redisUrl, logger);
-  const subscriber = connect(config.redisUrl, logger);
-  const bullConnection = connect(config.redisUrl, logger);
+  const { redis, subscriber, bull: bullConnection } = openConnections(config, logger, cleanup);
   const store = createStoreContext(redis, config.keyPrefix);
-
   const registry = new Registry();
   const events = createEventBus({
     onListenerError: (err, event) =>
@@ -96,6 +132,7 @@ export async function startWorker(
     worker: { pool, id: workerId },
     runSeriesGraceMs: config.metrics.runSeriesGraceSeconds * 1000,
   });
+  cleanup.add('metrics', () => metrics.close());
   events.onAny((name, payload) => metrics.emit(name, payload));
   logEvents(events, logger);
 
@@ -117,6 +154,11 @@ export async function startWorker(
     cache: new EngineCache(),
     telemetry: events,
     logger,
+  });
+  cleanup.add('engines', async () => {
+    const engineErrors = await resolver.close();
+    if (engineErrors.length > 0)
+      logger.warn({ errors: engineErrors.map(String) }, 'engines failed to close');
   });
   const deps: ProcessorDeps = {
     store,
@@ -150,6 +192,9 @@ export async function startWorker(
       name: workerId,
       autorun: false,
     },
+  );
+  const closeWorker = cleanup.add('queue worker', (force?: boolean) =>
+    worker.close(force).catch((err: unknown) => logger.warn({ err: String(err) }, 'worker close')),
   );
   worker.on('error', (err) => logger.error({ err: String(err) }, 'queue worker error'));
   worker.on('lockRenewalFailed', (jobIds) => {
@@ -198,25 +243,30 @@ export async function startWorker(
     telemetry: events,
     logger,
   });
-  const unsubscribe = await subscribeWorkerControl(subscriber, config.keyPrefix, {
+  const stopHeartbeat = cleanup.add('heartbeat', () => heartbeat.stop());
+  const unsubscribeControl = await subscribeWorkerControl(subscriber, config.keyPrefix, {
     runs,
     workerId,
     drain,
     logger,
   });
-  const server = await startMetricsServer(registry, {
+  const unsubscribe = cleanup.add('control subscription', () =>
+    unsubscribeControl().catch(() => undefined),
+  );
+  const server = await (options.startMetricsServer ?? startMetricsServer)(registry, {
     host: config.metrics.host,
     port: config.metrics.port,
     health: () => ({ id: workerId, pool, busy: runs.size, slots: config.slots, ...state }),
   });
-  const pusher =
-    config.metrics.pushgatewayUrl === null
-      ? null
-      : startPushgateway(registry, {
-          url: pushgatewayUrl(config.metrics.pushgatewayUrl, pool, workerId),
-          intervalSeconds: config.metrics.pushIntervalSeconds,
-          logger,
-        });
+  cleanup.add('metrics server', () => server.close());
+  if (config.metrics.pushgatewayUrl !== null) {
+    const pusher = startPushgateway(registry, {
+      url: pushgatewayUrl(config.metrics.pushgatewayUrl, pool, workerId),
+      intervalSeconds: config.metrics.pushIntervalSeconds,
+      logger,
+    });
+    cleanup.add('pushgateway', () => pusher.close());
+  }
   await heartbeat.beat(); // registered (and drain state known) before the first run
   onRunsChanged();
   void worker
@@ -250,21 +300,12 @@ export async function startWorker(
       );
     }
     await pausing;
-    await worker
-      .close(!idle)
-      .catch((err: unknown) => logger.warn({ err: String(err) }, 'worker close'));
-    heartbeat.stop();
-    await unsubscribe().catch(() => undefined);
+    await closeWorker(!idle);
+    await stopHeartbeat();
+    await unsubscribe();
     await removeWorker(store, workerId, pool).catch(() => undefined);
-    await pusher?.close();
-    await server.close();
-    const engineErrors = await resolver.close();
-    if (engineErrors.length > 0)
-      logger.warn({ errors: engineErrors.map(String) }, 'engines failed to close');
-    metrics.close();
-    await Promise.all(
-      [redis, subscriber, bullConnection].map((c) => c.quit().catch(() => c.disconnect())),
-    );
+    // The rest, newest first: pushgateway, metrics server, engines, metrics, Redis connections.
+    await cleanup.unwind(logger);
     logger.info('worker stopped');
   };
 
