@@ -41,6 +41,30 @@ describe('anneal data validate', () => {
     expect(stderr).toContain('3 error(s); 1 valid qa row(s)');
   });
 
+  it('reads the file as the control plane does: UTF-8 and line caps by line, no FIFO', async () => {
+    const file = join(dir, 'bytes.jsonl');
+    await writeFile(
+      file,
+      Buffer.concat([
+        Buffer.from('{"question":"Q?","answer":"A"}\n{"question":"'),
+        Buffer.from([0xff]),
+        Buffer.from(`?","answer":"A"}\n{"question":"${'x'.repeat(1_100_000)}","answer":"A"}\n`),
+      ]),
+    );
+    const bad = await anneal(['data', 'validate', '--kind', 'qa', file]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`${file}: line 2: not valid UTF-8`);
+    expect(bad.stderr).toContain(
+      `${file}: line 3: line is 1100028 bytes, over the limit of 1048576`,
+    );
+    expect(bad.stderr).toContain('2 error(s); 1 valid qa row(s)');
+    const fifo = join(dir, 'fifo.jsonl');
+    await new Promise((done) => execFile('mkfifo', [fifo], done));
+    const piped = await anneal(['data', 'validate', '--kind', 'qa', fifo]);
+    expect(piped.code).toBe(2);
+    expect(piped.stderr).toContain('is a FIFO, not a regular file');
+  });
+
   it('accepts a valid file', async () => {
     const file = join(dir, 'pairs.jsonl');
     await writeFile(file, '{"prompt":"p","chosen":"a","rejected":"b"}\n');

@@ -4,7 +4,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 // The dataset checks come from the light `@anneal/envs/datasets` entry; calibration loads the
 // package root (chat clients, judges, and the engines behind them) only when it runs.
-import { DATASET_KINDS, formatRowError, isDatasetKind, validateJsonl } from '@anneal/envs/datasets';
+import {
+  DATASET_KINDS,
+  type DatasetText,
+  formatRowError,
+  isDatasetKind,
+  readDatasetFile,
+  validateDatasetText,
+  validateJsonl,
+} from '@anneal/envs/datasets';
 import type { DatasetKind, RubricPromptRow } from '@anneal/envs/datasets';
 import type { ChatClient } from '@anneal/envs';
 
@@ -44,7 +52,16 @@ async function runValidate(
   options: { kind: DatasetKind },
   command: Command,
 ): Promise<void> {
-  const result = validateJsonl(options.kind, await readText(command, file, 'FILE'));
+  // As the control plane and workers read it: a regular file, lines within 1 MiB, valid UTF-8.
+  let read: DatasetText;
+  try {
+    read = await readDatasetFile(file);
+  } catch (error) {
+    return command.error(`error: cannot read FILE '${file}': ${(error as Error).message}`, {
+      exitCode: EXIT_INVALID,
+    });
+  }
+  const result = validateDatasetText(options.kind, read);
   for (const error of result.errors) process.stderr.write(`${file}: ${formatRowError(error)}\n`);
   if (result.errors.length > 0) {
     process.stderr.write(

@@ -5,7 +5,8 @@
 // validated as usual.
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import type { RowError } from './jsonl.ts';
+import { type RowError, type ValidationResult, validateJsonl } from './jsonl.ts';
+import type { DatasetKind, DatasetRows } from './schemas.ts';
 
 export interface DatasetFileLimits {
   maxFileBytes: number;
@@ -92,4 +93,17 @@ export async function readDatasetFile(
   } finally {
     await handle.close();
   }
+}
+
+/** Validates the rows of a read file; its refused lines come first in line order with the rest.
+ * A file whose every line was refused has no rows: its lines say why. */
+export function validateDatasetText<K extends DatasetKind>(
+  kind: K,
+  read: DatasetText,
+): ValidationResult<DatasetRows[K]> {
+  const result = validateJsonl(kind, read.text);
+  const rowErrors = result.errors.filter(
+    (e) => read.errors.length === 0 || e.message !== 'the file has no rows',
+  );
+  return { ...result, errors: [...read.errors, ...rowErrors].sort((a, b) => a.line - b.line) };
 }

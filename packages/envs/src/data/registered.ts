@@ -1,8 +1,13 @@
 // Operator-registered JSONL datasets (operator config `datasets: {name: {kind, path}}`): read and
 // validated row by row before any GPU time is spent. The control plane checks every file at
 // start-up; workers load them into their data catalogue. Errors name the dataset, file and line.
-import { DatasetError, formatRowError, validateJsonl } from './jsonl.ts';
-import { type DatasetFileLimits, type DatasetText, readDatasetFile } from './read-file.ts';
+import { DatasetError, formatRowError } from './jsonl.ts';
+import {
+  type DatasetFileLimits,
+  type DatasetText,
+  readDatasetFile,
+  validateDatasetText,
+} from './read-file.ts';
 import type { DatasetKind, DatasetRows, RubricPromptRow } from './schemas.ts';
 
 export interface RegisteredDatasetEntry {
@@ -35,12 +40,8 @@ export async function loadRegisteredDataset(
   } catch (error) {
     throw new RegisteredDatasetError(`${where}: ${(error as Error).message}`, { cause: error });
   }
-  const result = validateJsonl(entry.kind, read.text);
-  // A file whose every line was refused has no rows: its lines say why.
-  const rowErrors = result.errors.filter(
-    (e) => read.errors.length === 0 || e.message !== 'the file has no rows',
-  );
-  const errors = [...read.errors, ...rowErrors].sort((a, b) => a.line - b.line);
+  const result = validateDatasetText(entry.kind, read);
+  const { errors } = result;
   if (errors.length > 0) {
     const shown = errors.slice(0, MAX_SHOWN).map((e) => `${where}: ${formatRowError(e)}`);
     const more = errors.length > MAX_SHOWN ? [`… and ${errors.length - MAX_SHOWN} more`] : [];
