@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,13 @@ describe('loadOperatorConfig', () => {
     await writeFile(path, config(join(dir, 'missing.jsonl')));
     await expect(loadOperatorConfig({ configPath: path })).rejects.toThrow(
       /\/datasets\/my-qa \(.*missing\.jsonl\): cannot read/,
+    );
+    // A FIFO in place of the file is refused at once (it used to block the start forever).
+    const fifo = join(dir, 'fifo.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    await writeFile(path, config(fifo));
+    await expect(loadOperatorConfig({ configPath: path })).rejects.toThrow(
+      `/datasets/my-qa (${fifo}): is a FIFO, not a regular file`,
     );
   });
 });
