@@ -30,7 +30,7 @@ import { EngineCache } from './resources/engine-cache.ts';
 import { type EngineFactories, defaultEngineFactories } from './resources/factories.ts';
 import { defaultEmbeddedEngines } from './resources/embedded.ts';
 import { ResourceResolver, embeddedTrainerDirs } from './resources/resolve.ts';
-import { ActiveRuns } from './runtime/active-runs.ts';
+import { ActiveRuns, type StopRequest } from './runtime/active-runs.ts';
 import { Cleanup } from './runtime/cleanup.ts';
 import { subscribeWorkerControl } from './runtime/control.ts';
 import { startHeartbeat } from './runtime/heartbeat.ts';
@@ -137,6 +137,13 @@ async function startSteps(
   logEvents(events, logger);
 
   const runs = new ActiveRuns();
+  // Why this worker stops its runs: asked of the runs it holds (stopAll) and of a run that starts
+  // afterwards (pendingStop), the same words in both.
+  const shutdownStop: StopRequest = { kind: 'release', reason: `worker ${workerId} shutting down` };
+  const drainStop: StopRequest = {
+    kind: 'release',
+    reason: `released by draining worker ${workerId}`,
+  };
   const startedAt = new Date().toISOString();
   const state = { draining: false, releasing: false, shuttingDown: false };
   let idleWaiters: Array<() => void> = [];
@@ -170,12 +177,7 @@ async function startSteps(
     telemetry: events,
     logger,
     accepting: () => !state.draining && !state.shuttingDown,
-    pendingStop: () =>
-      state.shuttingDown
-        ? { kind: 'release', reason: `worker ${workerId} shutting down` }
-        : state.releasing
-          ? { kind: 'release', reason: `released by draining worker ${workerId}` }
-          : null,
+    pendingStop: () => (state.shuttingDown ? shutdownStop : state.releasing ? drainStop : null),
     onRunsChanged,
   };
 
@@ -222,7 +224,7 @@ async function startSteps(
     }
     if (checkpointAndRelease && !state.releasing) {
       state.releasing = true;
-      runs.stopAll({ kind: 'release', reason: `released by draining worker ${workerId}` });
+      runs.stopAll(drainStop);
     }
   };
   const heartbeat = startHeartbeat({
@@ -291,7 +293,7 @@ async function startSteps(
   const shutdown = async () => {
     state.shuttingDown = true;
     const pausing = worker.pause(true).catch(() => undefined);
-    runs.stopAll({ kind: 'release', reason: `worker ${workerId} shutting down` });
+    runs.stopAll(shutdownStop);
     const idle = await whenIdle(config.shutdownGraceSeconds * 1000);
     if (!idle) {
       logger.warn(
