@@ -139,8 +139,13 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     const onAbort = () => this.abort(signal!);
     signal?.addEventListener('abort', onAbort, { once: true });
     this.dispatch();
+    // An abort before the result is returned rejects, whether or not the threads had finished:
+    // the caller that aborted never receives a result (as with fetch).
     return Promise.all(parts)
-      .then((chunks) => chunks.flat())
+      .then((chunks) => {
+        if (signal?.aborted) throw abortError();
+        return chunks.flat();
+      })
       .finally(() => signal?.removeEventListener('abort', onAbort));
   }
 

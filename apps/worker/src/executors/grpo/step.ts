@@ -14,7 +14,12 @@ import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
 import { probeMismatch, sampleMismatchProbe, type MismatchKl } from './mismatch-probe.ts';
-import { lagMetrics, mismatchMetrics, rewardMetrics, trainMetrics } from './step-record-builders.ts';
+import {
+  lagMetrics,
+  mismatchMetrics,
+  rewardMetrics,
+  trainMetrics,
+} from './step-record-builders.ts';
 import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from '../common/weight-sync.ts';
