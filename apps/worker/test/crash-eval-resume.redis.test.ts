@@ -30,6 +30,7 @@ import type { EvalItem } from '../src/executors/eval/cell.ts';
 import { ITEMS_FILE, runEval } from '../src/executors/eval/index.ts';
 import type { RunResources } from '../src/executors/types.ts';
 import { ActiveRun } from '../src/runtime/active-runs.ts';
+import { specOfKind } from './executors/fakes.ts';
 import { createExecutorContext } from '../src/runtime/run-context.ts';
 import { type TestEnv, REDIS_URL, eventually, resolveSpec, testEnv } from './helpers.ts';
 import { type RealWorker, killHard, spawnRealWorker } from './reliability/real-worker.ts';
@@ -142,7 +143,7 @@ describe('a crashed eval attempt, retried (store-backed, real eval executor)', (
         step === crashAt
           ? Promise.reject(new Crash(`crashed in step ${step}`))
           : commit(step, metrics);
-      return { started, run: runEval(ctx) };
+      return { started, run: runEval({ ...ctx, spec: specOfKind('eval', ctx.spec) }) };
     };
 
     const first = await attempt('worker-a', CRASH_AFTER + 1);

@@ -4,7 +4,6 @@
 // test of a pipelined run (pipelined-grpo-crash.redis.test.ts). Each step trains for the spec
 // label `step-ms` (default 100) so that the kill lands mid-run with a batch in flight.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { GrpoSpec } from '@anneal/protocol';
 import { runGrpo } from '../src/executors/grpo/index.ts';
 import {
   VersionedInference,
@@ -15,8 +14,8 @@ import type { Executor } from '../src/index.ts';
 import { runWorkerProcess } from '../src/process-entry.ts';
 import { STUB_FACTORIES } from './fixtures/engines.ts';
 
-const pipelinedGrpo: Executor = (ctx) => {
-  const spec = ctx.spec as GrpoSpec;
+const pipelinedGrpo: Executor<'grpo'> = (ctx) => {
+  const spec = ctx.spec;
   const inference = new VersionedInference(spec.seed, spec.steps);
   const model = new VersionedTrainerModel(inference);
   const stepMs = Number(spec.labels['step-ms'] ?? 100);

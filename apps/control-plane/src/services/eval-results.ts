@@ -2,7 +2,7 @@
 // checkpoint × budget, turned into curves, knees and the cost–accuracy frontier by the same
 // pure code the CLI uses (@anneal/envs evalCurves). Tenant-scoped like GET /v1/runs/{id}.
 import { evalCurves, pricesFor } from '@anneal/envs';
-import type { EvalResults, EvalSpec, ModelRef } from '@anneal/protocol';
+import { type EvalResults, type ModelRef, validateRunSpec } from '@anneal/protocol';
 import { getRun, readSteps } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
@@ -28,7 +28,13 @@ export async function evalResults(
       `run '${runId}' is a ${run.kind} run; results exist for eval runs only`,
     );
   }
-  const spec = run.spec as unknown as EvalSpec;
+  // The stored spec is the resolved one submission checked; parsing it again types it (an eval
+  // spec) instead of a cast, and a record that no longer parses is an error, not a wrong answer.
+  const parsed = validateRunSpec(run.spec);
+  if (!parsed.ok || parsed.value.kind !== 'eval') {
+    throw new Error(`run '${runId}': stored spec is not a valid eval spec`);
+  }
+  const spec = parsed.value;
   const defaultBase = ctx.operator.defaults.baseModel;
   const refs = spec.models ?? [spec.model];
   const labels = refs.map((ref) => labelOf(ref, defaultBase));

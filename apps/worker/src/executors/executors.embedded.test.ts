@@ -11,22 +11,23 @@ import {
   type RewardScorer,
 } from '@anneal/engines';
 import { builtinTasks } from '@anneal/envs';
-import { validateRunSpec, type RunSpec } from '@anneal/protocol';
+import { validateRunSpec, type RunKind } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinDataCatalog } from '../resources/data/builtin-catalog.ts';
 import type { DataCatalog, PreferenceExample } from '../resources/data/catalog.ts';
 import { EXECUTORS } from './index.ts';
 import { METRIC, rewardKey } from './metrics.ts';
-import { format, memoryContext } from '../../test/executors/fakes.ts';
+import { format, memoryContext, specOfKind } from '../../test/executors/fakes.ts';
+import type { SpecOf } from './types.ts';
 import type { ExecutorResult, RunResources } from './types.ts';
 
 const TINY = { vocabSize: 264, blockSize: 256, nLayer: 1, nHead: 2, nEmbd: 32 };
 const RUN = (n: number) => `run_01JTEST00000000000000000${String(n).padStart(2, '0')}`;
 
-function spec(value: Record<string, unknown>): RunSpec {
+function spec<K extends RunKind>(value: Record<string, unknown> & { kind: K }): SpecOf<K> {
   const parsed = validateRunSpec(value);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return parsed.value;
+  return specOfKind(value.kind, parsed.value);
 }
 
 /** Built-in tasks, but preference pairs a value head separates trivially (short 'yes' wins). */

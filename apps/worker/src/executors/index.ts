@@ -1,24 +1,27 @@
 // The executors by run kind (the worker runtime dispatches `spec.kind` here).
-import type { RunKind } from '@anneal/protocol';
 import { runEval } from './eval/index.ts';
 import { runGrpo } from './grpo/index.ts';
 import { runRm } from './rm.ts';
 import { runSft } from './sft.ts';
-import type { Executor } from './types.ts';
+import type { ExecutorRegistry } from './types.ts';
 
-export const EXECUTORS: Readonly<Record<RunKind, Executor>> = Object.freeze({
+export const EXECUTORS: ExecutorRegistry = Object.freeze({
   sft: runSft,
   rm: runRm,
   grpo: runGrpo,
   eval: runEval,
 });
 
+export { executorFor } from './types.ts';
 export type {
   Executor,
   ExecutorContext,
+  ExecutorRegistry,
+  ExecutorTable,
   ExecutorResult,
   ResolvedModel,
   RunResources,
+  SpecOf,
 } from './types.ts';
 export type {
   DataCatalog,

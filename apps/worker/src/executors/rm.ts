@@ -110,8 +110,8 @@ async function rmStep(
   };
 }
 
-export async function runRm(ctx: ExecutorContext): Promise<ExecutorResult> {
-  const spec = ctx.spec as RmSpec;
+export async function runRm(ctx: ExecutorContext<'rm'>): Promise<ExecutorResult> {
+  const spec = ctx.spec;
   const catalog = catalogOf(ctx.resources);
   const pools = mixPools(
     catalog,

@@ -124,8 +124,8 @@ async function sftStep(
   };
 }
 
-export async function runSft(ctx: ExecutorContext): Promise<ExecutorResult> {
-  const spec = ctx.spec as SftSpec;
+export async function runSft(ctx: ExecutorContext<'sft'>): Promise<ExecutorResult> {
+  const spec = ctx.spec;
   const catalog = catalogOf(ctx.resources);
   const pools = mixPools(catalog, spec.data.mix, 'sft', (s) => catalog.sft(s));
   const { model, doneSteps } = await openTrainerModel(ctx, 'lm');

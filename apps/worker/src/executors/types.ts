@@ -9,7 +9,7 @@ import type {
   SearchToolDescription,
   ToolCallMarkers,
 } from '@anneal/envs';
-import type { RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
+import type { RunKind, RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
 import type { DataCatalog } from '../resources/data/catalog.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
@@ -66,9 +66,16 @@ export interface RunResources {
   maxContextTokens?: number;
 }
 
-export interface ExecutorContext {
+/** Each kind's spec: the member of the RunSpec union whose `kind` it is. */
+type SpecByKind = { [K in RunKind]: Extract<RunSpec, { kind: K }> };
+
+/** The spec of run kind K (`SpecOf<RunKind>` is any kind's: RunSpec). */
+export type SpecOf<K extends RunKind> = SpecByKind[K];
+
+/** What an executor of kind K runs with; `ExecutorContext` alone is any kind's. */
+export interface ExecutorContext<K extends RunKind = RunKind> {
   runId: string;
-  spec: RunSpec;
+  spec: SpecOf<K>;
   resources: RunResources;
   /** Resume point: the last checkpoint committed for this run, or null for a fresh start. */
   resumeFrom: { step: number; path: string } | null;
@@ -99,4 +106,25 @@ export interface ExecutorResult {
   stopped: boolean;
 }
 
-export type Executor = (ctx: ExecutorContext) => Promise<ExecutorResult>;
+/** Runs one kind: the compiler checks it reads only fields its own kind's spec has. */
+export type Executor<K extends RunKind = RunKind> = (
+  ctx: ExecutorContext<K>,
+) => Promise<ExecutorResult>;
+
+/** An executor for every kind, each typed by its kind (`EXECUTORS`). */
+export type ExecutorRegistry = { readonly [K in RunKind]: Executor<K> };
+
+/** The executors a worker runs: some kinds (tests, single-kind workers) or all. */
+export type ExecutorTable = Partial<ExecutorRegistry>;
+
+/**
+ * The executor for `kind`, typed by it: the one place a run's kind picks its executor. Given
+ * a context whose `spec.kind` is `kind`, `executorFor(table, ctx.spec.kind)?.(ctx)` hands each
+ * executor its own kind's spec (a mapped type indexed by K, so no cast narrows it).
+ */
+export function executorFor<K extends RunKind>(
+  table: ExecutorTable,
+  kind: K,
+): Executor<K> | undefined {
+  return table[kind];
+}

@@ -27,7 +27,7 @@ import { maxContextTokens } from './data/resolve.ts';
 import { budgetStatement } from '../executors/eval/index.ts';
 import { EXECUTORS } from '../executors/index.ts';
 import { METRIC } from '../executors/metrics.ts';
-import { memoryContext } from '../../test/executors/fakes.ts';
+import { memoryContext, specOfKind } from '../../test/executors/fakes.ts';
 import type { ResourceResolver } from './resolve.ts';
 
 const EOS = '<|endoftext|>';
@@ -142,7 +142,7 @@ data: { mix: [{ source: search-qa, weight: 1 }] }
       scriptedTurns(VALID, MALFORMED),
       scriptedTurns(VALID, MALFORMED),
     );
-    const ctx = memoryContext(grpo, resources, { runId });
+    const ctx = memoryContext(specOfKind('grpo', grpo), resources, { runId });
     const result = await EXECUTORS.grpo(ctx);
     expect(result.stopped).toBe(false);
     expect(ctx.commitOrder).toEqual([1, 2]);
@@ -220,7 +220,7 @@ budgets: { toolCallBudgets: [1], maxOutputTokens: 64, resultsPerCall: 2, maxQuer
     const [example] = defaultDataCatalog().evalSet('search-qa');
     const turn = `<think>\nI know this one.\n</think>\n\n${example!.key.answer}`;
     vllm.enqueue('/v1/completions', scriptedTurns(turn));
-    const ctx = memoryContext(evalSpec, resources, { runId: 'run_eval' });
+    const ctx = memoryContext(specOfKind('eval', evalSpec), resources, { runId: 'run_eval' });
     await EXECUTORS.eval(ctx);
     const [request] = vllm.requestsTo('/v1/completions').map((q) => q.body as CompletionBody);
     const tools = [searchWebToolSpec({ resultsPerCall: 1, maxQueryLength: 80 })];
@@ -257,7 +257,7 @@ budgets: { toolCallBudgets: [1], maxOutputTokens: 64, resultsPerCall: 2, maxQuer
       'kind: sft\nsteps: 1\nbatchSize: 1\ndata: { mix: [{ source: qwen-sft, weight: 1 }] }',
     );
     const resources = await r.resolve({ id: 'run_sft', tenant: 'default', spec: sft });
-    await EXECUTORS.sft(memoryContext(sft, resources, { runId: 'run_sft' }));
+    await EXECUTORS.sft(memoryContext(specOfKind('sft', sft), resources, { runId: 'run_sft' }));
 
     const tools = [searchWebToolSpec()];
     const messages: ChatMessage[] = [

@@ -4,18 +4,12 @@
 import path from 'node:path';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import {
-  RunJobPayload,
-  formatIssues,
-  validateRunSpec,
-  type RunKind,
-  type RunResource,
-} from '@anneal/protocol';
+import { RunJobPayload, formatIssues, validateRunSpec, type RunResource } from '@anneal/protocol';
 import { finishRun, startRun } from '@anneal/store';
 import type { TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
-import type { Executor, ExecutorResult } from '../executors/types.ts';
+import { type ExecutorResult, type ExecutorTable, executorFor } from '../executors/types.ts';
 import type { ResourceResolver } from '../resources/resolve.ts';
 import { type ServedWeights, trackServedWeights } from '../resources/served-weights.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
@@ -28,7 +22,7 @@ export const BLOCKED_RETRY_MS = 2_000;
 /** Compiled once: the payload of every job is checked (BullMQ data is not ours to trust). */
 const runJobPayload = TypeCompiler.Compile(RunJobPayload);
 
-export type ExecutorTable = Partial<Record<RunKind, Executor>>;
+export type { ExecutorTable } from '../executors/types.ts';
 
 export interface ProcessorDeps extends RunContextDeps, OutcomeDeps {
   config: Readonly<WorkerConfig>;
@@ -56,7 +50,7 @@ async function attempt(
 ): Promise<Attempt> {
   let served: ServedWeights | undefined;
   try {
-    const executor = deps.executors[run.kind];
+    const executor = executorFor(deps.executors, run.kind);
     if (!executor) throw new RunSetupError(`this worker has no executor for kind '${run.kind}'`);
     const parsed = validateRunSpec(run.spec);
     if (!parsed.ok)

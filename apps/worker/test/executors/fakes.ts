@@ -15,8 +15,8 @@ import {
   type TrainerModel,
 } from '@anneal/engines';
 import { createToolCallFormat, type Rollout, type ToolCallFormat } from '@anneal/envs';
-import type { RunSpec } from '@anneal/protocol';
-import type { ExecutorContext, RunResources } from '../../src/executors/types.ts';
+import type { RunKind, RunSpec } from '@anneal/protocol';
+import type { ExecutorContext, RunResources, SpecOf } from '../../src/executors/types.ts';
 
 export const format: ToolCallFormat = createToolCallFormat(new ByteTokenizer());
 
@@ -136,16 +136,26 @@ export class ShiftedTrainerModel implements TrainerModel {
   }
 }
 
-export interface MemoryContext extends ExecutorContext {
+export interface MemoryContext<K extends RunKind = RunKind> extends ExecutorContext<K> {
   readonly steps: Map<number, Record<string, number | null>>;
   readonly commitOrder: number[];
   readonly checkpoints: Array<{ step: number; path: string }>;
   readonly controller: AbortController;
 }
 
+/** `spec` as its kind's spec (what an executor of `kind` takes); throws on another kind. */
+export function specOfKind<K extends RunKind>(kind: K, spec: RunSpec): SpecOf<K> {
+  if (!isSpecOf(spec, kind)) throw new Error(`expected a ${kind} spec, got ${spec.kind}`);
+  return spec;
+}
+
+function isSpecOf<K extends RunKind>(spec: RunSpec, kind: K): spec is SpecOf<K> {
+  return spec.kind === kind;
+}
+
 /** An ExecutorContext keeping step records in memory, idempotent by step like the store. */
-export function memoryContext(
-  spec: RunSpec,
+export function memoryContext<K extends RunKind>(
+  spec: RunSpec & { kind: K },
   resources: RunResources,
   options: {
     resumeFrom?: ExecutorContext['resumeFrom'];
@@ -153,16 +163,16 @@ export function memoryContext(
     attempt?: number;
     /** Steps an earlier attempt committed (a retried run). */
     committed?: ReadonlyMap<number, Record<string, number | null>>;
-    onCommit?: (step: number, ctx: MemoryContext) => void;
+    onCommit?: (step: number, ctx: MemoryContext<K>) => void;
   } = {},
-): MemoryContext {
+): MemoryContext<K> {
   const steps = new Map<number, Record<string, number | null>>(options.committed ?? []);
   const commitOrder: number[] = [];
   const checkpoints: Array<{ step: number; path: string }> = [];
   const controller = new AbortController();
-  const ctx: MemoryContext = {
+  const ctx: MemoryContext<K> = {
     runId: options.runId ?? 'run_01JTEST0000000000000000000',
-    spec,
+    spec: specOfKind(spec.kind, spec),
     resources,
     resumeFrom: options.resumeFrom ?? null,
     attempt: options.attempt ?? 1,

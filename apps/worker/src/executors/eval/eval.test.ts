@@ -6,19 +6,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { ByteTokenizer, type RewardScorer, type SampleRequest } from '@anneal/engines';
 import type { RubricJudge } from '@anneal/envs';
-import { validateRunSpec, type RunSpec } from '@anneal/protocol';
+import { validateRunSpec, type EvalSpec } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunSetupError } from '../../errors.ts';
 import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
 import type { EvalItem } from './cell.ts';
 import { ITEMS_FILE, runEval } from './index.ts';
-import { ScriptedInference, format, memoryContext } from '../../../test/executors/fakes.ts';
+import {
+  ScriptedInference,
+  format,
+  memoryContext,
+  specOfKind,
+} from '../../../test/executors/fakes.ts';
 import type { RunResources } from '../types.ts';
 
 const RUN = 'run_01JTESTEVALRESUME000000000';
 const EXAMPLES = 4;
 
-function spec(extra: Record<string, unknown> = {}): RunSpec {
+function spec(extra: Record<string, unknown> = {}): EvalSpec {
   const parsed = validateRunSpec({
     kind: 'eval',
     models: [{}, {}],
@@ -28,7 +33,7 @@ function spec(extra: Record<string, unknown> = {}): RunSpec {
     ...extra,
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return parsed.value;
+  return specOfKind('eval', parsed.value);
 }
 
 const questions = defaultDataCatalog()

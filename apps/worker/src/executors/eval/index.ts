@@ -112,8 +112,8 @@ function baselineFromItems(kept: readonly EvalItem[], examples: number): Map<num
   );
 }
 
-export async function runEval(ctx: ExecutorContext): Promise<ExecutorResult> {
-  const spec = ctx.spec as EvalSpec;
+export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorResult> {
+  const spec = ctx.spec;
   const { resources } = ctx;
   if (spec.judge === 'llm' && resources.judge === undefined) {
     throw new RunSetupError(

@@ -5,16 +5,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ByteTokenizer, type SampleRequest } from '@anneal/engines';
-import { validateRunSpec, type RunSpec } from '@anneal/protocol';
+import { validateRunSpec, type EvalSpec } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
 import { runEval } from './index.ts';
-import { ScriptedInference, format, memoryContext } from '../../../test/executors/fakes.ts';
+import {
+  ScriptedInference,
+  format,
+  memoryContext,
+  specOfKind,
+} from '../../../test/executors/fakes.ts';
 import type { RunResources } from '../types.ts';
 
 const PER_TOKEN = 1_000_000; // USD per million tokens: $1 a token
 
-function spec(): RunSpec {
+function spec(): EvalSpec {
   const parsed = validateRunSpec({
     kind: 'eval',
     models: [
@@ -27,7 +32,7 @@ function spec(): RunSpec {
     prices: { promptPerMillionTokens: PER_TOKEN },
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return parsed.value;
+  return specOfKind('eval', parsed.value);
 }
 
 const questions = defaultDataCatalog()

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/helpers.ts';
 import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
 import { runEval } from './index.ts';
-import { memoryContext } from '../../../test/executors/fakes.ts';
+import { memoryContext, specOfKind } from '../../../test/executors/fakes.ts';
 
 const EXAMPLES = 16;
 const open: Array<{ close(): Promise<void> }> = [];
@@ -41,7 +41,7 @@ describe('an eval cell over two inference replicas', () => {
     });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     const target = { label: 'ckpt', baseModel: 'tiny', checkpoint: null, samplerPath: dir };
-    const ctx = memoryContext(parsed.value, {
+    const ctx = memoryContext(specOfKind('eval', parsed.value), {
       tokenizer: new ByteTokenizer(),
       inference: engine,
       trainer: undefined as never, // the target has a sampler export: no trainer is asked

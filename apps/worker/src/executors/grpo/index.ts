@@ -11,7 +11,7 @@ import { BatchPipeline } from './pipeline.ts';
 import { setupGrpo } from './setup.ts';
 import { grpoStep } from './step.ts';
 
-export async function runGrpo(ctx: ExecutorContext): Promise<ExecutorResult> {
+export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorResult> {
   const state = await setupGrpo(ctx);
   const pipeline = new BatchPipeline<PreparedBatch>({
     lag: state.spec.rollout.maxPolicyLag,

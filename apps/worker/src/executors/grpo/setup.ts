@@ -106,8 +106,8 @@ export function checkOwnSampler(ctx: ExecutorContext, spec: GrpoSpec): void {
   if (issue) throw new RunSetupError(`${issue.path}: ${issue.message}`);
 }
 
-export async function setupGrpo(ctx: ExecutorContext): Promise<GrpoState> {
-  const spec = ctx.spec as GrpoSpec;
+export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState> {
+  const spec = ctx.spec;
   const { resources, runId } = ctx;
   checkOwnSampler(ctx, spec);
   const catalog = catalogOf(resources);

@@ -1,14 +1,15 @@
 import { ByteTokenizer } from '@anneal/engines';
 import { builtinTasks } from '@anneal/envs';
-import { validateRunSpec, type RunSpec } from '@anneal/protocol';
+import { validateRunSpec, type RunKind } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
 import { EXECUTORS } from '../../executors/index.ts';
 import {
   ScriptedInference,
   ShiftedTrainerModel,
   memoryContext,
+  specOfKind,
 } from '../../../test/executors/fakes.ts';
-import type { RunResources } from '../../executors/types.ts';
+import type { RunResources, SpecOf } from '../../executors/types.ts';
 import { builtinDataCatalog } from './builtin-catalog.ts';
 import { HELD_OUT_EVERY, withRegisteredDatasets } from './registered-catalog.ts';
 import { RunSetupError } from '../../errors.ts';
@@ -26,10 +27,10 @@ const tasks = builtinTasks(3, {
 });
 const catalog = builtinDataCatalog(tasks);
 
-function spec(value: Record<string, unknown>): RunSpec {
+function spec<K extends RunKind>(value: Record<string, unknown> & { kind: K }): SpecOf<K> {
   const parsed = validateRunSpec(value);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return parsed.value;
+  return specOfKind(value.kind, parsed.value);
 }
 
 describe('builtinDataCatalog', () => {
