@@ -6,48 +6,19 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, getTransitions, getWorker, readSteps } from '@anneal/store';
 import { readRunOutcome } from '../src/resources/run-outcome.ts';
-import { type TestEnv, REDIS_URL, eventually, sftSpec, testEnv } from './helpers.ts';
-import { type WorkerProcess, spawnWorker } from './process.ts';
+import { type TestEnv, eventually, sftSpec, testEnv } from './helpers.ts';
+import { crashTestWorkers } from './process.ts';
 
 let env: TestEnv;
-const spawned: WorkerProcess[] = [];
+const workers = crashTestWorkers(() => env);
+const worker = workers.spawn;
 beforeEach(async () => {
   env = await testEnv();
 });
 afterEach(async () => {
-  for (const p of spawned.splice(0)) {
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-    await p.exited;
-  }
+  await workers.killAll();
   await env.cleanup();
 });
-
-function worker(
-  id: string,
-  extra: Record<string, string> = {},
-  entry: 'test' | 'production' = 'test',
-): WorkerProcess {
-  const p = spawnWorker(
-    {
-      REDIS_URL,
-      ANNEAL_KEY_PREFIX: env.prefix,
-      ANNEAL_POOL: env.pool,
-      ANNEAL_WORKER_ID: id,
-      ANNEAL_ARTIFACT_DIR: env.artifactDir,
-      ANNEAL_METRICS_PORT: '0',
-      ANNEAL_METRICS_HOST: '127.0.0.1',
-      ANNEAL_HEARTBEAT_SECONDS: '1',
-      // Long enough that a live worker on a loaded machine (event-loop stalls of seconds) keeps its
-      // lock: a 2 s lock expired under load and the run retried twice more than the one kill.
-      ANNEAL_LOCK_DURATION_MS: '8000',
-      ANNEAL_STALLED_INTERVAL_MS: '2000',
-      ...extra,
-    },
-    entry,
-  );
-  spawned.push(p);
-  return p;
-}
 
 const run = (runId: string) => getRun(env.store, runId);
 
