@@ -1,6 +1,9 @@
 // Per-run bookkeeping of the weights a run made servable on a shared inference engine, so
 // the worker releases them when the run ends (vLLM: unload the run's LoRA adapters; they would
 // otherwise stay loaded and be replayed onto every re-admitted replica for the engine's life).
+// A view, not an owner: which policy versions exist and when one is released is decided by the
+// executor (GRPO: executors/grpo/policy-versions.ts, docs/architecture.md "One GRPO step"); this
+// only remembers the names loaded and not yet released, as a safety net for the run's end.
 import type { InferenceEngine } from '@anneal/engines';
 
 export interface ServedWeights {

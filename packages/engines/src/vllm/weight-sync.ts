@@ -1,4 +1,7 @@
 // Weight sync and health for the replicas of one endpoint (docs/engines.md "Weight sync").
+// The engine's view of served weights: it follows the caller's loadWeights/releaseWeights and
+// never chooses which policy version to serve (the worker's GRPO executor owns that,
+// docs/architecture.md "One GRPO step").
 //
 // Every `loadWeights({name, path})` is a new *version* of `name`, served by vLLM under its own
 // adapter name `<name>@<version>`:

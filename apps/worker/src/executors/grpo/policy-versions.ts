@@ -11,6 +11,10 @@
 // With lag 0 every version is served under the run's one stable policy name (the engine
 // versions it, docs/engines.md "Weight sync"): nothing is released by name, and each replaced
 // export is deleted once the next one is served, as before pipelining.
+//
+// The owner of a run's policy versions (docs/architecture.md "One GRPO step"): served-weights.ts
+// (the run's ledger of loaded names, released at run end) and the vLLM client's weight-sync.ts
+// (adapter versions per replica) are views that follow this class's load and release calls.
 import type { InferenceEngine, TrainerModel } from '@anneal/engines';
 
 export interface ServedVersion {
