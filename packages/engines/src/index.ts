@@ -39,7 +39,11 @@ export { DEFAULT_ADAPTER_LAYOUT, adapterPathResolver, parseSamplerUri } from './
 export type { AdapterStorage } from './vllm/lora-paths.ts';
 export type { ReplicaSnapshot } from './vllm/replicas.ts';
 export type { VllmEvent } from './vllm/transport.ts';
-export { versionedAdapterName } from './vllm/weight-sync.ts';
+export {
+  newAdapterInstance,
+  parseVersionedAdapterName,
+  versionedAdapterName,
+} from './vllm/weight-sync.ts';
 export type { AdapterSnapshot } from './vllm/weight-sync.ts';
 export {
   VLLM_DEFAULT_MAX_LORA_RANK,

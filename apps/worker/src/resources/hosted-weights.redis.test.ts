@@ -5,6 +5,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseVersionedAdapterName, versionedAdapterName } from '@anneal/engines';
 import { FakeTinkerServer, FakeVllmServer } from '@anneal/engines/testing';
 import { parseRunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
@@ -69,7 +70,11 @@ describe('hosted Tinker + your own vLLM', () => {
     const loads = vllm
       .requestsTo('/v1/load_lora_adapter')
       .map((q) => q.body as { lora_name: string; lora_path: string });
-    expect(loads.map((l) => l.lora_name)).toEqual([`${policy}@1`, `${policy}@2`]);
+    const instance = parseVersionedAdapterName(loads[0]?.lora_name ?? '')?.instance ?? '?';
+    expect(loads.map((l) => l.lora_name)).toEqual([
+      versionedAdapterName(policy, instance, 1),
+      versionedAdapterName(policy, instance, 2),
+    ]);
     for (const [step, load] of loads.entries()) {
       expect(load.lora_path).toBe(
         path.join(root, model.id, 'sampler_weights', samplerExportName('run_h', step)),

@@ -7,7 +7,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_BASE_MODEL, EmbeddedTrainer, EmbeddedTrainerServer } from '@anneal/engines';
+import {
+  DEFAULT_BASE_MODEL,
+  EmbeddedTrainer,
+  EmbeddedTrainerServer,
+  parseVersionedAdapterName,
+  versionedAdapterName,
+} from '@anneal/engines';
 import { FakeVllmServer } from '@anneal/engines/testing';
 import { parseRunSpec, type RunSpec } from '@anneal/protocol';
 import { type TestEnv, testEnv } from '../../test/helpers.ts';
@@ -66,6 +72,14 @@ tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default
   );
 }
 
+/** The weight-sync instance id in a load request's adapter name. */
+function instanceOf(body: unknown): string {
+  const name = (body as { lora_name?: unknown } | undefined)?.lora_name;
+  const parsed = typeof name === 'string' ? parseVersionedAdapterName(name) : undefined;
+  if (parsed === undefined) throw new Error(`not a versioned adapter name: ${String(name)}`);
+  return parsed.instance;
+}
+
 function grpoSpec(): RunSpec {
   const parsed = parseRunSpec('kind: grpo');
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
@@ -73,7 +87,7 @@ function grpoSpec(): RunSpec {
 }
 
 describe('vLLM + Tinker trainer weight sync', () => {
-  it('loads each sampler export as a new adapter version at its mapped path, then resets the prefix cache', async () => {
+  it('loads each sampler export as a new adapter version at its mapped path, under names of its engine alone (no prefix-cache reset)', async () => {
     const root = path.join(dir, 'checkpoints');
     const r = resolver(`, adapters: { root: ${JSON.stringify(root)} }`);
     const runId = 'run_w';
@@ -100,9 +114,12 @@ describe('vLLM + Tinker trainer weight sync', () => {
     ]);
     const mapped = (step: number) =>
       path.join(root, model.id, 'sampler_weights', `${runId}-sampler-${step}`);
-    expect(vllm.requestsTo('/v1/load_lora_adapter').map((q) => q.body)).toEqual([
-      { lora_name: `${policy}@1`, lora_path: mapped(0) },
-      { lora_name: `${policy}@2`, lora_path: mapped(1) },
+    const loads = vllm.requestsTo('/v1/load_lora_adapter').map((q) => q.body);
+    // Names carry the engine's instance id (never reused by a later worker on this server).
+    const instance = instanceOf(loads[0]);
+    expect(loads).toEqual([
+      { lora_name: versionedAdapterName(policy, instance, 1), lora_path: mapped(0) },
+      { lora_name: versionedAdapterName(policy, instance, 2), lora_path: mapped(1) },
     ]);
     // The mapped path is where the trainer really wrote the export.
     expect(existsSync(mapped(0)) && existsSync(mapped(1))).toBe(true);
@@ -115,7 +132,7 @@ describe('vLLM + Tinker trainer weight sync', () => {
       model: policy,
     });
     expect(seq?.tokens).toHaveLength(3);
-    expect(vllm.completedModels).toEqual([`${policy}@2`]);
+    expect(vllm.completedModels).toEqual([versionedAdapterName(policy, instance, 2)]);
     await r.close();
   });
 
@@ -132,11 +149,14 @@ describe('vLLM + Tinker trainer weight sync', () => {
     const names = servingNames(runId);
     await syncWeights(model, served.engine, `${runId}-reference`, names.reference);
     await syncWeights(model, served.engine, samplerExportName(runId, 0), names.policy);
-    expect([...vllm.adapters.keys()]).toEqual([`${names.reference}@1`, `${names.policy}@1`]);
+    const instance = instanceOf(vllm.requestsTo('/v1/load_lora_adapter')[0]?.body);
+    const reference = versionedAdapterName(names.reference, instance, 1);
+    const policy = versionedAdapterName(names.policy, instance, 1);
+    expect([...vllm.adapters.keys()]).toEqual([reference, policy]);
     expect(await served.release()).toEqual([]);
     expect(vllm.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
-      { lora_name: `${names.reference}@1` },
-      { lora_name: `${names.policy}@1` },
+      { lora_name: reference },
+      { lora_name: policy },
     ]);
     expect(vllm.adapters.size).toBe(0);
     expect(served.names()).toEqual([]);

@@ -37,6 +37,9 @@ export interface VllmDeps {
   timers?: Timers;
   scheduler?: Scheduler;
   rng?: Rng;
+  /** The id in this engine's adapter names (`<name>@<instance>.<version>`); default: drawn at
+   * random (weight-sync.ts `newAdapterInstance`). Tests pass a fixed one. */
+  adapterInstance?: string;
   onEvent?: (event: VllmEvent) => void;
 }
 
@@ -63,7 +66,7 @@ export class VllmInferenceEngine implements InferenceEngine {
     this.transport = new VllmTransport(this.config, deps.timers ?? realTimers, rng, this.emit, () =>
       this.checkHealth().then(() => undefined),
     );
-    this.adapters = new AdapterRegistry(this.transport, this.emit);
+    this.adapters = new AdapterRegistry(this.transport, this.emit, deps.adapterInstance);
     this.window = new ContextWindow(this.transport, this.config.maxModelLen);
     const interval = this.config.healthCheckIntervalMs;
     this.healthTimer =
@@ -216,6 +219,11 @@ export class VllmInferenceEngine implements InferenceEngine {
    * Unknown names are fine. */
   async releaseWeights(name: string): Promise<void> {
     await this.adapters.release(name);
+  }
+
+  /** The id in this engine's adapter names. */
+  get adapterInstance(): string {
+    return this.adapters.instance;
   }
 
   /** Adapter versions per name: the current one and those still draining. */

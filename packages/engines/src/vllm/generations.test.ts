@@ -49,7 +49,7 @@ for (const generation of ['v0.11', 'current'] as const) {
           retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
           resolveLoraPath: adapterPathResolver({ root }),
         },
-        { timers: fakeTimers().timers },
+        { timers: fakeTimers().timers, adapterInstance: 'w1' },
       );
       open.push(engine, ...fakes);
       const step1 = await skyrlSamplerArchive(root, 'm1', 'step-1', 8);
@@ -72,12 +72,12 @@ for (const generation of ['v0.11', 'current'] as const) {
       expect(clamped.map((s) => s.tokens.length)).toEqual([12, 12]);
 
       const used = fakes.flatMap((f) => f.completedModels);
-      expect(used).toEqual(['policy@1', 'policy@2']);
+      expect(used).toEqual(['policy@w1.1', 'policy@w1.2']);
       for (const fake of fakes) {
-        expect([...fake.adapters]).toEqual([['policy@2', step2]]);
+        expect([...fake.adapters]).toEqual([['policy@w1.2', step2]]);
         expect(fake.requestsTo('/v1/load_lora_adapter').map((q) => q.body)).toEqual([
-          { lora_name: 'policy@1', lora_path: step1 },
-          { lora_name: 'policy@2', lora_path: step2 },
+          { lora_name: 'policy@w1.1', lora_path: step1 },
+          { lora_name: 'policy@w1.2', lora_path: step2 },
         ]);
       }
       await engine.releaseWeights('policy');

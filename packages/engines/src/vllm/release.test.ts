@@ -22,7 +22,7 @@ async function setup(replicas: number) {
       healthCheckIntervalMs: 0,
       retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     },
-    { timers: fakeTimers().timers, onEvent: (e) => events.push(e) },
+    { timers: fakeTimers().timers, onEvent: (e) => events.push(e), adapterInstance: 'w1' },
   );
   open.push(engine, ...fakes);
   return { fakes: fakes as [FakeVllmServer, FakeVllmServer], engine, events };
@@ -40,9 +40,9 @@ describe('vLLM adapter release', () => {
     for (const fake of fakes) {
       // Every version of the name; a name never loaded needs no request.
       expect(fake.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
-        { lora_name: 'run-policy@1' },
+        { lora_name: 'run-policy@w1.1' },
       ]);
-      expect([...fake.adapters.keys()]).toEqual(['run-reference@1']);
+      expect([...fake.adapters.keys()]).toEqual(['run-reference@w1.1']);
     }
     expect(engine.adapterState().map((a) => a.name)).toEqual(['run-reference']);
     expect(healthy(engine)).toEqual([true, true]);
@@ -55,18 +55,18 @@ describe('vLLM adapter release', () => {
     await a.stop();
     await engine.loadWeights({ name: 'live', path: '/a/live' }); // drops a
     await engine.releaseWeights('old');
-    expect(b.adapters.has('old@1')).toBe(false);
-    await a.restart(); // same process state: it still holds 'old@1'
-    expect(a.adapters.has('old@1')).toBe(true);
+    expect(b.adapters.has('old@w1.1')).toBe(false);
+    await a.restart(); // same process state: it still holds 'old@w1.1'
+    expect(a.adapters.has('old@w1.1')).toBe(true);
     await engine.checkHealth();
     expect(healthy(engine)).toEqual([true, true]);
     expect(
       a.requestsTo('/v1/load_lora_adapter').map((q) => (q.body as { lora_name: string }).lora_name),
-    ).toEqual(['old@1', 'live@1']);
+    ).toEqual(['old@w1.1', 'live@w1.1']);
     expect(a.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
-      { lora_name: 'old@1' },
+      { lora_name: 'old@w1.1' },
     ]);
-    expect([...a.adapters.keys()]).toEqual(['live@1']);
+    expect([...a.adapters.keys()]).toEqual(['live@w1.1']);
     expect(a.requestsTo('/reset_prefix_cache')).toEqual([]);
   });
 
@@ -81,7 +81,7 @@ describe('vLLM adapter release', () => {
     await a.restart();
     await engine.checkHealth();
     expect(healthy(engine)).toEqual([true, true]);
-    expect([...a.adapters.keys()]).toEqual(['live@1']);
+    expect([...a.adapters.keys()]).toEqual(['live@w1.1']);
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'adapter:dropped', adapter: 'gone', path: '/a/gone' }),
     );
@@ -97,7 +97,7 @@ describe('vLLM adapter release', () => {
       });
     }
     expect(a.completedModels).toEqual([]);
-    expect(b.completedModels).toEqual(['gone@1', 'gone@1', 'gone@1']);
+    expect(b.completedModels).toEqual(['gone@w1.1', 'gone@w1.1', 'gone@w1.1']);
     // Not retried on that replica at the next re-admission.
     await a.stop();
     await engine.loadWeights({ name: 'live', path: '/a/live-2' });
@@ -110,7 +110,7 @@ describe('vLLM adapter release', () => {
         .requestsTo('/v1/load_lora_adapter')
         .slice(before)
         .map((q) => q.body),
-    ).toEqual([{ lora_name: 'live@2', lora_path: '/a/live-2' }]);
-    expect(b.adapters.get('live@2')).toBe('/a/live-2');
+    ).toEqual([{ lora_name: 'live@w1.2', lora_path: '/a/live-2' }]);
+    expect(b.adapters.get('live@w1.2')).toBe('/a/live-2');
   });
 });

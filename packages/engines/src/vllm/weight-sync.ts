@@ -4,7 +4,9 @@
 // docs/architecture.md "One GRPO step").
 //
 // Every `loadWeights({name, path})` is a new *version* of `name`, served by vLLM under its own
-// adapter name `<name>@<version>`:
+// adapter name `<name>@<instance>.<version>` (`instance`: an id drawn once per engine, so a
+// restarted worker, a retried attempt or a second engine in one process never reuses a name an
+// earlier one loaded on the same server):
 // - vLLM up to v0.11.x refuses a second load under one name (400 "has already been loaded");
 //   `load_inplace` (vLLM PR #31326) exists only on newer servers, swaps weights under requests
 //   already running, and (until vLLM PR #41482) leaves the adapter re-read from disk on every
@@ -15,12 +17,16 @@
 // - A superseded version is unloaded once its last lease is released.
 // - No prefix-cache reset: vLLM keys cached KV blocks by LoRA adapter name
 //   (vllm/v1/core/kv_cache_utils.py `_gen_lora_extra_hash_keys`), so a fresh name per version
-//   never reads KV computed with other weights. (`/reset_prefix_cache` is registered only with
-//   VLLM_SERVER_DEV_MODE, which also exposes routes no production server should.)
+//   never reads KV computed with other weights. Names never repeat across engines either: a
+//   server keeps a name's cached blocks across unload and reload, so a name
+//   reloaded with other weights could be served KV of the old ones. (`/reset_prefix_cache` is
+//   registered only with VLLM_SERVER_DEV_MODE, which also exposes routes no production server
+//   should.)
 // Load failures are sorted: a replica that refuses the connection or whose `/health` fails is
 // dropped and resynced on re-admission; a server that is healthy but rejects the adapter (404 path
 // missing; 400 on v0.11 / 500 on main for e.g. a rank above `--max-lora-rank`) fails the sync
 // with ANNEAL_ERR_ENGINE_BAD_ADAPTER and the replica stays in rotation.
+import { randomBytes } from 'node:crypto';
 import { ENGINE_ERROR_CODES, EngineError, describeHttpFailure } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
@@ -38,15 +44,34 @@ const ALREADY_LOADED = /has already been loaded/;
 /** `vllm/lora/worker_manager.py`: "LoRA rank R is greater than max_lora_rank M." */
 const RANK_TOO_BIG = /LoRA rank (\d+) is greater than max_lora_rank (\d+)/;
 
-/** The vLLM adapter name of version `version` of `name`. */
-export function versionedAdapterName(name: string, version: number): string {
-  return `${name}@${version}`;
+/** What an adapter instance id may be: short, and free of the `@`/`.` the name is split on. */
+const INSTANCE_ID = /^[A-Za-z0-9_-]{1,16}$/;
+
+/** A fresh weight-sync instance id: 8 random hex digits (drawn once per engine). */
+export function newAdapterInstance(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** The vLLM adapter name of version `version` of `name`, loaded by weight-sync instance
+ * `instance`. */
+export function versionedAdapterName(name: string, instance: string, version: number): string {
+  return `${name}@${instance}.${version}`;
+}
+
+/** The parts of a name made by `versionedAdapterName`; undefined for any other name. */
+export function parseVersionedAdapterName(
+  adapter: string,
+): { name: string; instance: string; version: number } | undefined {
+  const match = /^(.+)@([A-Za-z0-9_-]{1,16})\.([1-9]\d*)$/.exec(adapter);
+  if (match === null) return undefined;
+  const [, name = '', instance = '', version = ''] = match;
+  return { name, instance, version: Number(version) };
 }
 
 interface AdapterVersion {
   readonly name: string;
   readonly version: number;
-  /** What vLLM serves it as: `<name>@<version>`. */
+  /** What vLLM serves it as: `<name>@<instance>.<version>`. */
   readonly adapter: string;
   readonly path: string;
   /** Replica URLs that hold it. */
@@ -84,10 +109,19 @@ export class AdapterRegistry {
   private readonly rejectedOn = new Map<string, Set<string>>();
   private chain: Promise<unknown> = Promise.resolve();
 
+  /** `instance`: this registry's id in every adapter name (see the file comment). */
   constructor(
     private readonly transport: VllmTransport,
     private readonly emit: (event: VllmEvent) => void,
-  ) {}
+    readonly instance: string = newAdapterInstance(),
+  ) {
+    if (!INSTANCE_ID.test(instance)) {
+      throw new RangeError(
+        `vLLM endpoint '${transport.config.name}': adapter instance id '${instance}' must be ` +
+          '1-16 characters of A-Z a-z 0-9 _ -',
+      );
+    }
+  }
 
   /** Pins a request for `model` to the current version of that name; undefined when `model` is
    * no name loaded through `sync` (the base model, or an adapter name used verbatim). */
@@ -229,7 +263,7 @@ export class AdapterRegistry {
     const version: AdapterVersion = {
       name,
       version: number,
-      adapter: versionedAdapterName(name, number),
+      adapter: versionedAdapterName(name, this.instance, number),
       path,
       on: new Set(),
       refs: 0,
@@ -273,8 +307,8 @@ export class AdapterRegistry {
 
   /** POST /v1/load_lora_adapter for one version on one replica (see the file comment for how
    * failures are told apart). A name the replica already holds (a retry whose first reply was
-   * lost, or a restarted worker reusing a version number) is unloaded and loaded again: no
-   * request of ours uses a version before its sync completes. */
+   * lost: names carry this instance's id, so never another engine's) is unloaded and loaded
+   * again: no request of ours uses a version before its sync completes. */
   private async loadAdapter(replica: Replica, version: AdapterVersion): Promise<void> {
     const body: LoadLoraAdapterRequest = { lora_name: version.adapter, lora_path: version.path };
     let reloaded = false;

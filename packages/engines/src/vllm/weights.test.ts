@@ -37,7 +37,7 @@ async function setup(
       retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
       ...config,
     },
-    { timers: fakeTimers().timers },
+    { timers: fakeTimers().timers, adapterInstance: 'w1' },
   );
   open.push(engine, ...fakes);
   return { fakes, engine };
@@ -81,21 +81,21 @@ describe('vLLM weight sync', () => {
           '/v1/unload_lora_adapter',
         ]);
         expect(loads(fake)).toEqual([
-          { lora_name: 'policy@1', lora_path: '/shared/step-1' },
-          { lora_name: 'policy@2', lora_path: '/shared/step-2' },
+          { lora_name: 'policy@w1.1', lora_path: '/shared/step-1' },
+          { lora_name: 'policy@w1.2', lora_path: '/shared/step-2' },
         ]);
-        expect([...fake.adapters]).toEqual([['policy@2', '/shared/step-2']]);
+        expect([...fake.adapters]).toEqual([['policy@w1.2', '/shared/step-2']]);
       }
       await engine.sample(request('policy'));
       await engine.sample(request('policy'));
-      expect(fakes.flatMap((f) => f.completedModels)).toEqual(['policy@2', 'policy@2']);
+      expect(fakes.flatMap((f) => f.completedModels)).toEqual(['policy@w1.2', 'policy@w1.2']);
       expect(engine.adapterState()).toEqual([
         {
           name: 'policy',
-          current: 'policy@2',
+          current: 'policy@w1.2',
           loaded: [
             {
-              adapter: 'policy@2',
+              adapter: 'policy@w1.2',
               path: '/shared/step-2',
               replicas: fakes.map((f) => f.url),
               inFlight: 0,
@@ -115,24 +115,24 @@ describe('vLLM weight sync', () => {
     await vi.waitFor(() => expect(gate.waiting()).toBe(1));
     await engine.loadWeights({ name: 'policy', path: '/shared/step-2' });
     // Not unloaded under the running request; new requests already go to step-2.
-    expect([...fake.adapters.keys()]).toEqual(['policy@1', 'policy@2']);
+    expect([...fake.adapters.keys()]).toEqual(['policy@w1.1', 'policy@w1.2']);
     const late = engine.sample(request('policy'));
     await vi.waitFor(() => expect(gate.waiting()).toBe(2));
     gate.release();
     await Promise.all([early, late]);
-    expect(fake.completedModels.sort()).toEqual(['policy@1', 'policy@2']);
-    await vi.waitFor(() => expect([...fake.adapters.keys()]).toEqual(['policy@2']));
+    expect(fake.completedModels.sort()).toEqual(['policy@w1.1', 'policy@w1.2']);
+    await vi.waitFor(() => expect([...fake.adapters.keys()]).toEqual(['policy@w1.2']));
     expect(fake.requestsTo('/v1/unload_lora_adapter').map((q) => q.body)).toEqual([
-      { lora_name: 'policy@1' },
+      { lora_name: 'policy@w1.1' },
     ]);
   });
 
-  it('reloads a name a replica already holds (a restarted worker reusing version numbers)', async () => {
+  it('reloads a name a replica already holds (a load whose first reply was lost)', async () => {
     const { fakes, engine } = await setup(1, { generation: 'v0.11' });
     const fake = fakes[0] as FakeVllmServer;
-    fake.adapters.set('policy@1', '/old-process/step-9'); // left by a previous worker process
+    fake.adapters.set('policy@w1.1', '/shared/step-1'); // loaded, but the reply never came
     await engine.loadWeights({ name: 'policy', path: '/shared/step-1' });
-    expect(fake.adapters.get('policy@1')).toBe('/shared/step-1');
+    expect(fake.adapters.get('policy@w1.1')).toBe('/shared/step-1');
     expect(fake.requests.map((r) => r.path)).toEqual([
       '/v1/load_lora_adapter', // 400 "has already been loaded."
       '/v1/unload_lora_adapter',
@@ -145,11 +145,11 @@ describe('vLLM weight sync', () => {
     const [a, b] = fakes as [FakeVllmServer, FakeVllmServer];
     await a.stop();
     await engine.loadWeights({ name: 'policy', path: '/shared/step-1' });
-    expect(b.adapters.get('policy@1')).toBe('/shared/step-1');
+    expect(b.adapters.get('policy@w1.1')).toBe('/shared/step-1');
     expect(engine.stats().replicas.map((r) => r.healthy)).toEqual([false, true]);
     await a.restart();
     await engine.checkHealth();
-    expect(a.adapters.get('policy@1')).toBe('/shared/step-1'); // resynced before re-admission
+    expect(a.adapters.get('policy@w1.1')).toBe('/shared/step-1'); // resynced before re-admission
     expect(engine.stats().replicas.map((r) => r.healthy)).toEqual([true, true]);
   });
 
@@ -168,7 +168,7 @@ describe('vLLM weight sync', () => {
       expect(error.code).toBe(ENGINE_ERROR_CODES.badAdapter);
       expect(error.retryable).toBe(false);
       expect(error.status).toBe(status);
-      expect(error.message).toContain(`adapter 'policy' (vLLM name 'policy@1', path ${dir})`);
+      expect(error.message).toContain(`adapter 'policy' (vLLM name 'policy@w1.1', path ${dir})`);
       expect(error.message).toContain('LoRA rank 32 is greater than max_lora_rank 16.');
       expect(error.message).toContain('--max-lora-rank >= 32');
       expect(engine.stats().replicas.map((r) => r.healthy)).toEqual([true, true]);
@@ -184,7 +184,7 @@ describe('vLLM weight sync', () => {
       .catch((e: unknown) => e)) as EngineError;
     expect(error.code).toBe(ENGINE_ERROR_CODES.badAdapter);
     expect(error.message).toContain(
-      'HTTP 404 NotFoundError: Loading lora policy@1 failed: No adapter found for /gone',
+      'HTTP 404 NotFoundError: Loading lora policy@w1.1 failed: No adapter found for /gone',
     );
     expect(engine.stats().replicas[0]?.healthy).toBe(true);
   });
@@ -237,7 +237,7 @@ describe('vLLM weight sync', () => {
     );
     await engine.loadWeights({ name: 'policy', path: 'tinker://model-1/step-3' });
     const dir = join(root, 'model-1', 'sampler_weights', 'step-3');
-    expect(fakes[0]?.adapters.get('policy@1')).toBe(dir); // the fake read its adapter_config.json
+    expect(fakes[0]?.adapters.get('policy@w1.1')).toBe(dir); // the fake read its adapter_config.json
   });
 
   it('fails on a 4xx (LoRA not enabled) with the server message and a hint', async () => {
@@ -257,7 +257,7 @@ describe('vLLM weight sync', () => {
     await engine.loadWeights({ name: 'policy', path: '/a' });
     await engine.loadWeights({ name: 'policy', path: '/b' });
     await expect(engine.sample(request('policy'))).resolves.toHaveLength(1);
-    expect(fake.completedModels).toEqual(['policy@2']);
+    expect(fake.completedModels).toEqual(['policy@w1.2']);
     expect(fake.requestsTo('/reset_prefix_cache')).toEqual([]);
   });
 
@@ -286,7 +286,7 @@ describe('vLLM weight sync', () => {
       { resolveLoraPath: (w) => `/shared/${w.path.slice('tinker://'.length)}` },
     );
     await mapped.engine.loadWeights(remote);
-    expect(mapped.fakes[0]?.adapters.get('policy@1')).toBe('/shared/model-1/step-3');
+    expect(mapped.fakes[0]?.adapters.get('policy@w1.1')).toBe('/shared/model-1/step-3');
   });
 });
 

@@ -12,6 +12,11 @@
 //   adapter_config.json is "No adapter found for <path>"; "LoRA rank R is greater than
 //   max_lora_rank M." against `--max-lora-rank`, default 16). Adapter paths that exist on this
 //   machine are read like vLLM reads them; other paths load unless listed in `missingPaths`;
+// - prefix cache: vLLM keys cached KV blocks by the LoRA adapter *name*
+//   (`vllm/v1/core/kv_cache_utils.py`@001cabc1 `_gen_lora_extra_hash_keys`), and unloading a
+//   name does not evict its blocks; `loadHistory` keeps every path each name was loaded with
+//   (kept across `stop`/`restart`: the same process) and `staleCacheLoads` each load of a
+//   name with a path other than its earlier one (the real server could serve old-weights KV);
 // - context overflow: fixtures.ts `contextOverflowMessage` (both wordings);
 // - `GET /version` (`{"version": …}`), `GET /v1/models` with `max_model_len` on the base card.
 import { readFile, stat } from 'node:fs/promises';
@@ -95,6 +100,10 @@ export class FakeVllmServer {
   /** One-off replies per path, consumed in order before normal handling. */
   readonly script = new Map<string, ScriptedReply[]>();
   readonly adapters = new Map<string, string>();
+  /** Adapter name -> every path loaded under it, in order (unloads do not clear it). */
+  readonly loadHistory = new Map<string, string[]>();
+  /** Loads of a name already loaded before with another path (see the file comment). */
+  readonly staleCacheLoads: Array<{ name: string; cachedPath: string; path: string }> = [];
   healthStatus = 200;
   /** Requests currently held open by a `hang` script entry. */
   hanging = 0;
@@ -393,7 +402,18 @@ export class FakeVllmServer {
         : send(res, 400, errorBody(shape, 400, 'BadRequestError', problem));
     }
     this.adapters.set(name, path);
+    this.recordLoad(name, path);
     sendText(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
+  }
+
+  private recordLoad(name: string, path: string): void {
+    const history = this.loadHistory.get(name) ?? [];
+    const cachedPath = history.at(-1);
+    if (cachedPath !== undefined && cachedPath !== path) {
+      this.staleCacheLoads.push({ name, cachedPath, path });
+    }
+    history.push(path);
+    this.loadHistory.set(name, history);
   }
 
   /** 'missing', another failure's message, or undefined when the adapter loads. */
