@@ -15,6 +15,10 @@ export const ENTRIES = {
   production: path.join(REPO_ROOT, 'apps/worker/src/main.ts'),
   /** The real grpo executor on in-memory fake engines (pipelined-grpo-entry.ts). */
   pipelinedGrpo: path.join(here, 'pipelined-grpo-entry.ts'),
+  /** src/main.ts plus a heartbeat TTL given as its argument (reliability/real-worker.ts). */
+  real: path.join(here, 'real-worker-entry.ts'),
+  /** A start-up that fails at its metrics server step (startup-cleanup.redis.test.ts). */
+  failedStart: path.join(here, 'failed-start-entry.ts'),
 } as const;
 
 export interface WorkerProcess {
@@ -27,6 +31,7 @@ export interface WorkerProcess {
 export function spawnWorker(
   env: Record<string, string>,
   entry: keyof typeof ENTRIES = 'test',
+  args: readonly string[] = [],
 ): WorkerProcess {
   // The test runner's own ANNEAL_* settings must not leak into the worker under test.
   const inherited = Object.fromEntries(
@@ -34,7 +39,7 @@ export function spawnWorker(
   );
   const child = spawn(
     process.execPath,
-    ['--conditions=@anneal/source', '--import', 'tsx', ENTRIES[entry]],
+    ['--conditions=@anneal/source', '--import', 'tsx', ENTRIES[entry], ...args],
     {
       cwd: REPO_ROOT,
       env: { ...inherited, ANNEAL_LOG_LEVEL: 'warn', ...env },

@@ -3,13 +3,10 @@
 // the real Redis (CLIENT LIST by connection name) and by a real process that must exit by itself
 // afterwards.
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { REDIS_URL, type TestEnv, eventually, testEnv } from './helpers.ts';
-import { REPO_ROOT } from './process.ts';
-
-const ENTRY = new URL('./failed-start-entry.ts', import.meta.url).pathname;
+import { spawnWorker } from './process.ts';
 
 /** This worker's connections in CLIENT LIST (the worker names them anneal-worker:<id>:<role>). */
 async function workerClients(redis: Redis, workerId: string): Promise<string[]> {
@@ -57,26 +54,20 @@ describe('a failed start-up cleans up after itself', () => {
 
   it('leaves nothing holding the process open: it exits by itself', async () => {
     const workerId = `failed-start-${randomUUID()}`;
-    const child = spawn(
-      process.execPath,
-      ['--conditions=@anneal/source', '--import', 'tsx', ENTRY, REDIS_URL, env.prefix, workerId],
-      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | string>((resolve) =>
-      child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
-    );
+    const { child, output, exited } = spawnWorker({}, 'failedStart', [
+      REDIS_URL,
+      env.prefix,
+      workerId,
+    ]);
     try {
-      await eventually(() => output.includes('start failed'), 20_000, 'start-up failure');
+      await eventually(() => output().includes('start failed'), 20_000, 'start-up failure');
       // A heartbeat timer or an open socket would keep it running (the old code never exited).
       const code = await Promise.race([
         exited,
         eventually(() => child.exitCode !== null, 10_000, 'the process to exit by itself'),
       ]);
       expect(code).toBe(0);
-      expect(output).toContain('start failed: injected: metrics server failed');
+      expect(output()).toContain('start failed: injected: metrics server failed');
     } finally {
       child.kill('SIGKILL');
     }
