@@ -40,6 +40,7 @@ import {
   redisServerBinary,
   startPrivateRedis,
 } from './reliability/private-redis.ts';
+import { replicaInSync } from '../../../packages/store/test/replicas.ts';
 import { type Sentinels, startSentinels } from './reliability/sentinel.ts';
 
 // Read here only (the test's own switch).
@@ -105,6 +106,9 @@ beforeAll(async () => {
     30_000,
     'sentinels see the replica and each other',
   );
+  // Sentinel counts the replica before its first sync (diskless, after a 5 s delay in Redis 7):
+  // wait until it holds the primary's data, or an early kill promotes an empty replica.
+  await eventually(() => replicaInSync(primary, replica), 60_000, 'replica in sync');
   artifactDir = await mkdtemp(path.join(tmpdir(), 'anneal-sentinel-'));
   plane = await startControlPlane({
     env: parseEnv({

@@ -32,6 +32,11 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port and directory (replays its append-only file, if any). */
   start(): Promise<void>;
+  /** SIGSTOP: it stops reading and answering, its connections stay open (a replica falls
+   * behind, a primary hangs). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** SIGTERM, waits for it to exit, removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -118,12 +123,18 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     child = null;
     await end(c, 'SIGKILL');
   };
+  const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
+    const c = child as ChildProcess | null;
+    if (!c || exited(c)) throw new Error(`redis-server on port ${port} is not running`);
+    c.kill(name);
+  };
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     const c = child;
     child = null;
+    if (c && !exited(c)) c.kill('SIGCONT'); // a paused server cannot act on SIGTERM
     await end(c, 'SIGTERM');
     process.off('exit', orphan);
     await rm(dir, { recursive: true, force: true });
@@ -134,5 +145,14 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     await stop();
     throw error;
   }
-  return { url: `redis://127.0.0.1:${port}`, port, dir, kill, start, stop };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    kill,
+    start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
+    stop,
+  };
 }
