@@ -2,22 +2,50 @@
 // The default prefix `{anneal}` is a Redis Cluster hash tag: all of Anneal's keys (and its
 // BullMQ queues) hash to one slot, so Lua scripts may touch any of them atomically.
 import type { Redis } from 'ioredis';
+import { type ReplicationGuard, type ReplicationOptions, replicationGuard } from './replication.ts';
 import { defineScripts } from './scripts.ts';
 
 export const DEFAULT_PREFIX = '{anneal}';
 
+/** Where acknowledged writes go: a connection of their own (WAIT blocks the connection it runs
+ * on, so reads on `redis` never queue behind one) and its replication guard. */
+export interface DurableWrites {
+  readonly redis: Redis;
+  readonly guard: ReplicationGuard;
+}
+
 export interface StoreContext {
   readonly redis: Redis;
   readonly prefix: string;
+  /** Absent: writes are acknowledged as soon as the primary has them (tests, tools). */
+  readonly durable?: DurableWrites;
+}
+
+export interface StoreContextOptions {
+  /** Confirm acknowledged writes on replicas (replication.ts); `redis` defaults to the
+   * context's client. */
+  durable?: { redis?: Redis; replication: ReplicationOptions };
 }
 
 /** Wraps a client (defining Anneal's Lua commands on it). Tests pass a unique prefix. */
-export function createStoreContext(redis: Redis, prefix: string = DEFAULT_PREFIX): StoreContext {
+export function createStoreContext(
+  redis: Redis,
+  prefix: string = DEFAULT_PREFIX,
+  options: StoreContextOptions = {},
+): StoreContext {
   if (!/^\{[^{}]+\}/.test(prefix)) {
     throw new Error(`store prefix must start with a {hash-tag}, got '${prefix}'`);
   }
   defineScripts(redis);
-  return { redis, prefix };
+  const durable = options.durable;
+  if (!durable) return { redis, prefix };
+  const writer = durable.redis ?? redis;
+  defineScripts(writer);
+  return {
+    redis,
+    prefix,
+    durable: { redis: writer, guard: replicationGuard(writer, durable.replication) },
+  };
 }
 
 /** Every key Anneal uses, in one place (memoised per prefix: it is on every request's path). */
@@ -51,6 +79,8 @@ function buildKeys(prefix: string) {
     worker: (id: string) => `${prefix}:worker:${id}`,
     workerDrain: (id: string) => `${prefix}:worker:${id}:drain`,
     controlChannel: () => `${prefix}:control`,
+    /** Written by replication fences (replication.ts): the value is only a timestamp. */
+    replicationFence: () => `${prefix}:repl-fence`,
     /** Hash `<state>/<kind>` -> number of runs in that state (kept by the Lua scripts). */
     runCounts: () => `${prefix}:stats:runs`,
     /** Stream of every run state change (capped), read by the control plane for metrics. */

@@ -1,6 +1,22 @@
 // @anneal/store: Anneal's Redis storage as plain functions taking a StoreContext
 // ({ redis, prefix }). Used by the control plane and by workers. See README.md.
-export { DEFAULT_PREFIX, type StoreContext, createStoreContext, keys } from './context.ts';
+export {
+  DEFAULT_PREFIX,
+  type DurableWrites,
+  type StoreContext,
+  type StoreContextOptions,
+  createStoreContext,
+  keys,
+} from './context.ts';
+export { acknowledged, readGeneration, replicatedSince } from './durable.ts';
+export {
+  DEFAULT_REPLICATION,
+  NotReplicatedError,
+  type ReplicaRequirement,
+  type ReplicationGuard,
+  type ReplicationOptions,
+  replicationGuard,
+} from './replication.ts';
 export { newRunId } from './ids.ts';
 export { deleteKeysWithPrefix } from './purge.ts';
 export * from './runs.ts';

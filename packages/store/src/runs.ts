@@ -8,7 +8,9 @@ import type {
   RunState,
   Transition,
 } from '@anneal/protocol';
+import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
+import { acknowledged } from './durable.ts';
 import { newRunId } from './ids.ts';
 import { newRunFields, runFromHash } from './run-record.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
@@ -56,32 +58,37 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
     nowIso,
     ...(idem && { idempotencyKey: idem.key }),
   });
-  const reply = await runScript(
-    ctx.redis,
-    'annealCreateRun',
-    [
-      k.run(id),
-      k.transitions(id),
-      k.events(id),
-      k.tenantRuns(input.tenant),
-      k.poolWaiting(input.spec.pool),
-      // Without a key the script never touches this key; skip hashing for it.
-      k.idempotency(input.tenant, idem ? sha256(idem.key) : 'none'),
-      k.runCounts(),
-      k.transitionLog(),
-      k.outbox(),
-    ],
-    [
-      id,
-      now.getTime(),
-      JSON.stringify(transition),
-      JSON.stringify(event),
-      idem ? '1' : '0',
-      JSON.stringify({ runId: id, bodyHash: idem?.bodyHash ?? '' }),
-      idem?.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
-      EVENTS_MAX_LEN,
-      ...Object.entries(fields).flat(),
-    ],
+  const write = (redis: Redis) =>
+    runScript(
+      redis,
+      'annealCreateRun',
+      [
+        k.run(id),
+        k.transitions(id),
+        k.events(id),
+        k.tenantRuns(input.tenant),
+        k.poolWaiting(input.spec.pool),
+        // Without a key the script never touches this key; skip hashing for it.
+        k.idempotency(input.tenant, idem ? sha256(idem.key) : 'none'),
+        k.runCounts(),
+        k.transitionLog(),
+        k.outbox(),
+      ],
+      [
+        id,
+        now.getTime(),
+        JSON.stringify(transition),
+        JSON.stringify(event),
+        idem ? '1' : '0',
+        JSON.stringify({ runId: id, bodyHash: idem?.bodyHash ?? '' }),
+        idem?.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS,
+        EVENTS_MAX_LEN,
+        ...Object.entries(fields).flat(),
+      ],
+    );
+  // Sent again after a reconnect, the script finds the run it created (or its idempotency key).
+  const reply = await acknowledged(ctx, `submission of run ${id}`, write, (first, again) =>
+    first[0] === 'created' && (again[0] === 'duplicate' || again[0] === 'existing') ? first : again,
   );
   if (reply[0] === 'existing') {
     const previous = JSON.parse(reply[1] ?? '{}') as { runId: string; bodyHash: string };

@@ -41,7 +41,8 @@ return {'created', ARGV[1]}
  * the script names those three keys from the hash, as \`keys()\` does, sparing a lookup round
  * trip; every key carries the prefix's hash tag, so they share the declared keys' slot.
  * Entering `running` logs how long the run waited (poolWaiting score = since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
- * `absentKey` (a worker's heartbeat record, same hash tag) must not exist. Entering `running`
+ * `absentKey` (a worker's heartbeat record, same hash tag) must not exist, and `stepIndex` (the
+ * run's step index) must hold steps 1..n without a hole (else `incomplete`, count, highest). Entering `running`
  * also replies with the run hash as the transition left it (field, value…): the starting worker
  * reads its attempt, spec and checkpoint from it instead of three more round trips. */
 const TRANSITION = `
@@ -71,6 +72,13 @@ if ARGV[9] ~= '' then
     return {'conflict', state}
   end
   if guard.absentKey and redis.call('EXISTS', guard.absentKey) == 1 then return {'conflict', state} end
+  if guard.stepIndex then
+    local count = redis.call('ZCARD', guard.stepIndex)
+    local top = redis.call('ZREVRANGE', guard.stepIndex, 0, 0)
+    if count > 0 and tonumber(top[1]) ~= count then
+      return {'incomplete', state, tostring(count), top[1]}
+    end
+  end
 end
 local legal = false
 for _, s in ipairs(allowed[state]) do
@@ -148,12 +156,20 @@ if ARGV[${arg}] ~= '' then
 end
 `;
 
-/** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso, fence. */
+/** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso, fence,
+ * previous. \`previous\` ('' = none): a step the writer committed (or resumed after) before this
+ * one; when the run has no record of it, Redis lost acknowledged steps (a failover promoted a
+ * replica that lacked them) and the write is refused as a \`gap\`, naming the highest step left,
+ * so the writer resumes from what Redis holds instead of leaving a hole in the history. */
 const APPEND_STEP = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
 ${FENCE(6)}
 if state ~= 'running' then return {'not-running', state} end
+if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[2], ARGV[7]) == 0 then
+  local top = redis.call('ZREVRANGE', KEYS[3], 0, 0)
+  return {'gap', top[1] or ''}
+end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {'duplicate'} end
 redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
 local id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', ARGV[3])
@@ -163,12 +179,19 @@ redis.call('HSET', KEYS[1], 'updatedAt', ARGV[5])
 return {'committed', id}
 `;
 
-/** KEYS: run, events. ARGV: step, path, atIso, eventJson, maxLen, fence. Never moves backwards. */
+/** KEYS: run, events, steps. ARGV: step, path, atIso, eventJson, maxLen, fence, requireStep.
+ * Never moves backwards; the same pointer again is a no-op (no second event: a write re-sent
+ * after a reconnect). \`requireStep\` = '1': only at a committed step (a pointer past the step
+ * history would resume a run after steps Redis no longer has). */
 const SET_CHECKPOINT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 ${FENCE(6)}
 local current = tonumber(redis.call('HGET', KEYS[1], 'checkpointStep') or '-1')
 if tonumber(ARGV[1]) < current then return {'stale', tostring(current)} end
+if tonumber(ARGV[1]) == current and redis.call('HGET', KEYS[1], 'checkpointPath') == ARGV[2] then
+  return {'saved', ''}
+end
+if ARGV[7] == '1' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then return {'uncommitted'} end
 redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARGV[4])
 return {'saved', id}
@@ -200,7 +223,7 @@ export const SCRIPTS = {
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
-  annealSetCheckpoint: { numberOfKeys: 2, lua: SET_CHECKPOINT },
+  annealSetCheckpoint: { numberOfKeys: 3, lua: SET_CHECKPOINT },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

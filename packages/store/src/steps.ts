@@ -1,6 +1,8 @@
 // Per-step records: appended idempotently by step number, read back as history.
 import type { StepCommittedEvent, WireStepMetrics, StepRecord } from '@anneal/protocol';
+import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
+import { acknowledged } from './durable.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
 
 export type AppendStepResult =
@@ -11,12 +13,21 @@ export type AppendStepResult =
   /** Steps are only accepted while the run is running. */
   | { status: 'not-running'; state: string }
   /** The writer's attempt is no longer the run's (it lost the run): refused and counted. */
-  | { status: 'fenced'; attempt: number; state: string };
+  | { status: 'fenced'; attempt: number; state: string }
+  /** The run has no record of `previous` (Redis lost acknowledged steps in a failover): refused;
+   * `lastStep` is the highest step it holds (null: none). */
+  | { status: 'gap'; lastStep: number | null };
 
 /** Write options: `attempt` fences the write to the attempt that started the run. */
 export interface WriteOptions {
   now?: Date;
   attempt?: number;
+}
+
+export interface AppendStepOptions extends WriteOptions {
+  /** A step this writer committed (or resumed after) before: refused as a `gap` when the run
+   * no longer has it. */
+  previous?: number;
 }
 
 /** Commits step `step` once: a repeated step number is ignored, never duplicated. */
@@ -25,7 +36,7 @@ export async function appendStep(
   runId: string,
   step: number,
   metrics: WireStepMetrics,
-  options: WriteOptions = {},
+  options: AppendStepOptions = {},
 ): Promise<AppendStepResult> {
   const now = options.now ?? new Date();
   if (!Number.isInteger(step) || step < 0)
@@ -34,24 +45,32 @@ export async function appendStep(
   const at = now.toISOString();
   const record: StepRecord = { step, metrics, at };
   const event: StepCommittedEvent = { type: 'step:committed', runId, step, metrics, at };
-  const [status, extra, state] = await runScript(
-    ctx.redis,
-    'annealAppendStep',
-    [k.run(runId), k.steps(runId), k.stepIndex(runId), k.events(runId)],
-    [
-      step,
-      JSON.stringify(record),
-      JSON.stringify(event),
-      EVENTS_MAX_LEN,
-      at,
-      options.attempt ?? '',
-    ],
+  const write = async (redis: Redis): Promise<AppendStepResult> => {
+    const [status, extra, state] = await runScript(
+      redis,
+      'annealAppendStep',
+      [k.run(runId), k.steps(runId), k.stepIndex(runId), k.events(runId)],
+      [
+        step,
+        JSON.stringify(record),
+        JSON.stringify(event),
+        EVENTS_MAX_LEN,
+        at,
+        options.attempt ?? '',
+        options.previous ?? '',
+      ],
+    );
+    if (status === 'committed') return { status, eventId: extra ?? '' };
+    if (status === 'fenced') return { status, attempt: Number(extra), state: state ?? '' };
+    if (status === 'not-running') return { status, state: extra ?? '' };
+    if (status === 'duplicate') return { status };
+    if (status === 'gap') return { status, lastStep: extra ? Number(extra) : null };
+    return { status: 'missing' };
+  };
+  // Sent again after a reconnect: `duplicate` then means this commit is there.
+  return acknowledged(ctx, `step ${step} of run ${runId}`, write, (first, again) =>
+    first.status === 'committed' && again.status === 'duplicate' ? first : again,
   );
-  if (status === 'committed') return { status, eventId: extra ?? '' };
-  if (status === 'fenced') return { status, attempt: Number(extra), state: state ?? '' };
-  if (status === 'not-running') return { status, state: extra ?? '' };
-  if (status === 'duplicate') return { status };
-  return { status: 'missing' };
 }
 
 export interface ReadStepsOptions {

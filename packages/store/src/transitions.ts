@@ -1,7 +1,9 @@
 // Atomic run state transitions (one Lua script): legality check against the protocol's
 // transition table, tenant concurrency cap on entering `running`, history + event append.
+import type { Redis } from 'ioredis';
 import type { RunResource, RunState } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
+import { acknowledged } from './durable.ts';
 import { runFromHash } from './run-record.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
 
@@ -14,8 +16,9 @@ export interface TransitionRequest {
   /** Extra hash fields to set with the transition, e.g. `{ error: '…' }`. */
   fields?: Record<string, string>;
   /** More compare-and-set conditions (a failed one is a `conflict`): the run's attempt number,
-   * and a key (of the same store) that must not exist. */
-  guard?: { attempt?: number; absentKey?: string };
+   * a key (of the same store) that must not exist, and (`completeSteps`) a step history
+   * holding steps 1..n without a hole — else `incomplete`. */
+  guard?: { attempt?: number; absentKey?: string; completeSteps?: boolean };
   /** The run's tenant and pool when the caller holds its record already (both are fixed at
    * creation and never rewritten): the script's keys are declared rather than named by the
    * script from the hash. */
@@ -41,7 +44,9 @@ export type TransitionResult =
   /** The lifecycle does not allow current -> to. */
   | { status: 'illegal'; state: RunState }
   /** Entering `running` would exceed the tenant's cap; `waitingReason` was recorded. */
-  | { status: 'blocked'; state: RunState; reason: string };
+  | { status: 'blocked'; state: RunState; reason: string }
+  /** `guard.completeSteps`: the history has `count` steps, the highest `lastStep`: a hole. */
+  | { status: 'incomplete'; state: RunState; count: number; lastStep: number };
 
 /** Thrown by helpers when a transition the caller requires did not happen. */
 export class TransitionError extends Error {
@@ -59,6 +64,14 @@ export class TransitionError extends Error {
   }
 }
 
+/** A transition re-sent after a reconnect finds the run where the first one left it. */
+function mergeReplies(to: RunState) {
+  return (first: string[], again: string[]): string[] =>
+    first[0] === 'ok' && (again[0] === 'conflict' || again[0] === 'illegal') && again[1] === to
+      ? first
+      : again;
+}
+
 export async function transitionRun(
   ctx: StoreContext,
   runId: string,
@@ -72,35 +85,44 @@ export async function transitionRun(
     ? [k.tenantRunning(owner.tenant), k.tenantLimits(owner.tenant), k.poolWaiting(owner.pool)]
     : [k.run(runId), k.run(runId), k.run(runId)];
   const now = request.now ?? new Date();
-  const reply = await runScript(
-    ctx.redis,
-    'annealTransition',
-    [
-      k.run(runId),
-      k.transitions(runId),
-      k.events(runId),
-      ...ownerKeys,
-      k.runCounts(),
-      k.transitionLog(),
-    ],
-    [
-      request.to,
-      (request.from ?? []).join(','),
-      request.reason,
-      request.workerId ?? '',
-      now.toISOString(),
-      now.getTime(),
-      runId,
-      EVENTS_MAX_LEN,
-      request.guard === undefined
-        ? ''
-        : JSON.stringify({
-            ...(request.guard.attempt !== undefined && { attempt: String(request.guard.attempt) }),
-            ...(request.guard.absentKey !== undefined && { absentKey: request.guard.absentKey }),
-          }),
-      owner ? '' : ctx.prefix,
-      ...Object.entries(request.fields ?? {}).flat(),
-    ],
+  const guard = request.guard;
+  const write = (redis: Redis) =>
+    runScript(
+      redis,
+      'annealTransition',
+      [
+        k.run(runId),
+        k.transitions(runId),
+        k.events(runId),
+        ...ownerKeys,
+        k.runCounts(),
+        k.transitionLog(),
+      ],
+      [
+        request.to,
+        (request.from ?? []).join(','),
+        request.reason,
+        request.workerId ?? '',
+        now.toISOString(),
+        now.getTime(),
+        runId,
+        EVENTS_MAX_LEN,
+        guard === undefined
+          ? ''
+          : JSON.stringify({
+              ...(guard.attempt !== undefined && { attempt: String(guard.attempt) }),
+              ...(guard.absentKey !== undefined && { absentKey: guard.absentKey }),
+              ...(guard.completeSteps && { stepIndex: k.stepIndex(runId) }),
+            }),
+        owner ? '' : ctx.prefix,
+        ...Object.entries(request.fields ?? {}).flat(),
+      ],
+    );
+  const reply = await acknowledged(
+    ctx,
+    `run ${runId} -> ${request.to}`,
+    write,
+    mergeReplies(request.to),
   );
   const [status, state, extra] = reply as [string, RunState, string];
   switch (status) {
@@ -110,6 +132,8 @@ export async function transitionRun(
     }
     case 'blocked':
       return { status: 'blocked', state, reason: extra };
+    case 'incomplete':
+      return { status, state, count: Number(extra), lastStep: Number(reply[3]) };
     case 'conflict':
     case 'illegal':
       return { status, state };
@@ -204,10 +228,11 @@ export async function releaseRun(
 /** Sets the run's cancelRequested flag (workers also check it at step boundaries). */
 export async function markCancelRequested(ctx: StoreContext, runId: string): Promise<boolean> {
   const key = keys(ctx.prefix).run(runId);
-  const exists = await ctx.redis.exists(key);
-  if (!exists) return false;
-  await ctx.redis.hset(key, 'cancelRequested', '1');
-  return true;
+  return acknowledged(ctx, `cancel of run ${runId}`, async (redis) => {
+    if (!(await redis.exists(key))) return false;
+    await redis.hset(key, 'cancelRequested', '1');
+    return true;
+  });
 }
 
 export async function isCancelRequested(ctx: StoreContext, runId: string): Promise<boolean> {
