@@ -10,6 +10,7 @@ import {
   localOperatorConfig,
   type OperatorConfig,
 } from '@anneal/protocol';
+import { DEFAULT_REPLICATION, type ReplicationOptions } from '@anneal/store';
 import type { LogLevel } from '@anneal/telemetry';
 import { WorkerConfigError } from './errors.ts';
 
@@ -43,10 +44,18 @@ export interface WorkerConfig {
   /** Registry record TTL: a worker silent this long counts as lost. */
   heartbeatTtlSeconds: number;
   queue: { lockDurationMs: number; stalledIntervalMs: number; maxStalledCount: number };
+  /** Step commits, checkpoint pointers and state changes count once this many replicas hold
+   * them (docs/reliability.md "What a failover keeps"); a write its replicas do not confirm is
+   * sent again for `retryForMs` before the attempt fails. */
+  replication: Readonly<Required<Omit<ReplicationOptions, 'probeMs'>>>;
   logLevel: LogLevel;
   /** Values of the env vars the operator config names as secrets (`apiKeyEnv`). */
   secrets: Readonly<Record<string, string>>;
 }
+
+/** A write its replicas do not confirm is sent again this long before the run's attempt fails
+ * (a replica that lags or restarts briefly does not cost the run an attempt). */
+export const DEFAULT_REPLICATION_RETRY_MS = 60_000;
 
 /** Hash of no token: the worker never authenticates requests; the local config needs one. */
 const NO_TOKEN_SHA256 = '0'.repeat(64);
@@ -72,9 +81,10 @@ export function secretEnvNames(config: OperatorConfig): string[] {
   return [...names].sort();
 }
 
-export type WorkerConfigInput = Partial<Omit<WorkerConfig, 'metrics' | 'queue'>> & {
+export type WorkerConfigInput = Partial<Omit<WorkerConfig, 'metrics' | 'queue' | 'replication'>> & {
   metrics?: Partial<WorkerConfig['metrics']>;
   queue?: Partial<WorkerConfig['queue']>;
+  replication?: Partial<WorkerConfig['replication']>;
   /** Slots from ANNEAL_SLOTS; else the operator config's pool slots. */
   slots?: number;
 };
@@ -110,6 +120,19 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
   };
   check(queue.lockDurationMs >= 500, 'queue.lockDurationMs', 'must be >= 500 ms');
   check(queue.stalledIntervalMs >= 200, 'queue.stalledIntervalMs', 'must be >= 200 ms');
+  const replication = {
+    replicas: input.replication?.replicas ?? DEFAULT_REPLICATION.replicas,
+    timeoutMs: input.replication?.timeoutMs ?? DEFAULT_REPLICATION.timeoutMs,
+    retryForMs: input.replication?.retryForMs ?? DEFAULT_REPLICATION_RETRY_MS,
+  };
+  check(
+    replication.replicas === 'auto' ||
+      (Number.isInteger(replication.replicas) && replication.replicas >= 0),
+    'replication.replicas',
+    `must be 'auto' or an integer >= 0, got ${String(replication.replicas)}`,
+  );
+  check(replication.timeoutMs >= 1, 'replication.timeoutMs', 'must be >= 1 ms');
+  check(replication.retryForMs >= 0, 'replication.retryForMs', 'must be >= 0 ms');
   const metrics = {
     port: input.metrics?.port ?? 9464,
     host: input.metrics?.host ?? '0.0.0.0',
@@ -138,6 +161,7 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
       input.heartbeatTtlSeconds ??
       Math.max(DEFAULT_WORKER_TTL_SECONDS, Math.ceil(heartbeatSeconds * 3)),
     queue: Object.freeze(queue),
+    replication: Object.freeze(replication),
     logLevel: input.logLevel ?? 'info',
     secrets: Object.freeze({ ...(input.secrets ?? {}) }),
   };

@@ -11,7 +11,7 @@ import {
   parseOperatorConfig,
   type OperatorConfig,
 } from '@anneal/protocol';
-import { isSentinelUrl, sentinelOptions } from '@anneal/store';
+import { isSentinelUrl, parseReplicaRequirement, sentinelOptions } from '@anneal/store';
 import { type WorkerConfig, defineWorkerConfig, secretEnvNames } from './config.ts';
 import { WorkerConfigError } from './errors.ts';
 
@@ -43,6 +43,10 @@ export const WorkerEnv = Type.Object({
   ANNEAL_HEARTBEAT_SECONDS: Seconds('Registry heartbeat period.', 0.1),
   ANNEAL_LOCK_DURATION_MS: Milliseconds('BullMQ job lock duration.', 500),
   ANNEAL_STALLED_INTERVAL_MS: Milliseconds('BullMQ stalled-job check period.', 200),
+  ANNEAL_REDIS_WAIT_REPLICAS: Type.Optional(
+    Type.String({ description: "Replicas a write waits for: 'auto' (default) or a count." }),
+  ),
+  ANNEAL_REDIS_WAIT_TIMEOUT_MS: Milliseconds('WAIT timeout of one confirmation.', 1),
   ANNEAL_LOG_LEVEL: Type.Union(
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -63,6 +67,14 @@ export function parseWorkerEnv(env: Environment): WorkerEnv {
   if (first) {
     const name = first.path.replace(/^\//, '') || '(environment)';
     throw new WorkerConfigError(name, `${first.message} (got ${JSON.stringify(env[name])})`);
+  }
+  const replicas = (value as WorkerEnv).ANNEAL_REDIS_WAIT_REPLICAS;
+  if (replicas !== undefined) {
+    try {
+      parseReplicaRequirement(replicas);
+    } catch (error) {
+      throw new WorkerConfigError('ANNEAL_REDIS_WAIT_REPLICAS', (error as Error).message);
+    }
   }
   const url = (value as WorkerEnv).REDIS_URL;
   if (isSentinelUrl(url)) {
@@ -140,6 +152,14 @@ export function loadWorkerConfig(env: Environment = process.env): Readonly<Worke
       ...(e.ANNEAL_LOCK_DURATION_MS !== undefined && { lockDurationMs: e.ANNEAL_LOCK_DURATION_MS }),
       ...(e.ANNEAL_STALLED_INTERVAL_MS !== undefined && {
         stalledIntervalMs: e.ANNEAL_STALLED_INTERVAL_MS,
+      }),
+    },
+    replication: {
+      ...(e.ANNEAL_REDIS_WAIT_REPLICAS !== undefined && {
+        replicas: parseReplicaRequirement(e.ANNEAL_REDIS_WAIT_REPLICAS),
+      }),
+      ...(e.ANNEAL_REDIS_WAIT_TIMEOUT_MS !== undefined && {
+        timeoutMs: e.ANNEAL_REDIS_WAIT_TIMEOUT_MS,
       }),
     },
     logLevel: e.ANNEAL_LOG_LEVEL,

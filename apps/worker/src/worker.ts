@@ -76,7 +76,14 @@ const connect = (url: string, logger: Logger, workerId: string, role: string) =>
 /** Its three Redis connections, closed together (quit, else disconnect). */
 function openConnections(config: Readonly<WorkerConfig>, logger: Logger, cleanup: Cleanup) {
   const open = (role: string) => connect(config.redisUrl, logger, config.workerId, role);
-  const connections = { redis: open('store'), subscriber: open('control'), bull: open('queue') };
+  // `durable`: acknowledged writes (steps, checkpoint pointers, state changes) wait for their
+  // replicas there (WAIT blocks its connection), so heartbeats and reads never queue behind one.
+  const connections = {
+    redis: open('store'),
+    subscriber: open('control'),
+    bull: open('queue'),
+    durable: open('durable'),
+  };
   cleanup.add('redis connections', () =>
     Promise.all(Object.values(connections).map((c) => c.quit().catch(() => c.disconnect()))),
   );
@@ -119,8 +126,15 @@ async function startSteps(
   const embedded = defaultEmbeddedEngines({ trainerDirs: embeddedTrainerDirs(config) });
   const factories = { ...defaultEngineFactories(embedded), ...options.factories };
 
-  const { redis, subscriber, bull: bullConnection } = openConnections(config, logger, cleanup);
-  const store = createStoreContext(redis, config.keyPrefix);
+  const {
+    redis,
+    subscriber,
+    bull: bullConnection,
+    durable,
+  } = openConnections(config, logger, cleanup);
+  const store = createStoreContext(redis, config.keyPrefix, {
+    durable: { redis: durable, replication: config.replication },
+  });
   const registry = new Registry();
   const events = createEventBus({
     onListenerError: (err, event) =>

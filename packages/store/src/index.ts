@@ -15,6 +15,7 @@ export {
   type ReplicaRequirement,
   type ReplicationGuard,
   type ReplicationOptions,
+  parseReplicaRequirement,
   replicationGuard,
 } from './replication.ts';
 export { newRunId } from './ids.ts';

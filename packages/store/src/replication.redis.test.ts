@@ -219,6 +219,15 @@ describe('checks against lost acknowledged data', () => {
       }),
     ).toEqual({ status: 'incomplete', state: 'running', count: 3, lastStep: 4 });
     await appendStep(ctx, runId, 3, { loss: 1 });
+    // Steps 1..4 without a hole, but the writer committed 6: the last two are gone.
+    expect(
+      await transitionRun(ctx, runId, {
+        to: 'succeeded',
+        from: ['running'],
+        reason: 'done',
+        guard: { completeSteps: 6 },
+      }),
+    ).toEqual({ status: 'incomplete', state: 'running', count: 4, lastStep: 4 });
     expect(
       (
         await transitionRun(ctx, runId, {

@@ -178,3 +178,10 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
     },
   };
 }
+
+/** `auto` or a replica count, as an environment variable spells it (throws naming the value). */
+export function parseReplicaRequirement(text: string): ReplicaRequirement {
+  if (text === 'auto') return 'auto';
+  if (/^\d+$/.test(text) && Number(text) <= 16) return Number(text);
+  throw new RangeError(`expected 'auto' or a replica count 0..16, got '${text}'`);
+}

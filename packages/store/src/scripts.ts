@@ -42,7 +42,8 @@ return {'created', ARGV[1]}
  * trip; every key carries the prefix's hash tag, so they share the declared keys' slot.
  * Entering `running` logs how long the run waited (poolWaiting score = since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
  * `absentKey` (a worker's heartbeat record, same hash tag) must not exist, and `stepIndex` (the
- * run's step index) must hold steps 1..n without a hole (else `incomplete`, count, highest). Entering `running`
+ * run's step index) must hold steps 1..n without a hole, n = `steps` when given (else
+ * `incomplete`, count, highest). Entering `running`
  * also replies with the run hash as the transition left it (field, value…): the starting worker
  * reads its attempt, spec and checkpoint from it instead of three more round trips. */
 const TRANSITION = `
@@ -74,9 +75,10 @@ if ARGV[9] ~= '' then
   if guard.absentKey and redis.call('EXISTS', guard.absentKey) == 1 then return {'conflict', state} end
   if guard.stepIndex then
     local count = redis.call('ZCARD', guard.stepIndex)
-    local top = redis.call('ZREVRANGE', guard.stepIndex, 0, 0)
-    if count > 0 and tonumber(top[1]) ~= count then
-      return {'incomplete', state, tostring(count), top[1]}
+    local top = tonumber(redis.call('ZREVRANGE', guard.stepIndex, 0, 0)[1] or '0')
+    local expected = guard.steps or top
+    if count ~= expected or top ~= expected then
+      return {'incomplete', state, tostring(count), tostring(top)}
     end
   end
 end

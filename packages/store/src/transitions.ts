@@ -17,8 +17,9 @@ export interface TransitionRequest {
   fields?: Record<string, string>;
   /** More compare-and-set conditions (a failed one is a `conflict`): the run's attempt number,
    * a key (of the same store) that must not exist, and (`completeSteps`) a step history
-   * holding steps 1..n without a hole — else `incomplete`. */
-  guard?: { attempt?: number; absentKey?: string; completeSteps?: boolean };
+   * holding steps 1..n without a hole (n = the number given, else its highest step) — else
+   * `incomplete`. */
+  guard?: { attempt?: number; absentKey?: string; completeSteps?: true | number };
   /** The run's tenant and pool when the caller holds its record already (both are fixed at
    * creation and never rewritten): the script's keys are declared rather than named by the
    * script from the hash. */
@@ -112,7 +113,8 @@ export async function transitionRun(
           : JSON.stringify({
               ...(guard.attempt !== undefined && { attempt: String(guard.attempt) }),
               ...(guard.absentKey !== undefined && { absentKey: guard.absentKey }),
-              ...(guard.completeSteps && { stepIndex: k.stepIndex(runId) }),
+              ...(guard.completeSteps !== undefined && { stepIndex: k.stepIndex(runId) }),
+              ...(typeof guard.completeSteps === 'number' && { steps: guard.completeSteps }),
             }),
         owner ? '' : ctx.prefix,
         ...Object.entries(request.fields ?? {}).flat(),

@@ -1,20 +1,23 @@
 // The runs this worker holds right now, each with the AbortController behind the executor's
 // stopSignal and the reason it was asked to stop (cancel, hand back, or lost).
 
-export type StopKind = 'release' | 'cancel' | 'lost';
+export type StopKind = 'release' | 'cancel' | 'resync' | 'lost';
 
 export interface StopRequest {
   /**
    * release: checkpoint and hand the run back to the queue (drain with checkpointAndRelease,
-   * SIGTERM); cancel: checkpoint and end as cancelled; lost: this worker no longer owns the
-   * run (lock lost or another worker took it over) — stop without touching its state.
+   * SIGTERM); cancel: checkpoint and end as cancelled; resync: Redis lost writes this worker
+   * had acknowledged (a failover to a replica that lacked them) — hand the run back so that it
+   * resumes from what Redis holds; lost: this worker no longer owns the run (lock lost or
+   * another worker took it over) — stop without touching its state.
    */
   kind: StopKind;
   reason: string;
 }
 
-/** A later request only replaces an earlier one of lower precedence (lost > cancel > release). */
-const PRECEDENCE: Record<StopKind, number> = { release: 0, cancel: 1, lost: 2 };
+/** A later request only replaces an earlier one of lower precedence (lost > resync > cancel >
+ * release). */
+const PRECEDENCE: Record<StopKind, number> = { release: 0, cancel: 1, resync: 2, lost: 3 };
 
 export class ActiveRun {
   private readonly controller = new AbortController();

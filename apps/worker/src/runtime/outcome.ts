@@ -3,8 +3,11 @@
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import {
   type StoreContext,
+  appendRunNotice,
   finishRun,
+  getCheckpoint,
   getRun,
+  readSteps,
   releaseRun,
   type RunOwner,
   transitionRun,
@@ -16,6 +19,7 @@ import { RunSetupError } from '../errors.ts';
 import type { ExecutorResult } from '../executors/types.ts';
 import { outcomeFields } from '../resources/run-outcome.ts';
 import type { StopRequest } from './active-runs.ts';
+import { DATA_LOST_NOTICE } from './run-context.ts';
 
 export type RunEnd = 'succeeded' | 'failed' | 'cancelled' | 'released';
 
@@ -37,15 +41,27 @@ export function errorMessage(error: unknown): string {
     : error.message;
 }
 
+/** Steps of 1..through that the run's history lacks. */
+async function missingSteps(store: StoreContext, runId: string, through: number) {
+  const held = new Set((await readSteps(store, runId, { limit: 100_000 })).map((s) => s.step));
+  return Array.from({ length: through }, (_, i) => i + 1).filter((step) => !held.has(step));
+}
+
 /** Every outcome names the run's tenant and pool from its start record (docs/performance.md
- * "Scheduling at fleet scale"): the settling transition needs no lookup round trip. */
+ * "Scheduling at fleet scale"): the settling transition needs no lookup round trip.
+ * `through`: the highest step this attempt knows committed; a run whose history lacks any of
+ * 1..through (Redis lost them in a failover) never succeeds: it resumes from its checkpoint
+ * when that is below the first missing step, else it fails saying which steps are gone. */
 export async function succeed(
   deps: OutcomeDeps,
-  runId: string,
+  job: Job,
+  token: string,
   owner: RunOwner,
   result: ExecutorResult,
+  through: number,
 ): Promise<RunEnd> {
   const { store, workerId } = deps;
+  const runId = job.id as string;
   // summary + finalCheckpoint: what later runs' `model: {checkpoint: {run}}` resolve to.
   const transition = await transitionRun(store, runId, {
     to: 'succeeded',
@@ -54,9 +70,73 @@ export async function succeed(
     workerId,
     owner,
     fields: outcomeFields(result.summary, result.finalCheckpoint),
+    ...(through > 0 && { guard: { completeSteps: through } }),
   });
-  note(deps.logger, 'succeeded', transition);
-  return 'succeeded';
+  if (transition.status !== 'incomplete') {
+    note(deps.logger, 'succeeded', transition);
+    return 'succeeded';
+  }
+  const missing = await missingSteps(store, runId, through);
+  const checkpoint = await getCheckpoint(store, runId);
+  const listed = `step(s) ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}`;
+  if (missing.length > 0 && (checkpoint?.step ?? 0) < missing[0]!) {
+    return resync(deps, job, token, owner, {
+      kind: 'resync',
+      reason: `Redis lost ${listed} before the run could succeed`,
+    });
+  }
+  const message =
+    `Redis lost ${listed}, acknowledged before (a failover), and the run's checkpoint ` +
+    `(step ${checkpoint?.step ?? 'none'}) is past them: its step history cannot be completed`;
+  await appendRunNotice(store, runId, { code: DATA_LOST_NOTICE, message }).catch(() => null);
+  note(
+    deps.logger,
+    'failed',
+    await finishRun(
+      store,
+      runId,
+      { state: 'failed', reason: message, error: message },
+      workerId,
+      owner,
+    ),
+  );
+  throw new UnrecoverableError(message);
+}
+
+/** Redis lost writes this worker had acknowledged: hand the run back (it resumes from the
+ * checkpoint Redis holds), unless another worker holds it or it ended meanwhile. */
+async function resync(
+  deps: OutcomeDeps,
+  job: Job,
+  token: string,
+  owner: RunOwner,
+  stop: StopRequest,
+): Promise<RunEnd> {
+  const runId = job.id as string;
+  const run = await getRun(deps.store, runId);
+  const ours = run?.state === 'running' && run.workerId === deps.workerId;
+  if (ours) {
+    const reason = `${stop.reason}; resuming from the checkpoint Redis holds`;
+    note(
+      deps.logger,
+      'released',
+      await releaseRun(deps.store, runId, reason, deps.workerId, owner),
+    );
+  } else if (run?.state !== 'queued' && run?.state !== 'retrying') {
+    deps.logger.warn(
+      { runId, state: run?.state, reason: stop.reason },
+      'run lost data and is no longer ours',
+    );
+    return 'released';
+  }
+  try {
+    await job.moveToWait(token);
+  } catch (error) {
+    // Its lock went with the lost data: BullMQ re-delivers the job when it finds it stalled.
+    deps.logger.warn({ runId, err: String(error) }, 'run handed back; its job lock is gone');
+    return 'released';
+  }
+  throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
 }
 
 /** The executor stopped at a step boundary because of `stop` (cancel or hand back). */
@@ -68,6 +148,7 @@ export async function stopped(
   stop: StopRequest,
 ): Promise<RunEnd> {
   const runId = job.id as string;
+  if (stop.kind === 'resync') return resync(deps, job, token, owner, stop);
   if (stop.kind === 'lost') {
     // Lost to another worker (its job lock expired and BullMQ re-delivered the job): leave it.
     // Lost to the control plane's sweep (this worker's heartbeat ran late): the run waits in

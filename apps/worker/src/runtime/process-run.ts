@@ -14,7 +14,7 @@ import type { ResourceResolver } from '../resources/resolve.ts';
 import { type ServedWeights, trackServedWeights } from '../resources/served-weights.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
-import { type RunContextDeps, createExecutorContext } from './run-context.ts';
+import { type RunContextDeps, StepProgress, createExecutorContext } from './run-context.ts';
 
 /** A run blocked by its tenant's concurrency cap is offered again after this long. */
 export const BLOCKED_RETRY_MS = 2_000;
@@ -47,6 +47,7 @@ async function attempt(
   active: ActiveRun,
   run: RunResource,
   attemptNumber: number,
+  progress: StepProgress,
 ): Promise<Attempt> {
   let served: ServedWeights | undefined;
   try {
@@ -67,6 +68,7 @@ async function attempt(
     const artifactDir = path.join(deps.config.artifactDir, 'runs', run.id);
     const resumeFrom = checkpoint ? { step: checkpoint.step, path: checkpoint.path } : null;
     if (resumeFrom) deps.logger.info({ runId: run.id, ...resumeFrom }, 'resuming from checkpoint');
+    progress.note(resumeFrom?.step ?? 0);
     const ctx = createExecutorContext(
       deps,
       active,
@@ -77,6 +79,7 @@ async function attempt(
         artifactDir,
       },
       attemptNumber,
+      progress,
     );
     return { ok: true, result: await executor(ctx) };
   } catch (error) {
@@ -96,11 +99,16 @@ async function settle(
   active: ActiveRun,
   run: RunResource,
   outcome: Attempt,
+  progress: StepProgress,
 ): Promise<RunEnd> {
   const stop = active.stopRequest;
   // An executor interrupted by a stop request may return `stopped` or throw an AbortError.
   if (stop && (!outcome.ok || outcome.result.stopped)) return stopped(deps, job, token, run, stop);
-  if (outcome.ok && !outcome.result.stopped) return succeed(deps, run.id, run, outcome.result);
+  // Redis lost what this attempt wrote: even a finished executor does not make the run succeed.
+  if (stop?.kind === 'resync') return stopped(deps, job, token, run, stop);
+  if (outcome.ok && !outcome.result.stopped) {
+    return succeed(deps, job, token, run, outcome.result, progress.highest);
+  }
   const error = outcome.ok
     ? new Error('the executor reported `stopped` although no stop was requested')
     : outcome.error;
@@ -155,8 +163,9 @@ export async function processRunJob(
       end = 'cancelled';
       return { runId, outcome: end };
     }
-    const outcome = await attempt(deps, active, run, started.attempt);
-    end = await settle(deps, job, token, active, run, outcome);
+    const progress = new StepProgress();
+    const outcome = await attempt(deps, active, run, started.attempt, progress);
+    end = await settle(deps, job, token, active, run, outcome, progress);
     return { runId, outcome: end };
   } catch (error) {
     // WaitingError = handed back; a retryable error = BullMQ retries it: both release the run.

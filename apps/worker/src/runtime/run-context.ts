@@ -24,6 +24,20 @@ export interface RunContextDeps {
   logger: Logger;
 }
 
+/** The highest step this attempt knows the run holds (committed here, or resumed after): a run
+ * succeeds only with steps 1..highest all in Redis. */
+export class StepProgress {
+  highest: number;
+  constructor(resumedAt = 0) {
+    this.highest = resumedAt;
+  }
+  note(step: number): void {
+    if (step > this.highest) this.highest = step;
+  }
+}
+
+export const DATA_LOST_NOTICE = 'redis_data_lost';
+
 /**
  * A step record must fit protocol's wire envelope (WireStepMetrics) and the schema telemetry derives
  * from the step-metric table (known keys: counts, durations and ratios never negative).
@@ -69,16 +83,35 @@ export function createExecutorContext(
   /** The attempt that started the run here: every write is fenced to it (a worker that lost the
    * run while it was cut off from Redis cannot overwrite its new owner's steps or checkpoint). */
   attempt: number,
+  progress: StepProgress = new StepProgress(input.resumeFrom?.step ?? 0),
 ): ExecutorContext {
   const { store, telemetry } = deps;
   const runId = active.runId;
   const fence = { attempt };
-  const lost = (what: string, state: string, owner: number) =>
+  const lost = async (what: string, state: string, owner: number) => {
+    // An attempt older than this one: Redis lost the start of this attempt (a failover), not a
+    // takeover by another worker (which would hold a newer one).
+    if (owner < attempt)
+      return dataLost(`the start of attempt ${attempt} (run is ${state}, attempt ${owner})`);
     active.stop({
       kind: 'lost',
       reason: `${what} refused: run is ${state} in attempt ${owner}, this worker holds attempt ${attempt}`,
     });
+  };
   const logger = deps.logger.child({ runId });
+  /** Redis no longer holds what this worker wrote (a failover promoted a replica that lacked
+   * it): said on the run's stream, and the run is handed back to resume from what Redis has. */
+  const dataLost = async (what: string) => {
+    if (active.stopRequest?.kind === 'resync') return; // said once per attempt
+    const message =
+      `Redis lost ${what}, acknowledged before (a failover promoted a replica that lacked it); ` +
+      'this attempt stops and the run resumes from the checkpoint Redis holds';
+    logger.error({ what }, message);
+    active.stop({ kind: 'resync', reason: `Redis lost ${what}` });
+    await appendRunNotice(store, runId, { code: DATA_LOST_NOTICE, message }).catch(
+      (error: unknown) => logger.warn({ err: String(error) }, 'could not record the notice'),
+    );
+  };
   const { artifactDir, ...rest } = input;
   let artifactDirMade = false;
   return {
@@ -103,20 +136,27 @@ export function createExecutorContext(
     committedSteps: () => readSteps(store, runId, { limit: 100_000 }),
     async commitStep(step, metrics) {
       checkMetrics(step, metrics);
-      const result = await appendStep(store, runId, step, metrics, fence);
+      // Steps are committed in order: the one before must still be there.
+      const previous = step > 1 ? { previous: step - 1 } : {};
+      const result = await appendStep(store, runId, step, metrics, { ...fence, ...previous });
       switch (result.status) {
         case 'committed':
+          progress.note(step);
           telemetry.emit('step:committed', stepCommittedEvent(runId, step, Date.now(), metrics));
           break;
         case 'duplicate':
+          progress.note(step);
           logger.debug({ step }, 'step already committed (resumed run); ignored');
           break;
+        case 'gap':
+          await dataLost(`step ${step - 1} (it holds steps up to ${result.lastStep ?? 'none'})`);
+          return;
         case 'not-running':
           active.stop({ kind: 'lost', reason: `run is ${result.state}, no longer running here` });
           break;
         case 'fenced':
           logger.warn({ step, owner: result.attempt }, 'step write fenced: run lost');
-          lost(`step ${step}`, result.state, result.attempt);
+          await lost(`step ${step}`, result.state, result.attempt);
           return;
         case 'missing':
           throw new Error(`run ${runId} no longer exists`);
@@ -128,14 +168,22 @@ export function createExecutorContext(
       await appendRunNotice(store, runId, notice);
     },
     async recordCheckpoint(step, path) {
-      const saved = await setCheckpoint(store, runId, { step, path }, fence);
+      // Only at a step the run holds (step 0: nothing done yet, nothing to hold).
+      const saved = await setCheckpoint(
+        store,
+        runId,
+        { step, path },
+        { ...fence, requireStep: step > 0 },
+      );
       if (saved === 'saved') logger.info({ step, path }, 'checkpoint recorded');
+      else if (saved === 'uncommitted')
+        await dataLost(`step ${step} (checkpoint ${path} not recorded)`);
       else if (saved === 'stale') {
         logger.debug({ step, path }, 'checkpoint older than the current pointer; ignored');
       } else {
         logger.warn({ step, path }, 'checkpoint pointer write fenced: run lost');
         const run = await getRun(store, runId);
-        lost(`checkpoint ${step}`, run?.state ?? 'missing', run?.attempt ?? 0);
+        await lost(`checkpoint ${step}`, run?.state ?? 'missing', run?.attempt ?? 0);
       }
     },
   };
