@@ -4,7 +4,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
 import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
-import { DEFAULT_PREFIX, createPoolQueues, createStoreContext } from '@anneal/store';
+import {
+  DEFAULT_PREFIX,
+  type ReplicationOptions,
+  createPoolQueues,
+  createStoreContext,
+  readGeneration,
+  replicatedSince,
+} from '@anneal/store';
 import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.ts';
 import { createEnqueueRelay } from './services/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
@@ -26,6 +33,7 @@ import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { EventHub } from './services/event-hub.ts';
+import { createLostDataAudit } from './services/audit.ts';
 import { createLostWorkerSweeper } from './services/lost-workers.ts';
 
 export interface AppDeps {
@@ -34,6 +42,9 @@ export interface AppDeps {
   datasetFacts?: DatasetFacts;
   /** Command connection (shared; the caller closes it). */
   redis: Redis;
+  /** Acknowledged writes (a submission's 201, a cancel, state changes) wait for `replicas` on
+   * this connection (the caller closes it); absent: acknowledged once the primary has them. */
+  durable?: { redis: Redis; replication: ReplicationOptions };
   /** A fresh connection for each blocking reader (SSE). */
   createBlockingClient: () => Redis;
   /** Key prefix, a Redis Cluster hash tag; default `{anneal}`. */
@@ -49,7 +60,12 @@ const silentLog = { warn: () => {} };
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...deps.settings };
-  const store = createStoreContext(deps.redis, deps.prefix ?? DEFAULT_PREFIX);
+  const store = createStoreContext(
+    deps.redis,
+    deps.prefix ?? DEFAULT_PREFIX,
+    deps.durable ? { durable: deps.durable } : {},
+  );
+  const blocking = deps.createBlockingClient();
   // BullMQ defines ~50 Lua commands on its connection; on the store's auto-pipelined client every
   // pipeline would copy them all, so the queues get a connection of their own.
   const queueConnection = deps.redis.duplicate({ enableAutoPipelining: false });
@@ -66,7 +82,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     createBlockingClient: deps.createBlockingClient,
     events: new EventHub({
       prefix: store.prefix,
-      blocking: deps.createBlockingClient(),
+      blocking,
+      ...(store.durable && {
+        replicated: {
+          generation: () => readGeneration(store, blocking),
+          confirm: (since: number) => replicatedSince(store, blocking, since),
+        },
+      }),
       control: deps.redis,
       blockMs: settings.sseKeepAliveMs,
       limits: { perOwner: settings.sseMaxStreamsPerToken, total: settings.sseMaxStreams },
@@ -75,6 +97,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
 
   const lostWorkers = createLostWorkerSweeper(ctx, deps.logger ?? silentLog);
+  const lostData = createLostDataAudit(ctx, deps.redis, deps.logger ?? silentLog, {
+    everyMs: settings.lostDataAuditMs,
+  });
 
   const app = Fastify({
     ...(deps.logger
@@ -129,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .catch((error: unknown) => app.log.warn({ err: error }, 'outbox sweep failed'));
     ctx.relay.start();
     lostWorkers.start();
+    lostData.start();
   });
   // Before the server stops accepting: open SSE streams end now (their clients resume on another
   // replica with Last-Event-ID) instead of holding the shutdown until they disconnect.
@@ -137,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => {
     await lostWorkers.close();
+    await lostData.close();
     await ctx.relay.close();
     await ctx.queues.close();
     // quit() would wait forever on a connection that is down; then just drop it.

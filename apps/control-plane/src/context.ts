@@ -21,6 +21,9 @@ export interface AppSettings {
   requestTimeoutMs: number;
   /** How often Node checks open connections against requestTimeoutMs. */
   connectionsCheckMs: number;
+  /** How often unfinished runs are checked for data a Redis failover lost (also at start-up
+   * and after each reconnect; services/audit.ts). */
+  lostDataAuditMs: number;
   /** Open SSE streams allowed per token, and per control plane (429 beyond). */
   sseMaxStreamsPerToken: number;
   sseMaxStreams: number;
@@ -54,6 +57,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   connectionsCheckMs: 1_000,
   sseKeepAliveMs: 15_000,
   lostWorkerSweepMs: 5_000,
+  lostDataAuditMs: 60_000,
   sseMaxStreamsPerToken: 32,
   sseMaxStreams: 4096,
   sseMaxBufferedBytes: 1_048_576,

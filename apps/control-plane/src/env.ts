@@ -3,7 +3,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { formatIssues, schemaIssues } from '@anneal/protocol';
-import { isSentinelUrl, sentinelOptions } from '@anneal/store';
+import {
+  DEFAULT_REPLICATION,
+  isSentinelUrl,
+  parseReplicaRequirement,
+  sentinelOptions,
+} from '@anneal/store';
 
 export const ControlPlaneEnv = Type.Object({
   ANNEAL_HOST: Type.String({ default: '127.0.0.1', description: 'Interface to listen on.' }),
@@ -37,6 +42,17 @@ export const ControlPlaneEnv = Type.Object({
     default: 5_000,
     description: 'Start-up deadline for reaching Redis (connect + PING).',
   }),
+  ANNEAL_REDIS_WAIT_REPLICAS: Type.String({
+    default: 'auto',
+    description:
+      "Replicas an acknowledged write waits for (WAIT): 'auto' = 1 while the primary has one, or a count (0 = off).",
+  }),
+  ANNEAL_REDIS_WAIT_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    default: DEFAULT_REPLICATION.timeoutMs,
+    description:
+      'WAIT timeout; a write not confirmed within it answers 503 ANNEAL_ERR_NOT_REPLICATED.',
+  }),
 });
 export type ControlPlaneEnv = Readonly<Static<typeof ControlPlaneEnv>>;
 
@@ -58,6 +74,13 @@ export function parseEnv(source: Record<string, string | undefined>): ControlPla
   const issues = schemaIssues(ControlPlaneEnv, converted);
   if (issues.length > 0) {
     throw new ControlPlaneEnvError(formatIssues(issues).replace(/^\//gm, ''));
+  }
+  try {
+    parseReplicaRequirement(
+      (converted as { ANNEAL_REDIS_WAIT_REPLICAS: string }).ANNEAL_REDIS_WAIT_REPLICAS,
+    );
+  } catch (error) {
+    throw new ControlPlaneEnvError(`ANNEAL_REDIS_WAIT_REPLICAS: ${(error as Error).message}`);
   }
   const url = (converted as { REDIS_URL: string }).REDIS_URL;
   if (isSentinelUrl(url)) {

@@ -3,7 +3,12 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@anneal/telemetry';
-import { checkRedisReachable, connectRedis, createStoreContext } from '@anneal/store';
+import {
+  checkRedisReachable,
+  connectRedis,
+  createStoreContext,
+  parseReplicaRequirement,
+} from '@anneal/store';
 import { buildApp } from './app.ts';
 import { type LoadedOperatorConfig, loadOperatorConfig } from './config.ts';
 import type { ControlPlaneEnv } from './env.ts';
@@ -34,14 +39,21 @@ export interface StartOptions {
  * gave up on runs when Redis comes back (a retried POST cannot create a second run).
  * `blocking`: SSE readers (XREAD BLOCK), which wait out an outage and resume.
  */
-function redisClient(url: string, logger: FastifyBaseLogger, use: 'requests' | 'blocking'): Redis {
+function redisClient(
+  url: string,
+  logger: FastifyBaseLogger,
+  use: 'requests' | 'durable' | 'blocking',
+): Redis {
   // Auto-pipelining batches the commands concurrent requests issue in one tick into one write.
+  // `durable` (acknowledged writes, each followed by WAIT) fails fast like `requests`.
   return connectRedis(
     url,
     logger,
     use === 'requests'
       ? { enableOfflineQueue: false, maxRetriesPerRequest: 0, enableAutoPipelining: true }
-      : { maxRetriesPerRequest: null, enableAutoPipelining: true },
+      : use === 'durable'
+        ? { enableOfflineQueue: false, maxRetriesPerRequest: 0 }
+        : { maxRetriesPerRequest: null, enableAutoPipelining: true },
   );
 }
 
@@ -75,19 +87,27 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
       ...(env.ANNEAL_TOKEN !== undefined && { token: env.ANNEAL_TOKEN }),
     }));
   const redis = redisClient(env.REDIS_URL, logger, 'requests');
+  const durable = redisClient(env.REDIS_URL, logger, 'durable');
+  const replication = {
+    replicas: parseReplicaRequirement(env.ANNEAL_REDIS_WAIT_REPLICAS),
+    timeoutMs: env.ANNEAL_REDIS_WAIT_TIMEOUT_MS,
+  };
   const blockingClients = new Set<Redis>();
   try {
     await connected(redis, env.ANNEAL_REDIS_TIMEOUT_MS);
+    await connected(durable, env.ANNEAL_REDIS_TIMEOUT_MS);
     const store = createStoreContext(redis, env.ANNEAL_KEY_PREFIX);
     await reconcile(store, loaded.operator);
   } catch (error) {
     redis.disconnect();
+    durable.disconnect();
     throw error;
   }
   const app = await buildApp({
     operator: loaded.operator,
     ...(loaded.datasetFacts && { datasetFacts: loaded.datasetFacts }),
     redis,
+    durable: { redis: durable, replication },
     prefix: env.ANNEAL_KEY_PREFIX,
     createBlockingClient: () => {
       const client = redisClient(env.REDIS_URL, logger, 'blocking');
@@ -115,6 +135,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
       for (const client of blockingClients) client.disconnect();
       await app.close();
       await redis.quit().catch(() => redis.disconnect());
+      await durable.quit().catch(() => durable.disconnect());
     },
   };
 }

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { getRun, getTransitions, readEvents, readSteps } from '@anneal/store';
-import type { Executor } from '../src/index.ts';
+import type { Executor, ExecutorResult } from '../src/index.ts';
 import { type TestEnv, eventually, testEnv } from './helpers.ts';
 
 let env: TestEnv;
@@ -54,7 +54,7 @@ async function failBackTo(redis: Redis, prefix: string, snap: Snapshot): Promise
  * step's commit (and checkpoint) on the first attempt only. */
 function hookedExecutor(hooks: Record<number, () => Promise<void>>): Executor {
   const fired = new Set<number>();
-  return async (ctx) => {
+  return async (ctx): Promise<ExecutorResult> => {
     const steps = (ctx.spec as { steps: number }).steps;
     let checkpoint = ctx.resumeFrom?.path ?? null;
     for (let step = (ctx.resumeFrom?.step ?? 0) + 1; step <= steps; step++) {
@@ -152,12 +152,9 @@ describe('Redis lost acknowledged writes (a failover to a replica that was behin
   });
 
   it('across the start: Redis has the run queued again; the worker says so and the run starts over once', async () => {
-    let snap: Snapshot | undefined;
-    const executor = hookedExecutor({
-      3: () => failBackTo(env.redis, env.prefix, snap!),
-    });
     const runId = await env.submit(SPEC);
-    snap = await snapshot(env.redis, env.prefix); // queued, job waiting: before any worker
+    const snap = await snapshot(env.redis, env.prefix); // queued, job waiting: before any worker
+    const executor = hookedExecutor({ 3: () => failBackTo(env.redis, env.prefix, snap) });
     await env.startWorker({}, { executors: { sft: executor } });
     const run = await finished(runId);
     expect(run.state).toBe('succeeded');

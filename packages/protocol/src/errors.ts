@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   ANNEAL_ERR_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers too large' },
   ANNEAL_ERR_INTERNAL: { status: 500, title: 'Internal error' },
   ANNEAL_ERR_UNAVAILABLE: { status: 503, title: 'A dependency (Redis) is unavailable' },
+  ANNEAL_ERR_NOT_REPLICATED: { status: 503, title: 'Write not confirmed by a Redis replica' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -29,6 +29,7 @@ export * from './notices.ts';
 export * from './checkpoints.ts';
 export * from './workers.ts';
 export * from './lost-workers.ts';
+export * from './audit.ts';
 export * from './control.ts';
 export * from './tenants.ts';
 export * from './queues.ts';

@@ -9,6 +9,7 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import { type Issue, type ProblemDetails, problemType } from '@anneal/protocol';
+import { NotReplicatedError } from '@anneal/store';
 import { AnnealError } from '../errors.ts';
 
 interface AjvError {
@@ -51,6 +52,14 @@ const REDIS_DOWN = /Connection is closed|ECONNREFUSED|MaxRetriesPerRequest|Strea
 /** Maps any thrown error to an AnnealError. */
 export function toAnnealError(error: FastifyError | Error): AnnealError {
   if (error instanceof AnnealError) return error;
+  if (error instanceof NotReplicatedError) {
+    return new AnnealError(
+      'ANNEAL_ERR_NOT_REPLICATED',
+      `${error.message}; retry (with the same Idempotency-Key for a submission)`,
+      undefined,
+      { 'retry-after': '1' },
+    );
+  }
   const fe = error as FastifyError;
   if (fe.validation) {
     const issues = validationIssues(fe);

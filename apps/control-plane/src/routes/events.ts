@@ -6,10 +6,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type StoredRunEvent, isTerminal } from '@anneal/protocol';
-import { compareEventIds, getRun, isEventId, lastEventId, readEvents } from '@anneal/store';
+import { compareEventIds, getRun, isEventId, lastEventId } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
+import { readConfirmedEvents } from '../services/confirmed-events.ts';
 import { StreamLimitError } from '../services/event-hub.ts';
 import { RunIdParams, problemResponses } from './schemas.ts';
 
@@ -170,7 +171,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         // page shorter than REPLAY_PAGE was the end of the stream when read: what comes after it
         // arrives through the subscription (it reads from `cursor`), so no empty read is needed.
         for (;;) {
-          const batch = await readEvents(ctx.store, runId, cursor, REPLAY_PAGE);
+          const batch = await readConfirmedEvents(ctx, runId, cursor, REPLAY_PAGE);
           cursor = batch.at(-1)?.id ?? cursor;
           if (await replay(batch)) return finish();
           if (done) return;
@@ -179,7 +180,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         const run = await getRun(ctx.store, runId);
         if (!run || isTerminal(run.state)) {
           // Terminal and nothing after `cursor`: the client already has everything.
-          await replay(await readEvents(ctx.store, runId, cursor));
+          await replay(await readConfirmedEvents(ctx, runId, cursor));
           return finish();
         }
         if (done) return;

@@ -6,7 +6,8 @@
 // A subscriber has caught up with XRANGE and joins with the id it has seen; the hub reads each
 // run from the oldest id its subscribers have seen and hands every subscriber only the events
 // after its own id, so joining never loses or repeats an event. A change to the set of watched
-// runs interrupts the blocked read (CLIENT UNBLOCK) so new runs are followed at once.
+// runs interrupts the blocked read (CLIENT UNBLOCK) so new runs are followed at once. With
+// acknowledged writes on (`replicated`), a batch is handed out only once a replica holds it.
 import type { Redis } from 'ioredis';
 import type { StoredRunEvent } from '@anneal/protocol';
 import { compareEventIds, readEventsOf } from '@anneal/store';
@@ -44,16 +45,29 @@ export interface EventHubLog {
   warn(details: object, message: string): void;
 }
 
+/** Delivery only of events a Redis replica holds (store durable.ts): `generation()` before a
+ * read, `confirm(generation)` after it, on the same connection. */
+export interface ReplicatedReads {
+  generation(): number;
+  confirm(since: number): Promise<boolean>;
+}
+
 export interface EventHubOptions {
   prefix: string;
   /** The hub's blocking connection (XREAD BLOCK). */
   blocking: Redis;
+  /** Absent: events are handed out as read. Present: a batch goes out only once a replica
+   * holds it, so a failover never takes back an event a client has seen. */
+  replicated?: ReplicatedReads;
   /** A regular connection, used to interrupt the blocked read. */
   control: Redis;
   blockMs: number;
   limits: StreamLimits;
   log: EventHubLog;
 }
+
+/** Pause before reading again a batch no replica confirmed. */
+const UNCONFIRMED_RETRY_MS = 50;
 
 export class EventHub {
   private readonly byRun = new Map<string, Set<EventSubscriber>>();
@@ -136,10 +150,18 @@ export class EventHub {
           }
           from.set(runId, oldest ?? '0');
         }
+        const since = this.options.replicated?.generation();
         this.reading = true;
         const batches = await readEventsOf(blocking, prefix, from, blockMs).finally(
           () => (this.reading = false),
         );
+        if (batches.size > 0 && since !== undefined) {
+          if (!(await this.options.replicated!.confirm(since))) {
+            // Not on a replica yet (or read before a reconnect): read the same again.
+            await new Promise((resolve) => setTimeout(resolve, UNCONFIRMED_RETRY_MS).unref());
+            continue;
+          }
+        }
         for (const [runId, events] of batches) this.fanOut(runId, events, from.get(runId) ?? '0');
       } catch (error) {
         if (this.closed) return;

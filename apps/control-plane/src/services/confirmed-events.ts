@@ -1,0 +1,33 @@
+// A stream's replay (XRANGE after Last-Event-ID) with acknowledged writes on: read on the
+// durable connection and handed out only once a replica holds what was read (store durable.ts),
+// so that a failover never takes back an event a client has seen. The live part of a stream
+// goes through the event hub, which fences its reads the same way.
+import type { StoredRunEvent } from '@anneal/protocol';
+import { readEvents, readGeneration, replicatedSince } from '@anneal/store';
+import type { AppContext } from '../context.ts';
+
+/** How long a replay waits for a replica to confirm a page before the stream ends (the client
+ * reconnects with its Last-Event-ID). */
+const CONFIRM_FOR_MS = 10_000;
+
+export async function readConfirmedEvents(
+  ctx: Pick<AppContext, 'store'>,
+  runId: string,
+  after: string,
+  count?: number,
+): Promise<StoredRunEvent[]> {
+  const durable = ctx.store.durable;
+  if (!durable) return readEvents(ctx.store, runId, after, count);
+  const reader = { ...ctx.store, redis: durable.redis };
+  const deadline = Date.now() + CONFIRM_FOR_MS;
+  for (;;) {
+    const since = readGeneration(ctx.store, durable.redis);
+    const events = await readEvents(reader, runId, after, count);
+    if (events.length === 0 || (await replicatedSince(ctx.store, durable.redis, since))) {
+      return events;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`events of run ${runId} after ${after}: no replica confirmed them`);
+    }
+  }
+}
