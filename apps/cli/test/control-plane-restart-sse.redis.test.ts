@@ -21,6 +21,7 @@ import {
 import { createLogger } from '@anneal/telemetry';
 import { recordResult } from '../../worker/test/reliability/results.ts';
 import { REDIS_URL } from './cli-process.ts';
+import { sseClient } from './sse-client.ts';
 
 const CLIENTS = 3;
 const STEPS = 30;
@@ -59,83 +60,6 @@ afterAll(async () => {
   await redis.quit();
 });
 
-interface Client {
-  ids: string[];
-  steps: number[];
-  /** Times a stream ended and the client connected again. */
-  reconnects: number;
-  /** When the first event after a reconnect arrived. */
-  resumedAt: number | null;
-  done: Promise<void>;
-}
-
-/** An EventSource-like reader: reconnects with Last-Event-ID until `lastId` has been read. */
-function sseClient(url: string, finalId: () => string | null, stopAfterMs: number): Client {
-  const client: Client = {
-    ids: [],
-    steps: [],
-    reconnects: 0,
-    resumedAt: null,
-    done: Promise.resolve(),
-  };
-  const deadline = Date.now() + stopAfterMs;
-  client.done = (async () => {
-    let awaitingResume = false;
-    while (Date.now() < deadline) {
-      const last = client.ids.at(-1);
-      if (last !== undefined && last === finalId()) return;
-      try {
-        const res = await fetch(url, {
-          headers: {
-            authorization: `Bearer ${token}`,
-            ...(last !== undefined && { 'last-event-id': last }),
-          },
-          signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-        });
-        if (res.status !== 200 || !res.body) throw new Error(`status ${res.status}`);
-        const reader = res.body.getReader();
-        const decoder = new TextDecoder();
-        let buffer = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += decoder.decode(value, { stream: true });
-          let boundary = buffer.indexOf('\n\n');
-          while (boundary >= 0) {
-            const frame = buffer.slice(0, boundary);
-            buffer = buffer.slice(boundary + 2);
-            boundary = buffer.indexOf('\n\n');
-            const fields = Object.fromEntries(
-              frame
-                .split('\n')
-                .filter((l) => !l.startsWith(':') && l.includes(':'))
-                .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trimStart()]),
-            );
-            if (fields.id === undefined || fields.data === undefined) continue;
-            if (awaitingResume) {
-              awaitingResume = false;
-              client.resumedAt ??= Date.now();
-            }
-            client.ids.push(fields.id);
-            const event = JSON.parse(fields.data) as { type: string; step?: number };
-            if (event.type === 'step:committed' && event.step !== undefined) {
-              client.steps.push(event.step);
-            }
-          }
-        }
-      } catch {
-        // refused while the control plane restarts, or the deadline: try again below
-      }
-      const last2 = client.ids.at(-1);
-      if (last2 !== undefined && last2 === finalId()) return;
-      client.reconnects++;
-      awaitingResume = true;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  })();
-  return client;
-}
-
 describe('control plane restarted with SSE clients attached', () => {
   it('every client resumes with Last-Event-ID: no event lost, none twice', async () => {
     const created = await fetch(`${plane.url}/v1/runs`, {
@@ -162,7 +86,14 @@ describe('control plane restarted with SSE clients attached', () => {
     expect((await startRun(store, runId, 'sse-w')).status).toBe('started');
     let finalId: string | null = null;
     const url = `${plane.url}/v1/runs/${runId}/events`;
-    const clients = Array.from({ length: CLIENTS }, () => sseClient(url, () => finalId, 120_000));
+    const clients = Array.from({ length: CLIENTS }, () =>
+      sseClient({
+        url,
+        token,
+        finished: (c) => finalId !== null && c.events.at(-1)?.id === finalId,
+        stopAfterMs: 120_000,
+      }),
+    );
     const commit = async (step: number) => {
       const result = await appendStep(store, runId, step, { loss: 1 / step });
       expect(result.status).toBe('committed');
@@ -189,13 +120,14 @@ describe('control plane restarted with SSE clients attached', () => {
     let duplicated = 0;
     for (const client of clients) {
       expect(client.reconnects).toBeGreaterThanOrEqual(1); // the restart did cut the stream
-      lost += expectedIds.filter((id) => !client.ids.includes(id)).length;
-      duplicated += client.ids.length - new Set(client.ids).size;
+      const ids = client.ids();
+      lost += expectedIds.filter((id) => !ids.includes(id)).length;
+      duplicated += ids.length - new Set(ids).size;
       const missing = expectedIds.flatMap((id, i) =>
-        client.ids.includes(id) ? [] : [`#${i} ${stream[i]?.event.type}`],
+        ids.includes(id) ? [] : [`#${i} ${stream[i]?.event.type}`],
       );
-      expect(client.ids, `missing ${missing.join(', ')}`).toEqual(expectedIds);
-      expect(client.steps).toEqual(expectedSteps);
+      expect(ids, `missing ${missing.join(', ')}`).toEqual(expectedIds);
+      expect(client.steps()).toEqual(expectedSteps);
     }
     expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
     const resumed = clients.map((c) => c.resumedAt ?? Date.now());

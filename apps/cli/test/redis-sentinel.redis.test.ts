@@ -1,157 +1,121 @@
-// Sentinel failover mid-run: one primary, one replica, three sentinels on loopback; the control
-// plane (in-process) and a worker process running the real SFT executor connect through
-// REDIS_URL=redis+sentinel://… (packages/store/src/redis-url.ts). The primary is killed -9 after
-// a seeded step; the sentinels promote the replica; the run finishes with every step recorded
-// once and nothing acknowledged before the failover lost. Figures: kill -> replica promoted
-// (detect) and kill -> the run's next committed step (recover).
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localOperatorConfig } from '@anneal/protocol';
-import {
-  ControlPlaneEnvError,
-  type RunningControlPlane,
-  parseEnv,
-  startControlPlane,
-} from '@anneal/control-plane';
-import {
-  type StoreContext,
-  createRedisClient,
-  createStoreContext,
-  getRun,
-  getTransitions,
-  readEvents,
-  readSteps,
-} from '@anneal/store';
-import { createLogger } from '@anneal/telemetry';
+// Sentinel failover with a replica that is behind (docs/reliability.md "What a failover keeps"):
+// one primary, one replica and three sentinels on loopback, the control plane in-process and a
+// worker process running the real SFT executor (failover-stack.ts). The replica is stopped
+// (SIGSTOP) and the replication stream backed up behind filler (packages/store/test/replicas.ts
+// backUpReplication) so that it falls behind: what the primary takes next never reaches it.
+// Then the primary is killed -9 and the replica resumed and promoted. What Anneal acknowledged before
+// — the submission's 201, the steps the worker went on from, every event an SSE client
+// received — must all be on the promoted replica; what it could not confirm was refused (503
+// ANNEAL_ERR_NOT_REPLICATED for a submission) or is sent again. The run ends `succeeded` with
+// every step once in its history and once on the client's stream, and no redis_data_lost
+// notice (nothing acknowledged was lost, so nothing had to be repaired).
+//
+// `npm test`: mid-run, at a seeded step. ANNEAL_SOAK=1 (`npm run soak`): also across the run's
+// start (the worker's start transition is what the replica lacks) and at three more seeds.
+// Figures: kill -> sentinels name the replica (detect) and kill -> the run's next committed
+// step (recover).
+import { describe, expect, it } from 'vitest';
+import { ControlPlaneEnvError, parseEnv } from '@anneal/control-plane';
+import { getRun, getTransitions, readEvents, readSteps } from '@anneal/store';
 import { WorkerConfigError, parseWorkerEnv } from '@anneal/worker';
-import {
-  type RealWorker,
-  killHard,
-  spawnRealWorker,
-} from '../../worker/test/reliability/real-worker.ts';
+import { backUpReplication } from '../../../packages/store/test/replicas.ts';
 import { recordResult } from '../../worker/test/reliability/results.ts';
 import { pick, seededRandom } from '../../worker/test/reliability/seeded.ts';
-import {
-  type PrivateRedis,
-  redisServerBinary,
-  startPrivateRedis,
-} from './reliability/private-redis.ts';
-import { replicaInSync } from '../../../packages/store/test/replicas.ts';
-import { type Sentinels, startSentinels } from './reliability/sentinel.ts';
+import { type FailoverStack, WAIT_TIMEOUT_MS, startFailoverStack } from './failover-stack.ts';
+import { type SseClient, sseClient } from './sse-client.ts';
 
-// Read here only (the test's own switch).
+// Read here only (the test's own switches).
 const SEED = Number(process.env.ANNEAL_RELIABILITY_SEED ?? '20261201');
+const SOAK = process.env.ANNEAL_SOAK === '1';
 const STEPS = 16;
+const SPEC = JSON.stringify({ kind: 'sft', steps: STEPS, batchSize: 2, checkpointInterval: 4 });
 
-const token = `reliability-${randomUUID()}`;
-const prefix = `{anneal-sentinel-${randomUUID()}}`;
-let primary: PrivateRedis;
-let replica: PrivateRedis;
-let sentinels: Sentinels;
-let plane: RunningControlPlane;
-let worker: RealWorker;
-let client: Redis;
-let store: StoreContext;
-let artifactDir: string;
+const lastStep = async (s: FailoverStack, runId: string) =>
+  (await getRun(s.store, runId))?.lastStep ?? 0;
 
-async function eventually<T>(
-  check: () => Promise<T>,
-  timeoutMs: number,
-  what: string,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) {
-      throw new Error(`${what} not met within ${timeoutMs} ms\n--- worker\n${worker?.output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** WAITs the primary has answered (one that ran out counts once it returns). */
+async function waitCalls(s: FailoverStack): Promise<number> {
+  const stats = String(await s.primaryClient().info('commandstats'));
+  return Number(/^cmdstat_wait:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
 }
 
-const api = (p: string, init: RequestInit = {}) =>
-  fetch(`${plane.url}${p}`, {
-    ...init,
-    headers: { authorization: `Bearer ${token}`, ...init.headers },
-  });
-
-beforeAll(async () => {
-  const binary = redisServerBinary();
-  if (!binary)
-    throw new Error('redis-server is not on PATH (Debian: apt-get install redis-server)');
-  primary = await startPrivateRedis(binary);
-  replica = await startPrivateRedis(binary, ['--replicaof', '127.0.0.1', String(primary.port)]);
-  sentinels = await startSentinels(binary, primary.port, primary.dir);
-  // Ready when every sentinel knows the replica and the other two sentinels (quorum, election).
-  await eventually(
-    async () => {
-      for (const port of sentinels.ports) {
-        const s = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
-        s.on('error', () => {});
-        try {
-          const [info] = (await s.call('SENTINEL', 'masters')) as string[][];
-          const field = (name: string) => Number(info?.[info.indexOf(name) + 1] ?? 0);
-          if (field('num-slaves') < 1 || field('num-other-sentinels') < 2) return false;
-        } finally {
-          s.disconnect();
-        }
-      }
-      return true;
+function submit(s: FailoverStack, idempotencyKey?: string): Promise<Response> {
+  return s.api('/v1/runs', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(idempotencyKey !== undefined && { 'idempotency-key': idempotencyKey }),
     },
-    30_000,
-    'sentinels see the replica and each other',
+    body: SPEC,
+  });
+}
+
+function follow(s: FailoverStack, runId: string): SseClient {
+  return sseClient({
+    url: `${s.plane.url}/v1/runs/${runId}/events`,
+    token: s.token,
+    finished: (c) =>
+      c.events.some((e) => e.type === 'run:state' && ['succeeded', 'failed'].includes(e.to ?? '')),
+    stopAfterMs: 300_000,
+    retryMs: 50,
+  });
+}
+
+/** Kills the primary while the replica is stopped, then resumes and waits for its promotion. */
+async function failOver(s: FailoverStack): Promise<{ killedAt: number; detectMs: number }> {
+  const killedAt = Date.now();
+  await s.primary.kill();
+  s.replica.resume();
+  await s.eventually(
+    async () => (await s.sentinels.primary()) === `127.0.0.1:${s.replica.port}`,
+    60_000,
+    'replica promoted',
   );
-  // Sentinel counts the replica before its first sync (diskless, after a 5 s delay in Redis 7):
-  // wait until it holds the primary's data, or an early kill promotes an empty replica.
-  await eventually(() => replicaInSync(primary, replica), 60_000, 'replica in sync');
-  artifactDir = await mkdtemp(path.join(tmpdir(), 'anneal-sentinel-'));
-  plane = await startControlPlane({
-    env: parseEnv({
-      REDIS_URL: sentinels.url,
-      ANNEAL_KEY_PREFIX: prefix,
-      ANNEAL_HOST: '127.0.0.1',
-      ANNEAL_PORT: '0',
-    }),
-    operator: {
-      operator: localOperatorConfig(createHash('sha256').update(token).digest('hex')),
-    },
-    logger: createLogger({ name: 'control-plane', level: 'error' }),
-  });
-  worker = spawnRealWorker({
-    id: 'sentinel-w',
-    // Long enough that a step holding the worker's event loop on a loaded machine does not
-    // make the control plane's sweep take a live worker for lost.
-    heartbeatTtlSeconds: 10,
-    env: {
-      REDIS_URL: sentinels.url,
-      ANNEAL_KEY_PREFIX: prefix,
-      ANNEAL_ARTIFACT_DIR: artifactDir,
-      ANNEAL_METRICS_PORT: '0',
-      ANNEAL_METRICS_HOST: '127.0.0.1',
-      ANNEAL_HEARTBEAT_SECONDS: '0.5',
-      ANNEAL_LOCK_DURATION_MS: '8000',
-      ANNEAL_STALLED_INTERVAL_MS: '1000',
-    },
-  });
-  client = createRedisClient(sentinels.url, { maxRetriesPerRequest: null });
-  client.on('error', () => {}); // the failover is the point; commands wait for the new primary
-  store = createStoreContext(client, prefix);
-}, 90_000);
+  return { killedAt, detectMs: Date.now() - killedAt };
+}
 
-afterAll(async () => {
-  if (worker) await killHard(worker);
-  await plane?.close().catch(() => {});
-  client?.disconnect();
-  await sentinels?.stop();
-  await replica?.stop();
-  await primary?.stop();
-  if (artifactDir) await rm(artifactDir, { recursive: true, force: true });
-});
+/** The run ends succeeded; its history, its stream and the client's stream hold every step once
+ * and the client's events are all still in the stream. Returns lost / duplicated counts. */
+async function checkOutcome(s: FailoverStack, runId: string, client: SseClient) {
+  await s
+    .eventually(
+      async () => {
+        const run = await getRun(s.store, runId);
+        if (run?.state === 'failed') throw new Error(`run failed: ${run.error}`);
+        return run?.state === 'succeeded';
+      },
+      150_000,
+      'run succeeded',
+    )
+    .catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${JSON.stringify(await getTransitions(s.store, runId))}`);
+    });
+  await client.done;
+  const expected = Array.from({ length: STEPS }, (_, i) => i + 1);
+  const stream = await readEvents(s.store, runId, '0', 10_000);
+  const streamIds = new Set(stream.map((e) => e.id));
+  const committed = stream
+    .filter((e) => e.event.type === 'step:committed')
+    .map((e) => (e.event as { step: number }).step);
+  const notices = stream.filter((e) => e.event.type === 'run:notice');
+  const steps = (await readSteps(s.store, runId)).map((r) => r.step);
+  // Taken back: events a client received that the stream no longer has.
+  const lost =
+    client.ids().filter((id) => !streamIds.has(id)).length +
+    expected.filter((step) => !steps.includes(step)).length;
+  const duplicated =
+    committed.length -
+    new Set(committed).size +
+    client.steps().length -
+    new Set(client.steps()).size;
+  expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
+  expect(steps).toEqual(expected);
+  expect(committed).toEqual(expected);
+  expect(client.steps()).toEqual(expected);
+  expect(notices.map((e) => e.event)).toEqual([]);
+  const transitions = (await getTransitions(s.store, runId)).map((t) => t.to);
+  return { lost, duplicated, transitions };
+}
 
 describe('REDIS_URL accepts Sentinel', () => {
   it('a malformed Sentinel URL is a configuration error naming REDIS_URL', () => {
@@ -164,82 +128,126 @@ describe('REDIS_URL accepts Sentinel', () => {
   });
 });
 
-describe('Sentinel failover mid-run', () => {
-  it('the primary is killed; the run carries on on the promoted replica', async () => {
-    const killAfter = pick(seededRandom(SEED + 7), 4, STEPS - 6);
-    const created = await api('/v1/runs', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'sft', steps: STEPS, batchSize: 2, checkpointInterval: 4 }),
-    });
+/** Mid-run: the replica stops after a seeded step; the worker's next step reaches the primary
+ * only; a submission meanwhile is refused; the primary dies. */
+async function midRun(seed: number): Promise<void> {
+  const s = await startFailoverStack();
+  try {
+    s.startWorker();
+    const killAfter = pick(seededRandom(seed + 7), 4, STEPS - 6);
+    const created = await submit(s);
     expect(created.status).toBe(201);
     const runId = ((await created.json()) as { id: string }).id;
-    await eventually(
+    const client = follow(s, runId);
+    await s.eventually(
       async () => {
-        const run = await getRun(store, runId);
-        if (run?.state === 'succeeded') throw new Error('the run ended before the failover');
-        return (run?.lastStep ?? 0) >= killAfter;
+        if ((await getRun(s.store, runId))?.state === 'succeeded') {
+          throw new Error('the run ended before the failover');
+        }
+        return (await lastStep(s, runId)) >= killAfter;
       },
       150_000,
       `step ${killAfter} committed`,
     );
-    // What the primary acknowledged (and, asynchronously, replicated) before it dies.
-    const stepsBefore = (await readSteps(store, runId)).map((s) => s.step);
-    const eventsBefore = (await readEvents(store, runId, '0', 10_000)).map((e) => e.id);
-    const killedAt = Date.now();
-    await primary.kill();
-    await eventually(
-      async () => (await sentinels.primary()) === `127.0.0.1:${replica.port}`,
-      60_000,
-      'replica promoted',
-    );
-    const detectMs = Date.now() - killedAt;
-    const stepAtKill = Math.max(0, ...stepsBefore);
-    await eventually(
-      async () => ((await getRun(store, runId))?.lastStep ?? 0) > stepAtKill,
+    s.replica.pause();
+    const pausedAt = await lastStep(s, runId);
+    await backUpReplication(s.primary); // what the primary takes from now on dies with it
+    // A WAIT ran out since: a write of the worker (its step, or the checkpoint pointer after
+    // it) is on the primary, which cannot have it confirmed; the worker waits on it.
+    const waits = await waitCalls(s);
+    await s.eventually(async () => (await waitCalls(s)) > waits, 60_000, 'an unconfirmed write');
+    const unconfirmed = await lastStep(s, runId);
+    // A submission now is not acknowledged: 503, not 201.
+    const key = `retry-${seed}`;
+    const during = await submit(s, key);
+    expect(during.status).toBe(503);
+    expect(((await during.json()) as { code: string }).code).toBe('ANNEAL_ERR_NOT_REPLICATED');
+    const { killedAt, detectMs } = await failOver(s);
+    await s.eventually(
+      async () => (await lastStep(s, runId)) > unconfirmed,
       90_000,
       'a step committed after the failover',
     );
     const recoverMs = Date.now() - killedAt;
-    await eventually(
-      async () => {
-        const run = await getRun(store, runId);
-        if (run?.state === 'failed') throw new Error(`run failed: ${run.error}`);
-        return run?.state === 'succeeded';
-      },
-      150_000,
-      'run succeeded',
-    ).catch(async (error: unknown) => {
-      throw new Error(`${String(error)}\n${JSON.stringify(await getTransitions(store, runId))}`);
-    });
-    expect((await api(`/v1/runs/${runId}`)).status).toBe(200);
-
-    const expected = Array.from({ length: STEPS }, (_, i) => i + 1);
-    const steps = (await readSteps(store, runId)).map((s) => s.step);
-    expect(steps).toEqual(expected);
-    const events = await readEvents(store, runId, '0', 10_000);
-    const committed = events
-      .filter((e) => e.event.type === 'step:committed')
-      .map((e) => (e.event as { step: number }).step);
-    const eventIds = new Set(events.map((e) => e.id));
-    const lost =
-      stepsBefore.filter((s) => !steps.includes(s)).length +
-      eventsBefore.filter((id) => !eventIds.has(id)).length +
-      expected.filter((s) => !committed.includes(s)).length;
-    const duplicated = committed.length - new Set(committed).size;
-    expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
-    const transitions = (await getTransitions(store, runId)).map((t) => t.to);
-
+    // The client retries the refused submission with its key: now it is acknowledged.
+    expect([200, 201]).toContain((await submit(s, key)).status);
+    const { lost, duplicated, transitions } = await checkOutcome(s, runId, client);
     await recordResult({
       scenario: 'redis sentinel failover',
-      variant: 'primary kill -9',
+      variant:
+        seed === SEED ? 'lagging replica, mid-run' : `lagging replica, mid-run, seed ${seed}`,
       lost,
       duplicated,
       detectMs,
       recoverMs,
       detail:
-        `sft ${STEPS} steps, primary killed after step ${stepAtKill} (seed ${SEED}); 1 replica, ` +
-        `3 sentinels, quorum 2, down-after 1000 ms; transitions ${transitions.join(' > ')}`,
+        `sft ${STEPS} steps; replica stopped after step ${pausedAt}; the worker's writes from ` +
+        `step ${unconfirmed} on and a submission (503) unconfirmed when the primary was killed ` +
+        `(seed ${seed}); WAIT 1 replica, ` +
+        `${WAIT_TIMEOUT_MS} ms; 3 sentinels, quorum 2, down-after 1000 ms; SSE client saw ` +
+        `${client.steps().length} steps once each; transitions ${transitions.join(' > ')}`,
     });
+  } finally {
+    await s.stop();
+  }
+}
+
+/** Across the start: the run was acknowledged (201); the replica stops before the worker takes
+ * it, so the start is on the primary only when it dies. */
+async function acrossStart(): Promise<void> {
+  const s = await startFailoverStack();
+  try {
+    const created = await submit(s);
+    expect(created.status).toBe(201);
+    const runId = ((await created.json()) as { id: string }).id;
+    const client = follow(s, runId);
+    s.replica.pause();
+    await backUpReplication(s.primary);
+    s.startWorker();
+    await s.eventually(
+      async () => (await getRun(s.store, runId))?.state === 'running',
+      60_000,
+      'the start on the primary',
+    );
+    const { killedAt, detectMs } = await failOver(s);
+    await s.eventually(async () => (await lastStep(s, runId)) >= 1, 90_000, 'a first step');
+    const recoverMs = Date.now() - killedAt;
+    const { lost, duplicated, transitions } = await checkOutcome(s, runId, client);
+    await recordResult({
+      scenario: 'redis sentinel failover',
+      variant: 'lagging replica, across the start',
+      lost,
+      duplicated,
+      detectMs,
+      recoverMs,
+      detail:
+        `sft ${STEPS} steps; replica stopped between the 201 and the worker's start, primary ` +
+        `killed once the start was on it; WAIT 1 replica, ${WAIT_TIMEOUT_MS} ms; transitions ` +
+        transitions.join(' > '),
+    });
+  } finally {
+    await s.stop();
+  }
+}
+
+describe('Sentinel failover with a replica that is behind', () => {
+  it('mid-run: nothing acknowledged is lost, nothing is recorded or streamed twice', async () => {
+    await midRun(SEED);
   }, 400_000);
+
+  it.runIf(SOAK)(
+    'across the run start',
+    async () => {
+      await acrossStart();
+    },
+    400_000,
+  );
+
+  it.runIf(SOAK)(
+    'mid-run at three more seeds',
+    async () => {
+      for (const seed of [SEED + 1, SEED + 2, SEED + 3]) await midRun(seed);
+    },
+    1_200_000,
+  );
 });

@@ -1,6 +1,6 @@
 // SSE with acknowledged writes on (docs/reliability.md "What a failover keeps"): an event is
 // handed to clients only once a Redis replica holds it, so a failover can never take back an
-// event a client has seen. A private primary and replica (packages/store/test/private-redis.ts);
+// event a client has seen. A private primary and replica (@anneal/testing's startRedisServer);
 // the replica is paused (SIGSTOP) to fall behind. Live events (the event hub) and a replay after
 // Last-Event-ID (services/confirmed-events.ts) are both held back until it catches up.
 import { randomUUID } from 'node:crypto';
@@ -16,11 +16,11 @@ import {
 } from '@anneal/store';
 import { parseRunSpec, resolveRunSpec } from '@anneal/protocol';
 import {
-  type PrivateRedis,
+  type RedisServer as PrivateRedis,
   redisServerBinary,
-  replicaInSync,
-  startPrivateRedis,
-} from '../../../packages/store/test/private-redis.ts';
+  startRedisServer,
+} from '@anneal/testing';
+import { replicaInSync } from '../../../packages/store/test/replicas.ts';
 import { buildApp } from '../src/app.ts';
 import { TOKENS, auth, eventually, testOperatorConfig } from './helpers.ts';
 import type { SseEvent } from './sse.ts';
@@ -96,8 +96,11 @@ beforeAll(async () => {
   const binary = redisServerBinary();
   if (!binary)
     throw new Error('redis-server is not on PATH (Debian: apt-get install redis-server)');
-  primary = await startPrivateRedis(binary, ['--repl-diskless-sync-delay', '0']);
-  replica = await startPrivateRedis(binary, ['--replicaof', '127.0.0.1', String(primary.port)]);
+  primary = await startRedisServer({ binary, args: ['--repl-diskless-sync-delay', '0'] });
+  replica = await startRedisServer({
+    binary,
+    args: ['--replicaof', '127.0.0.1', String(primary.port)],
+  });
   await eventually(() => replicaInSync(primary, replica), 30_000);
   // A worker's writes, not waiting for the replica (as with the wait off): only the fence holds.
   writer = createStoreContext(connect(), prefix);

@@ -12,7 +12,7 @@ import {
   redisServerBinary,
   startRedisServer,
 } from '@anneal/testing';
-import { replicaInSync } from '../test/replicas.ts';
+import { backUpReplication, replicaInSync } from '../test/replicas.ts';
 
 /** A private redis-server whose append-only file is fsynced on every write. */
 const startPrivateRedis = (binary: string, args: string[] = []) =>
@@ -112,6 +112,23 @@ describe('acknowledged writes wait for the replica', () => {
       replica.resume();
     }
     // The primary did take it: sent again once the replica is back, it is confirmed.
+    await eventually(() => replicaInSync(primary, replica), 10_000);
+    expect((await appendStep(ctx, runId, 1, { loss: 1 })).status).toBe('duplicate');
+  });
+
+  it("auto keeps waiting for a primary's replica whose link is down (no unreplicated window)", async () => {
+    const ctx = durableStore('auto', { timeoutMs: 300 });
+    const runId = await runningRun(ctx); // confirmed: this primary has a replica
+    replica.pause();
+    try {
+      await client(primary.url).client('KILL', 'TYPE', 'replica');
+      await eventually(async () =>
+        /connected_slaves:0/.test(await client(primary.url).info('replication')),
+      );
+      await expect(appendStep(ctx, runId, 1, { loss: 1 })).rejects.toThrow(NotReplicatedError);
+    } finally {
+      replica.resume();
+    }
     await eventually(() => replicaInSync(primary, replica), 10_000);
     expect((await appendStep(ctx, runId, 1, { loss: 1 })).status).toBe('duplicate');
   });
@@ -278,8 +295,10 @@ describe('failover: the primary dies, the replica is promoted', () => {
       acknowledged.push(step);
     }
     await setCheckpoint(ctx, runId, { step: 4, path: '/c4' }, { requireStep: true });
-    // The replica falls behind; what the primary takes now is not acknowledged.
+    // The replica falls behind: what the primary takes now never reaches it …
     replica.pause();
+    await backUpReplication(primary);
+    // … and is not acknowledged.
     const refused = await appendStep(ctx, runId, 6, { loss: 6 }, { previous: 5 }).catch(
       (e: unknown) => e,
     );
@@ -290,7 +309,7 @@ describe('failover: the primary dies, the replica is promoted', () => {
     await promoted.replicaof('NO', 'ONE');
     const after = createStoreContext(promoted, ctx.prefix);
     const steps = (await readSteps(after, runId)).map((s) => s.step);
-    expect(steps.slice(0, acknowledged.length)).toEqual(acknowledged);
+    expect(steps).toEqual(acknowledged); // step 6 died with the primary: it was never acknowledged
     expect((await getRun(after, runId))?.state).toBe('running');
     expect((await getCheckpoint(after, runId))?.step).toBe(4);
   });

@@ -8,11 +8,12 @@
 // after a failover, to the new primary) makes WAIT answer for a connection that wrote nothing:
 // the confirmation is void, so the write (every acknowledged write is idempotent) is sent again
 // and confirmed afresh. And WAIT for more replicas than are connected blocks for its whole
-// timeout: in `auto` mode the guard waits for one replica only while the primary reports one.
+// timeout: in `auto` mode the guard waits for one replica only on a primary that has had one.
 import type { Redis } from 'ioredis';
 
 /** Replicas that must hold a write before Anneal acknowledges it: a count (0 = never wait), or
- * `auto` = 1 while the primary reports a connected replica, else 0. */
+ * `auto` = 1 once the primary has been seen with a connected replica (and from then on, even
+ * while its link is down), else 0. */
 export type ReplicaRequirement = 'auto' | number;
 
 export interface ReplicationOptions {
@@ -82,9 +83,12 @@ export function replicationGuard(redis: Redis, options: ReplicationOptions): Rep
   return guard;
 }
 
-function connectedReplicas(info: string): number {
-  const match = /^connected_slaves:(\d+)/m.exec(info);
-  return match ? Number(match[1]) : 0;
+/** From `INFO replication`: the primary's replication id and its connected replicas. */
+function replicationState(info: string): { replid: string; connected: number } {
+  return {
+    replid: /^master_replid:(\S+)/m.exec(info)?.[1] ?? '',
+    connected: Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0),
+  };
 }
 
 function checkOptions(options: ReplicationOptions): void {
@@ -103,6 +107,11 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
   const retryForMs = options.retryForMs ?? 0;
   let generation = 0;
   let probed: { count: number; at: number } | null = null;
+  // auto: the primary (its replication id) that was last seen with a replica. A replica whose
+  // link drops is still waited for: otherwise the writes of that window would be acknowledged
+  // on the primary alone, and lost with it if it died before the replica was back. After a
+  // failover the new primary has a new id and counts afresh.
+  let seenWithReplica = '';
   redis.on('close', () => {
     generation += 1;
     probed = null; // after a failover the primary (and its replicas) may be another
@@ -111,7 +120,9 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
   const required = async (refresh = false): Promise<number> => {
     if (options.replicas !== 'auto') return options.replicas;
     if (!refresh && probed && Date.now() - probed.at < probeMs) return probed.count;
-    const count = connectedReplicas(await redis.info('replication')) > 0 ? 1 : 0;
+    const { replid, connected } = replicationState(await redis.info('replication'));
+    if (connected > 0) seenWithReplica = replid;
+    const count = connected > 0 || (replid !== '' && replid === seenWithReplica) ? 1 : 0;
     probed = { count, at: Date.now() };
     return count;
   };
@@ -121,9 +132,6 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
     const acked = Number(await redis.wait(need, options.timeoutMs));
     return generation === since ? acked : null;
   };
-
-  /** A shortfall in auto mode with no replica connected any more is no shortfall. */
-  const replicaLeft = async () => options.replicas === 'auto' && (await required(true)) === 0;
 
   return {
     options,
@@ -161,7 +169,7 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
           }
           continue;
         }
-        if (acked >= need || (await replicaLeft())) return value;
+        if (acked >= need) return value;
         // Replicas lag: confirm again (the write is re-sent: idempotent) until the budget is spent.
         if (Date.now() >= deadline) {
           throw new NotReplicatedError(what, acked, need, options.timeoutMs);
@@ -174,7 +182,7 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
       await redis.set(key, String(Date.now()));
       const acked = await waitFor(need, since);
       if (acked === null) return false;
-      return acked >= need || (await replicaLeft());
+      return acked >= need;
     },
   };
 }

@@ -40,3 +40,26 @@ export async function replicaInSync(primary: Server, replica: Server): Promise<b
     r['slave_repl_offset'] === p['master_repl_offset']
   );
 }
+
+/**
+ * With the replica paused: writes filler (keys outside any store prefix) until the primary holds
+ * replication data it cannot send any more (two chunks in the replica's output buffer), so that
+ * what is written next stays on the primary and dies with it — as when a host fails while its
+ * replica is seconds behind. (After a kill -9 on one machine, what the kernel had already
+ * buffered for the paused replica still reaches it; this puts the next writes behind that.)
+ */
+export async function backUpReplication(primary: Server): Promise<void> {
+  const client = new Redis(primary.url, { maxRetriesPerRequest: 0 });
+  client.on('error', () => {});
+  const chunk = 'x'.repeat(4 << 20);
+  try {
+    for (let i = 0; i < 64; i++) {
+      await client.set(`replication-filler:${i}`, chunk);
+      const list = String(await client.call('CLIENT', 'LIST', 'TYPE', 'replica'));
+      if (Number(/omem=(\d+)/.exec(list)?.[1] ?? 0) >= 2 * chunk.length) return;
+    }
+    throw new Error(`${primary.url}: replication output did not back up (is the replica paused?)`);
+  } finally {
+    client.disconnect();
+  }
+}
