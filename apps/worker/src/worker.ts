@@ -10,6 +10,7 @@ import {
   checkRedisReachable,
   connectRedis,
   createStoreContext,
+  isCancelRequested,
   removeWorker,
   requestDrain,
   transitionRun,
@@ -256,6 +257,15 @@ async function startSteps(
       version: WORKER_VERSION,
     }),
     onDrain: (d) => drain(d.checkpointAndRelease),
+    // A cancel whose pub/sub message was missed (a reconnect) still lands within a heartbeat,
+    // also in the middle of a step (the flag is otherwise read at step boundaries).
+    afterBeat: async () => {
+      for (const runId of runs.ids()) {
+        if (await isCancelRequested(store, runId)) {
+          runs.get(runId)?.stop({ kind: 'cancel', reason: 'cancel requested' });
+        }
+      }
+    },
     telemetry: events,
     logger,
   });

@@ -19,8 +19,13 @@ export interface StopRequest {
  * release). */
 const PRECEDENCE: Record<StopKind, number> = { release: 0, cancel: 1, resync: 2, lost: 3 };
 
+/** Stops that abandon the step under way (runtime/abortable.ts): the run's outcome does not
+ * depend on finishing it. A release (drain, SIGTERM) lets the step end and checkpoints it. */
+const ABANDONS_STEP: ReadonlySet<StopKind> = new Set(['cancel', 'resync', 'lost']);
+
 export class ActiveRun {
   private readonly controller = new AbortController();
+  private readonly abandon = new AbortController();
   private request: StopRequest | null = null;
 
   constructor(
@@ -33,15 +38,24 @@ export class ActiveRun {
     return this.controller.signal;
   }
 
+  /** Aborted on a stop that abandons the step under way (cancel, resync, lost). */
+  get abortSignal(): AbortSignal {
+    return this.abandon.signal;
+  }
+
   get stopRequest(): StopRequest | null {
     return this.request;
   }
 
-  /** Asks the executor to stop at its next step boundary. Returns whether anything changed. */
+  /** Asks the executor to stop at its next step boundary (and, for cancel, resync and lost,
+   * abandons the step under way). Returns whether anything changed. */
   stop(request: StopRequest): boolean {
     if (this.request && PRECEDENCE[this.request.kind] >= PRECEDENCE[request.kind]) return false;
     this.request = request;
     if (!this.controller.signal.aborted) this.controller.abort(new Error(request.reason));
+    if (ABANDONS_STEP.has(request.kind) && !this.abandon.signal.aborted) {
+      this.abandon.abort(new Error(request.reason));
+    }
     return true;
   }
 }

@@ -15,6 +15,8 @@ export interface HeartbeatOptions {
   ttlSeconds: number;
   record(): WorkerHeartbeat;
   onDrain(state: DrainState): void;
+  /** After each heartbeat (e.g. re-reading flags a missed pub/sub message would have set). */
+  afterBeat?(): Promise<void>;
   telemetry: TelemetryEmitter;
   logger: Logger;
 }
@@ -33,6 +35,7 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
       const drain = await heartbeatWorker(options.store, options.record(), options.ttlSeconds);
       options.telemetry.emit('worker:heartbeat', { atMs: Date.now() });
       if (drain.draining) options.onDrain(drain);
+      await options.afterBeat?.();
     } catch (error) {
       options.logger.warn({ err: String(error) }, 'heartbeat failed; retrying next interval');
     }

@@ -12,6 +12,7 @@ import { RunSetupError } from '../errors.ts';
 import { type ExecutorResult, type ExecutorTable, executorFor } from '../executors/types.ts';
 import type { ResourceResolver } from '../resources/resolve.ts';
 import { type ServedWeights, trackServedWeights } from '../resources/served-weights.ts';
+import { abortableResources } from './abortable.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
 import { type RunContextDeps, StepProgress, createExecutorContext } from './run-context.ts';
@@ -62,7 +63,11 @@ async function attempt(
       spec: parsed.value,
     });
     served = trackServedWeights(resolved.inference);
-    const resources = { ...resolved, inference: served.engine };
+    // A cancel mid-step abandons the step's engine calls at once (runtime/abortable.ts).
+    const resources = abortableResources(
+      { ...resolved, inference: served.engine },
+      active.abortSignal,
+    );
     // The checkpoint pointer as the start transition read it: only this attempt may move it on.
     const checkpoint = run.checkpoint;
     const artifactDir = path.join(deps.config.artifactDir, 'runs', run.id);
