@@ -113,7 +113,13 @@ export { EmbeddedInferenceEngine } from './embedded/onnx-sampler.ts';
 export type { EmbeddedInferenceOptions } from './embedded/onnx-sampler.ts';
 export { exportOnnx, ONNX_EXPORT_FORMAT } from './embedded/onnx-export.ts';
 export type { OnnxExport } from './embedded/onnx-export.ts';
-export { CHECKPOINT_FORMAT, loadCheckpoint, saveCheckpoint } from './embedded/checkpoint.ts';
+export {
+  CHECKPOINT_FORMAT,
+  type CheckpointFs,
+  NODE_CHECKPOINT_FS,
+  loadCheckpoint,
+  saveCheckpoint,
+} from './embedded/checkpoint.ts';
 export {
   resolveTinkerPath,
   tinkerPathResolver,

@@ -9,6 +9,7 @@ import {
   DEFAULT_MODEL_CONFIG,
   EmbeddedInferenceEngine,
   EmbeddedTrainer,
+  type EmbeddedTrainerOptions,
   EmbeddedTrainerServer,
   OnnxRewardScorer,
   TinkerTrainerEngine,
@@ -50,7 +51,11 @@ export const EMBEDDED_MODEL_IDS: readonly string[] = Object.keys(EMBEDDED_BASE_M
  */
 export function defaultEmbeddedEngines(options: {
   trainerDirs: readonly string[];
+  /** Builds the embedded trainer of an endpoint (tests: a trainer with an injected file
+   * system, or one they inspect); default `new EmbeddedTrainer(options)`. */
+  createTrainer?: (options: EmbeddedTrainerOptions) => EmbeddedTrainer;
 }): EmbeddedEngines {
+  const createTrainer = options.createTrainer ?? ((o) => new EmbeddedTrainer(o));
   const resolvePath = (uri: string): string => {
     if (!uri.startsWith('tinker://')) return uri;
     const candidates = options.trainerDirs.map((dir) => resolveTinkerPath(dir, uri));
@@ -62,10 +67,12 @@ export function defaultEmbeddedEngines(options: {
     inference: async () =>
       new EmbeddedInferenceEngine({ resolvePath, maxLoadedWeights: MAX_POLICY_LAG + 2 }),
     async trainer({ name, capabilities, artifactDir, onEvent }) {
-      const trainer = new EmbeddedTrainer({ artifactDir, baseModels: EMBEDDED_BASE_MODELS });
-      // Loopback only; the key keeps other local processes from driving this trainer.
+      const trainer = createTrainer({ artifactDir, baseModels: EMBEDDED_BASE_MODELS });
+      // Loopback only; the key keeps other local processes from driving this trainer. The only
+      // client is in this process and retries a lost reply within seconds: a finished future
+      // (a forward_backward result holds every logprob of its batch) is kept one minute.
       const apiKey = randomBytes(16).toString('hex');
-      const server = new EmbeddedTrainerServer(trainer, { apiKey });
+      const server = new EmbeddedTrainerServer(trainer, { apiKey, futureRetentionMs: 60_000 });
       try {
         const baseUrl = await server.listen(0, '127.0.0.1');
         const client = await TinkerTrainerEngine.connect(

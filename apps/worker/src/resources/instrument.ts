@@ -59,6 +59,7 @@ export function instrumentInference(
 function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): TrainerModel {
   const t = <T>(call: () => Promise<T>) => timed(telemetry, 'trainer', 'trainer', call);
   const remove = model.deleteSamplerWeights?.bind(model);
+  const release = model.release?.bind(model);
   return {
     id: model.id,
     forward: (data, lossFn, config) => t(() => model.forward(data, lossFn, config)),
@@ -68,6 +69,7 @@ function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): Trai
     loadWeights: (path) => t(() => model.loadWeights(path)),
     saveWeightsForSampler: (name) => t(() => model.saveWeightsForSampler(name)),
     ...(remove && { deleteSamplerWeights: (path: string) => t(() => remove(path)) }),
+    ...(release && { release: () => t(release) }),
   };
 }
 

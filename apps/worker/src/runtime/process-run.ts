@@ -12,6 +12,7 @@ import { RunSetupError } from '../errors.ts';
 import { type ExecutorResult, type ExecutorTable, executorFor } from '../executors/types.ts';
 import type { ResourceResolver } from '../resources/resolve.ts';
 import { type ServedWeights, trackServedWeights } from '../resources/served-weights.ts';
+import { type TrainedModels, trackTrainerModels } from '../resources/trained-models.ts';
 import { abortableResources } from './abortable.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
@@ -51,6 +52,7 @@ async function attempt(
   progress: StepProgress,
 ): Promise<Attempt> {
   let served: ServedWeights | undefined;
+  let trained: TrainedModels | undefined;
   try {
     const executor = executorFor(deps.executors, run.kind);
     if (!executor) throw new RunSetupError(`this worker has no executor for kind '${run.kind}'`);
@@ -63,9 +65,10 @@ async function attempt(
       spec: parsed.value,
     });
     served = trackServedWeights(resolved.inference);
+    trained = trackTrainerModels(resolved.trainer);
     // A cancel mid-step abandons the step's engine calls at once (runtime/abortable.ts).
     const resources = abortableResources(
-      { ...resolved, inference: served.engine },
+      { ...resolved, inference: served.engine, trainer: trained.engine },
       active.abortSignal,
     );
     // The checkpoint pointer as the start transition read it: only this attempt may move it on.
@@ -94,6 +97,16 @@ async function attempt(
     for (const { name, error } of (await served?.release()) ?? []) {
       deps.logger.warn({ runId: run.id, weights: name, err: error }, 'releasing weights failed');
     }
+    // Its trainer models too, in the background: after a step abandoned by a cancel the trainer
+    // frees a model only once it has finished that step, and the run must not wait for it.
+    void trained?.release().then((failures) => {
+      for (const { id, error } of failures) {
+        deps.logger.warn(
+          { runId: run.id, model: id, err: String(error) },
+          'releasing a model failed',
+        );
+      }
+    });
   }
 }
 

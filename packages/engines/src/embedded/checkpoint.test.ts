@@ -1,8 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
+import {
+  type CheckpointFs,
+  NODE_CHECKPOINT_FS,
+  loadCheckpoint,
+  saveCheckpoint,
+} from './checkpoint.ts';
 import { createAdamState } from './optimizer.ts';
 import type { ModelConfig } from './params.ts';
 import { initParams, paramLayout } from './params.ts';
@@ -54,5 +59,37 @@ describe('checkpoints', () => {
     await expect(loadCheckpoint(path.join(dir, 'missing'))).rejects.toThrow(
       /not an embedded checkpoint/,
     );
+  });
+
+  it('a save that fails on a full disk removes what it wrote; the last good checkpoint stays', async () => {
+    const layout = paramLayout(config);
+    const params = new Float32Array(layout.size);
+    initParams(layout, params, 1);
+    const root = await tempDir();
+    const good = path.join(root, 'm-old', 'weights', 'step-2');
+    await saveCheckpoint(good, { config, params, adam: createAdamState(layout.size) });
+    // The disk fills up during the second file of the next save, under a new model directory
+    // (a retried run gets a new model).
+    let writes = 0;
+    const fullDisk: CheckpointFs = {
+      ...NODE_CHECKPOINT_FS,
+      async writeFile(file, data) {
+        writes += 1;
+        if (writes === 2) {
+          await NODE_CHECKPOINT_FS.writeFile(file, new Uint8Array(3)); // a partial .tmp
+          throw Object.assign(new Error(`ENOSPC: no space left on device, write '${file}'`), {
+            code: 'ENOSPC',
+          });
+        }
+        await NODE_CHECKPOINT_FS.writeFile(file, data);
+      },
+    };
+    const next = path.join(root, 'm-new', 'weights', 'step-4');
+    await expect(
+      saveCheckpoint(next, { config, params, adam: createAdamState(layout.size) }, fullDisk),
+    ).rejects.toMatchObject({ code: 'ENOSPC' });
+    // Nothing of the failed save is left: not its directory, not the new model's directory.
+    expect((await readdir(root)).sort()).toEqual(['m-old']);
+    expect((await loadCheckpoint(good)).params).toEqual(params);
   });
 });

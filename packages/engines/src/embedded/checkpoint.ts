@@ -1,7 +1,10 @@
 // Checkpoints of the embedded trainer: a directory holding `checkpoint.json` (config, tensor
 // table, optimizer step) and raw little-endian Float32 files for the weights and both Adam
-// moments. checkpoint.json is written last, so a directory without it is an incomplete save.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+// moments. checkpoint.json is written last, so a directory without it is an incomplete save. A
+// save that fails (a full disk: ENOSPC) removes what it wrote — its `.tmp` file, the directory
+// and any parent it created (a new model's directory) — so failed saves leave nothing behind.
+import * as nodeFs from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import path from 'node:path';
 import type { AdamState } from './optimizer.ts';
@@ -31,15 +34,39 @@ function assertLittleEndian(): void {
   if (endianness() !== 'LE') throw new Error('embedded checkpoints need a little-endian host');
 }
 
-async function writeAtomic(file: string, data: Uint8Array | string): Promise<void> {
+/** The file operations a save uses; tests inject failures (a full disk) through it. */
+export interface CheckpointFs {
+  mkdir(dir: string, options: { recursive: true }): Promise<string | undefined>;
+  writeFile(file: string, data: Uint8Array | string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  rm(target: string, options: { recursive: true; force: true }): Promise<void>;
+}
+
+export const NODE_CHECKPOINT_FS: CheckpointFs = {
+  mkdir: (dir, options) => nodeFs.mkdir(dir, options),
+  writeFile: (file, data) => nodeFs.writeFile(file, data),
+  rename: (from, to) => nodeFs.rename(from, to),
+  rm: (target, options) => nodeFs.rm(target, options),
+};
+
+async function writeAtomic(fs: CheckpointFs, file: string, data: Uint8Array | string) {
   const tmp = `${file}.tmp`;
-  await writeFile(tmp, data);
-  await rename(tmp, file);
+  try {
+    await fs.writeFile(tmp, data);
+    await fs.rename(tmp, file);
+  } catch (error) {
+    await fs.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    throw error;
+  }
 }
 
 const bytes = (a: Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
-export async function saveCheckpoint(dir: string, checkpoint: Checkpoint): Promise<void> {
+export async function saveCheckpoint(
+  dir: string,
+  checkpoint: Checkpoint,
+  fs: CheckpointFs = NODE_CHECKPOINT_FS,
+): Promise<void> {
   assertLittleEndian();
   const layout = paramLayout(checkpoint.config);
   if (checkpoint.params.length !== layout.size) {
@@ -47,7 +74,24 @@ export async function saveCheckpoint(dir: string, checkpoint: Checkpoint): Promi
       `checkpoint params have ${checkpoint.params.length} values, config needs ${layout.size}`,
     );
   }
-  await mkdir(dir, { recursive: true });
+  // The first directory this save created (undefined: `dir` existed), removed if it fails.
+  const created = await fs.mkdir(dir, { recursive: true });
+  try {
+    await writeCheckpoint(fs, dir, checkpoint, layout);
+  } catch (error) {
+    if (created !== undefined) {
+      await fs.rm(created, { recursive: true, force: true }).catch(() => undefined);
+    }
+    throw error;
+  }
+}
+
+async function writeCheckpoint(
+  fs: CheckpointFs,
+  dir: string,
+  checkpoint: Checkpoint,
+  layout: ReturnType<typeof paramLayout>,
+): Promise<void> {
   const header: Header = {
     format: CHECKPOINT_FORMAT,
     config: checkpoint.config,
@@ -55,15 +99,15 @@ export async function saveCheckpoint(dir: string, checkpoint: Checkpoint): Promi
     size: layout.size,
     files: { params: 'params.f32' },
   };
-  await writeAtomic(path.join(dir, 'params.f32'), bytes(checkpoint.params));
+  await writeAtomic(fs, path.join(dir, 'params.f32'), bytes(checkpoint.params));
   if (checkpoint.adam) {
     header.files.adamM = 'adam_m.f32';
     header.files.adamV = 'adam_v.f32';
     header.adamStep = checkpoint.adam.step;
-    await writeAtomic(path.join(dir, 'adam_m.f32'), bytes(checkpoint.adam.m));
-    await writeAtomic(path.join(dir, 'adam_v.f32'), bytes(checkpoint.adam.v));
+    await writeAtomic(fs, path.join(dir, 'adam_m.f32'), bytes(checkpoint.adam.m));
+    await writeAtomic(fs, path.join(dir, 'adam_v.f32'), bytes(checkpoint.adam.v));
   }
-  await writeAtomic(path.join(dir, HEADER), `${JSON.stringify(header, null, 2)}\n`);
+  await writeAtomic(fs, path.join(dir, HEADER), `${JSON.stringify(header, null, 2)}\n`);
 }
 
 async function readFloats(dir: string, file: string, size: number): Promise<Float32Array> {

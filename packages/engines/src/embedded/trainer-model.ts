@@ -12,7 +12,7 @@ import type {
   SamplerWeights,
   TrainerModel,
 } from '../types.ts';
-import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
+import { type CheckpointFs, loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import type { BatchOutput, DatumOutput } from './compute.ts';
 import { pairLabel } from './compute.ts';
 import { checkDatum, checkLossConfig } from './losses.ts';
@@ -43,6 +43,9 @@ export class EmbeddedTrainerModel implements TrainerModel {
     initial: Float32Array,
     private readonly threads: readonly RpcWorker[],
     private readonly artifactDir: string,
+    /** Forgets the model where it is registered (the trainer's map) and detaches it. */
+    private readonly releaser: (id: string) => Promise<void> = () => this.detach(),
+    private readonly fs?: CheckpointFs,
   ) {
     this.layout = paramLayout(config);
     this.params = new Float32Array(new SharedArrayBuffer(this.layout.size * 4));
@@ -76,6 +79,11 @@ export class EmbeddedTrainerModel implements TrainerModel {
         ),
       ),
     );
+  }
+
+  /** Frees the model's buffers here and on the compute threads (after its queued operations). */
+  release(): Promise<void> {
+    return this.releaser(this.id);
   }
 
   /** Runs operations one at a time, in call order (a failed one does not block the next). */
@@ -171,7 +179,11 @@ export class EmbeddedTrainerModel implements TrainerModel {
   saveWeights(name: string): Promise<string> {
     return this.serial(async () => {
       const dir = path.join(this.artifactDir, this.id, 'weights', checkName(name));
-      await saveCheckpoint(dir, { config: this.config, params: this.params, adam: this.adam });
+      await saveCheckpoint(
+        dir,
+        { config: this.config, params: this.params, adam: this.adam },
+        this.fs,
+      );
       return dir;
     });
   }

@@ -246,3 +246,20 @@ describe('embedded trainer over the Tinker HTTP API, driven by the production cl
     }
   });
 });
+
+describe('unload_model', () => {
+  it('frees a model on the trainer (TinkerTrainerModel.release); it is unknown afterwards', async () => {
+    const model = await client.createModel({ baseModel: 'tiny', loraRank: 1 });
+    await model.forwardBackward([sftDatum('unload me')], 'cross_entropy');
+    expect(trainer.modelIds()).toContain(model.id);
+    await model.release();
+    expect(trainer.modelIds()).not.toContain(model.id);
+    const after = await post('forward', {
+      model_id: model.id,
+      forward_input: { data: [], loss_fn: 'cross_entropy' },
+    });
+    expect(after.status).toBe(404);
+    // A backend without the route answers 404: release() resolves (the session keeps the model).
+    await model.release();
+  });
+});

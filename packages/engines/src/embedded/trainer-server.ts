@@ -187,6 +187,17 @@ export class EmbeddedTrainerServer {
       }
       case TINKER_ROUTES.retrieveFuture:
         return this.futures.retrieve(string(body, 'request_id'));
+      case TINKER_ROUTES.unloadModel: {
+        const modelId = string(body, 'model_id');
+        const hosted = this.hosted(modelId, false);
+        this.models.delete(modelId);
+        this.sessions.get(hosted.sessionId)?.models.delete(modelId);
+        // After the operations already queued on it (the model runs them in order).
+        return this.enqueue(route, body, async () => {
+          await this.trainer.releaseModel(modelId);
+          return { model_id: modelId, type: 'unload_model' } satisfies Wire.UnloadModelResponse;
+        });
+      }
       default:
         throw new HttpError(
           501,

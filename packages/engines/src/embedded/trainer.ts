@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { CreateModelOptions, TrainerCapabilities, TrainerEngine } from '../types.ts';
-import { loadCheckpoint } from './checkpoint.ts';
+import { type CheckpointFs, loadCheckpoint } from './checkpoint.ts';
 import type { ModelConfig } from './params.ts';
 import {
   copyMatchingTensors,
@@ -34,6 +34,8 @@ export interface EmbeddedTrainerOptions {
   threads?: number;
   /** Base models by name (architecture without the head); default { 'anneal-tiny': DEFAULT }. */
   baseModels?: Record<string, Omit<ModelConfig, 'head'>>;
+  /** File operations of checkpoint saves (tests inject a full disk); default node:fs. */
+  fs?: CheckpointFs;
 }
 
 export class EmbeddedTrainer implements TrainerEngine {
@@ -95,6 +97,8 @@ export class EmbeddedTrainer implements TrainerEngine {
       params,
       this.threads,
       path.resolve(this.options.artifactDir),
+      (modelId) => this.releaseModel(modelId),
+      this.options.fs,
     );
     await model.attach();
     this.models.set(id, model);
@@ -104,6 +108,11 @@ export class EmbeddedTrainer implements TrainerEngine {
   /** Root of `<model_id>/weights/<name>` and `<model_id>/sampler_weights/<name>`. */
   get artifactDir(): string {
     return path.resolve(this.options.artifactDir);
+  }
+
+  /** Ids of the models it holds (each with its weights, gradients and optimizer state). */
+  modelIds(): string[] {
+    return [...this.models.keys()];
   }
 
   getModel(id: string): EmbeddedTrainerModel | undefined {

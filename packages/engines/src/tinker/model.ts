@@ -25,7 +25,7 @@ import {
   toWireDatum,
   toWireLossConfig,
 } from './convert.ts';
-import { operationDeadline, resultOf } from './futures.ts';
+import { isFutureReply, operationDeadline, resultOf } from './futures.ts';
 import type { TinkerTransport } from './transport.ts';
 import {
   CHECKPOINT_NAME_PATTERN,
@@ -111,6 +111,17 @@ export class TinkerTrainerModel implements TrainerModel {
     const route = checkpointRoute(parsed.modelId, `sampler_weights/${parsed.name}`);
     const reply = await this.transport.delete(route, { accept: [404] });
     return reply.status !== 404;
+  }
+
+  /** `unload_model` (a future): the server frees the model. A backend without the route (404)
+   * keeps it until the session ends; that is not an error. */
+  async release(): Promise<void> {
+    const body: Wire.UnloadModelRequest = { model_id: this.id, type: 'unload_model' };
+    const reply = await this.transport.post(TINKER_ROUTES.unloadModel, body, { accept: [404] });
+    if (reply.status === 404) return;
+    if (isFutureReply(reply.json)) {
+      await resultOf(this.transport, reply.json, `unload_model (model ${this.id})`);
+    }
   }
 
   /** `get_info`: the server's view of this model. */

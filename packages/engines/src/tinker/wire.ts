@@ -27,6 +27,9 @@ export const TINKER_ROUTES = {
   createSamplingSession: 'create_sampling_session',
   asample: 'asample',
   retrieveFuture: 'retrieve_future',
+  /** Frees a model's weights on the server (tinker SDK AsyncModelsResource.unload; a backend
+   * without it answers 404). */
+  unloadModel: 'unload_model',
 } as const;
 
 /** REST routes of checkpoints (GET archive, DELETE checkpoint), under `TINKER_API_PREFIX + '/'`.
@@ -152,6 +155,17 @@ export interface CreateModelResponse {
 
 export interface GetInfoRequest {
   model_id: string;
+}
+
+/** `unload_model`: answered with a future whose result is `UnloadModelResponse`. */
+export interface UnloadModelRequest {
+  model_id: string;
+  type: 'unload_model';
+}
+
+export interface UnloadModelResponse {
+  model_id: string;
+  type: 'unload_model';
 }
 
 export interface GetInfoResponse {

@@ -1,0 +1,117 @@
+// A long-lived worker gives back what each run used: one in-process worker (real executors, the
+// embedded engines) runs many small SFT and eval runs one after the other. After they end the
+// embedded trainer holds no model (each run's models are released: before, every SFT run left
+// its weights, gradients and Adam moments on the trainer, ~2.7 MiB, for the worker's life) and
+// the worker no run. `npm test` runs a few of each; ANNEAL_SOAK=1 (`npm run soak`) runs
+// SOAK_RUNS of each kind and checks that the resident set stays flat: after a warm-up, RSS grows
+// by less than RSS_BOUND_MIB over the rest (docs/reliability.md "A long-lived worker").
+import { EmbeddedTrainer } from '@anneal/engines';
+import { getRun } from '@anneal/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineWorkerConfig, type WorkerHandle } from '../src/index.ts';
+import { defaultEmbeddedEngines } from '../src/resources/embedded.ts';
+import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
+import { recordResult } from './reliability/results.ts';
+import { type TestEnv, eventually, testEnv } from './helpers.ts';
+
+// Read here only (the test's own switch).
+const SOAK = process.env.ANNEAL_SOAK === '1';
+const RUNS = SOAK ? 300 : 6;
+const WARMUP = 50;
+const RSS_BOUND_MIB = 64;
+
+const SFT = 'kind: sft\nsteps: 2\nbatchSize: 2\ncheckpointInterval: 2';
+const EVAL = [
+  'kind: eval',
+  'models: [{}]',
+  'datasets: [search-qa]',
+  'examples: 2',
+  'budgets: { toolCallBudgets: [1], maxToolCalls: 1, maxOutputTokens: 8 }',
+].join('\n');
+
+let env: TestEnv;
+let worker: WorkerHandle;
+const trainers: EmbeddedTrainer[] = [];
+
+beforeAll(async () => {
+  env = await testEnv();
+  const dirs = embeddedTrainerDirs(
+    defineWorkerConfig({ artifactDir: env.artifactDir, operatorConfig: env.operatorConfig }),
+  );
+  const embedded = defaultEmbeddedEngines({
+    trainerDirs: dirs,
+    createTrainer: (options) => {
+      const trainer = new EmbeddedTrainer(options);
+      trainers.push(trainer);
+      return trainer;
+    },
+  });
+  worker = await env.startWorker({}, { executors: undefined, factories: { embedded } });
+}, 60_000);
+
+afterAll(async () => {
+  await env.cleanup();
+});
+
+const mib = (bytes: number) => bytes / 2 ** 20;
+
+function rssAfterGc(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  return process.memoryUsage().rss;
+}
+
+async function runOne(yaml: string): Promise<void> {
+  const runId = await env.submit(yaml);
+  const run = await eventually(
+    async () => {
+      const r = await getRun(env.store, runId);
+      return r && ['succeeded', 'failed', 'cancelled'].includes(r.state) ? r : null;
+    },
+    120_000,
+    `run ${runId} finished`,
+  );
+  if (run.state !== 'succeeded') throw new Error(`run ${runId} ${run.state}: ${run.error}`);
+}
+
+const modelsHeld = () => trainers.reduce((n, t) => n + t.modelIds().length, 0);
+
+async function series(kind: 'sft' | 'eval', yaml: string) {
+  const samples: Array<{ run: number; rssMiB: number }> = [];
+  for (let i = 1; i <= RUNS; i++) {
+    await runOne(yaml);
+    if (i === 1 || i % 25 === 0 || i === RUNS) samples.push({ run: i, rssMiB: mib(rssAfterGc()) });
+  }
+  // Each run's models are released once it ends (in the background): none left.
+  await eventually(() => modelsHeld() === 0, 10_000, `${kind}: the trainer holds no model`);
+  expect(worker.runs()).toEqual([]);
+  return samples;
+}
+
+describe('a long-lived worker gives back what each run used', () => {
+  for (const [kind, yaml] of [
+    ['sft', SFT],
+    ['eval', EVAL],
+  ] as const) {
+    it(`${RUNS} ${kind} runs: no model left on the trainer${SOAK ? ', RSS flat' : ''}`, async () => {
+      expect(trainers.length).toBeLessThanOrEqual(1);
+      const samples = await series(kind, yaml);
+      if (!SOAK) return;
+      const warm = samples.find((s) => s.run >= WARMUP)!;
+      const last = samples.at(-1)!;
+      const growth = last.rssMiB - warm.rssMiB;
+      const perRun = growth / (last.run - warm.run);
+      await recordResult({
+        scenario: `long-lived worker (${kind})`,
+        variant: `${RUNS} runs`,
+        lost: 0,
+        duplicated: 0,
+        detectMs: null,
+        recoverMs: null,
+        detail:
+          `RSS after GC ${samples.map((s) => `${s.run}: ${s.rssMiB.toFixed(0)}`).join(', ')} MiB; ` +
+          `growth after run ${warm.run}: ${growth.toFixed(1)} MiB (${(perRun * 1024).toFixed(0)} KiB/run), bound ${RSS_BOUND_MIB} MiB`,
+      });
+      expect(growth).toBeLessThan(RSS_BOUND_MIB);
+    }, 3_600_000);
+  }
+});
