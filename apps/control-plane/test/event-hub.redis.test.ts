@@ -19,9 +19,12 @@ afterEach(async () => {
   await plane.cleanup();
 });
 
-/** Redis connections whose name or address we cannot tell apart: count them all. */
+/** This plane's Redis connections (by their name): other tests share the server. */
 const redisClients = async () =>
-  ((await plane.redis.client('LIST')) as string).trim().split('\n').length;
+  ((await plane.redis.client('LIST')) as string)
+    .trim()
+    .split('\n')
+    .filter((line) => line.includes(` name=${plane.connectionName} `)).length;
 
 async function open(url: string, token: string) {
   const controller = new AbortController();
@@ -39,6 +42,7 @@ describe('SSE streams through the shared event hub', () => {
     await eventually(() => worker.isHeld(id));
     const url = `${base}/v1/runs/${id}/events`;
     const before = await redisClients();
+    expect(before).toBeGreaterThan(0); // the plane's own connections are seen
     const streams = [];
     for (let i = 0; i < 6; i++) streams.push(await open(url, TOKENS.acmeViewer));
     expect(streams.map((s) => s.res.status)).toEqual([200, 200, 200, 200, 200, 200]);

@@ -82,6 +82,8 @@ export function testOperatorConfig(overrides: Record<string, unknown> = {}): Ope
 export interface TestPlane {
   app: FastifyInstance;
   redis: Redis;
+  /** The name every Redis connection of this plane carries (CLIENT LIST `name=`). */
+  connectionName: string;
   prefix: string;
   store: StoreContext;
   operator: OperatorConfig;
@@ -94,12 +96,19 @@ export interface TestPlane {
 export async function testPlane(
   options: { operator?: OperatorConfig; settings?: Partial<AppSettings>; prefix?: string } = {},
 ): Promise<TestPlane> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+  // Every connection of this plane carries one name (ioredis copies it into duplicates), so a
+  // test can count the plane's own connections on a Redis other tests share.
+  const connectionName = `anneal-test-plane-${randomUUID().slice(0, 8)}`;
+  const redis = new Redis(REDIS_URL, {
+    maxRetriesPerRequest: null,
+    enableAutoPipelining: true,
+    connectionName,
+  });
   const prefix = options.prefix ?? `{anneal-test-${randomUUID()}}`;
   const operator = options.operator ?? testOperatorConfig();
   const extra: Redis[] = [];
   const connection = () => {
-    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null, connectionName });
     extra.push(client);
     return client;
   };
@@ -120,6 +129,7 @@ export async function testPlane(
   const plane: TestPlane = {
     app: await build(),
     redis,
+    connectionName,
     prefix,
     store,
     operator,
