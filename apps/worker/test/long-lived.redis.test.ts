@@ -83,6 +83,8 @@ async function series(kind: 'sft' | 'eval', yaml: string) {
   }
   // Each run's models are released once it ends (in the background): none left.
   await eventually(() => modelsHeld() === 0, 10_000, `${kind}: the trainer holds no model`);
+  // The worker lets go of a run just after its final state is written: wait for it, then check.
+  await eventually(() => worker.runs().length === 0, 10_000, `${kind}: the worker holds no run`);
   expect(worker.runs()).toEqual([]);
   return samples;
 }
