@@ -137,6 +137,17 @@ describe('docker-compose.yml', () => {
     expect((service('worker').volumes ?? []).some((v) => v.split(':')[1] === artifacts)).toBe(true);
   });
 
+  it("mounts the workers' artifact volume read only in the control plane, at its artifact root", () => {
+    const workerDir = service('worker').environment!['ANNEAL_ARTIFACT_DIR'];
+    const volumeAt = (svc: string, dir: string | undefined) =>
+      (service(svc).volumes ?? []).find((v) => v.split(':')[1] === dir)?.split(':');
+    const dir = service('control-plane').environment!['ANNEAL_ARTIFACT_DIR'];
+    expect(dir).toBe(workerDir);
+    const [volume, , mode] = volumeAt('control-plane', dir) ?? [];
+    expect(volume).toBe(volumeAt('worker', workerDir)?.[0]);
+    expect(mode).toBe('ro');
+  });
+
   it('ships an operator config that the control plane accepts, naming the vLLM service', () => {
     const host = mountSource('control-plane', '/etc/anneal/operator-config.yaml')!;
     expect(service('control-plane').environment!['ANNEAL_CONFIG']).toBe(

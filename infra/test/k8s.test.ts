@@ -23,7 +23,7 @@ interface Container {
   env?: { name: string; value?: string; valueFrom?: unknown }[];
   resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 interface PodTemplate {
   metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
@@ -34,7 +34,7 @@ interface PodTemplate {
     volumes?: {
       name: string;
       configMap?: { name: string };
-      persistentVolumeClaim?: { claimName: string };
+      persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
     }[];
   };
 }
@@ -101,6 +101,25 @@ describe('infra/k8s manifests', () => {
     const port = container.ports![0]!;
     expect([port.name, port.containerPort]).toContain(spec.ports[0]!.targetPort);
     expect(envOf(container).get('ANNEAL_PORT')).toBe(String(port.containerPort));
+  });
+
+  it("mount the workers' artifacts claim read only in the control plane, at its artifact root", () => {
+    const claimAt = (name: string) => {
+      const pod = deployment(name).spec.template.spec;
+      const container = pod.containers[0]!;
+      const dir = envOf(container).get('ANNEAL_ARTIFACT_DIR');
+      const mount = container.volumeMounts?.find((m) => m.mountPath === dir);
+      const volume = pod.volumes?.find((v) => v.name === mount?.name);
+      return { dir, mount, claim: volume?.persistentVolumeClaim };
+    };
+    const plane = claimAt('anneal-control-plane');
+    for (const w of workers) {
+      const worker = claimAt(w.metadata.name);
+      expect(plane.dir).toBe(worker.dir);
+      expect(plane.claim?.claimName).toBe(worker.claim?.claimName);
+    }
+    expect(plane.mount?.readOnly).toBe(true);
+    expect(plane.claim?.readOnly).toBe(true);
   });
 
   it('run one worker Deployment per pool of the operator config', () => {

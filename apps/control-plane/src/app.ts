@@ -1,10 +1,12 @@
 // buildApp(deps): the Fastify app, separate from listen() so tests drive it with inject().
 // Wires single-concern plugins; owns its pool queues and metrics registry, not the Redis client.
+import path from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Redis } from 'ioredis';
 import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
 import {
+  DEFAULT_ARTIFACT_DIR,
   DEFAULT_PREFIX,
   type ReplicationOptions,
   createPoolQueues,
@@ -47,6 +49,9 @@ export interface AppDeps {
   durable?: { redis: Redis; replication: ReplicationOptions };
   /** A fresh connection for each blocking reader (SSE). */
   createBlockingClient: () => Redis;
+  /** The workers' artifact root (shared storage, read only here); default
+   * `.anneal/artifacts` under the working directory, as the worker's. */
+  artifactDir?: string;
   /** Key prefix, a Redis Cluster hash tag; default `{anneal}`. */
   prefix?: string;
   settings?: Partial<AppSettings>;
@@ -76,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     queues,
     operator: deps.operator,
     datasetFacts: deps.datasetFacts ?? {},
+    artifactDir: path.resolve(deps.artifactDir ?? DEFAULT_ARTIFACT_DIR),
     settings,
     metrics: createAppMetrics(deps.defaultMetrics ?? true),
     relay: createEnqueueRelay(store, queues, deps.logger ?? silentLog),

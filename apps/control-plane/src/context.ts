@@ -40,6 +40,9 @@ export interface AppContext {
   operator: OperatorConfig;
   /** Registered datasets checked at start-up (which need an LLM judge). */
   datasetFacts: DatasetFacts;
+  /** The workers' artifact root, absolute; a run's files are under runArtifactDir(it, id).
+   * Read only: the control plane never writes there. */
+  artifactDir: string;
   settings: AppSettings;
   metrics: MetricsSink;
   /** Adds run jobs to BullMQ after the run is recorded (transactional outbox). */

@@ -8,6 +8,7 @@ describe('parseEnv', () => {
     expect(env.REDIS_URL).toBe('redis://127.0.0.1:6379');
     expect(env.ANNEAL_KEY_PREFIX).toBe('{anneal}');
     expect(env.ANNEAL_CONFIG).toBeUndefined();
+    expect(env.ANNEAL_ARTIFACT_DIR).toBe('.anneal/artifacts');
     expect(Object.isFrozen(env)).toBe(true);
     expect('UNRELATED' in env).toBe(false);
   });

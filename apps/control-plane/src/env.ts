@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { formatIssues, schemaIssues } from '@anneal/protocol';
 import {
+  DEFAULT_ARTIFACT_DIR,
   DEFAULT_REPLICATION,
   isSentinelUrl,
   parseReplicaRequirement,
@@ -26,6 +27,12 @@ export const ControlPlaneEnv = Type.Object({
   ANNEAL_TOKEN: Type.Optional(
     Type.String({ minLength: 16, description: 'Local mode operator token (generated if absent).' }),
   ),
+  ANNEAL_ARTIFACT_DIR: Type.String({
+    minLength: 1,
+    default: DEFAULT_ARTIFACT_DIR,
+    description:
+      "The workers' artifact root (their ANNEAL_ARTIFACT_DIR, shared storage), read here only: rollouts and eval items under runs/<runId>/.",
+  }),
   ANNEAL_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576 }),
   ANNEAL_REQUEST_TIMEOUT_MS: Type.Integer({
     minimum: 1_000,

@@ -109,6 +109,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
     redis,
     durable: { redis: durable, replication },
     prefix: env.ANNEAL_KEY_PREFIX,
+    artifactDir: env.ANNEAL_ARTIFACT_DIR,
     createBlockingClient: () => {
       const client = redisClient(env.REDIS_URL, logger, 'blocking');
       blockingClients.add(client);

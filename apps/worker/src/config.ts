@@ -10,7 +10,7 @@ import {
   localOperatorConfig,
   type OperatorConfig,
 } from '@anneal/protocol';
-import { DEFAULT_REPLICATION, type ReplicationOptions } from '@anneal/store';
+import { DEFAULT_ARTIFACT_DIR, DEFAULT_REPLICATION, type ReplicationOptions } from '@anneal/store';
 import type { LogLevel } from '@anneal/telemetry';
 import { WorkerConfigError } from './errors.ts';
 
@@ -26,7 +26,7 @@ export interface WorkerConfig {
   operatorConfig: OperatorConfig;
   /** Path of the operator config file; null = local mode (embedded engines). */
   configPath: string | null;
-  /** Root under which each run gets `<artifactDir>/<runId>/`. */
+  /** Root under which each run gets `<artifactDir>/runs/<runId>/` (runArtifactDir). */
   artifactDir: string;
   metrics: {
     /** /metrics port; 0 = ephemeral (the handle reports the real URL). */
@@ -153,7 +153,7 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
     slots,
     operatorConfig,
     configPath,
-    artifactDir: path.resolve(input.artifactDir ?? '.anneal/artifacts'),
+    artifactDir: path.resolve(input.artifactDir ?? DEFAULT_ARTIFACT_DIR),
     metrics: Object.freeze(metrics),
     shutdownGraceSeconds: grace,
     heartbeatSeconds,

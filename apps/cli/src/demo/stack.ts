@@ -14,7 +14,8 @@ export interface StackOptions {
   /** Redis key prefix (a `{hash-tag}`), unique per demo run. */
   keyPrefix: string;
   token: string;
-  /** Checkpoints and exports of the embedded trainer (kept across restarts). */
+  /** The artifact root, the worker's and the control plane's: checkpoints and exports of the
+   * embedded trainer, rollouts, eval items (kept across restarts). */
   artifactDir: string;
   /** JSON-lines log file of the control plane and the worker. */
   logFile: string;
@@ -78,6 +79,7 @@ export async function startStack(
     ANNEAL_HOST: '127.0.0.1',
     ANNEAL_PORT: '0',
     ANNEAL_LOG_LEVEL: 'info',
+    ANNEAL_ARTIFACT_DIR: options.artifactDir,
   });
   const plane = await startControlPlane({
     env,

@@ -1,11 +1,10 @@
 // The BullMQ processor: one job = one run (job id = run id). Follows the worker contract of
 // packages/store/README.md: start (or take over) the run, resume from its checkpoint, run the
 // executor of its kind with a stop signal, then settle the outcome.
-import path from 'node:path';
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { RunJobPayload, formatIssues, validateRunSpec, type RunResource } from '@anneal/protocol';
-import { finishRun, startRun } from '@anneal/store';
+import { finishRun, runArtifactDir, startRun } from '@anneal/store';
 import type { TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
@@ -73,7 +72,7 @@ async function attempt(
     );
     // The checkpoint pointer as the start transition read it: only this attempt may move it on.
     const checkpoint = run.checkpoint;
-    const artifactDir = path.join(deps.config.artifactDir, 'runs', run.id);
+    const artifactDir = runArtifactDir(deps.config.artifactDir, run.id);
     const resumeFrom = checkpoint ? { step: checkpoint.step, path: checkpoint.path } : null;
     if (resumeFrom) deps.logger.info({ runId: run.id, ...resumeFrom }, 'resuming from checkpoint');
     progress.note(resumeFrom?.step ?? 0);
