@@ -2,8 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { RunKindSchema } from './run-spec/kind.ts';
 import { RunStateSchema, Transition } from './run-state.ts';
-import { StepRecord } from './step-record.ts';
+import { RolledBackStepRecord, StepRecord } from './step-record.ts';
 import { WorkerRecord } from './control.ts';
+import { GuardrailFiring } from './events.ts';
 
 export const CheckpointPointer = Type.Object(
   {
@@ -14,6 +15,34 @@ export const CheckpointPointer = Type.Object(
   { additionalProperties: false, description: 'Latest checkpoint; a retried run resumes from it.' },
 );
 export type CheckpointPointer = Static<typeof CheckpointPointer>;
+
+/** Most recent firings a run record keeps (all of them are on the run's event stream). */
+export const GUARDRAIL_FIRINGS_KEPT = 100;
+
+/** What the guardrails did to a run (docs/guardrails.md "Auditing a firing"). */
+export const GuardrailState = Type.Object(
+  {
+    rollbacks: Type.Integer({ minimum: 0, description: 'Rollbacks taken so far.' }),
+    learningRateScale: Type.Number({
+      description: 'Factor on the spec learning rate in force (product over the rollbacks).',
+    }),
+    safeCheckpoint: Type.Optional(
+      Type.Object(
+        { step: Type.Integer({ minimum: 0 }), path: Type.Union([Type.String(), Type.Null()]) },
+        {
+          additionalProperties: false,
+          description:
+            'The last checkpoint at which no rule held: what a rollback would restore (null path: the starting weights).',
+        },
+      ),
+    ),
+    firings: Type.Array(GuardrailFiring, {
+      description: `The latest ${GUARDRAIL_FIRINGS_KEPT} firings, oldest first.`,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type GuardrailState = Static<typeof GuardrailState>;
 
 /** A run as the API returns it. `spec` is the resolved spec (defaults applied). */
 export const RunResource = Type.Object({
@@ -40,6 +69,7 @@ export const RunResource = Type.Object({
   lastStep: Type.Optional(Type.Integer()),
   checkpoint: Type.Optional(CheckpointPointer),
   transitions: Type.Optional(Type.Array(Transition)),
+  guardrails: Type.Optional(GuardrailState),
 });
 export type RunResource = Static<typeof RunResource>;
 
@@ -53,6 +83,12 @@ export const RunList = Type.Object({
 export const StepHistory = Type.Object({
   runId: Type.String(),
   steps: Type.Array(StepRecord),
+  rolledBack: Type.Optional(
+    Type.Array(RolledBackStepRecord, {
+      description:
+        'Steps guardrail rollbacks took back, by step then rollback (docs/guardrails.md "Rolled-back steps"); present when there are any.',
+    }),
+  ),
 });
 
 export const QueueCounts = Type.Object({

@@ -12,6 +12,7 @@ import { BUILTIN_DATASET_NAMES } from './datasets.ts';
 import { TRAINER_BACKEND_TRAITS } from './capabilities.ts';
 import { TRAINER_LOSSES, OperatorConfig } from './operator-config.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
+import { guardrailRuleIssues } from './run-spec/guardrails.ts';
 
 /** Section of the config each `defaults` entry must name. */
 const DEFAULT_TARGETS = {
@@ -99,6 +100,7 @@ function crossReferenceIssues(config: OperatorConfig): Issue[] {
   }
   issues.push(...trainerIssues(config));
   issues.push(...baseModelIssues(config));
+  issues.push(...guardrailRuleIssues(config.guardrails.rules ?? [], '/guardrails/rules'));
   for (const name of Object.keys(config.datasets)) {
     if (BUILTIN_DATASET_NAMES.includes(name)) {
       issues.push({

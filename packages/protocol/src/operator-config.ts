@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { SpecLimitsConfig } from './spec-limits.ts';
 import { CATALOG_NAME_PATTERN, RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
+import { DEFAULT_MAX_ROLLBACKS, GuardrailRule } from './run-spec/guardrails.ts';
 
 const Name = Type.String({ pattern: RESOURCE_NAME_PATTERN });
 const Url = Type.String({ pattern: '^https?://[^\\s]+$', description: 'http(s) URL.' });
@@ -449,6 +450,27 @@ export const DefaultsConfig = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/** Guardrail defaults every training run gets unless its spec says `guardrails.defaults: false`
+ * (docs/guardrails.md "Defaults"). */
+export const GuardrailDefaultsConfig = Type.Object(
+  {
+    rules: Type.Optional(
+      Type.Array(GuardrailRule, {
+        maxItems: 32,
+        description:
+          'Replace the built-in default rules (non-finite loss, gradient norm, advantages -> rollback).',
+      }),
+    ),
+    maxRollbacks: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      default: DEFAULT_MAX_ROLLBACKS,
+      description: 'Rollbacks a run may take before it fails, unless its spec says.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const OperatorConfig = Type.Object(
   {
     pools: Type.Record(Type.String({ pattern: RESOURCE_NAME_PATTERN }), PoolConfig, {
@@ -476,6 +498,7 @@ export const OperatorConfig = Type.Object(
     }),
     tokens: Type.Array(TokenConfig, { minItems: 1 }),
     limits: SpecLimitsConfig,
+    guardrails: GuardrailDefaultsConfig,
     rateLimit: Type.Object(
       {
         max: Type.Integer({ minimum: 1, default: 600 }),

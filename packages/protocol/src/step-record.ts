@@ -16,15 +16,49 @@ export const WireStepMetrics = Type.Record(
 );
 export type WireStepMetrics = Static<typeof WireStepMetrics>;
 
+/** Rollbacks the run had taken when a step was committed (docs/guardrails.md "Rolled-back
+ * steps"): a step re-run after the n-th rollback is committed with generation n. */
+export const StepGeneration = Type.Integer({
+  minimum: 1,
+  description: 'Rollbacks before this record was committed; absent: none.',
+});
+
 export const StepRecord = Type.Object(
   {
     step: Type.Integer({
       minimum: 0,
       description: 'Step number (0-based or 1-based; unique per run).',
     }),
+    generation: Type.Optional(StepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time', description: 'When the step was committed.' }),
   },
   { additionalProperties: false },
 );
 export type StepRecord = Static<typeof StepRecord>;
+
+/** A step a guardrail rollback took back: kept, never overwritten by the step's re-run. */
+export const RolledBackStepRecord = Type.Object(
+  {
+    step: Type.Integer({ minimum: 1 }),
+    generation: Type.Optional(StepGeneration),
+    metrics: WireStepMetrics,
+    at: Type.String({ format: 'date-time', description: 'When the step ran.' }),
+    rolledBack: Type.Object(
+      {
+        rollback: Type.Integer({
+          minimum: 1,
+          description: "The run's n-th rollback took it back.",
+        }),
+        at: Type.String({ format: 'date-time' }),
+        fired: Type.Boolean({
+          description:
+            'The step at which the rule fired: never committed (non-finite values are null here).',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RolledBackStepRecord = Static<typeof RolledBackStepRecord>;

@@ -95,6 +95,8 @@ export function registerWatch(runs: Command): void {
               renderer.checkpoint(event.step, event.path);
             } else if (event.type === 'run:notice') {
               renderer.notice(`anneal: notice [${event.code}]: ${event.message}`, process.stderr);
+            } else if (event.type === 'guardrail:fired') {
+              renderer.notice(`anneal: guardrail ${event.action}: ${event.reason}`, process.stderr);
             } else {
               renderer.stateChange(event.from, event.to, event.reason);
             }

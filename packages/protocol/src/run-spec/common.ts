@@ -2,6 +2,7 @@
 // ("Run spec reference"); a test checks each path appears there.
 import { Type, type Static } from '@sinclair/typebox';
 import { CATALOG_NAME_PATTERN, Labels, RESOURCE_NAME_PATTERN, RunId } from '../names.ts';
+import { GuardrailsSection } from './guardrails.ts';
 
 export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -172,6 +173,7 @@ export function trainingFields(defaultSteps: number, defaultLearningRate: number
     }),
     optimizer: optimizerSection(defaultLearningRate),
     lora: LoraSection,
+    guardrails: GuardrailsSection,
   };
 }
 

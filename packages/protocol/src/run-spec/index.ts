@@ -12,6 +12,7 @@ import {
 } from '../document.ts';
 import { RUN_KINDS, type RunKind } from './common.ts';
 import { EvalSpec } from './eval.ts';
+import { guardrailRuleIssues } from './guardrails.ts';
 import { GrpoSpec } from './grpo.ts';
 import { RmSpec } from './rm.ts';
 import { SftSpec } from './sft.ts';
@@ -21,6 +22,7 @@ export { SftSpec } from './sft.ts';
 export { RmSpec } from './rm.ts';
 export { GrpoSpec, MAX_POLICY_LAG } from './grpo.ts';
 export { EvalSpec } from './eval.ts';
+export * from './guardrails.ts';
 
 export const RUN_SPEC_SCHEMAS = {
   sft: SftSpec,
@@ -50,7 +52,8 @@ function isRunKind(value: unknown): value is RunKind {
   return typeof value === 'string' && (RUN_KINDS as readonly string[]).includes(value);
 }
 
-/** Checks JSON Schema cannot express: exactly-one model source, distinct mix sources. */
+/** Checks JSON Schema cannot express: exactly-one model source, distinct mix sources, guardrail
+ * field combinations. */
 function semanticIssues(spec: RunSpec): Issue[] {
   const issues: Issue[] = [];
   if (spec.model) {
@@ -70,6 +73,9 @@ function semanticIssues(spec: RunSpec): Issue[] {
       }
       seen.add(entry.source);
     });
+  }
+  if ('guardrails' in spec) {
+    issues.push(...guardrailRuleIssues(spec.guardrails.rules, '/guardrails/rules'));
   }
   return issues;
 }
