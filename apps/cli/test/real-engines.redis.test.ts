@@ -4,44 +4,29 @@
 // fake, which writes its sampler exports as `{base}/{model_id}/sampler_weights/{name}.tar.gz`
 // like SkyRL. A GRPO run of a few steps must succeed on each: weights unpacked into the adapter
 // directory, a new versioned adapter per step, unique export names, long-polled futures.
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { parseEnv, startControlPlane, type RunningControlPlane } from '@anneal/control-plane';
+import type { RunningControlPlane } from '@anneal/control-plane';
 import { FakeTinkerServer, FakeVllmServer, type VllmGeneration } from '@anneal/engines/testing';
 import { parseOperatorConfig } from '@anneal/protocol';
-import { deleteKeysWithPrefix } from '@anneal/store';
-import { createLogger } from '@anneal/telemetry';
-import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/worker';
-import { REDIS_URL } from './cli-process.ts';
+import { type InProcessStack, restClient, startInProcessStack } from './in-process-stack.ts';
 
 const TOKEN = 'real-engines-operator-token-0123456789';
-const silent = () => createLogger({ name: 'test', level: 'silent' });
 
-interface Stack {
-  plane: RunningControlPlane;
-  worker: WorkerHandle;
+interface Stack extends InProcessStack {
   vllm: FakeVllmServer;
   trainer: FakeTinkerServer;
   dir: string;
-  prefix: string;
 }
 let stack: Stack | undefined;
 
 afterEach(async () => {
-  if (!stack) return;
-  const { plane, worker, vllm, trainer, dir, prefix } = stack;
+  const closing = stack;
   stack = undefined;
-  await worker.close();
-  await plane.close();
-  await Promise.all([vllm.close(), trainer.close()]);
-  const redis = new Redis(REDIS_URL);
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await rm(dir, { recursive: true, force: true });
+  await closing?.close();
 });
 
 async function start(generation: VllmGeneration, serverMaxLoraRank = 32): Promise<Stack> {
@@ -85,54 +70,19 @@ tokens:
 `);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
   const operator = parsed.value;
-  const prefix = `{anneal-real-${randomUUID()}}`;
-  const plane = await startControlPlane({
-    env: parseEnv({
-      REDIS_URL,
-      ANNEAL_KEY_PREFIX: prefix,
-      ANNEAL_HOST: '127.0.0.1',
-      ANNEAL_PORT: '0',
-    }),
-    operator: { operator },
-    logger: silent(),
+  const started = await startInProcessStack({
+    operator,
+    name: `real-engines-${generation}`,
+    dir,
+    engines: [vllm, trainer],
   });
-  const worker = await startWorker(
-    defineWorkerConfig({
-      redisUrl: REDIS_URL,
-      keyPrefix: prefix,
-      pool: 'default',
-      workerId: `real-engines-${generation}`,
-      operatorConfig: operator,
-      artifactDir: path.join(dir, 'worker'),
-      metrics: { port: 0, host: '127.0.0.1' },
-    }),
-    { logger: silent() },
-  );
-  stack = { plane, worker, vllm, trainer, dir, prefix };
+  stack = { ...started, vllm, trainer, dir };
   return stack;
 }
 
-async function api<T>(plane: RunningControlPlane, method: string, url: string, body?: string) {
-  const res = await fetch(`${plane.url}${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/yaml' }),
-    },
-    ...(body !== undefined && { body }),
-  });
-  return { status: res.status, body: (await res.json()) as T };
-}
-
-async function finished(plane: RunningControlPlane, id: string, timeoutMs = 90_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api<{ state: string; error?: string }>(plane, 'GET', `/v1/runs/${id}`);
-    if (['succeeded', 'failed', 'cancelled'].includes(body.state)) return body;
-    if (Date.now() > until) throw new Error(`run ${id} still ${body.state}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+const api = <T>(plane: RunningControlPlane, method: string, url: string, body?: string) =>
+  restClient(plane, TOKEN).api<T>(method, url, body);
+const finished = (plane: RunningControlPlane, id: string) => restClient(plane, TOKEN).finished(id);
 
 const GRPO = `kind: grpo
 steps: 3

@@ -5,24 +5,19 @@
 // The rollouts are scripted by the test — prompts of different lengths, 0–3 tool calls, right
 // and wrong answers — so R_i, Â_i and the generated tokens are known here independently of the
 // worker, and the gradient the fake applied is compared with −∇J of docs/recipe.md §2.
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { parseEnv, startControlPlane, type RunningControlPlane } from '@anneal/control-plane';
+import type { RunningControlPlane } from '@anneal/control-plane';
 import { ByteTokenizer, type TinkerWire } from '@anneal/engines';
 import { FakeTinkerServer, type AppliedGradient } from '@anneal/engines/testing';
 import { createToolCallFormat } from '@anneal/envs';
 import { parseOperatorConfig } from '@anneal/protocol';
-import { deleteKeysWithPrefix } from '@anneal/store';
-import { createLogger } from '@anneal/telemetry';
-import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/worker';
-import { REDIS_URL } from './cli-process.ts';
+import { type InProcessStack, restClient, startInProcessStack } from './in-process-stack.ts';
 
 const TOKEN = 'trainer-conformance-operator-token-0123';
-const silent = () => createLogger({ name: 'test', level: 'silent' });
 const format = createToolCallFormat(new ByteTokenizer());
 const { ids } = format;
 
@@ -150,26 +145,16 @@ function compare(step: AppliedGradient, record: readonly Sampled[]) {
   };
 }
 
-interface Stack {
-  plane: RunningControlPlane;
-  worker: WorkerHandle;
+interface Stack extends InProcessStack {
   trainer: FakeTinkerServer;
   dir: string;
-  prefix: string;
 }
 let stack: Stack | undefined;
 
 afterEach(async () => {
-  if (!stack) return;
-  const { plane, worker, trainer, dir, prefix } = stack;
+  const closing = stack;
   stack = undefined;
-  await worker.close();
-  await plane.close();
-  await trainer.close();
-  const redis = new Redis(REDIS_URL);
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await rm(dir, { recursive: true, force: true });
+  await closing?.close();
 });
 
 async function start(backend: 'skyrl-jax' | 'skyrl-fsdp', record: Sampled[]): Promise<Stack> {
@@ -205,58 +190,19 @@ tokens:
 `);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
   const operator = parsed.value;
-  const prefix = `{anneal-conformance-${randomUUID()}}`;
-  const plane = await startControlPlane({
-    env: parseEnv({
-      REDIS_URL,
-      ANNEAL_KEY_PREFIX: prefix,
-      ANNEAL_HOST: '127.0.0.1',
-      ANNEAL_PORT: '0',
-    }),
-    operator: { operator },
-    logger: silent(),
+  const started = await startInProcessStack({
+    operator,
+    name: `conformance-${backend}`,
+    dir,
+    engines: [trainer],
   });
-  const worker = await startWorker(
-    defineWorkerConfig({
-      redisUrl: REDIS_URL,
-      keyPrefix: prefix,
-      pool: 'default',
-      workerId: `conformance-${backend}`,
-      operatorConfig: operator,
-      artifactDir: path.join(dir, 'worker'),
-      metrics: { port: 0, host: '127.0.0.1' },
-    }),
-    { logger: silent() },
-  );
-  stack = { plane, worker, trainer, dir, prefix };
+  stack = { ...started, trainer, dir };
   return stack;
 }
 
-async function api<T>(plane: RunningControlPlane, method: string, url: string, body?: string) {
-  const res = await fetch(`${plane.url}${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/yaml' }),
-    },
-    ...(body !== undefined && { body }),
-  });
-  return {
-    status: res.status,
-    type: res.headers.get('content-type'),
-    body: (await res.json()) as T,
-  };
-}
-
-async function finished(plane: RunningControlPlane, id: string, timeoutMs = 90_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api<{ state: string; error?: string }>(plane, 'GET', `/v1/runs/${id}`);
-    if (['succeeded', 'failed', 'cancelled'].includes(body.state)) return body;
-    if (Date.now() > until) throw new Error(`run ${id} still ${body.state}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+const api = <T>(plane: RunningControlPlane, method: string, url: string, body?: string) =>
+  restClient(plane, TOKEN).api<T>(method, url, body);
+const finished = (plane: RunningControlPlane, id: string) => restClient(plane, TOKEN).finished(id);
 
 const grpo = (lag: number) => `kind: grpo
 steps: 2
@@ -294,19 +240,6 @@ describe('GRPO on SkyRL JAX through its own sampler (REST API, faithful fake)', 
       expect(
         new Set(datums.map((d) => d.tokens - d.promptTokens - d.generated.size)).size,
       ).toBeGreaterThan(2);
-      console.log(
-        'CONF',
-        cosine,
-        JSON.stringify(weights.map((w) => w?.toFixed(4))),
-        JSON.stringify(
-          datums.map((d) => [
-            d.promptTokens,
-            d.tokens - d.promptTokens - d.generated.size,
-            d.generated.size,
-            d.reward,
-          ]),
-        ),
-      );
       expect(cosine).toBeGreaterThan(1 - 1e-9);
       for (const w of weights) expect(w).toBeCloseTo(1, 6);
     }
