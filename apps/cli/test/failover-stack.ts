@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { eventually as waitFor } from '@anneal/testing';
 import { localOperatorConfig } from '@anneal/protocol';
 import { type RunningControlPlane, parseEnv, startControlPlane } from '@anneal/control-plane';
 import { type StoreContext, createRedisClient, createStoreContext } from '@anneal/store';
@@ -71,17 +72,11 @@ export async function startFailoverStack(): Promise<FailoverStack> {
   const direct = new Redis(primary.url, { maxRetriesPerRequest: 0, lazyConnect: true });
   direct.on('error', () => {});
 
-  const eventually = async <T>(check: () => Promise<T>, timeoutMs: number, what: string) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check().catch(() => undefined);
-      if (value) return value as NonNullable<T>;
-      if (Date.now() > deadline) {
-        throw new Error(`${what} not met within ${timeoutMs} ms\n--- worker\n${worker?.output()}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
+  const eventually = <T>(check: () => Promise<T>, timeoutMs: number, what: string) =>
+    waitFor(() => check().catch(() => undefined), timeoutMs, what, {
+      detail: () => `--- worker
+${worker?.output()}`,
+    });
   const stop = async () => {
     if (worker) await killHard(worker);
     await plane?.close().catch(() => {});

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { eventually as waitFor } from '@anneal/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localOperatorConfig } from '@anneal/protocol';
 import { type RunningControlPlane, parseEnv, startControlPlane } from '@anneal/control-plane';
@@ -50,21 +51,11 @@ let client: Redis;
 let store: StoreContext;
 let artifactDir: string;
 
-async function eventually<T>(
-  check: () => Promise<T>,
-  timeoutMs: number,
-  what: string,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) {
-      throw new Error(`${what} not met within ${timeoutMs} ms\n--- worker\n${worker?.output()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const eventually = <T>(check: () => Promise<T>, timeoutMs: number, what: string) =>
+  waitFor(() => check().catch(() => undefined), timeoutMs, what, {
+    detail: () => `--- worker
+${worker?.output()}`,
+  });
 
 const api = (p: string, init: RequestInit = {}) =>
   fetch(`${plane.url}${p}`, {

@@ -230,24 +230,27 @@ async function acrossStart(): Promise<void> {
   }
 }
 
-describe('Sentinel failover with a replica that is behind', () => {
-  it('mid-run: nothing acknowledged is lost, nothing is recorded or streamed twice', async () => {
-    await midRun(SEED);
-  }, 400_000);
-
-  it.runIf(SOAK)(
-    'across the run start',
-    async () => {
-      await acrossStart();
-    },
-    400_000,
-  );
-
-  it.runIf(SOAK)(
+/** `npm test` runs the first; `npm run soak` all of them (registered, not skipped). */
+type Scenario = readonly [name: string, run: () => Promise<void>, timeoutMs: number];
+const SOAK_SCENARIOS: readonly Scenario[] = [
+  ['across the run start', acrossStart, 400_000],
+  [
     'mid-run at three more seeds',
     async () => {
       for (const seed of [SEED + 1, SEED + 2, SEED + 3]) await midRun(seed);
     },
     1_200_000,
-  );
+  ],
+];
+const SCENARIOS: readonly Scenario[] = [
+  [
+    'mid-run: nothing acknowledged is lost, nothing is recorded or streamed twice',
+    () => midRun(SEED),
+    400_000,
+  ],
+  ...(SOAK ? SOAK_SCENARIOS : []),
+];
+
+describe('Sentinel failover with a replica that is behind', () => {
+  for (const [name, run, timeoutMs] of SCENARIOS) it(name, run, timeoutMs);
 });

@@ -114,20 +114,7 @@ export function resolveSpec(yaml: string, config: OperatorConfig): RunSpec & { p
   return resolved.value;
 }
 
-/** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function eventually<T>(
-  check: () => Promise<T> | T,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { eventually } from '@anneal/testing';
 
 /** A small sft spec for the counting executor. */
 export function sftSpec(

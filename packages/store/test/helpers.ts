@@ -46,13 +46,4 @@ export function testSpec(yaml: string, pool = 'default'): RunSpec & { pool: stri
   return { ...parsed.value, pool: parsed.value.pool ?? pool };
 }
 
-/** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+export { eventually } from '@anneal/testing';

@@ -1,3 +1,4 @@
+export { eventually } from './eventually.ts';
 export { freePort } from './free-port.ts';
 export {
   type RedisServer,
