@@ -68,6 +68,11 @@ function buildKeys(prefix: string) {
     steps: (id: string) => `${prefix}:run:${id}:steps`,
     stepIndex: (id: string) => `${prefix}:run:${id}:stepidx`,
     events: (id: string) => `${prefix}:run:${id}:events`,
+    /** Guardrail firings of a run, capped (guardrails.ts); `firingKeys`: which were recorded. */
+    firings: (id: string) => `${prefix}:run:${id}:firings`,
+    firingKeys: (id: string) => `${prefix}:run:${id}:firing-keys`,
+    /** Step records a guardrail rollback took back, field `step:rollback` (guardrails.ts). */
+    rolledBackSteps: (id: string) => `${prefix}:run:${id}:steps:rolled-back`,
     tenantRuns: (tenant: string) => `${prefix}:tenant:${tenant}:runs`,
     tenantRunning: (tenant: string) => `${prefix}:tenant:${tenant}:running`,
     tenantLimits: (tenant: string) => `${prefix}:tenant:${tenant}:limits`,

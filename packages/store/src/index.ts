@@ -45,3 +45,4 @@ export {
   redactUrl,
   sentinelOptions,
 } from './redis-url.ts';
+export * from './guardrails.ts';

@@ -1,5 +1,6 @@
 // Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
 import type { RunKind, RunResource, RunSpec, RunState, Transition } from '@anneal/protocol';
+import { guardrailStateFromHash } from './guardrails.ts';
 
 /** Hash fields of a new run (what createRun writes). */
 export function newRunFields(input: {
@@ -67,7 +68,19 @@ export function runFromHash(
       },
     }),
     ...(transitions !== undefined && { transitions }),
+    ...guardrailsOf(hash),
   };
+}
+
+function guardrailsOf(hash: Record<string, string>): Pick<RunResource, 'guardrails'> {
+  const guardrails = guardrailStateFromHash(hash);
+  return guardrails === undefined ? {} : { guardrails };
+}
+
+/** Parsed only for runs the guardrails wrote to (their firings are a JSON array in the hash). */
+function guardrailsJson(hash: Record<string, string>): string {
+  const guardrails = guardrailStateFromHash(hash);
+  return guardrails === undefined ? '' : `,"guardrails":${JSON.stringify(guardrails)}`;
 }
 
 /** JSON string of a field value, or nothing when the field is absent/empty. */
@@ -110,6 +123,7 @@ export function runJsonFromHash(
       ? ''
       : `,"checkpoint":{"step":${Number(hash.checkpointStep)},"path":${JSON.stringify(hash.checkpointPath ?? '')},"at":${JSON.stringify(hash.checkpointAt ?? '')}}`,
     transitionsJson === undefined ? '' : `,"transitions":[${transitionsJson.join(',')}]`,
+    guardrailsJson(hash),
     '}',
   ];
   return parts.join('');

@@ -3,6 +3,8 @@
 // ioredis caches them (EVALSHA with an EVAL fallback).
 import type { Redis } from 'ioredis';
 import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
+import { FENCE } from './fence-script.ts';
+import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
 
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
@@ -145,19 +147,6 @@ if to == 'running' then return {'ok', state, id, unpack(redis.call('HGETALL', KE
 return {'ok', state, id}
 `;
 
-/** Fencing shared by step and checkpoint writes: ARGV[fence] is the writer's attempt number
- * ('' = unfenced). A write from an earlier attempt (a worker that lost the run) is refused and
- * counted on the run (\`fencedWrites\`). */
-const FENCE = (arg: number) => `
-if ARGV[${arg}] ~= '' then
-  local attempt = redis.call('HGET', KEYS[1], 'attempt') or ''
-  if attempt ~= ARGV[${arg}] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then
-    redis.call('HINCRBY', KEYS[1], 'fencedWrites', 1)
-    return {'fenced', attempt, redis.call('HGET', KEYS[1], 'state') or ''}
-  end
-end
-`;
-
 /** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso, fence,
  * previous. \`previous\` ('' = none): a step the writer committed (or resumed after) before this
  * one; when the run has no record of it, Redis lost acknowledged steps (a failover promoted a
@@ -221,6 +210,7 @@ return {hash, transitions, tostring(running), cap, tostring(online)}
 `;
 
 export const SCRIPTS = {
+  ...GUARDRAIL_SCRIPTS,
   annealCreateRun: { numberOfKeys: 9, lua: CREATE_RUN },
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },

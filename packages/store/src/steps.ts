@@ -28,6 +28,8 @@ export interface AppendStepOptions extends WriteOptions {
   /** A step this writer committed (or resumed after) before: refused as a `gap` when the run
    * no longer has it. */
   previous?: number;
+  /** Rollbacks the run had taken when the step ran (guardrails.ts); 0 or absent: none. */
+  generation?: number;
 }
 
 /** Commits step `step` once: a repeated step number is ignored, never duplicated. */
@@ -43,8 +45,16 @@ export async function appendStep(
     throw new Error(`step must be a non-negative integer, got ${step}`);
   const k = keys(ctx.prefix);
   const at = now.toISOString();
-  const record: StepRecord = { step, metrics, at };
-  const event: StepCommittedEvent = { type: 'step:committed', runId, step, metrics, at };
+  const generation = options.generation ? { generation: options.generation } : {};
+  const record: StepRecord = { step, ...generation, metrics, at };
+  const event: StepCommittedEvent = {
+    type: 'step:committed',
+    runId,
+    step,
+    ...generation,
+    metrics,
+    at,
+  };
   const write = async (redis: Redis): Promise<AppendStepResult> => {
     const [status, extra, state] = await runScript(
       redis,

@@ -1,0 +1,212 @@
+// Guardrail writes (docs/guardrails.md): firings recorded once each on the run's stream and its
+// record, the safe checkpoint (the last one at which no rule held: what a rollback restores, and
+// what checkpoint retention must keep), and a rollback. A rollback takes back every committed
+// step above the restored checkpoint into the rolled-back hash (kept and marked, never
+// overwritten) and moves the checkpoint pointer back, in one script: a worker killed at any
+// point leaves either the run before the rollback or the run after it, never half of one.
+import {
+  GUARDRAIL_FIRINGS_KEPT,
+  type GuardrailFiredEvent,
+  type GuardrailFiring,
+  type GuardrailState,
+  type RolledBackStepRecord,
+  type StepRecord,
+} from '@anneal/protocol';
+import { type StoreContext, keys } from './context.ts';
+import { acknowledged } from './durable.ts';
+import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+import type { WriteOptions } from './steps.ts';
+
+export type GuardrailWriteResult =
+  | { status: 'recorded' | 'duplicate' | 'missing' }
+  | { status: 'fenced'; attempt: number; state: string };
+
+const firedEvent = (runId: string, firing: GuardrailFiring): GuardrailFiredEvent => ({
+  type: 'guardrail:fired',
+  runId,
+  ...firing,
+});
+
+function fencedOr<T extends string>(reply: string[], ok: readonly T[]): GuardrailWriteResult {
+  const [status, attempt, state] = reply;
+  if (status === 'fenced') return { status, attempt: Number(attempt), state: state ?? '' };
+  if (ok.includes(status as T)) return { status: status as 'recorded' };
+  if (status === 'duplicate') return { status };
+  return { status: 'missing' };
+}
+
+/**
+ * Records the firings of one step (notify, pause, stop; a rollback records its own, rollbackRun)
+ * as `guardrail:fired` events and on the run record. `key` (`generation:step`) makes a re-sent
+ * write, or the same step re-run after a worker restart, a `duplicate`.
+ */
+export async function recordGuardrailFirings(
+  ctx: StoreContext,
+  runId: string,
+  key: string,
+  firings: readonly GuardrailFiring[],
+  options: WriteOptions = {},
+): Promise<GuardrailWriteResult> {
+  const k = keys(ctx.prefix);
+  const reply = await acknowledged(ctx, `guardrail firings ${key} of run ${runId}`, (redis) =>
+    runScript(
+      redis,
+      'annealRecordFirings',
+      [k.run(runId), k.events(runId), k.firings(runId), k.firingKeys(runId)],
+      [
+        options.attempt ?? '',
+        key,
+        JSON.stringify(firings.map((f) => JSON.stringify(f))),
+        JSON.stringify(firings.map((f) => JSON.stringify(firedEvent(runId, f)))),
+        EVENTS_MAX_LEN,
+        GUARDRAIL_FIRINGS_KEPT,
+      ],
+    ),
+  );
+  return fencedOr(reply, ['recorded']);
+}
+
+/** The last checkpoint at which no rule held (`path` null: the run's starting weights). */
+export async function setSafeCheckpoint(
+  ctx: StoreContext,
+  runId: string,
+  checkpoint: { step: number; path: string | null },
+  options: WriteOptions = {},
+): Promise<GuardrailWriteResult> {
+  const reply = await acknowledged(ctx, `safe checkpoint of run ${runId}`, (redis) =>
+    runScript(
+      redis,
+      'annealSetSafeCheckpoint',
+      [keys(ctx.prefix).run(runId)],
+      [options.attempt ?? '', checkpoint.step, checkpoint.path ?? ''],
+    ),
+  );
+  return fencedOr(reply, ['saved']);
+}
+
+export interface RollbackInput {
+  /** `generation:step` of the firing step, as recordGuardrailFirings. */
+  key: string;
+  /** The firing, with `restored`, `rollback` (n) and `learningRateScale` set; the store fills
+   * `rolledBackSteps`. */
+  firing: GuardrailFiring & { restored: { step: number; path: string | null }; rollback: number };
+  /** The step that fired, as it ran (never committed; non-finite values as null). */
+  fired: StepRecord;
+  workerId?: string;
+  now?: Date;
+}
+
+export type RollbackResult =
+  | { status: 'rolled-back'; rolledBackSteps: number[] }
+  /** This rollback (n) is already there: a re-sent write, or an attempt that resumed after it. */
+  | { status: 'duplicate' }
+  | { status: 'missing' }
+  | { status: 'not-running'; state: string }
+  | { status: 'stale'; rollbacks: number }
+  | { status: 'fenced'; attempt: number; state: string };
+
+/** Takes the run back to `firing.restored` as its n-th rollback (see the file comment). */
+export async function rollbackRun(
+  ctx: StoreContext,
+  runId: string,
+  input: RollbackInput,
+  options: WriteOptions = {},
+): Promise<RollbackResult> {
+  const k = keys(ctx.prefix);
+  const at = (input.now ?? new Date()).toISOString();
+  const { restored, rollback } = input.firing;
+  // Only this attempt writes the run's steps (fenced), so the steps read here are the ones the
+  // script takes back.
+  const above = await ctx.redis.zrangebyscore(k.stepIndex(runId), `(${restored.step}`, '+inf');
+  const firing: GuardrailFiring = { ...input.firing, rolledBackSteps: above.map(Number), at };
+  const marker = (fired: boolean) => ({ rollback, at, fired });
+  const fired: RolledBackStepRecord = { ...input.fired, rolledBack: marker(true) };
+  const transition = {
+    from: 'running',
+    to: 'running',
+    at,
+    reason: firing.reason,
+    ...(input.workerId !== undefined && { workerId: input.workerId }),
+  };
+  const reply = await acknowledged(ctx, `rollback ${rollback} of run ${runId}`, (redis) =>
+    runScript(
+      redis,
+      'annealRollback',
+      [
+        k.run(runId),
+        k.events(runId),
+        k.firings(runId),
+        k.firingKeys(runId),
+        k.steps(runId),
+        k.stepIndex(runId),
+        k.rolledBackSteps(runId),
+        k.transitions(runId),
+      ],
+      [
+        options.attempt ?? '',
+        input.key,
+        JSON.stringify(firing),
+        JSON.stringify(firedEvent(runId, firing)),
+        EVENTS_MAX_LEN,
+        GUARDRAIL_FIRINGS_KEPT,
+        restored.step,
+        restored.path ?? '',
+        rollback,
+        firing.learningRateScale ?? 1,
+        input.fired.step,
+        JSON.stringify(fired),
+        JSON.stringify(marker(false)),
+        at,
+        JSON.stringify(transition),
+      ],
+    ),
+  );
+  const [status, extra, state] = reply;
+  switch (status) {
+    case 'rolled-back':
+      return { status, rolledBackSteps: firing.rolledBackSteps ?? [] };
+    case 'duplicate':
+      return { status };
+    case 'not-running':
+      return { status, state: extra ?? '' };
+    case 'stale':
+      return { status, rollbacks: Number(extra) };
+    case 'fenced':
+      return { status, attempt: Number(extra), state: state ?? '' };
+    default:
+      return { status: 'missing' };
+  }
+}
+
+/** Steps guardrail rollbacks took back, by step, then rollback (the firing step last). */
+export async function readRolledBackSteps(
+  ctx: StoreContext,
+  runId: string,
+): Promise<RolledBackStepRecord[]> {
+  const raw = await ctx.redis.hvals(keys(ctx.prefix).rolledBackSteps(runId));
+  return raw
+    .map((entry) => JSON.parse(entry) as RolledBackStepRecord)
+    .sort(
+      (a, b) =>
+        a.step - b.step ||
+        a.rolledBack.rollback - b.rolledBack.rollback ||
+        Number(a.rolledBack.fired) - Number(b.rolledBack.fired),
+    );
+}
+
+/** The run record's guardrail fields (undefined when the guardrails never wrote any). */
+export function guardrailStateFromHash(hash: Record<string, string>): GuardrailState | undefined {
+  const { rollbacks, learningRateScale, safeCheckpointStep, safeCheckpointPath } = hash;
+  const firings = hash.guardrailFirings;
+  if (rollbacks === undefined && safeCheckpointStep === undefined && firings === undefined) {
+    return undefined;
+  }
+  return {
+    rollbacks: Number(rollbacks ?? 0),
+    learningRateScale: Number(learningRateScale ?? 1),
+    ...(safeCheckpointStep !== undefined && {
+      safeCheckpoint: { step: Number(safeCheckpointStep), path: safeCheckpointPath || null },
+    }),
+    firings: firings === undefined ? [] : (JSON.parse(firings) as GuardrailFiring[]),
+  };
+}
