@@ -30,11 +30,13 @@ import { installRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf } from './plugins/request-id.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
+import { itemRoutes } from './routes/items.ts';
 import { resultRoutes } from './routes/results.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { EventHub } from './services/event-hub.ts';
+import { FileCache } from './services/file-cache.ts';
 import { createLostDataAudit } from './services/audit.ts';
 import { createLostWorkerSweeper } from './services/lost-workers.ts';
 
@@ -82,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     operator: deps.operator,
     datasetFacts: deps.datasetFacts ?? {},
     artifactDir: path.resolve(deps.artifactDir ?? DEFAULT_ARTIFACT_DIR),
+    files: new FileCache(settings.runFileCacheBytes),
     settings,
     metrics: createAppMetrics(deps.defaultMetrics ?? true),
     relay: createEnqueueRelay(store, queues, deps.logger ?? silentLog),
@@ -149,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(submitRoutes, { ctx });
   await app.register(runRoutes, { ctx });
   await app.register(resultRoutes, { ctx });
+  await app.register(itemRoutes, { ctx });
   await app.register(eventRoutes, { ctx });
   await app.register(workerRoutes, { ctx });
 

@@ -5,6 +5,7 @@ import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
 import type { PoolQueues, StoreContext } from '@anneal/store';
 import type { MetricsSink } from '@anneal/telemetry';
 import type { EventHub } from './services/event-hub.ts';
+import type { FileCache } from './services/file-cache.ts';
 import type { EnqueueRelay } from './services/outbox.ts';
 
 export interface AppSettings {
@@ -32,6 +33,8 @@ export interface AppSettings {
   sseMaxBufferedBytes: number;
   /** A replaying SSE stream whose client reads nothing this long is dropped. */
   sseStallMs: number;
+  /** Bytes of run files (eval items, rollouts) kept parsed between requests. */
+  runFileCacheBytes: number;
 }
 
 export interface AppContext {
@@ -43,6 +46,8 @@ export interface AppContext {
   /** The workers' artifact root, absolute; a run's files are under runArtifactDir(it, id).
    * Read only: the control plane never writes there. */
   artifactDir: string;
+  /** Parsed run files under artifactDir, while unchanged. */
+  files: FileCache;
   settings: AppSettings;
   metrics: MetricsSink;
   /** Adds run jobs to BullMQ after the run is recorded (transactional outbox). */
@@ -65,4 +70,5 @@ export const DEFAULT_SETTINGS: AppSettings = {
   sseMaxStreams: 4096,
   sseMaxBufferedBytes: 1_048_576,
   sseStallMs: 30_000,
+  runFileCacheBytes: 64 * 1_048_576,
 };

@@ -1,6 +1,9 @@
 // Test support: a control plane on a real Redis (REDIS_URL) under a unique key prefix, with a
 // two-tenant operator config and one token per role.
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { type OperatorConfig, validateOperatorConfig } from '@anneal/protocol';
@@ -87,6 +90,8 @@ export interface TestPlane {
   prefix: string;
   store: StoreContext;
   operator: OperatorConfig;
+  /** The artifact root the plane reads run files from (a fresh temporary directory). */
+  artifactDir: string;
   /** Rebuilds the app on the same Redis + prefix (a control-plane restart). */
   restart(): Promise<FastifyInstance>;
   connection(): Redis;
@@ -113,12 +118,14 @@ export async function testPlane(
     return client;
   };
   const store = createStoreContext(redis, prefix);
+  const artifactDir = await mkdtemp(path.join(os.tmpdir(), 'anneal-plane-artifacts-'));
   const build = async () => {
     await reconcile(store, operator);
     const app = await buildApp({
       operator,
       redis,
       prefix,
+      artifactDir,
       createBlockingClient: connection,
       defaultMetrics: false,
       settings: { sseKeepAliveMs: 500, ...options.settings },
@@ -133,6 +140,7 @@ export async function testPlane(
     prefix,
     store,
     operator,
+    artifactDir,
     async restart() {
       await plane.app.close();
       plane.app = await build();
@@ -144,6 +152,7 @@ export async function testPlane(
       await Promise.all(extra.map((c) => c.quit().catch(() => c.disconnect())));
       await deleteKeysWithPrefix(redis, prefix);
       await redis.quit();
+      await rm(artifactDir, { recursive: true, force: true });
     },
   };
   return plane;

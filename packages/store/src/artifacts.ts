@@ -14,3 +14,6 @@ export function runArtifactDir(root: string, runId: string): string {
   }
   return path.join(root, 'runs', runId);
 }
+
+/** In a run's directory: an eval run's answers, one JSON line each (protocol `EvalItem`). */
+export const EVAL_ITEMS_FILE = 'eval-items.jsonl';

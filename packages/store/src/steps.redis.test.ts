@@ -3,7 +3,7 @@ import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { getCheckpoint, setCheckpoint } from './checkpoints.ts';
 import { readEvents, readEventsOf } from './events.ts';
 import { createRun, getRun } from './runs.ts';
-import { appendStep, readSteps } from './steps.ts';
+import { appendStep, committedSteps, readSteps } from './steps.ts';
 import { startRun } from './transitions.ts';
 
 let store: TestStore;
@@ -59,6 +59,9 @@ describe('appendStep', () => {
     expect(steps.map((s) => s.step)).toEqual([2, 3, 10]);
     expect(steps[0]?.metrics).toEqual({ reward: 0.2, grad_norm: null });
     expect((await readSteps(store.ctx, runId, { limit: 2 })).map((s) => s.step)).toEqual([1, 2]);
+    // numerically, not as the strings Redis holds ('10' < '2')
+    expect(await committedSteps(store.ctx, runId)).toEqual([1, 2, 3, 10]);
+    expect(await committedSteps(store.ctx, 'run_missing')).toEqual([]);
   });
 });
 

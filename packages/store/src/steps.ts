@@ -124,3 +124,11 @@ export async function readSteps(
         : record,
     );
 }
+
+/** The run's committed step numbers, ascending: what a reader of the run's files keeps (an
+ * attempt writes a step's files before committing it, so lines of an uncommitted step may be a
+ * killed attempt's, answered again by the retry). */
+export async function committedSteps(ctx: StoreContext, runId: string): Promise<number[]> {
+  const steps = await ctx.redis.zrange(keys(ctx.prefix).stepIndex(runId), 0, -1);
+  return steps.map(Number);
+}

@@ -126,6 +126,8 @@ async function runUp(flags: ServerFlags & { worker: boolean }): Promise<void> {
         ...process.env,
         REDIS_URL: env.REDIS_URL,
         ANNEAL_KEY_PREFIX: env.ANNEAL_KEY_PREFIX,
+        // the root the control plane reads rollouts and eval items from
+        ANNEAL_ARTIFACT_DIR: env.ANNEAL_ARTIFACT_DIR,
         ...(env.ANNEAL_CONFIG !== undefined && { ANNEAL_CONFIG: env.ANNEAL_CONFIG }),
         ANNEAL_LOG_LEVEL: env.ANNEAL_LOG_LEVEL,
       });

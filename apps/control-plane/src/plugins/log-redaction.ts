@@ -18,6 +18,13 @@ const SAFE_VALUE: Record<string, (value: string) => boolean> = {
   cursor: (v) => RUN_ID.test(v),
   lastEventId: isEventId,
   names: (v) => /^[A-Za-z0-9_.:/,-]{0,512}$/.test(v),
+  // rollouts and eval items (free text such as grep and prompt stays redacted)
+  ...Object.fromEntries(
+    ['step', 'checkpoint', 'budget'].map((n) => [n, (v: string) => /^\d{1,12}$/.test(v)]),
+  ),
+  ...Object.fromEntries(
+    ['sort', 'order', 'role', 'finish'].map((n) => [n, (v: string) => /^[A-Za-z_]{1,32}$/.test(v)]),
+  ),
 };
 
 function decoded(text: string): string | undefined {

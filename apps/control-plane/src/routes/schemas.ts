@@ -26,3 +26,17 @@ export const emptyBodyAsObject: preValidationHookHandler = (request, _reply, don
   if (request.body === undefined || request.body === null) request.body = {};
   done();
 };
+
+/** Paging of a run's file records (rollouts, eval items): keyset cursor, 1–200 per page. */
+export const pageQueryFields = {
+  order: Type.Optional(
+    StringEnum(['asc', 'desc'] as const, 'Sort direction (default asc); nulls last.'),
+  ),
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  cursor: Type.Optional(
+    Type.String({
+      maxLength: 1024,
+      description: '`nextCursor` of the previous page, with the same other parameters.',
+    }),
+  ),
+};

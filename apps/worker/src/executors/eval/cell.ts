@@ -14,8 +14,9 @@ import {
   type Prices,
   type Rollout,
 } from '@anneal/envs';
+import type { EvalItem } from '@anneal/protocol';
 import type { EvalExample } from '../../resources/data/catalog.ts';
-import type { Grade, Grader } from './grade.ts';
+import type { Grade } from './grade.ts';
 import { METRIC } from '../metrics.ts';
 
 /** Tool-call outcomes the model is to blame for: a malformed call, an empty or over-long query,
@@ -25,30 +26,8 @@ const BROKEN = new Set(['malformed', 'empty_query', 'query_too_long', 'refused']
 /** Longest answer text kept in an item record. */
 export const ITEM_ANSWER_CHARS = 200;
 
-export interface EvalItem {
-  step: number;
-  checkpoint: number;
-  budget: number;
-  id: string;
-  correct: boolean;
-  /** Who graded it (eval-grade.ts). */
-  grader: Grader;
-  /** The answer as given (clipped to ITEM_ANSWER_CHARS), null when there was none. */
-  answer: string | null;
-  abstained: boolean;
-  languageMismatch: boolean;
-  toolCalls: number;
-  /** Calls sent to the search backend: the ones a query is billed for. */
-  searchCalls: number;
-  brokenCalls: number;
-  finish: Rollout['finish'];
-  promptTokens: number;
-  completionTokens: number;
-  /** The attempt that answered it (a resumed eval keeps the earlier attempts' lines). */
-  attempt: number;
-  /** The reward model's score s(x, y), when the cell is scored against checkpoint 0's. */
-  reward?: number;
-}
+/** A line of eval-items.jsonl; the type the control plane serves (GET /v1/runs/{id}/items). */
+export type { EvalItem };
 
 /** Where an item was answered: its cell and the attempt. */
 export interface ItemAt {

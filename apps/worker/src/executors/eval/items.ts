@@ -5,11 +5,13 @@
 // (the partial cell is answered again), so no item is listed twice.
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { EVAL_ITEMS_FILE } from '@anneal/store';
 import type { EvalItem } from './cell.ts';
 
 /** Item records kept per run (one line each); beyond it the numbers stay, the lines stop. */
 export const MAX_ITEM_RECORDS = 50_000;
-export const ITEMS_FILE = 'eval-items.jsonl';
+/** The control plane serves the file by the same name (GET /v1/runs/{id}/items). */
+export const ITEMS_FILE = EVAL_ITEMS_FILE;
 
 async function readLines(file: string): Promise<string[]> {
   try {
