@@ -7,6 +7,7 @@ export * from './run-state.ts';
 export * from './step-record.ts';
 export * from './eval-results.ts';
 export * from './eval-items.ts';
+export * from './rollouts.ts';
 export * from './events.ts';
 export * from './jobs.ts';
 export * from './control.ts';

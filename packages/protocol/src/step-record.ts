@@ -32,6 +32,13 @@ export const StepRecord = Type.Object(
     generation: Type.Optional(StepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time', description: 'When the step was committed.' }),
+    attempt: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'The attempt that committed it: whose rollouts the ledger keeps for the step (docs/reliability.md "The rollout ledger").',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

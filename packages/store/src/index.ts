@@ -46,3 +46,4 @@ export {
   sentinelOptions,
 } from './redis-url.ts';
 export * from './guardrails.ts';
+export * from './rollout-ledger/index.ts';

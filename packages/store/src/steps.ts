@@ -46,7 +46,9 @@ export async function appendStep(
   const k = keys(ctx.prefix);
   const at = now.toISOString();
   const generation = options.generation ? { generation: options.generation } : {};
-  const record: StepRecord = { step, ...generation, metrics, at };
+  // The committing attempt is kept with the record: it names the step's rollout-ledger copy.
+  const attempt = options.attempt !== undefined ? { attempt: options.attempt } : {};
+  const record: StepRecord = { step, ...generation, ...attempt, metrics, at };
   const event: StepCommittedEvent = {
     type: 'step:committed',
     runId,

@@ -1,0 +1,183 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { Value } from '@sinclair/typebox/value';
+import { LedgerStepIndex, RolloutRecord, rolloutId } from '@anneal/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  REST_FILE,
+  SAMPLE_FILE,
+  commitLedgerStep,
+  discardLedgerStep,
+  ledgerDir,
+  listLedgerSteps,
+  pruneLedger,
+  readLedgerIndex,
+  readLedgerStep,
+  readRollout,
+  reconcileLedger,
+  stepDir,
+  writeLedgerStep,
+  type LedgerStepInput,
+} from './index.ts';
+
+function record(step: number, group: number, index: number, reference = false): RolloutRecord {
+  const role = reference ? 'reference' : 'policy';
+  const other = reference ? 'policy' : 'reference';
+  return {
+    id: rolloutId(role, step, group, index),
+    role,
+    step,
+    group,
+    index,
+    pairedWith: rolloutId(other, step, group, index),
+    policyVersion: reference ? null : step - 1,
+    promptId: `p-${group}`,
+    source: 'search-qa',
+    exampleId: `q${group}`,
+    component: 'qa',
+    prompt: { text: `question ${group}`, tokens: 7 },
+    turns: [{ assistant: `answer ${step}.${group}.${index}`, calls: [] }],
+    answer: 'x',
+    finish: 'answer',
+    truncated: false,
+    lengths: { generated: 3 + index, response: 3 + index, total: 10 + index },
+    toolCalls: 0,
+    toolErrors: 0,
+    rewards: reference
+      ? null
+      : {
+          base: 1,
+          preference: 1,
+          toolPenalty: 0,
+          lengthPenalty: 0,
+          efficiencyPenalty: 0,
+          reward: index,
+        },
+    advantage: reference ? null : index - 0.5,
+    ratio: reference ? null : { mean: 1, min: 1, max: 1, k3: 0, tokens: 3 + index },
+    checks: null,
+  };
+}
+
+function stepInput(step: number, attempt: number, groups = 3): LedgerStepInput {
+  return {
+    step,
+    attempt,
+    policyVersion: step - 1,
+    groupSize: 2,
+    tokens: false,
+    sample: [1],
+    groups: Array.from({ length: groups }, (_, g) => [
+      record(step, g, 0),
+      record(step, g, 1),
+      record(step, g, 0, true),
+      record(step, g, 1, true),
+    ]),
+  };
+}
+
+let runDir: string;
+beforeEach(async () => {
+  runDir = await mkdtemp(path.join(tmpdir(), 'anneal-ledger-'));
+});
+afterEach(async () => {
+  await rm(runDir, { recursive: true, force: true });
+});
+
+describe('rollout ledger files', () => {
+  it('lists a step only once committed, and reads it back by group and id', async () => {
+    await writeLedgerStep(runDir, stepInput(4, 1));
+    expect(await listLedgerSteps(runDir)).toEqual([]);
+    expect(await readRollout(runDir, '4-2-1')).toBeNull();
+    expect(await commitLedgerStep(runDir, 4, 1)).toBe('committed');
+    expect(await listLedgerSteps(runDir)).toEqual([4]);
+    const index = await readLedgerIndex(runDir, 4);
+    expect(Value.Check(LedgerStepIndex, index)).toBe(true);
+    expect(index!.rollouts.map((r) => r.id)).toContain('4-2-r1');
+    expect(await readRollout(runDir, '4-2-1')).toEqual(record(4, 2, 1));
+    expect(await readRollout(runDir, '4-0-r0')).toEqual(record(4, 0, 0, true));
+    const all = await readLedgerStep(runDir, 4);
+    expect(all).toHaveLength(12);
+    for (const r of all!) expect(Value.Check(RolloutRecord, r)).toBe(true);
+    // each data file is ordinary gzip (members concatenated): zcat reads it whole
+    const rest = gunzipSync(readFileSync(path.join(stepDir(runDir, 4), REST_FILE)));
+    expect(rest.toString().trim().split('\n')).toHaveLength(8);
+    const sample = gunzipSync(readFileSync(path.join(stepDir(runDir, 4), SAMPLE_FILE)));
+    expect(sample.toString().trim().split('\n')).toHaveLength(4);
+  });
+
+  it('a second commit of the step keeps the first copy', async () => {
+    await writeLedgerStep(runDir, stepInput(1, 1));
+    await commitLedgerStep(runDir, 1, 1);
+    const again = stepInput(1, 2);
+    again.groups = [[{ ...record(1, 0, 0), answer: 'other' }]];
+    await writeLedgerStep(runDir, again);
+    expect(await commitLedgerStep(runDir, 1, 2)).toBe('exists');
+    expect((await readRollout(runDir, '1-0-0'))!.answer).toBe('x');
+    expect((await readdir(ledgerDir(runDir))).sort()).toEqual(['step-000001']);
+  });
+
+  it('pruning keeps the sample groups only, and is idempotent', async () => {
+    for (const step of [1, 2, 3]) {
+      await writeLedgerStep(runDir, stepInput(step, 1));
+      await commitLedgerStep(runDir, step, 1);
+    }
+    expect(await pruneLedger(runDir, 2)).toEqual([1, 2]);
+    expect(await pruneLedger(runDir, 2)).toEqual([]);
+    const index = await readLedgerIndex(runDir, 1);
+    expect(index!.pruned).toBe(true);
+    expect(new Set(index!.rollouts.map((r) => r.group))).toEqual(new Set([1]));
+    expect(await readRollout(runDir, '1-0-0')).toBeNull();
+    expect(await readRollout(runDir, '1-1-0')).toEqual(record(1, 1, 0));
+    expect(await readLedgerStep(runDir, 3)).toHaveLength(12);
+  });
+
+  it('reconcile: promotes the committing attempt, drops other and uncommitted copies', async () => {
+    // step 1: committed by attempt 1, renamed; step 2: committed by attempt 1, killed before the
+    // rename; step 3: written by attempt 1 and by attempt 2 (attempt 2 committed it, killed
+    // before the rename); step 4: written by attempt 2, never committed; a partial write.
+    await writeLedgerStep(runDir, stepInput(1, 1));
+    await commitLedgerStep(runDir, 1, 1);
+    await writeLedgerStep(runDir, stepInput(2, 1));
+    await writeLedgerStep(runDir, stepInput(3, 1));
+    await writeLedgerStep(runDir, stepInput(3, 2));
+    await writeLedgerStep(runDir, stepInput(4, 2));
+    await writeLedgerStep(runDir, stepInput(5, 2));
+    const partial = path.join(ledgerDir(runDir), 'step-000005.a2');
+    await import('node:fs/promises').then((fs) => fs.rename(partial, `${partial}.tmp`));
+    const result = await reconcileLedger(runDir, {
+      attempt: 3,
+      committed: new Map([
+        [1, 1],
+        [2, 1],
+        [3, 2],
+      ]),
+    });
+    expect(result.promoted.sort()).toEqual([2, 3]);
+    expect(result.removed.sort()).toEqual([
+      'step-000003.a1',
+      'step-000004.a2',
+      'step-000005.a2.tmp',
+    ]);
+    expect((await readdir(ledgerDir(runDir))).sort()).toEqual([
+      'step-000001',
+      'step-000002',
+      'step-000003',
+    ]);
+    expect((await readLedgerIndex(runDir, 3))!.attempt).toBe(2);
+  });
+
+  it('reconcile leaves the current attempt alone and drops steps Redis no longer holds', async () => {
+    await writeLedgerStep(runDir, stepInput(1, 1));
+    await commitLedgerStep(runDir, 1, 1);
+    await writeLedgerStep(runDir, stepInput(2, 3));
+    const result = await reconcileLedger(runDir, { attempt: 3, committed: new Map() });
+    expect(result.removed).toEqual(['step-000001']);
+    expect((await readdir(ledgerDir(runDir))).sort()).toEqual(['step-000002.a3']);
+    await discardLedgerStep(runDir, 2, 3);
+    expect((await readdir(ledgerDir(runDir))).sort()).toEqual([]);
+  });
+});

@@ -1,0 +1,96 @@
+// Reading the rollout ledger (layout.ts): the committed steps, a step's index (sort keys of every
+// rollout kept), and records by group or id — one gzip member inflated per group read. Only
+// committed step directories are read; attempt copies never are. A step pruned while it is read
+// (the rest file deleted under an index read before) reads as absent, never as an error.
+import { open, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { parseRolloutId, type LedgerStepIndex, type RolloutRecord } from '@anneal/protocol';
+import { INDEX_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
+
+const gunzipAsync = promisify(gunzip);
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** Committed steps of the run's ledger, ascending (none: []). */
+export async function listLedgerSteps(runDir: string): Promise<number[]> {
+  let names: string[];
+  try {
+    names = await readdir(ledgerDir(runDir));
+  } catch (error) {
+    if (isMissing(error)) return [];
+    throw error;
+  }
+  return names
+    .map(parseEntry)
+    .flatMap((e) => (e?.kind === 'committed' ? [e.step] : []))
+    .sort((a, b) => a - b);
+}
+
+/** The step's index; null when the ledger has no such committed step. */
+export async function readLedgerIndex(
+  runDir: string,
+  step: number,
+): Promise<LedgerStepIndex | null> {
+  try {
+    return JSON.parse(
+      await readFile(path.join(stepDir(runDir, step), INDEX_FILE), 'utf8'),
+    ) as LedgerStepIndex;
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/** The records of one group (policy rollouts, then references); null when not kept. */
+export async function readLedgerGroup(
+  runDir: string,
+  index: LedgerStepIndex,
+  group: number,
+): Promise<RolloutRecord[] | null> {
+  const extent = index.extents.find((e) => e.group === group);
+  if (!extent) return null;
+  let member: Buffer;
+  try {
+    const file = await open(path.join(stepDir(runDir, index.step), extent.file), 'r');
+    try {
+      member = Buffer.alloc(extent.length);
+      const { bytesRead } = await file.read(member, 0, extent.length, extent.offset);
+      if (bytesRead !== extent.length) return null;
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+  const text = (await gunzipAsync(member)).toString('utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as RolloutRecord);
+}
+
+/** One rollout by id (`<step>-<group>-<index>`, `<step>-<group>-r<index>`); null when absent. */
+export async function readRollout(runDir: string, id: string): Promise<RolloutRecord | null> {
+  const parsed = parseRolloutId(id);
+  if (!parsed) return null;
+  const index = await readLedgerIndex(runDir, parsed.step);
+  if (!index) return null;
+  const records = await readLedgerGroup(runDir, index, parsed.group);
+  return records?.find((r) => r.id === id) ?? null;
+}
+
+/** Every kept record of a step, groups in order; null when the step is not in the ledger. */
+export async function readLedgerStep(
+  runDir: string,
+  step: number,
+): Promise<RolloutRecord[] | null> {
+  const index = await readLedgerIndex(runDir, step);
+  if (!index) return null;
+  const groups = await Promise.all(
+    index.extents.map((e) => readLedgerGroup(runDir, index, e.group)),
+  );
+  return groups.flatMap((g) => g ?? []);
+}

@@ -1,0 +1,114 @@
+// Keeping the rollout ledger exactly once and bounded (docs/reliability.md "The rollout ledger"):
+// a starting attempt reconciles the directory with the steps Redis holds, and steps that leave
+// the keep-all window are pruned to their retention sample.
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { LedgerStepIndex } from '@anneal/protocol';
+import { INDEX_FILE, REST_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
+
+export interface ReconcileInput {
+  /** The attempt starting now (every older attempt is fenced: it can commit nothing more). */
+  attempt: number;
+  /** Every step Redis holds → the attempt that committed it (undefined: not recorded). */
+  committed: ReadonlyMap<number, number | undefined>;
+}
+
+export interface ReconcileResult {
+  /** Steps whose copy was committed in Redis but not renamed before its attempt ended. */
+  promoted: number[];
+  /** Names removed: copies of uncommitted steps, of steps another attempt committed, partial
+   * writes, and committed directories of steps Redis no longer holds. */
+  removed: string[];
+}
+
+/** Makes the ledger hold exactly the steps Redis holds, each from the attempt that committed it. */
+export async function reconcileLedger(
+  runDir: string,
+  input: ReconcileInput,
+): Promise<ReconcileResult> {
+  const dir = ledgerDir(runDir);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { promoted: [], removed: [] };
+    throw error;
+  }
+  const entries = names.map(parseEntry).filter((e) => e !== null);
+  const committedDirs = new Set(entries.filter((e) => e.kind === 'committed').map((e) => e.step));
+  const result: ReconcileResult = { promoted: [], removed: [] };
+  const remove = async (name: string) => {
+    await rm(path.join(dir, name), { recursive: true, force: true });
+    result.removed.push(name);
+  };
+  for (const entry of entries) {
+    if (entry.kind === 'committed') {
+      // Redis lost the step (a failover): it is run again, and its new copy becomes the step.
+      if (!input.committed.has(entry.step)) await remove(entry.name);
+      continue;
+    }
+    if (entry.attempt >= input.attempt) continue; // this attempt's own, or a newer owner's
+    if (entry.kind === 'partial') {
+      await remove(entry.name); // its writer was killed mid-write
+      continue;
+    }
+    const committedBy = input.committed.get(entry.step);
+    if (committedBy === entry.attempt && !committedDirs.has(entry.step)) {
+      await rename(path.join(dir, entry.name), stepDir(runDir, entry.step));
+      committedDirs.add(entry.step);
+      result.promoted.push(entry.step);
+    } else if (committedBy !== undefined || !input.committed.has(entry.step)) {
+      // Another attempt's step, or one never committed (its attempt can no longer commit it).
+      // Kept only when Redis holds the step without saying which attempt committed it.
+      await remove(entry.name);
+    }
+  }
+  return result;
+}
+
+const exists = (file: string) =>
+  stat(file).then(
+    () => true,
+    () => false,
+  );
+
+/** Drops a committed step's groups outside its retention sample: the index is rewritten first
+ * (temp + rename), then the rest file deleted, so a crash in between leaves a pruned index and
+ * a file the next prune deletes. false: nothing to prune (already pruned, or no such step). */
+export async function pruneLedgerStep(runDir: string, step: number): Promise<boolean> {
+  const dir = stepDir(runDir, step);
+  const rest = path.join(dir, REST_FILE);
+  if (!(await exists(rest))) return false;
+  const indexFile = path.join(dir, INDEX_FILE);
+  const index = JSON.parse(await readFile(indexFile, 'utf8')) as LedgerStepIndex;
+  if (!index.pruned) {
+    const kept = new Set(index.kept);
+    const pruned: LedgerStepIndex = {
+      ...index,
+      pruned: true,
+      extents: index.extents.filter((e) => kept.has(e.group)),
+      rollouts: index.rollouts.filter((r) => kept.has(r.group)),
+    };
+    await writeFile(`${indexFile}.tmp`, JSON.stringify(pruned));
+    await rename(`${indexFile}.tmp`, indexFile);
+  }
+  await rm(rest, { force: true });
+  return true;
+}
+
+/** Prunes every committed step up to `throughStep` that still has its rest file. */
+export async function pruneLedger(runDir: string, throughStep: number): Promise<number[]> {
+  const pruned: number[] = [];
+  let names: string[];
+  try {
+    names = await readdir(ledgerDir(runDir));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return pruned;
+    throw error;
+  }
+  for (const entry of names.map(parseEntry)) {
+    if (entry?.kind !== 'committed' || entry.step > throughStep) continue;
+    if (await pruneLedgerStep(runDir, entry.step)) pruned.push(entry.step);
+  }
+  return pruned;
+}
