@@ -223,6 +223,10 @@ export const LedgerStepIndex = Type.Object(
     version: Type.Literal(LEDGER_INDEX_VERSION),
     step: Type.Integer({ minimum: 1 }),
     attempt: Type.Integer({ minimum: 1, description: 'The attempt whose rollouts these are.' }),
+    generation: Type.Integer({
+      minimum: 0,
+      description: 'Rollbacks the run had taken when the step ran (StepRecord.generation).',
+    }),
     policyVersion: Type.Integer({ minimum: 0 }),
     groups: Count('Groups the step had (kept or not).'),
     groupSize: Count('Rollouts per group.'),

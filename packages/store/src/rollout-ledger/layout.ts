@@ -6,7 +6,9 @@
 //     sample.jsonl.gz                       the groups kept for ever (the retention sample)
 //     rest.jsonl.gz                         the other groups; deleted once the step is pruned
 //   <runDir>/rollouts/step-000012.a3/       written by attempt 3 before it commits the step
+//   <runDir>/rollouts/step-000012.a3.g1/    the same after the run's first rollback (generation 1)
 //   <runDir>/rollouts/step-000012.a3.tmp/   being written
+//   <runDir>/rollouts/step-000012.old/      a rolled-back copy being replaced
 //
 // A data file is a concatenation of gzip members, one per group (a valid gzip file: `zcat` reads
 // it whole), so a reader inflates one group by its extent without reading the rest.
@@ -25,21 +27,29 @@ const stepName = (step: number): string => `step-${String(step).padStart(6, '0')
 export const stepDir = (runDir: string, step: number): string =>
   path.join(ledgerDir(runDir), stepName(step));
 
-/** Attempt `attempt`'s copy of the step, written before its commit. */
-export const attemptDir = (runDir: string, step: number, attempt: number): string =>
-  `${stepDir(runDir, step)}.a${attempt}`;
+/** A copy of the step, written before its commit by attempt `attempt` in rollback generation
+ * `generation` (docs/guardrails.md "Rolled-back steps"; 0: no rollback yet). */
+export const copyDir = (runDir: string, step: number, attempt: number, generation = 0): string =>
+  `${stepDir(runDir, step)}.a${attempt}${generation > 0 ? `.g${generation}` : ''}`;
+
+/** Who wrote a copy (and which step record it belongs to). */
+export interface CopyOwner {
+  attempt: number;
+  generation: number;
+}
 
 export type LedgerEntry =
   | { kind: 'committed'; step: number; name: string }
-  | { kind: 'attempt'; step: number; attempt: number; name: string }
-  | { kind: 'partial'; step: number; attempt: number; name: string };
+  | { kind: 'old'; step: number; name: string }
+  | ({ kind: 'copy' | 'partial'; step: number; name: string } & CopyOwner);
 
 /** What a name in the ledger directory is; null for anything else. */
 export function parseEntry(name: string): LedgerEntry | null {
-  const match = /^step-([0-9]{6,})(?:\.a([0-9]+)(\.tmp)?)?$/.exec(name);
+  const match = /^step-([0-9]{6,})(?:\.a([0-9]+)(?:\.g([0-9]+))?(\.tmp)?|(\.old))?$/.exec(name);
   if (!match) return null;
   const step = Number(match[1]);
+  if (match[5]) return { kind: 'old', step, name };
   if (match[2] === undefined) return { kind: 'committed', step, name };
-  const attempt = Number(match[2]);
-  return { kind: match[3] ? 'partial' : 'attempt', step, attempt, name };
+  const owner = { attempt: Number(match[2]), generation: Number(match[3] ?? 0) };
+  return { kind: match[4] ? 'partial' : 'copy', step, name, ...owner };
 }

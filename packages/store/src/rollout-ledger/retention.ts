@@ -6,22 +6,33 @@ import path from 'node:path';
 import type { LedgerStepIndex } from '@anneal/protocol';
 import { INDEX_FILE, REST_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
 
+/** What Redis holds of a step: who committed it (attempt undefined: not recorded). */
+export interface CommittedStep {
+  attempt: number | undefined;
+  generation: number;
+}
+
 export interface ReconcileInput {
   /** The attempt starting now (every older attempt is fenced: it can commit nothing more). */
   attempt: number;
-  /** Every step Redis holds → the attempt that committed it (undefined: not recorded). */
-  committed: ReadonlyMap<number, number | undefined>;
+  /** Every step Redis holds (StepRecord attempt and generation, absent generation = 0). */
+  committed: ReadonlyMap<number, CommittedStep>;
 }
 
 export interface ReconcileResult {
   /** Steps whose copy was committed in Redis but not renamed before its attempt ended. */
   promoted: number[];
-  /** Names removed: copies of uncommitted steps, of steps another attempt committed, partial
-   * writes, and committed directories of steps Redis no longer holds. */
+  /** Names removed: copies of uncommitted steps and of steps another attempt committed, partial
+   * writes, and committed directories of steps Redis no longer holds (rolled back, or lost). */
   removed: string[];
 }
 
-/** Makes the ledger hold exactly the steps Redis holds, each from the attempt that committed it. */
+async function readIndex(dir: string): Promise<LedgerStepIndex> {
+  return JSON.parse(await readFile(path.join(dir, INDEX_FILE), 'utf8')) as LedgerStepIndex;
+}
+
+/** Makes the ledger hold exactly the steps Redis holds, each from the attempt and rollback
+ * generation that committed it. */
 export async function reconcileLedger(
   runDir: string,
   input: ReconcileInput,
@@ -35,31 +46,41 @@ export async function reconcileLedger(
     throw error;
   }
   const entries = names.map(parseEntry).filter((e) => e !== null);
-  const committedDirs = new Set(entries.filter((e) => e.kind === 'committed').map((e) => e.step));
   const result: ReconcileResult = { promoted: [], removed: [] };
   const remove = async (name: string) => {
     await rm(path.join(dir, name), { recursive: true, force: true });
     result.removed.push(name);
   };
+  const committedDirs = new Set<number>();
   for (const entry of entries) {
-    if (entry.kind === 'committed') {
-      // Redis lost the step (a failover): it is run again, and its new copy becomes the step.
-      if (!input.committed.has(entry.step)) await remove(entry.name);
-      continue;
-    }
+    if (entry.kind === 'old') await remove(entry.name); // a replacement cut short
+    if (entry.kind !== 'committed') continue;
+    const record = input.committed.get(entry.step);
+    // Without a rollback a committed directory is the record's own; after one, its index says.
+    const stale =
+      record === undefined ||
+      (record.generation > 0 &&
+        (await readIndex(path.join(dir, entry.name)).then(
+          (index) => index.generation !== record.generation || index.attempt !== record.attempt,
+        )));
+    if (stale) await remove(entry.name);
+    else committedDirs.add(entry.step);
+  }
+  for (const entry of entries) {
+    if (entry.kind !== 'copy' && entry.kind !== 'partial') continue;
     if (entry.attempt >= input.attempt) continue; // this attempt's own, or a newer owner's
-    if (entry.kind === 'partial') {
-      await remove(entry.name); // its writer was killed mid-write
-      continue;
-    }
-    const committedBy = input.committed.get(entry.step);
-    if (committedBy === entry.attempt && !committedDirs.has(entry.step)) {
+    const record = input.committed.get(entry.step);
+    const isCommitted =
+      entry.kind === 'copy' &&
+      record?.attempt === entry.attempt &&
+      record.generation === entry.generation;
+    if (isCommitted && !committedDirs.has(entry.step)) {
       await rename(path.join(dir, entry.name), stepDir(runDir, entry.step));
       committedDirs.add(entry.step);
       result.promoted.push(entry.step);
-    } else if (committedBy !== undefined || !input.committed.has(entry.step)) {
-      // Another attempt's step, or one never committed (its attempt can no longer commit it).
-      // Kept only when Redis holds the step without saying which attempt committed it.
+    } else if (entry.kind === 'partial' || record === undefined || record.attempt !== undefined) {
+      // A partial write, a step never committed (its attempt can no longer commit it), or
+      // another writer's step; kept only where Redis does not say who committed the step.
       await remove(entry.name);
     }
   }

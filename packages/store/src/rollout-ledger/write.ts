@@ -3,7 +3,7 @@
 // directory renamed to the attempt's own name, then — once Redis has the step record — renamed
 // to the committed name. Each rename is atomic, so a reader or a resumed attempt sees a step
 // whole or not at all.
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -14,7 +14,7 @@ import {
   type RolloutIndexEntry,
   type RolloutRecord,
 } from '@anneal/protocol';
-import { INDEX_FILE, REST_FILE, SAMPLE_FILE, attemptDir, stepDir } from './layout.ts';
+import { INDEX_FILE, REST_FILE, SAMPLE_FILE, copyDir, stepDir, type CopyOwner } from './layout.ts';
 
 const gzipAsync = promisify(gzip);
 
@@ -26,6 +26,8 @@ export interface LedgerStepInput {
   step: number;
   /** The attempt writing it (the run's attempt number, the store's fence). */
   attempt: number;
+  /** Rollbacks the run had taken (the step record's generation); default 0. */
+  generation?: number;
   policyVersion: number;
   groupSize: number;
   tokens: boolean;
@@ -51,7 +53,7 @@ function indexEntry(r: RolloutRecord): RolloutIndexEntry {
   };
 }
 
-/** Writes the step as attempt `attempt`'s copy (attemptDir); resolves once it is on disk. */
+/** Writes the step as its writer's copy (copyDir); resolves once it is on disk. */
 export async function writeLedgerStep(runDir: string, input: LedgerStepInput): Promise<void> {
   const sample = new Set(input.sample);
   const files = { [SAMPLE_FILE]: [] as Buffer[], [REST_FILE]: [] as Buffer[] };
@@ -71,6 +73,7 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
     version: LEDGER_INDEX_VERSION,
     step: input.step,
     attempt: input.attempt,
+    generation: input.generation ?? 0,
     policyVersion: input.policyVersion,
     groups: input.groups.length,
     groupSize: input.groupSize,
@@ -80,7 +83,7 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
     extents,
     rollouts,
   };
-  const target = attemptDir(runDir, input.step, input.attempt);
+  const target = copyDir(runDir, input.step, input.attempt, input.generation);
   const temp = `${target}.tmp`;
   await rm(temp, { recursive: true, force: true });
   await mkdir(temp, { recursive: true });
@@ -93,48 +96,56 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
   await rename(temp, target);
 }
 
-const exists = (file: string) =>
-  stat(file).then(
-    () => true,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return false;
-      throw error;
-    },
-  );
-
-/** After Redis committed the step for `attempt`: its copy becomes the step's. `exists`: the step
- * was already there (its copy is removed); `missing`: this attempt wrote no copy. */
-export async function commitLedgerStep(
-  runDir: string,
-  step: number,
-  attempt: number,
-): Promise<'committed' | 'exists' | 'missing'> {
-  const source = attemptDir(runDir, step, attempt);
-  const target = stepDir(runDir, step);
-  if (await exists(target)) {
-    await rm(source, { recursive: true, force: true });
-    return 'exists';
-  }
+async function committedGeneration(dir: string): Promise<number | null> {
   try {
-    await rename(source, target);
-    return 'committed';
+    const index = JSON.parse(await readFile(path.join(dir, INDEX_FILE), 'utf8')) as LedgerStepIndex;
+    return index.generation;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    // Another process promoted the same copy first (a resumed attempt's reconcile).
-    if (code === 'ENOENT') return (await exists(target)) ? 'exists' : 'missing';
-    if (code === 'EEXIST' || code === 'ENOTEMPTY') {
-      await rm(source, { recursive: true, force: true });
-      return 'exists';
-    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
 }
 
-/** Removes attempt `attempt`'s copy of the step (its commit was refused or a duplicate). */
+/** After Redis committed the step for `owner`: its copy becomes the step's, replacing a copy of
+ * an earlier rollback generation (a rolled-back step run again). `exists`: the step was already
+ * there (this copy is removed); `missing`: `owner` wrote no copy. */
+export async function commitLedgerStep(
+  runDir: string,
+  step: number,
+  owner: CopyOwner,
+): Promise<'committed' | 'exists' | 'missing'> {
+  const source = copyDir(runDir, step, owner.attempt, owner.generation);
+  const target = stepDir(runDir, step);
+  const current = await committedGeneration(target);
+  if (current !== null && current >= owner.generation) {
+    await rm(source, { recursive: true, force: true });
+    return 'exists';
+  }
+  if (current !== null) {
+    // Rolled back: moved aside first (a reader briefly finds no step, never a mixed one).
+    await rename(target, `${target}.old`);
+  }
+  try {
+    await rename(source, target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') throw error;
+    // Another process promoted the same copy first (a resumed attempt's reconcile).
+    return (await committedGeneration(target)) === null ? 'missing' : 'exists';
+  } finally {
+    if (current !== null) await rm(`${target}.old`, { recursive: true, force: true });
+  }
+  return 'committed';
+}
+
+/** Removes `owner`'s copy of the step (its commit was refused or a duplicate). */
 export async function discardLedgerStep(
   runDir: string,
   step: number,
-  attempt: number,
+  owner: CopyOwner,
 ): Promise<void> {
-  await rm(attemptDir(runDir, step, attempt), { recursive: true, force: true });
+  await rm(copyDir(runDir, step, owner.attempt, owner.generation), {
+    recursive: true,
+    force: true,
+  });
 }
