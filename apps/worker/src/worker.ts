@@ -10,7 +10,6 @@ import {
   checkRedisReachable,
   connectRedis,
   createStoreContext,
-  isCancelRequested,
   removeWorker,
   requestDrain,
   transitionRun,
@@ -33,7 +32,7 @@ import { defaultEmbeddedEngines } from './resources/embedded.ts';
 import { ResourceResolver, embeddedTrainerDirs } from './resources/resolve.ts';
 import { ActiveRuns, type StopRequest } from './runtime/active-runs.ts';
 import { Cleanup } from './runtime/cleanup.ts';
-import { subscribeWorkerControl } from './runtime/control.ts';
+import { requestedStop, subscribeWorkerControl } from './runtime/control.ts';
 import { startHeartbeat } from './runtime/heartbeat.ts';
 import { type ExecutorTable, type ProcessorDeps, processRunJob } from './runtime/process-run.ts';
 import { WORKER_VERSION } from './version.ts';
@@ -257,13 +256,12 @@ async function startSteps(
       version: WORKER_VERSION,
     }),
     onDrain: (d) => drain(d.checkpointAndRelease),
-    // A cancel whose pub/sub message was missed (a reconnect) still lands within a heartbeat,
-    // also in the middle of a step (the flag is otherwise read at step boundaries).
+    // A cancel or pause whose pub/sub message was missed (a reconnect) still lands within a
+    // heartbeat, also in the middle of a step (the flags are otherwise read at step boundaries).
     afterBeat: async () => {
       for (const runId of runs.ids()) {
-        if (await isCancelRequested(store, runId)) {
-          runs.get(runId)?.stop({ kind: 'cancel', reason: 'cancel requested' });
-        }
+        const stop = await requestedStop(store, runId);
+        if (stop) runs.get(runId)?.stop(stop);
       }
     },
     telemetry: events,

@@ -1,7 +1,7 @@
 // Response shapes of the REST API v1 (the same schemas feed OpenAPI at /docs).
 import { Type, type Static } from '@sinclair/typebox';
 import { RunKindSchema } from './run-spec/kind.ts';
-import { RunStateSchema, Transition } from './run-state.ts';
+import { PauseRequest, RunStateSchema, Transition } from './run-state.ts';
 import { RolledBackStepRecord, StepRecord } from './step-record.ts';
 import { WorkerRecord } from './control.ts';
 import { GuardrailFiring } from './events.ts';
@@ -65,6 +65,7 @@ export const RunResource = Type.Object({
     Type.String({ description: 'Why a queued/retrying run is not running yet.' }),
   ),
   cancelRequested: Type.Boolean(),
+  pause: Type.Optional(PauseRequest),
   error: Type.Optional(Type.String()),
   lastStep: Type.Optional(Type.Integer()),
   checkpoint: Type.Optional(CheckpointPointer),

@@ -8,14 +8,22 @@ export const CancelMessage = Type.Object(
   { additionalProperties: false },
 );
 
+/** Pause `runId` at the next step boundary after a checkpoint (the run's `pause` field says
+ * why; workers re-check it at step boundaries, so a missed message is not lost). */
+export const PauseMessage = Type.Object(
+  { type: Type.Literal('pause'), runId: RunId, reason: Type.String() },
+  { additionalProperties: false },
+);
+
 /** Take no new runs; with checkpointAndRelease, checkpoint current runs and requeue them. */
 export const DrainMessage = Type.Object(
   { type: Type.Literal('drain'), workerId: WorkerId, checkpointAndRelease: Type.Boolean() },
   { additionalProperties: false },
 );
 
-export const ControlMessage = Type.Union([CancelMessage, DrainMessage]);
+export const ControlMessage = Type.Union([CancelMessage, PauseMessage, DrainMessage]);
 export type CancelMessage = Static<typeof CancelMessage>;
+export type PauseMessage = Static<typeof PauseMessage>;
 export type DrainMessage = Static<typeof DrainMessage>;
 export type ControlMessage = Static<typeof ControlMessage>;
 

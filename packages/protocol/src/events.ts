@@ -1,7 +1,7 @@
 // Typed `noun:verb` events: stored in a per-run Redis stream and served over SSE.
 import { Type, type Static } from '@sinclair/typebox';
 import { GUARDRAIL_ACTIONS, GuardrailRule } from './run-spec/guardrails.ts';
-import { RunStateSchema } from './run-state.ts';
+import { PauseSourceSchema, RunStateSchema } from './run-state.ts';
 import { StepGeneration, WireStepMetrics } from './step-record.ts';
 
 export const RunStateEvent = Type.Object(
@@ -12,6 +12,7 @@ export const RunStateEvent = Type.Object(
     to: RunStateSchema,
     reason: Type.String(),
     at: Type.String({ format: 'date-time' }),
+    by: Type.Optional(PauseSourceSchema),
   },
   { additionalProperties: false },
 );

@@ -11,6 +11,15 @@ describe('run state machine', () => {
     expect(canTransition('queued', 'retrying')).toBe(false);
   });
 
+  it('pauses a waiting or running run, and leaves paused only by a resume (queued) or a cancel', () => {
+    for (const from of ['queued', 'running', 'retrying'] as const) {
+      expect(canTransition(from, 'paused')).toBe(true);
+    }
+    expect(RUN_TRANSITIONS.paused).toEqual(['queued', 'cancelled']);
+    expect(canTransition('paused', 'running')).toBe(false);
+    expect(isTerminal('paused')).toBe(false);
+  });
+
   it('has no transition out of a terminal state', () => {
     for (const state of RUN_STATES) {
       expect(RUN_TRANSITIONS[state].length === 0).toBe(isTerminal(state));

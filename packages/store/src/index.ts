@@ -32,6 +32,7 @@ export * from './workers.ts';
 export * from './lost-workers.ts';
 export * from './audit.ts';
 export * from './control.ts';
+export * from './pause.ts';
 export * from './tenants.ts';
 export * from './queues.ts';
 export { EVENTS_MAX_LEN } from './scripts.ts';

@@ -1,5 +1,12 @@
 // Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
-import type { RunKind, RunResource, RunSpec, RunState, Transition } from '@anneal/protocol';
+import type {
+  PauseRequest,
+  RunKind,
+  RunResource,
+  RunSpec,
+  RunState,
+  Transition,
+} from '@anneal/protocol';
 import { guardrailStateFromHash } from './guardrails.ts';
 
 /** Hash fields of a new run (what createRun writes). */
@@ -58,6 +65,7 @@ export function runFromHash(
     attempt: Number(hash.attempt ?? 0),
     ...optional('waitingReason', hash.waitingReason),
     cancelRequested: hash.cancelRequested === '1',
+    ...(hash.pause && { pause: JSON.parse(hash.pause) as PauseRequest }),
     ...optional('error', hash.error),
     ...(hash.lastStep !== undefined && { lastStep: Number(hash.lastStep) }),
     ...(checkpointStep !== undefined && {
@@ -117,6 +125,7 @@ export function runJsonFromHash(
     `,"attempt":${Number(hash.attempt ?? 0)}`,
     jsonField('waitingReason', hash.waitingReason || waitingReason),
     `,"cancelRequested":${hash.cancelRequested === '1'}`,
+    hash.pause ? `,"pause":${hash.pause}` : '',
     jsonField('error', hash.error),
     hash.lastStep === undefined ? '' : `,"lastStep":${Number(hash.lastStep)}`,
     hash.checkpointStep === undefined

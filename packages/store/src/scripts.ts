@@ -38,14 +38,18 @@ return {'created', ARGV[1]}
 
 /** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting, runCounts,
  * transitionLog. ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen,
- * guardJson, derivePrefix, field/value… A caller that does not know the run's tenant and pool
+ * guardJson, derivePrefix, by, field/value… (`by`: what paused the run, on a transition to
+ * `paused`; '' = none). A caller that does not know the run's tenant and pool
  * passes the store prefix as derivePrefix (and the run key in KEYS 4-6, to stay in its slot):
  * the script names those three keys from the hash, as \`keys()\` does, sparing a lookup round
  * trip; every key carries the prefix's hash tag, so they share the declared keys' slot.
  * Entering `running` logs how long the run waited (poolWaiting score = since). The guard ('' = none) adds compare-and-set conditions: `attempt` must be the run's,
  * `absentKey` (a worker's heartbeat record, same hash tag) must not exist, and `stepIndex` (the
  * run's step index) must hold steps 1..n without a hole, n = `steps` when given (else
- * `incomplete`, count, highest). Entering `running`
+ * `incomplete`, count, highest); `present` names a hash field that must exist (a pause the
+ * worker acts on must not have been withdrawn by a resume). A paused run waits on nothing: it
+ * leaves the pool's waiting set, and re-enters it when a resume queues it; its `pause` field
+ * (the cause) goes when it leaves `paused` or ends. Entering `running`
  * also replies with the run hash as the transition left it (field, value…): the starting worker
  * reads its attempt, spec and checkpoint from it instead of three more round trips. */
 const TRANSITION = `
@@ -75,6 +79,7 @@ if ARGV[9] ~= '' then
     return {'conflict', state}
   end
   if guard.absentKey and redis.call('EXISTS', guard.absentKey) == 1 then return {'conflict', state} end
+  if guard.present and redis.call('HEXISTS', KEYS[1], guard.present) == 0 then return {'conflict', state} end
   if guard.stepIndex then
     local count = redis.call('ZCARD', guard.stepIndex)
     local top = tonumber(redis.call('ZREVRANGE', guard.stepIndex, 0, 0)[1] or '0')
@@ -125,10 +130,16 @@ if to == 'running' then
 else
   redis.call('SREM', tenantRunning, runId)
 end
-if to == 'retrying' then redis.call('ZADD', poolWaiting, ARGV[6], runId) end
-if terminal[to] then
+if to == 'retrying' or to == 'queued' then redis.call('ZADD', poolWaiting, ARGV[6], runId) end
+if to == 'paused' then
   redis.call('ZREM', poolWaiting, runId)
   redis.call('HDEL', KEYS[1], 'waitingReason')
+elseif state == 'paused' then
+  redis.call('HDEL', KEYS[1], 'pause')
+end
+if terminal[to] then
+  redis.call('ZREM', poolWaiting, runId)
+  redis.call('HDEL', KEYS[1], 'waitingReason', 'pause')
   fields[#fields + 1] = 'endedAt'
   fields[#fields + 1] = ARGV[5]
 end
@@ -136,12 +147,14 @@ if ARGV[4] ~= '' then
   fields[#fields + 1] = 'workerId'
   fields[#fields + 1] = ARGV[4]
 end
-for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 12, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 local transition = {from = state, to = to, at = ARGV[5], reason = ARGV[3]}
 if ARGV[4] ~= '' then transition.workerId = ARGV[4] end
+if ARGV[11] ~= '' then transition.by = ARGV[11] end
 redis.call('RPUSH', KEYS[2], cjson.encode(transition))
 local event = {type = 'run:state', runId = runId, from = state, to = to, reason = ARGV[3], at = ARGV[5]}
+if ARGV[11] ~= '' then event.by = ARGV[11] end
 local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', cjson.encode(event))
 if to == 'running' then return {'ok', state, id, unpack(redis.call('HGETALL', KEYS[1]))} end
 return {'ok', state, id}
@@ -188,6 +201,33 @@ local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARG
 return {'saved', id}
 `;
 
+/** A pause asked for while the run runs (its worker pauses it at the next step boundary).
+ * KEYS: run. ARGV: pauseJson, fence ('' = unfenced: the control plane). Sets the run's `pause`
+ * field only while it is `running` (a worker's request: in the worker's attempt); the first
+ * request wins, a repeat is a no-op. Reply: {'requested'} | {'pending', pauseJson} |
+ * {'state', state} (not running) | {'fenced'} | {'missing'}. */
+const REQUEST_PAUSE = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+if state ~= 'running' then return {'state', state} end
+if ARGV[2] ~= '' and (redis.call('HGET', KEYS[1], 'attempt') or '') ~= ARGV[2] then return {'fenced'} end
+local pending = redis.call('HGET', KEYS[1], 'pause')
+if pending then return {'pending', pending} end
+redis.call('HSET', KEYS[1], 'pause', ARGV[1])
+return {'requested'}
+`;
+
+/** A resume of a run that has not paused yet: withdraws its pending pause. KEYS: run.
+ * Reply: {'withdrawn' | 'none', state} while it runs or waits to run again, else {'state', state}
+ * (paused or ended: the caller transitions it) | {'missing'}. */
+const WITHDRAW_PAUSE = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing'} end
+if state ~= 'running' and state ~= 'retrying' then return {'state', state} end
+if redis.call('HDEL', KEYS[1], 'pause') == 1 then return {'withdrawn', state} end
+return {'none', state}
+`;
+
 /**
  * One round trip for GET /v1/runs/{id}: the run hash, its transitions and, for a waiting run,
  * what it waits on. KEYS: run, transitions, tenantRunning, tenantLimits.
@@ -216,6 +256,8 @@ export const SCRIPTS = {
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
   annealSetCheckpoint: { numberOfKeys: 3, lua: SET_CHECKPOINT },
+  annealRequestPause: { numberOfKeys: 1, lua: REQUEST_PAUSE },
+  annealWithdrawPause: { numberOfKeys: 1, lua: WITHDRAW_PAUSE },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -1,7 +1,7 @@
 // Atomic run state transitions (one Lua script): legality check against the protocol's
 // transition table, tenant concurrency cap on entering `running`, history + event append.
 import type { Redis } from 'ioredis';
-import type { RunResource, RunState } from '@anneal/protocol';
+import type { PauseSource, RunResource, RunState } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { runFromHash } from './run-record.ts';
@@ -16,10 +16,18 @@ export interface TransitionRequest {
   /** Extra hash fields to set with the transition, e.g. `{ error: '…' }`. */
   fields?: Record<string, string>;
   /** More compare-and-set conditions (a failed one is a `conflict`): the run's attempt number,
-   * a key (of the same store) that must not exist, and (`completeSteps`) a step history
+   * a key (of the same store) that must not exist, a field of the run that must exist, and (`completeSteps`) a step history
    * holding steps 1..n without a hole (n = the number given, else its highest step) — else
    * `incomplete`. */
-  guard?: { attempt?: number; absentKey?: string; completeSteps?: true | number };
+  guard?: {
+    attempt?: number;
+    absentKey?: string;
+    completeSteps?: true | number;
+    /** A hash field of the run that must exist (else `conflict`). */
+    present?: string;
+  };
+  /** On a transition to `paused`: what paused the run (stored on the transition and event). */
+  by?: PauseSource;
   /** The run's tenant and pool when the caller holds its record already (both are fixed at
    * creation and never rewritten): the script's keys are declared rather than named by the
    * script from the hash. */
@@ -113,10 +121,12 @@ export async function transitionRun(
           : JSON.stringify({
               ...(guard.attempt !== undefined && { attempt: String(guard.attempt) }),
               ...(guard.absentKey !== undefined && { absentKey: guard.absentKey }),
+              ...(guard.present !== undefined && { present: guard.present }),
               ...(guard.completeSteps !== undefined && { stepIndex: k.stepIndex(runId) }),
               ...(typeof guard.completeSteps === 'number' && { steps: guard.completeSteps }),
             }),
         owner ? '' : ctx.prefix,
+        request.by ?? '',
         ...Object.entries(request.fields ?? {}).flat(),
       ],
     );

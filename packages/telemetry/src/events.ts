@@ -20,10 +20,10 @@ export interface StepCommitted {
 export interface TelemetryEvents {
   // worker: run lifecycle and training steps
   'run:started': { runId: string; kind: RunKind; pool: string; atMs: number };
-  /** The worker let go of the run: finished, or handed back (drain, shutdown, lost lease). */
+  /** The worker let go of the run: finished, paused, or handed back (drain, shutdown, lost lease). */
   'run:ended': {
     runId: string;
-    reason: 'succeeded' | 'failed' | 'cancelled' | 'released';
+    reason: 'succeeded' | 'failed' | 'cancelled' | 'paused' | 'released';
     atMs: number;
   };
   'step:committed': StepCommitted;

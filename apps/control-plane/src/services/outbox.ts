@@ -2,7 +2,9 @@
 // Lua script; the relay then adds the BullMQ job and clears the entry. POST /v1/runs answers once
 // the run is recorded, without waiting for BullMQ. A sweep re-sends entries older than a few
 // seconds (a crash between record and enqueue, a failed add); adding a job whose id exists is a
-// no-op, so replicas and retries never duplicate a run. Clears of one event-loop turn go out as
+// no-op, so replicas and retries never duplicate a run. A resumed run (store/pause.ts) has an
+// entry too: the sweep replaces its finished job, and leaves the entry while a worker still
+// holds that job. Clears of one event-loop turn go out as
 // one ZREM (a burst of submissions costs one command, not one per run): an entry cleared late, or
 // not at all, is only re-sent by the sweep, which is harmless.
 import {
@@ -12,6 +14,7 @@ import {
   getRun,
   listOutbox,
   type PoolQueues,
+  requeueRun,
 } from '@anneal/store';
 
 export interface EnqueueRelay {
@@ -73,8 +76,9 @@ export function createEnqueueRelay(
       for (const runId of await listOutbox(store, age)) {
         const run = await getRun(store, runId);
         if (run?.state === 'queued') {
-          await send(run);
-          added += 1;
+          const sent = await requeueRun(queues.get(run.pool), run);
+          if (sent !== 'busy') await clear(runId);
+          if (sent === 'added') added += 1;
         } else {
           await clear(runId);
         }

@@ -9,7 +9,7 @@ import type {
   SearchToolDescription,
   ToolCallMarkers,
 } from '@anneal/envs';
-import type { RunKind, RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
+import type { PauseSource, RunKind, RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
 import type { DataCatalog } from '../resources/data/catalog.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
@@ -93,7 +93,16 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
   /** Tells the run's owner something that does not stop the run (a `run:notice` event), e.g.
    * a requested setting the trainer backend does not apply. Absent in contexts with no store. */
   notice?(notice: { code: string; message: string }): Promise<void>;
-  /** Becomes aborted when the run must stop at the next step boundary (cancel, drain, SIGTERM). */
+  /**
+   * Pauses the run (a guardrail rule, a budget cap; docs/api.md "Pausing a run"): `stopSignal`
+   * fires, the step under way ends, the executor checkpoints and returns `stopped`, and the run
+   * becomes `paused`, holding no slot until a resume queues it again. Resolves once the cause is
+   * recorded; a pause asked for earlier keeps its own cause. On a run that is no longer this
+   * worker's it does nothing (the run is stopped by the loss already).
+   */
+  pause(cause: { by: Exclude<PauseSource, 'user'>; reason: string }): Promise<void>;
+  /** Becomes aborted when the run must stop at the next step boundary (cancel, pause, drain,
+   * SIGTERM). */
   stopSignal: AbortSignal;
 }
 

@@ -1,12 +1,12 @@
 // The runs this worker holds right now, each with the AbortController behind the executor's
-// stopSignal and the reason it was asked to stop (cancel, hand back, or lost).
+// stopSignal and the reason it was asked to stop (cancel, pause, hand back, or lost).
 
-export type StopKind = 'release' | 'cancel' | 'resync' | 'lost';
+export type StopKind = 'release' | 'pause' | 'cancel' | 'resync' | 'lost';
 
 export interface StopRequest {
   /**
    * release: checkpoint and hand the run back to the queue (drain with checkpointAndRelease,
-   * SIGTERM); cancel: checkpoint and end as cancelled; resync: Redis lost writes this worker
+   * SIGTERM); pause: checkpoint and end as paused (no job: a resume queues it again); cancel: checkpoint and end as cancelled; resync: Redis lost writes this worker
    * had acknowledged (a failover to a replica that lacked them) — hand the run back so that it
    * resumes from what Redis holds; lost: this worker no longer owns the run (lock lost or
    * another worker took it over) — stop without touching its state.
@@ -16,11 +16,18 @@ export interface StopRequest {
 }
 
 /** A later request only replaces an earlier one of lower precedence (lost > resync > cancel >
- * release). */
-const PRECEDENCE: Record<StopKind, number> = { release: 0, cancel: 1, resync: 2, lost: 3 };
+ * pause > release: a paused run is asked for by its owner, a release only frees the worker). */
+const PRECEDENCE: Record<StopKind, number> = {
+  release: 0,
+  pause: 1,
+  cancel: 2,
+  resync: 3,
+  lost: 4,
+};
 
 /** Stops that abandon the step under way (runtime/abortable.ts): the run's outcome does not
- * depend on finishing it. A release (drain, SIGTERM) lets the step end and checkpoints it. */
+ * depend on finishing it. A release (drain, SIGTERM) or a pause lets the step end and
+ * checkpoints it. */
 const ABANDONS_STEP: ReadonlySet<StopKind> = new Set(['cancel', 'resync', 'lost']);
 
 export class ActiveRun {

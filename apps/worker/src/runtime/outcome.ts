@@ -1,5 +1,6 @@
 // What happens to a run after its executor returned or threw: succeeded (summary + final
-// checkpoint), cancelled, handed back to the queue, retried (BullMQ attempt left) or failed.
+// checkpoint), cancelled, paused, handed back to the queue, retried (BullMQ attempt left) or
+// failed.
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import {
   type StoreContext,
@@ -7,6 +8,7 @@ import {
   finishRun,
   getCheckpoint,
   getRun,
+  pauseAtBoundary,
   readSteps,
   releaseRun,
   type RunOwner,
@@ -21,7 +23,7 @@ import { outcomeFields } from '../resources/run-outcome.ts';
 import type { StopRequest } from './active-runs.ts';
 import { DATA_LOST_NOTICE } from './run-context.ts';
 
-export type RunEnd = 'succeeded' | 'failed' | 'cancelled' | 'released';
+export type RunEnd = 'succeeded' | 'failed' | 'cancelled' | 'paused' | 'released';
 
 export interface OutcomeDeps {
   store: StoreContext;
@@ -139,16 +141,46 @@ async function resync(
   throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
 }
 
-/** The executor stopped at a step boundary because of `stop` (cancel or hand back). */
+/** The run is paused (its checkpoint recorded): running -> paused, and its job completes, so
+ * the slot is free and nothing re-delivers it; a resume adds a new one. A pause withdrawn by a
+ * resume meanwhile hands the run back instead: it continues from the same checkpoint. */
+export async function paused(
+  deps: OutcomeDeps,
+  job: Job,
+  token: string,
+  run: RunOwner & { attempt: number },
+  stop: StopRequest,
+): Promise<RunEnd> {
+  const runId = job.id as string;
+  const { store, workerId } = deps;
+  const result = await pauseAtBoundary(store, runId, {
+    workerId,
+    attempt: run.attempt,
+    owner: run,
+  });
+  if (result.status === 'ok') return 'paused';
+  if (result.status !== 'withdrawn') {
+    // Lost meanwhile (another attempt holds it) or ended: leave its state alone.
+    note(deps.logger, 'paused', result);
+    return 'released';
+  }
+  const reason = `${stop.reason}; resumed before it paused`;
+  note(deps.logger, 'released', await releaseRun(store, runId, reason, workerId, run));
+  await job.moveToWait(token);
+  throw new WaitingError(`run ${runId} handed back: its pause was withdrawn`);
+}
+
+/** The executor stopped at a step boundary because of `stop` (cancel, pause or hand back). */
 export async function stopped(
   deps: OutcomeDeps,
   job: Job,
   token: string,
-  owner: RunOwner,
+  owner: RunOwner & { attempt: number },
   stop: StopRequest,
 ): Promise<RunEnd> {
   const runId = job.id as string;
   if (stop.kind === 'resync') return resync(deps, job, token, owner, stop);
+  if (stop.kind === 'pause') return paused(deps, job, token, owner, stop);
   if (stop.kind === 'lost') {
     // Lost to another worker (its job lock expired and BullMQ re-delivered the job): leave it.
     // Lost to the control plane's sweep (this worker's heartbeat ran late): the run waits in

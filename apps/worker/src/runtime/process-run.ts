@@ -4,7 +4,7 @@
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { RunJobPayload, formatIssues, validateRunSpec, type RunResource } from '@anneal/protocol';
-import { finishRun, runArtifactDir, startRun } from '@anneal/store';
+import { finishRun, pauseReason, runArtifactDir, startRun } from '@anneal/store';
 import type { TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
@@ -178,6 +178,14 @@ export async function processRunJob(
         run,
       );
       end = 'cancelled';
+      return { runId, outcome: end };
+    }
+    if (run.pause) {
+      // Asked to pause while it was retrying (its worker was lost first): pause it now.
+      end = await stopped(deps, job, token, run, {
+        kind: 'pause',
+        reason: pauseReason(run.pause),
+      });
       return { runId, outcome: end };
     }
     const progress = new StepProgress();

@@ -1,6 +1,7 @@
 // The ExecutorContext of one run: step commits (idempotent, mapped to metrics), checkpoint
-// pointers, and the stop signal — with a store check at every step boundary so a cancel whose
-// pub/sub message was missed, or a takeover by another worker, still stops the executor.
+// pointers, pauses the run asks for itself, and the stop signal — with a store check at every
+// step boundary so a cancel or pause whose pub/sub message was missed, or a takeover by another
+// worker, still stops the executor.
 import { mkdirSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import { WireStepMetrics, type RunSpec } from '@anneal/protocol';
@@ -9,6 +10,8 @@ import {
   appendRunNotice,
   appendStep,
   getRun,
+  markPauseRequested,
+  pauseReason,
   readSteps,
   setCheckpoint,
 } from '@anneal/store';
@@ -65,6 +68,8 @@ async function checkBoundary(deps: RunContextDeps, active: ActiveRun): Promise<v
     active.stop({ kind: 'lost', reason: `run taken over by worker ${run.workerId}` });
   } else if (run.cancelRequested) {
     active.stop({ kind: 'cancel', reason: 'cancel requested' });
+  } else if (run.pause) {
+    active.stop({ kind: 'pause', reason: pauseReason(run.pause) });
   }
 }
 
@@ -132,6 +137,13 @@ export function createExecutorContext(
     },
     stopSignal: active.stopSignal,
     attempt,
+    async pause(cause) {
+      const result = await markPauseRequested(store, runId, cause, fence);
+      logger.info({ by: cause.by, reason: cause.reason, result }, 'pause asked for by the run');
+      if (result === 'requested' || result === 'pending') {
+        active.stop({ kind: 'pause', reason: pauseReason(cause) });
+      }
+    },
     // Up to the store's read limit: an eval has at most 16 checkpoints × 101 budgets steps.
     committedSteps: () => readSteps(store, runId, { limit: 100_000 }),
     async commitStep(step, metrics) {

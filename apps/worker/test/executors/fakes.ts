@@ -141,6 +141,8 @@ export interface MemoryContext<K extends RunKind = RunKind> extends ExecutorCont
   readonly commitOrder: number[];
   readonly checkpoints: Array<{ step: number; path: string }>;
   readonly controller: AbortController;
+  /** What `pause` was called with, in order (each also aborts `controller`). */
+  readonly pauses: Array<Parameters<ExecutorContext['pause']>[0]>;
 }
 
 /** `spec` as its kind's spec (what an executor of `kind` takes); throws on another kind. */
@@ -170,6 +172,7 @@ export function memoryContext<K extends RunKind>(
   const commitOrder: number[] = [];
   const checkpoints: Array<{ step: number; path: string }> = [];
   const controller = new AbortController();
+  const pauses: MemoryContext<K>['pauses'] = [];
   const ctx: MemoryContext<K> = {
     runId: options.runId ?? 'run_01JTEST0000000000000000000',
     spec: specOfKind(spec.kind, spec),
@@ -188,6 +191,12 @@ export function memoryContext<K extends RunKind>(
     commitOrder,
     checkpoints,
     controller,
+    pauses,
+    pause(cause) {
+      pauses.push(cause);
+      controller.abort(new Error(cause.reason));
+      return Promise.resolve();
+    },
     commitStep(step, metrics) {
       commitOrder.push(step);
       if (!steps.has(step)) steps.set(step, { ...metrics });
