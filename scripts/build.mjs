@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run build`: compiles every shipped workspace (packages/*, apps/*) to its dist/ with
 // `tsc -b tsconfig.build.json` (JavaScript + declarations, incremental), then bundles the CLI
-// (scripts/bundle-cli.mjs). Before compiling it checks that each workspace's tsconfig.build.json
+// (scripts/bundle-cli.mjs) and the web console (scripts/bundle-console.mjs). Before compiling it checks that each workspace's tsconfig.build.json
 // references exactly the @anneal/* packages its package.json depends on: a missing reference
 // would otherwise build against an old dist/ of that package, or in the wrong order. After
 // compiling it removes dist/ outputs whose source is gone (tsc -b never deletes them), so a moved
@@ -72,7 +72,8 @@ export function buildGraphProblems() {
 const OUTPUT = /\.(d\.ts\.map|d\.ts|js\.map|js)$/;
 
 /** Removes each dist/ output of `dir` (x.js, x.d.ts and their maps) whose src/x.ts is gone;
- * returns the removed paths. The CLI bundle (dist/bundle) is esbuild's, not tsc's: left alone. */
+ * returns the removed paths. The CLI bundle (dist/bundle) and the web console (dist/console)
+ * are esbuild's, not tsc's: left alone. */
 export function removeStaleOutputs(dir) {
   const dist = path.join(dir, 'dist');
   if (!existsSync(dist)) return [];
@@ -81,7 +82,7 @@ export function removeStaleOutputs(dir) {
     if (!entry.isFile() || !OUTPUT.test(entry.name)) continue;
     const file = path.join(entry.parentPath, entry.name);
     const rel = path.relative(dist, file);
-    if (rel.startsWith(`bundle${path.sep}`)) continue;
+    if (rel.startsWith(`bundle${path.sep}`) || rel.startsWith(`console${path.sep}`)) continue;
     const source = path.join(dir, 'src', rel.replace(OUTPUT, '.ts'));
     if (!existsSync(source)) {
       rmSync(file);
@@ -113,4 +114,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const stale = [...shippedWorkspaces().values()].flatMap(removeStaleOutputs);
   if (stale.length > 0) console.error(`build: removed ${stale.length} outputs of deleted sources`);
   step('bundle the CLI', process.execPath, [path.join(root, 'scripts/bundle-cli.mjs')]);
+  step('bundle the console', process.execPath, [path.join(root, 'scripts/bundle-console.mjs')]);
 }

@@ -19,6 +19,9 @@ const HOW_TO = {
     'ships with Prometheus: apt-get install -y prometheus | brew install prometheus | a release ' +
     'from https://prometheus.io/download/ with PROMTOOL_BIN=/path/to/promtool',
   'rsvg-convert': 'apt-get install -y librsvg2-bin | brew install librsvg',
+  chromium:
+    'apt-get install -y chromium | brew install --cask chromium | any Chrome or Chromium with ' +
+    'CHROMIUM_BIN=/path/to/chrome',
 };
 
 /** Whether `program --version` runs (a path or a name looked up on PATH). */
@@ -68,11 +71,12 @@ function checkNode(version = process.versions.node) {
 }
 
 /**
- * Programs each task needs. The test suite drives a real Prometheus and promtool (infra) and
- * renders the eval chart SVG with rsvg-convert (control plane's results route).
+ * Programs each task needs. The test suite drives a real Prometheus and promtool (infra),
+ * renders the eval chart SVG with rsvg-convert (control plane's results route) and opens the web
+ * console in a headless Chromium (control plane's console tests).
  */
 const NEEDS = {
-  test: ['node', 'redis', 'prometheus', 'promtool', 'rsvg-convert'],
+  test: ['node', 'redis', 'prometheus', 'promtool', 'rsvg-convert', 'chromium'],
   demo: ['node', 'redis'],
   bench: ['node', 'redis'],
   soak: ['node', 'redis'],
@@ -86,6 +90,7 @@ export async function missingPrerequisites(task, env = process.env) {
     prometheus: () => checkProgram('prometheus', 'PROMETHEUS_BIN', env),
     promtool: () => checkProgram('promtool', 'PROMTOOL_BIN', env),
     'rsvg-convert': () => checkProgram('rsvg-convert', null, env),
+    chromium: () => checkProgram('chromium', 'CHROMIUM_BIN', env),
   };
   const results = await Promise.all((NEEDS[task] ?? []).map((need) => checks[need]()));
   return results.filter((missing) => missing !== null);

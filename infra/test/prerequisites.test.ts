@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../src/paths.ts';
 
-// A PATH holding nothing but node: no redis-server, prometheus, promtool or rsvg-convert.
+// A PATH holding nothing but node: no redis-server, prometheus, promtool, rsvg-convert or chromium.
 const bare = mkdtempSync(path.join(tmpdir(), 'anneal-prereq-'));
 symlinkSync(process.execPath, path.join(bare, 'node'));
 afterAll(() => rmSync(bare, { recursive: true, force: true }));
@@ -30,10 +30,13 @@ function runTask(task: string, env: Record<string, string>) {
 }
 
 describe('npm test prerequisites', () => {
-  it('lists Redis, prometheus, promtool and rsvg-convert in one message, with how to get each, and runs nothing', async () => {
+  it('lists Redis, prometheus, promtool, rsvg-convert and chromium in one message, with how to get each, and runs nothing', async () => {
     const run = await runTask('test', { REDIS_URL: 'redis://127.0.0.1:1' });
     expect(run.code).toBe(1);
-    expect(run.stderr.match(/needs 4 more things/g)).toHaveLength(1);
+    expect(run.stderr.match(/needs 5 more things/g)).toHaveLength(1);
+    expect(run.stderr).toMatch(
+      /chromium \(chromium on PATH does not run\)\n\s+get it: apt-get install -y chromium/,
+    );
     expect(run.stderr).toMatch(
       /rsvg-convert \(rsvg-convert on PATH does not run\)\n\s+get it: apt-get install -y librsvg2-bin/,
     );

@@ -17,6 +17,7 @@ import {
 import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.ts';
 import { createEnqueueRelay } from './services/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
+import { defaultConsoleDir, installConsole } from './plugins/console.ts';
 import { installDocs } from './plugins/docs.ts';
 import { serializeRequest } from './plugins/log-redaction.ts';
 import { createAppMetrics, installMetrics } from './plugins/metrics.ts';
@@ -61,6 +62,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Export process_* / nodejs_* metrics (default true). */
   defaultMetrics?: boolean;
+  /** The built web console (scripts/bundle-console.mjs); default: this package's dist/console. */
+  consoleDir?: string;
 }
 
 const silentLog = { warn: () => {} };
@@ -148,6 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   await installDocs(app); // first: @fastify/swagger documents only routes added after it
   installMetrics(app, ctx);
+  installConsole(app, deps.consoleDir ?? defaultConsoleDir());
   await app.register(healthRoutes, { ctx });
   await app.register(submitRoutes, { ctx });
   await app.register(runRoutes, { ctx });

@@ -99,7 +99,13 @@ export interface TestPlane {
 }
 
 export async function testPlane(
-  options: { operator?: OperatorConfig; settings?: Partial<AppSettings>; prefix?: string } = {},
+  options: {
+    operator?: OperatorConfig;
+    settings?: Partial<AppSettings>;
+    prefix?: string;
+    /** The built console to serve (test/browser.ts bundledConsole()). */
+    consoleDir?: string;
+  } = {},
 ): Promise<TestPlane> {
   // Every connection of this plane carries one name (ioredis copies it into duplicates), so a
   // test can count the plane's own connections on a Redis other tests share.
@@ -129,6 +135,7 @@ export async function testPlane(
       createBlockingClient: connection,
       defaultMetrics: false,
       settings: { sseKeepAliveMs: 500, ...options.settings },
+      ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
     });
     await app.ready();
     return app;

@@ -1,0 +1,131 @@
+// Step curves as hand-written SVG: one chart per panel, a line per series, x = step. A few
+// hundred lines of SVG beat a chart library for this (no dependency, nothing to keep up to date,
+// styled by console.css classes since the CSP allows no inline style).
+import { s } from './dom.ts';
+import { num } from './format.ts';
+
+export interface Series {
+  legend: string;
+  /** [step, value], by step; null values are gaps (the backend did not report them). */
+  points: [number, number | null][];
+}
+
+const W = 360;
+const H = 150;
+const PAD = { left: 52, right: 10, top: 10, bottom: 22 };
+/** More points than this are thinned to one per pixel column (min and max kept). */
+const MAX_POINTS = 2 * (W - PAD.left - PAD.right);
+
+/** 1, 2 or 5 times a power of ten: the tick spacing for about `count` ticks over `range`. */
+function niceStep(range: number, count: number): number {
+  const raw = range / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const f = raw / power;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power;
+}
+
+/** The y domain rounded out to whole ticks, and the ticks. */
+function yScale(values: number[]): { lo: number; hi: number; ticks: number[] } {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (lo === Infinity) [lo, hi] = [0, 1];
+  if (lo === hi) {
+    const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
+    [lo, hi] = [lo - pad, hi + pad];
+  }
+  const step = niceStep(hi - lo, 3);
+  const first = Math.floor(lo / step);
+  const last = Math.ceil(hi / step);
+  const ticks = Array.from({ length: last - first + 1 }, (_, i) => (first + i) * step);
+  return { lo: first * step, hi: last * step, ticks };
+}
+
+/** Keeps each pixel column's lowest and highest point, so spikes survive thinning. */
+function thin(points: [number, number][], x: (step: number) => number): [number, number][] {
+  if (points.length <= MAX_POINTS) return points;
+  const out: [number, number][] = [];
+  let column = -1;
+  let lo: [number, number] | undefined;
+  let hi: [number, number] | undefined;
+  const flush = () => {
+    if (lo && hi) out.push(...(lo[0] <= hi[0] ? [lo, hi] : [hi, lo]));
+  };
+  for (const p of points) {
+    const c = Math.round(x(p[0]));
+    if (c !== column) {
+      flush();
+      column = c;
+      lo = p;
+      hi = p;
+    } else {
+      if (p[1] < lo![1]) lo = p;
+      if (p[1] > hi![1]) hi = p;
+    }
+  }
+  flush();
+  return out;
+}
+
+/** Polyline runs between gaps. */
+function runs(points: [number, number | null][]): [number, number][][] {
+  const out: [number, number][][] = [];
+  let current: [number, number][] = [];
+  for (const [step, value] of points) {
+    if (value === null || !Number.isFinite(value)) {
+      if (current.length > 0) out.push(current);
+      current = [];
+    } else current.push([step, value]);
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+export function lineChart(series: readonly Series[], title: string): SVGSVGElement {
+  const steps = series.flatMap((one) => one.points.map((p) => p[0]));
+  const values = series.flatMap((one) =>
+    one.points.flatMap((p) => (p[1] === null || !Number.isFinite(p[1]) ? [] : [p[1]])),
+  );
+  const [x0, x1] = steps.length > 0 ? [Math.min(...steps), Math.max(...steps)] : [0, 1];
+  const { lo: y0, hi: y1, ticks } = yScale(values);
+  const x = (step: number) =>
+    PAD.left + ((step - x0) / (x1 - x0 || 1)) * (W - PAD.left - PAD.right);
+  const y = (value: number) =>
+    H - PAD.bottom - ((value - y0) / (y1 - y0)) * (H - PAD.top - PAD.bottom);
+
+  const svg = s('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    class: 'chart',
+    role: 'img',
+    'aria-label': title,
+  });
+  svg.append(s('title', {}, title));
+  const grid = s('g', { class: 'grid' });
+  for (const value of ticks) {
+    grid.append(
+      s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(value), y2: y(value) }),
+      s('text', { x: PAD.left - 4, y: y(value) + 3, class: 'tick y' }, num(value)),
+    );
+  }
+  for (const step of x0 === x1 ? [x0] : [x0, Math.round((x0 + x1) / 2), x1]) {
+    grid.append(s('text', { x: x(step), y: H - 6, class: 'tick x' }, `${step}`));
+  }
+  svg.append(grid);
+  series.forEach((one, i) => {
+    for (const run of runs(one.points)) {
+      const drawn = thin(run, x);
+      const shape =
+        drawn.length === 1
+          ? s('circle', { cx: x(drawn[0]![0]), cy: y(drawn[0]![1]), r: 2, class: `dot c${i % 6}` })
+          : s('polyline', {
+              class: `line c${i % 6}`,
+              points: drawn.map(([st, v]) => `${x(st).toFixed(1)},${y(v).toFixed(1)}`).join(' '),
+            });
+      svg.append(shape);
+    }
+  });
+  return svg;
+}

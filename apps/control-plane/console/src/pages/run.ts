@@ -1,0 +1,237 @@
+// A run page: its record and transitions (GET /v1/runs/{id}), step curves (curves.ts), the event
+// stream as it happens (GET /v1/runs/{id}/events over fetch, sse.ts), its checkpoints and, for an
+// eval run, the results table and chart (GET /v1/runs/{id}/results[/curve.svg]).
+import type { RunEvent, RunResource } from '../types.ts';
+import { apiJson, runPath } from '../api.ts';
+import { catalogue } from '../catalogue.ts';
+import { StepCurves } from '../curves.ts';
+import { errorLine, fill, h } from '../dom.ts';
+import { num, span, when } from '../format.ts';
+import { renderEvalResults } from './eval.ts';
+import { labelChips, stateBadge } from './runs.ts';
+import { followEvents } from '../sse.ts';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+/** Events kept on the page (newest first); older ones are in the API. */
+const MAX_EVENTS = 300;
+
+function summary(run: RunResource): HTMLElement {
+  const facts: [string, Node | string][] = [
+    ['id', run.id],
+    ['kind', run.kind],
+    ['pool', `${run.pool} (priority ${run.priority})`],
+    ['step', String(run.lastStep ?? '–')],
+    ['attempt', String(run.attempt)],
+    ['created', when(run.createdAt)],
+    ['started', when(run.startedAt)],
+    [
+      run.endedAt ? 'ran for' : 'running for',
+      run.startedAt ? span(run.startedAt, run.endedAt) : '–',
+    ],
+    ['labels', labelChips(run.labels)],
+  ];
+  if (run.workerId) facts.push(['worker', run.workerId]);
+  if (run.waitingReason) facts.push(['waiting', run.waitingReason]);
+  if (run.cancelRequested && !TERMINAL.has(run.state)) facts.push(['cancel', 'requested']);
+  return h(
+    'section',
+    { class: 'summary' },
+    h('h1', {}, run.name ?? run.id, ' ', stateBadge(run.state)),
+    run.error ? h('p', { class: 'error' }, run.error) : null,
+    h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    run.kind === 'grpo' || run.kind === 'eval'
+      ? h(
+          'p',
+          {},
+          h(
+            'a',
+            { href: `#/runs/${encodeURIComponent(run.id)}/rollouts`, class: 'button' },
+            'Browse rollouts',
+          ),
+        )
+      : null,
+  );
+}
+
+function transitions(run: RunResource): HTMLElement {
+  return h(
+    'section',
+    { class: 'transitions' },
+    h('h2', {}, 'Transitions'),
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h('tr', {}, h('th', {}, 'at'), h('th', {}, 'from → to'), h('th', {}, 'reason')),
+      ),
+      h(
+        'tbody',
+        {},
+        ...(run.transitions ?? []).map((t) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, when(t.at)),
+            h('td', {}, t.from ?? '∅', ' → ', stateBadge(t.to)),
+            h('td', {}, t.reason),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function describe(event: RunEvent): string {
+  switch (event.type) {
+    case 'run:state':
+      return `${event.from ?? '∅'} → ${event.to}: ${event.reason}`;
+    case 'step:committed': {
+      const shown = Object.entries(event.metrics)
+        .slice(0, 4)
+        .map(([k, v]) => `${k} ${num(v)}`);
+      return `step ${event.step} · ${shown.join(' · ')}`;
+    }
+    case 'checkpoint:saved':
+      return `step ${event.step} → ${event.path}`;
+    case 'run:notice':
+      return `${event.code}: ${event.message}`;
+    default:
+      // Event types newer than this console: shown as they came.
+      return JSON.stringify(event);
+  }
+}
+
+class Checkpoints {
+  readonly element = h('section', { class: 'checkpoints' });
+  private readonly saved = new Map<number, { step: number; path: string; at: string }>();
+
+  constructor(private readonly latest: RunResource['checkpoint']) {
+    if (latest) this.saved.set(latest.step, latest);
+    this.render();
+  }
+
+  add(step: number, path: string, at: string): void {
+    this.saved.set(step, { step, path, at });
+    this.render();
+  }
+
+  private render(): void {
+    const rows = [...this.saved.values()].sort((a, b) => b.step - a.step);
+    fill(
+      this.element,
+      h('h2', {}, 'Checkpoints'),
+      rows.length === 0
+        ? h('p', { class: 'empty' }, 'None saved yet.')
+        : h(
+            'table',
+            {},
+            h(
+              'thead',
+              {},
+              h('tr', {}, h('th', {}, 'step'), h('th', {}, 'saved'), h('th', {}, 'path')),
+            ),
+            h(
+              'tbody',
+              {},
+              ...rows.map((c, i) =>
+                h(
+                  'tr',
+                  {},
+                  h(
+                    'td',
+                    { class: 'num' },
+                    c.step,
+                    i === 0 ? h('span', { class: 'chip' }, 'latest') : null,
+                  ),
+                  h('td', {}, when(c.at)),
+                  h('td', { class: 'path' }, c.path),
+                ),
+              ),
+            ),
+          ),
+    );
+  }
+}
+
+export async function renderRun(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
+  const [run, cat] = await Promise.all([apiJson<RunResource>(runPath(id), signal), catalogue()]);
+  const head = h('div', { class: 'head' }, summary(run));
+  const trans = h('div', {}, transitions(run));
+  const curves = new StepCurves(id, run.kind, cat);
+  const checkpoints = new Checkpoints(run.checkpoint);
+  const eventList = h('ol', { class: 'events', reversed: true });
+  const streamStatus = h('span', { class: 'sub' }, 'connecting…');
+  const events = h(
+    'section',
+    { class: 'event-log' },
+    h('h2', {}, 'Events ', streamStatus),
+    eventList,
+  );
+  const results = run.kind === 'eval' ? h('section', { class: 'results' }) : null;
+  fill(
+    main,
+    head,
+    h(
+      'div',
+      { class: 'run-grid' },
+      curves.element,
+      h('div', { class: 'side' }, events, checkpoints.element, trans),
+    ),
+    results,
+  );
+  if (results) void renderEvalResults(results, id, signal);
+
+  let refreshing = false;
+  const refresh = async () => {
+    if (refreshing) return;
+    refreshing = true;
+    try {
+      const fresh = await apiJson<RunResource>(runPath(id), signal);
+      fill(head, summary(fresh));
+      fill(trans, transitions(fresh));
+      if (results && TERMINAL.has(fresh.state)) void renderEvalResults(results, id, signal);
+    } finally {
+      refreshing = false;
+    }
+  };
+
+  await curves.load(signal).catch((error: unknown) => {
+    if (!signal.aborted) fill(curves.element, errorLine(error));
+  });
+  if (signal.aborted) return;
+  void followEvents(`${runPath(id)}/events`, {
+    signal,
+    isLast: (m) =>
+      m.event === 'run:state' && TERMINAL.has((JSON.parse(m.data) as { to: string }).to),
+    onTrouble: (error) =>
+      fill(
+        streamStatus,
+        `reconnecting (${error instanceof Error ? error.message : String(error)})`,
+      ),
+    onMessage: (message) => {
+      fill(streamStatus, 'live');
+      const event = JSON.parse(message.data) as RunEvent;
+      if (event.type === 'step:committed') curves.add(event.step, event.metrics);
+      else if (event.type === 'checkpoint:saved') checkpoints.add(event.step, event.path, event.at);
+      else if (event.type === 'run:state') void refresh().catch(() => {});
+      eventList.prepend(
+        h(
+          'li',
+          { class: `event ev-${event.type.replace(':', '-')}`, 'data-type': event.type },
+          h('time', {}, when(event.at)),
+          ' ',
+          h('span', { class: 'etype' }, event.type),
+          ' ',
+          describe(event),
+        ),
+      );
+      while (eventList.children.length > MAX_EVENTS) eventList.lastElementChild?.remove();
+    },
+  })
+    .then(() => {
+      if (!signal.aborted) fill(streamStatus, 'run ended');
+    })
+    .catch((error: unknown) => fill(streamStatus, errorLine(error)));
+}

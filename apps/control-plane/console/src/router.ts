@@ -1,0 +1,33 @@
+// Hash routes, so the control plane serves one page: #/runs?…, #/runs/{id},
+// #/runs/{id}/rollouts?…. Only ids and filters go in the hash, never the token.
+export type Route =
+  | { page: 'runs'; query: URLSearchParams }
+  | { page: 'run'; id: string }
+  | { page: 'rollouts'; id: string; query: URLSearchParams };
+
+export function parseRoute(hash: string): Route {
+  const [path = '', search = ''] = hash.replace(/^#/, '').split('?', 2);
+  const query = new URLSearchParams(search);
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'runs' && parts[1] !== undefined) {
+    if (parts[2] === 'rollouts') return { page: 'rollouts', id: parts[1], query };
+    return { page: 'run', id: parts[1] };
+  }
+  return { page: 'runs', query };
+}
+
+export const runHref = (id: string) => `#/runs/${encodeURIComponent(id)}`;
+
+export function hrefWith(
+  base: string,
+  query: Record<string, string | readonly string[] | undefined>,
+): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === '') continue;
+    if (typeof value === 'string') params.set(key, value);
+    else for (const v of value) params.append(key, v);
+  }
+  const text = params.toString();
+  return text ? `${base}?${text}` : base;
+}

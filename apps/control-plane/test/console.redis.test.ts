@@ -1,0 +1,243 @@
+// The web console in a real browser (Debian's chromium through playwright-core) against a real
+// control plane on Redis: sign-in and token handling, the runs list and its filters and pages,
+// a run page that follows its event stream live, and tenant isolation as a user sees it. The
+// serving itself (content types, CSP, 404s) is checked with inject().
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { appendStep, heartbeatWorker, setCheckpoint, startRun } from '@anneal/store';
+import { CONSOLE_CSP } from '../src/plugins/console.ts';
+import { bundledConsole, launchBrowser } from './browser.ts';
+import { TOKENS, type TestPlane, submit, testPlane } from './helpers.ts';
+
+let plane: TestPlane;
+let bundle: Awaited<ReturnType<typeof bundledConsole>>;
+let browser: Browser;
+let base: string;
+const acme = { grpo: '', sft: [] as string[] };
+let betaRun = '';
+
+async function seed(): Promise<void> {
+  // 55 sft runs (more than a page of 50), two labelled, and a grpo run with steps.
+  for (let i = 0; i < 55; i++) {
+    const labels = i < 2 ? '\nlabels: {team: search}' : '';
+    const res = await submit(plane.app, `kind: sft\nname: sft-${i}${labels}\n`);
+    acme.sft.push(res.json().id);
+  }
+  acme.grpo = (await submit(plane.app, 'kind: grpo\nname: grpo-live\n')).json().id;
+  betaRun = (
+    await submit(plane.app, 'kind: sft\nname: beta-secret\n', { token: TOKENS.betaSubmitter })
+  ).json().id;
+  await heartbeatWorker(plane.store, {
+    id: 'w1',
+    pool: 'default',
+    slots: 1,
+    busy: 0,
+    runs: [],
+    startedAt: new Date().toISOString(),
+  });
+  expect((await startRun(plane.store, acme.grpo, 'w1')).status).toBe('started');
+  for (let step = 1; step <= 12; step++) {
+    await appendStep(plane.store, acme.grpo, step, {
+      loss: 1 / step,
+      grad_norm: 1 + step / 10,
+      'reward/all': step / 12,
+      train_inference_kl: step * 1e-13,
+    });
+  }
+  await setCheckpoint(plane.store, acme.grpo, { step: 10, path: '/artifacts/ckpt-10' });
+}
+
+beforeAll(async () => {
+  bundle = await bundledConsole();
+  plane = await testPlane({ consoleDir: bundle.dir });
+  base = await plane.app.listen({ host: '127.0.0.1', port: 0 });
+  await seed();
+  browser = await launchBrowser();
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await plane?.cleanup();
+  await bundle?.remove();
+});
+
+/** A fresh browser context (its own sessionStorage) with CSP violations and page errors kept. */
+async function openConsole(): Promise<{ page: Page; context: BrowserContext; problems: string[] }> {
+  const context = await browser.newContext();
+  // Below the test's own timeout, so a wait that fails says which element it waited for.
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  await page.goto(`${base}/console/`);
+  return { page, context, problems };
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.fill('#token', token);
+  await page.click('form.signin button[type=submit]');
+  await page.waitForSelector('table.runs');
+}
+
+// Code run in the page is passed as strings: this workspace type-checks against Node, not the DOM.
+const listedRuns = (page: Page): Promise<string[]> =>
+  page.evaluate(
+    `[...document.querySelectorAll('table.runs tbody tr')].map((r) => r.getAttribute('data-run'))`,
+  );
+const rowCount = (n: number) => `document.querySelectorAll('table.runs tbody tr').length === ${n}`;
+
+describe('serving /console', () => {
+  it('redirects /console to /console/ and serves the page with a strict CSP', async () => {
+    const redirect = await plane.app.inject({ url: '/console' });
+    expect(redirect.statusCode).toBe(302);
+    expect(redirect.headers.location).toBe('/console/');
+    const page = await plane.app.inject({ url: '/console/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['content-security-policy']).toBe(CONSOLE_CSP);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.body).toContain('<script type="module" src="console.js">');
+  });
+
+  it.each([
+    ['console.js', 'text/javascript; charset=utf-8'],
+    ['console.css', 'text/css; charset=utf-8'],
+    ['favicon.svg', 'image/svg+xml'],
+    ['catalogue.json', 'application/json; charset=utf-8'],
+  ])('serves %s as %s, revalidated by ETag', async (file, type) => {
+    const res = await plane.app.inject({ url: `/console/${file}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe(type);
+    const again = await plane.app.inject({
+      url: `/console/${file}`,
+      headers: { 'if-none-match': String(res.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+  });
+
+  it('answers an unknown file with a 404 problem', async () => {
+    const res = await plane.app.inject({ url: '/console/nope.js' });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().code).toBe('ANNEAL_ERR_NOT_FOUND');
+  });
+
+  it('lists the run states, kinds and step panels in catalogue.json', async () => {
+    const catalogue = (await plane.app.inject({ url: '/console/catalogue.json' })).json();
+    expect(catalogue.states).toContain('running');
+    expect(catalogue.kinds).toEqual(expect.arrayContaining(['sft', 'rm', 'grpo', 'eval']));
+    const kl = catalogue.panels.find((p: { id: string }) => p.id === 'trainInferenceKl');
+    expect(kl.lines.map((l: { key: string }) => l.key)).toContain('train_inference_kl');
+  });
+});
+
+describe('the console in chromium', () => {
+  it('refuses a wrong token and keeps the right one in sessionStorage only', async () => {
+    const { page, context, problems } = await openConsole();
+    await page.fill('#token', 'not-a-token-at-all-0123456789');
+    await page.click('form.signin button[type=submit]');
+    await page.waitForSelector('form.signin .error');
+    expect(await page.textContent('form.signin .error')).toContain('not accepted');
+
+    await signIn(page, TOKENS.acmeViewer);
+    const stored: { session: string; local: number; cookie: string; url: string } =
+      await page.evaluate(`({
+        session: sessionStorage.getItem('anneal.token'),
+        local: localStorage.length,
+        cookie: document.cookie,
+        url: location.href,
+      })`);
+    expect(stored.session).toBe(TOKENS.acmeViewer);
+    expect(stored.local).toBe(0);
+    expect(stored.cookie).toBe('');
+    expect(stored.url).not.toContain(TOKENS.acmeViewer);
+    expect(await context.cookies()).toEqual([]);
+
+    // A new tab of the same browser session has no token: sessionStorage is per tab.
+    const other = await context.newPage();
+    await other.goto(`${base}/console/`);
+    await other.waitForSelector('form.signin');
+
+    await page.click('#sign-out');
+    await page.waitForSelector('form.signin');
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    expect(problems.filter((p) => !p.includes('401'))).toEqual([]);
+    await context.close();
+  });
+
+  it('lists runs newest first a page at a time, and filters by state, kind and label', async () => {
+    const { page, context, problems } = await openConsole();
+    await signIn(page, TOKENS.acmeViewer);
+    const first = await listedRuns(page);
+    expect(first).toHaveLength(50);
+    expect(first[0]).toBe(acme.grpo);
+    expect(first[1]).toBe(acme.sft.at(-1));
+    await page.click('nav.pager a[rel=next]');
+    await page.waitForFunction(
+      `document.querySelector('table.runs tbody tr')?.getAttribute('data-run') === '${acme.sft[5]}'`,
+    );
+    expect(await listedRuns(page)).toEqual(acme.sft.slice(0, 6).reverse());
+
+    await page.goto(`${base}/console/#/runs`);
+    await page.selectOption('#filter-state', 'running');
+    await page.click('form.filters button[type=submit]');
+    await page.waitForFunction(rowCount(1));
+    expect(await listedRuns(page)).toEqual([acme.grpo]);
+
+    await page.selectOption('#filter-state', '');
+    await page.fill('#filter-label', 'team=search');
+    await page.click('form.filters button[type=submit]');
+    await page.waitForFunction(rowCount(2));
+    expect(await listedRuns(page)).toEqual([acme.sft[1], acme.sft[0]]);
+    expect(page.url()).toContain('label=team%3Dsearch');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('opens a run: its facts, curves, checkpoints, and steps committed while it is open', async () => {
+    const { page, context, problems } = await openConsole();
+    await signIn(page, TOKENS.acmeViewer);
+    await page.click(`a[href="#/runs/${acme.grpo}"]`);
+    await page.waitForSelector('figure.panel[data-panel="Loss"]');
+    expect(await page.textContent('.summary h1')).toContain('grpo-live');
+    expect(await page.textContent('.checkpoints')).toContain('/artifacts/ckpt-10');
+    expect(await page.textContent('.curves h2')).toContain('12 steps');
+    // The KL panel of the recipe's metrics, drawn as a line over the 12 steps.
+    const kl = page.locator('figure.panel[data-panel="Train–inference KL"] polyline');
+    expect(await kl.count()).toBe(1);
+    await page.waitForSelector('.event-log h2:has-text("live")');
+
+    await appendStep(plane.store, acme.grpo, 13, { loss: 0.05, grad_norm: 2, 'reward/all': 1 });
+    await setCheckpoint(plane.store, acme.grpo, { step: 13, path: '/artifacts/ckpt-13' });
+    await page.waitForFunction(
+      `document.querySelector('.curves h2')?.textContent?.includes('13 steps')`,
+    );
+    await page.waitForSelector('.checkpoints td.path:has-text("/artifacts/ckpt-13")');
+    expect(await page.textContent('li[data-type="step:committed"]')).toContain('step 13');
+    expect(await page.textContent('figure.panel[data-panel="Loss"] .legend')).toContain('0.05');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a tenant only its own runs, and another tenant’s run as not found', async () => {
+    const { page, context } = await openConsole();
+    await signIn(page, TOKENS.betaSubmitter);
+    expect(await listedRuns(page)).toEqual([betaRun]);
+    await page.goto(`${base}/console/#/runs/${acme.grpo}`);
+    await page.waitForSelector('main .error');
+    expect(await page.textContent('main .error')).toContain(`no run '${acme.grpo}' in this tenant`);
+    expect(await page.textContent('main')).not.toContain('grpo-live');
+
+    await page.click('#sign-out');
+    await signIn(page, TOKENS.acmeViewer);
+    const acmeList = await listedRuns(page);
+    expect(acmeList).not.toContain(betaRun);
+    await page.goto(`${base}/console/#/runs/${betaRun}`);
+    await page.waitForSelector('main .error');
+    expect(await page.textContent('main')).not.toContain('beta-secret');
+    await context.close();
+  });
+});
