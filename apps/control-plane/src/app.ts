@@ -29,6 +29,7 @@ import {
 } from './plugins/problem.ts';
 import { installRateLimit } from './plugins/rate-limit.ts';
 import { requestIdOf } from './plugins/request-id.ts';
+import { checkpointRoutes } from './routes/checkpoints.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { itemRoutes } from './routes/items.ts';
@@ -157,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(runRoutes, { ctx });
   await app.register(resultRoutes, { ctx });
   await app.register(itemRoutes, { ctx });
+  await app.register(checkpointRoutes, { ctx });
   await app.register(eventRoutes, { ctx });
   await app.register(workerRoutes, { ctx });
 

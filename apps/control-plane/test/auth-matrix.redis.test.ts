@@ -44,6 +44,8 @@ const RULES: Record<string, RouteRule> = {
   'GET /v1/runs/{id}/results/curve.svg': { role: 'viewer', scope: 'run', ok: 200 },
   // Eval runs: their answers (none until a cell is committed).
   'GET /v1/runs/{id}/items': { role: 'viewer', scope: 'run', ok: 200 },
+  // An eval run records no checkpoints: an empty catalogue.
+  'GET /v1/runs/{id}/checkpoints': { role: 'viewer', scope: 'run', ok: 200 },
   'GET /v1/pools': { role: 'viewer', scope: 'cluster', ok: 200 },
   'GET /v1/workers': { role: 'viewer', scope: 'cluster', ok: 200 },
   'POST /v1/workers/{id}/drain': { role: 'operator', scope: 'cluster', ok: 202 },

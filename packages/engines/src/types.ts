@@ -131,6 +131,9 @@ export interface TrainerModel {
   /** Delete a `saveWeightsForSampler` export the sampler no longer serves; resolves false
    * when it was already gone. Optional: backends without a delete route omit it. */
   deleteSamplerWeights?(path: string): Promise<boolean>;
+  /** Delete a `saveWeights` checkpoint (checkpoint retention); resolves false when it was
+   * already gone. Optional: backends without a delete route omit it. */
+  deleteWeights?(path: string): Promise<boolean>;
   /** Frees what the model holds on the trainer (weights, optimizer state, gradients) once the
    * run is done with it; its saved checkpoints stay. Further calls on the model fail. Optional:
    * a backend without an unload route keeps the model until its session ends. */

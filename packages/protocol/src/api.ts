@@ -5,6 +5,7 @@ import { PauseRequest, RunStateSchema, Transition } from './run-state.ts';
 import { RolledBackStepRecord, StepRecord } from './step-record.ts';
 import { WorkerRecord } from './control.ts';
 import { GuardrailFiring } from './events.ts';
+import { RunParent } from './checkpoints.ts';
 
 export const CheckpointPointer = Type.Object(
   {
@@ -69,6 +70,7 @@ export const RunResource = Type.Object({
   error: Type.Optional(Type.String()),
   lastStep: Type.Optional(Type.Integer()),
   checkpoint: Type.Optional(CheckpointPointer),
+  parent: Type.Optional(RunParent),
   transitions: Type.Optional(Type.Array(Transition)),
   guardrails: Type.Optional(GuardrailState),
 });

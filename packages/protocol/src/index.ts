@@ -21,4 +21,5 @@ export * from './sampler-pairing.ts';
 export * from './datasets.ts';
 export * from './errors.ts';
 export * from './api.ts';
+export * from './checkpoints.ts';
 export * from './spec-reference.ts';

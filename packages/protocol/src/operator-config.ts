@@ -1,6 +1,7 @@
 // The operator config file (YAML): pools, named endpoints, models, tenants and tokens.
 // Runs refer to these by name; URLs and secrets live only here (secrets as env-var names).
 import { Type, type Static } from '@sinclair/typebox';
+import { CheckpointRetention } from './checkpoints.ts';
 import { SpecLimitsConfig } from './spec-limits.ts';
 import { CATALOG_NAME_PATTERN, RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
@@ -446,6 +447,7 @@ export const DefaultsConfig = Type.Object(
     rewardModel: Type.Optional(Name),
     judge: Type.Optional(Name),
     baseModel: Type.Optional(Type.String({ pattern: CATALOG_NAME_PATTERN })),
+    checkpointRetention: Type.Optional(CheckpointRetention),
   },
   { additionalProperties: false, default: {} },
 );

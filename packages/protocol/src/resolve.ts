@@ -1,6 +1,7 @@
 // Resolves a run spec's named resources against the operator config: fills operator defaults,
 // rejects unknown names (naming the field) and runs the endpoints cannot do (trainer losses,
 // GRPO sampling settings the IS ratio cannot correct).
+import { mergeRetention } from './checkpoints.ts';
 import {
   TRAINER_BACKEND_TRAITS,
   grpoSamplingIssues,
@@ -274,7 +275,18 @@ export function resolveRunSpec(
   const endpoints = defaultedEndpoints(spec, config);
   const pool = spec.pool ?? defaults.pool;
   const model = spec.model ?? (defaults.baseModel ? { base: defaults.baseModel } : undefined);
-  const resolved = { ...spec, endpoints, pool, model } as ResolvedRunSpec;
+  // Training kinds keep checkpoints by the spec's retention over the operator defaults.
+  const retention =
+    spec.kind === 'eval'
+      ? {}
+      : mergeRetention(spec.checkpointRetention, defaults.checkpointRetention);
+  const resolved = {
+    ...spec,
+    endpoints,
+    pool,
+    model,
+    ...(Object.keys(retention).length > 0 && { checkpointRetention: retention }),
+  } as ResolvedRunSpec;
 
   const issues: ResolveIssue[] = [];
   const pools = Object.keys(config.pools);

@@ -1,5 +1,12 @@
-// Checkpoint pointers: the latest checkpoint path + step per run, so a retried run resumes.
-import type { CheckpointPointer, CheckpointSavedEvent } from '@anneal/protocol';
+// A run's checkpoints: the resume pointer (the latest checkpoint path + step, so a retried run
+// resumes) and the catalogue of every checkpoint the run recorded (`run:<id>:checkpoints`, one
+// entry per step), with retention's deletions, protections, and the runs that start from one.
+import type {
+  CheckpointEntry,
+  CheckpointPointer,
+  CheckpointProtection,
+  CheckpointSavedEvent,
+} from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
@@ -12,37 +19,48 @@ export interface SetCheckpointOptions extends WriteOptions {
   requireStep?: boolean;
 }
 
+/** What a catalogue entry stores (the rest of CheckpointEntry is derived when it is read). */
+interface StoredEntry {
+  step: number;
+  at: string;
+  path: string;
+  samplerPath?: string;
+  deletedAt?: string;
+  protections?: CheckpointProtection[];
+}
+
 /** Records a checkpoint: `stale` (ignored) if older than the current pointer, `fenced` (refused,
  * counted) if `options.attempt` is no longer the run's running attempt, `uncommitted` (refused)
- * with `requireStep` when the step is not in the run's history. The same pointer twice is one. */
+ * with `requireStep` when the step is not in the run's history. The same pointer twice is one.
+ * A saved checkpoint is also catalogued, in the same script. */
 export async function setCheckpoint(
   ctx: StoreContext,
   runId: string,
-  checkpoint: { step: number; path: string },
+  checkpoint: { step: number; path: string; samplerPath?: string },
   options: SetCheckpointOptions = {},
 ): Promise<SetCheckpointResult> {
   const now = options.now ?? new Date();
   const k = keys(ctx.prefix);
   const at = now.toISOString();
-  const event: CheckpointSavedEvent = { type: 'checkpoint:saved', runId, ...checkpoint, at };
-  const [status] = await acknowledged(
-    ctx,
-    `checkpoint ${checkpoint.step} of run ${runId}`,
-    (redis) =>
-      runScript(
-        redis,
-        'annealSetCheckpoint',
-        [k.run(runId), k.events(runId), k.steps(runId)],
-        [
-          checkpoint.step,
-          checkpoint.path,
-          at,
-          JSON.stringify(event),
-          EVENTS_MAX_LEN,
-          options.attempt ?? '',
-          options.requireStep ? '1' : '',
-        ],
-      ),
+  const { step, path, samplerPath } = checkpoint;
+  const event: CheckpointSavedEvent = { type: 'checkpoint:saved', runId, step, path, at };
+  const entry: StoredEntry = { step, at, path, ...(samplerPath && { samplerPath }) };
+  const [status] = await acknowledged(ctx, `checkpoint ${step} of run ${runId}`, (redis) =>
+    runScript(
+      redis,
+      'annealSetCheckpoint',
+      [k.run(runId), k.events(runId), k.steps(runId), k.checkpoints(runId)],
+      [
+        step,
+        path,
+        at,
+        JSON.stringify(event),
+        EVENTS_MAX_LEN,
+        options.attempt ?? '',
+        options.requireStep ? '1' : '',
+        JSON.stringify(entry),
+      ],
+    ),
   );
   if (status === 'missing') throw new Error(`run ${runId} does not exist`);
   if (status === 'saved' || status === 'fenced' || status === 'uncommitted') return status;
@@ -61,4 +79,190 @@ export async function getCheckpoint(
   );
   if (step == null || path == null) return null;
   return { step: Number(step), path, at: at ?? '' };
+}
+
+function parseEntry(runId: string, raw: string): StoredEntry {
+  const entry = JSON.parse(raw) as StoredEntry;
+  if (!Number.isInteger(entry.step) || typeof entry.path !== 'string') {
+    throw new Error(`run ${runId}: malformed checkpoint catalogue entry ${raw.slice(0, 200)}`);
+  }
+  // Lua's cjson writes an empty array as {}.
+  if (!Array.isArray(entry.protections)) delete entry.protections;
+  return entry;
+}
+
+/** The run's catalogue, oldest first, each entry with its step record's metrics and the runs
+ * that start from it. */
+export async function listCheckpoints(
+  ctx: StoreContext,
+  runId: string,
+): Promise<CheckpointEntry[]> {
+  const k = keys(ctx.prefix);
+  const [catalogue, uses, latest] = await Promise.all([
+    ctx.redis.hgetall(k.checkpoints(runId)),
+    ctx.redis.hgetall(k.checkpointUses(runId)),
+    ctx.redis.hget(k.run(runId), 'checkpointStep'),
+  ]);
+  const entries = Object.values(catalogue)
+    .map((raw) => parseEntry(runId, raw))
+    .sort((a, b) => a.step - b.step);
+  if (entries.length === 0) return [];
+  const records = await ctx.redis.hmget(k.steps(runId), ...entries.map((e) => String(e.step)));
+  const usedBy = new Map<number, string[]>();
+  for (const [user, raw] of Object.entries(uses)) {
+    const { step } = JSON.parse(raw) as { step: number };
+    usedBy.set(step, [...(usedBy.get(step) ?? []), user]);
+  }
+  return entries.map((e, i) => {
+    const record = records[i];
+    const metrics = record ? (JSON.parse(record) as { metrics: CheckpointEntry['metrics'] }) : null;
+    return {
+      step: e.step,
+      at: e.at,
+      path: e.path,
+      ...(e.samplerPath !== undefined && { samplerPath: e.samplerPath }),
+      status: e.deletedAt === undefined ? 'kept' : 'deleted',
+      ...(e.deletedAt !== undefined && { deletedAt: e.deletedAt }),
+      latest: latest !== null && Number(latest) === e.step,
+      protections: e.protections ?? [],
+      usedBy: (usedBy.get(e.step) ?? []).sort(),
+      metrics: metrics?.metrics ?? null,
+    };
+  });
+}
+
+/** One catalogue entry (without metrics or uses), or null when the run never recorded it. */
+export async function getCatalogueEntry(
+  ctx: StoreContext,
+  runId: string,
+  step: number,
+): Promise<{ step: number; path: string; samplerPath?: string; deleted: boolean } | null> {
+  const raw = await ctx.redis.hget(keys(ctx.prefix).checkpoints(runId), String(step));
+  if (raw === null) return null;
+  const e = parseEntry(runId, raw);
+  return {
+    step: e.step,
+    path: e.path,
+    ...(e.samplerPath !== undefined && { samplerPath: e.samplerPath }),
+    deleted: e.deletedAt !== undefined,
+  };
+}
+
+export type UseCheckpointResult = 'ok' | 'missing' | 'unknown' | 'deleted';
+
+/** A run that will start from `source`'s checkpoint at `step` (a fork) takes a use of it
+ * before the run is created: retention keeps it until that run no longer needs it. `missing`:
+ * no such run in `tenant`; `unknown`: the source never recorded that step; `deleted`: retired. */
+export async function useCheckpoint(
+  ctx: StoreContext,
+  source: { run: string; step: number; tenant: string },
+  userRunId: string,
+  now: Date = new Date(),
+): Promise<UseCheckpointResult> {
+  const k = keys(ctx.prefix);
+  const [status] = await acknowledged(ctx, `use of ${source.run}@${source.step}`, (redis) =>
+    runScript(
+      redis,
+      'annealUseCheckpoint',
+      [k.run(source.run), k.checkpoints(source.run), k.checkpointUses(source.run)],
+      [source.step, userRunId, source.tenant, now.getTime()],
+    ),
+  );
+  if (status === 'ok' || status === 'missing' || status === 'unknown' || status === 'deleted') {
+    return status;
+  }
+  throw new Error(`useCheckpoint: unexpected reply ${status}`);
+}
+
+/** Gives a use back (a submission that did not create its run). */
+export async function releaseCheckpointUse(
+  ctx: StoreContext,
+  sourceRunId: string,
+  userRunId: string,
+): Promise<void> {
+  await ctx.redis.hdel(keys(ctx.prefix).checkpointUses(sourceRunId), userRunId);
+}
+
+/** A use whose run was never created stops counting this long after it was taken. */
+export const PENDING_USE_MS = 10 * 60_000;
+
+export type RetireResult =
+  | { status: 'retired'; path: string; samplerPath?: string }
+  | { status: 'kept'; why: string }
+  | { status: 'fenced' }
+  | { status: 'unknown' };
+
+/** Marks a checkpoint deleted in the catalogue, unless it is the latest, protected, or used by
+ * a run that may still start from it; the caller then deletes its files (trainer / disk). */
+export async function retireCheckpoint(
+  ctx: StoreContext,
+  runId: string,
+  step: number,
+  options: WriteOptions = {},
+): Promise<RetireResult> {
+  const now = options.now ?? new Date();
+  const k = keys(ctx.prefix);
+  const [status, detail = ''] = await acknowledged(ctx, `retiring ${runId}@${step}`, (redis) =>
+    runScript(
+      redis,
+      'annealRetireCheckpoint',
+      [k.run(runId), k.checkpoints(runId), k.checkpointUses(runId)],
+      [step, now.toISOString(), now.getTime(), ctx.prefix, PENDING_USE_MS, options.attempt ?? ''],
+    ),
+  );
+  if (status === 'retired') {
+    const entry = parseEntry(runId, detail);
+    return {
+      status,
+      path: entry.path,
+      ...(entry.samplerPath !== undefined && { samplerPath: entry.samplerPath }),
+    };
+  }
+  if (status === 'kept') return { status, why: detail };
+  if (status === 'fenced') return { status };
+  return { status: 'unknown' };
+}
+
+export type ProtectResult = 'ok' | 'unknown' | 'deleted';
+
+/** Protects a checkpoint from retention for `owner` (one protection per owner: a new one
+ * replaces the owner's earlier one on that step). */
+export async function protectCheckpoint(
+  ctx: StoreContext,
+  runId: string,
+  step: number,
+  protection: { owner: string; reason: string },
+  now: Date = new Date(),
+): Promise<ProtectResult> {
+  const value: CheckpointProtection = { ...protection, at: now.toISOString() };
+  return protectScript(ctx, runId, step, JSON.stringify(value), protection.owner);
+}
+
+/** Removes `owner`'s protection of a checkpoint (none: no-op). */
+export function unprotectCheckpoint(
+  ctx: StoreContext,
+  runId: string,
+  step: number,
+  owner: string,
+): Promise<ProtectResult> {
+  return protectScript(ctx, runId, step, '', owner);
+}
+
+async function protectScript(
+  ctx: StoreContext,
+  runId: string,
+  step: number,
+  value: string,
+  owner: string,
+): Promise<ProtectResult> {
+  const [status] = await acknowledged(ctx, `protection of ${runId}@${step}`, (redis) =>
+    runScript(
+      redis,
+      'annealProtectCheckpoint',
+      [keys(ctx.prefix).checkpoints(runId)],
+      [step, value, owner],
+    ),
+  );
+  if (status === 'ok' || status === 'unknown' || status === 'deleted') return status;
+  throw new Error(`protectCheckpoint: unexpected reply ${status}`);
 }

@@ -73,6 +73,10 @@ function buildKeys(prefix: string) {
     firingKeys: (id: string) => `${prefix}:run:${id}:firing-keys`,
     /** Step records a guardrail rollback took back, field `step:rollback` (guardrails.ts). */
     rolledBackSteps: (id: string) => `${prefix}:run:${id}:steps:rolled-back`,
+    /** Hash step -> catalogue entry JSON (checkpoints.ts). */
+    checkpoints: (id: string) => `${prefix}:run:${id}:checkpoints`,
+    /** Hash run id -> {step, atMs}: runs that start from one of this run's checkpoints. */
+    checkpointUses: (id: string) => `${prefix}:run:${id}:checkpoint-uses`,
     tenantRuns: (tenant: string) => `${prefix}:tenant:${tenant}:runs`,
     tenantRunning: (tenant: string) => `${prefix}:tenant:${tenant}:running`,
     tenantLimits: (tenant: string) => `${prefix}:tenant:${tenant}:limits`,

@@ -16,6 +16,7 @@ export function newRunFields(input: {
   spec: RunSpec & { pool: string };
   nowIso: string;
   idempotencyKey?: string;
+  parent?: { run: string; step: number };
 }): Record<string, string> {
   const { id, tenant, spec, nowIso } = input;
   return {
@@ -33,6 +34,7 @@ export function newRunFields(input: {
     cancelRequested: '0',
     ...(spec.name !== undefined && { name: spec.name }),
     ...(input.idempotencyKey !== undefined && { idempotencyKey: input.idempotencyKey }),
+    ...(input.parent && { parentRun: input.parent.run, parentStep: String(input.parent.step) }),
   };
 }
 
@@ -74,6 +76,9 @@ export function runFromHash(
         path: hash.checkpointPath ?? '',
         at: hash.checkpointAt ?? '',
       },
+    }),
+    ...(hash.parentRun !== undefined && {
+      parent: { run: hash.parentRun, step: Number(hash.parentStep ?? 0) },
     }),
     ...(transitions !== undefined && { transitions }),
     ...guardrailsOf(hash),
@@ -131,6 +136,9 @@ export function runJsonFromHash(
     hash.checkpointStep === undefined
       ? ''
       : `,"checkpoint":{"step":${Number(hash.checkpointStep)},"path":${JSON.stringify(hash.checkpointPath ?? '')},"at":${JSON.stringify(hash.checkpointAt ?? '')}}`,
+    hash.parentRun === undefined
+      ? ''
+      : `,"parent":{"run":${JSON.stringify(hash.parentRun)},"step":${Number(hash.parentStep ?? 0)}}`,
     transitionsJson === undefined ? '' : `,"transitions":[${transitionsJson.join(',')}]`,
     guardrailsJson(hash),
     '}',

@@ -28,8 +28,11 @@ export interface NewRun {
     ttlSeconds?: number;
   };
   now?: Date;
-  /** Override the generated id (tests). */
+  /** Override the generated id (tests; a fork, which takes a use of its source checkpoint
+   * under the id before the run exists). */
   id?: string;
+  /** The run and step a fork's weights start from (kept on the record as `parent`). */
+  parent?: { run: string; step: number };
 }
 
 export type CreateRunResult =
@@ -57,6 +60,7 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
     spec: input.spec,
     nowIso,
     ...(idem && { idempotencyKey: idem.key }),
+    ...(input.parent && { parent: input.parent }),
   });
   const write = (redis: Redis) =>
     runScript(

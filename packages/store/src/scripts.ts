@@ -5,6 +5,12 @@ import type { Redis } from 'ioredis';
 import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
 import { FENCE } from './fence-script.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
+import {
+  PROTECT_CHECKPOINT,
+  RETIRE_CHECKPOINT,
+  SET_CHECKPOINT,
+  USE_CHECKPOINT,
+} from './checkpoint-scripts.ts';
 
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
@@ -183,24 +189,6 @@ redis.call('HSET', KEYS[1], 'updatedAt', ARGV[5])
 return {'committed', id}
 `;
 
-/** KEYS: run, events, steps. ARGV: step, path, atIso, eventJson, maxLen, fence, requireStep.
- * Never moves backwards; the same pointer again is a no-op (no second event: a write re-sent
- * after a reconnect). \`requireStep\` = '1': only at a committed step (a pointer past the step
- * history would resume a run after steps Redis no longer has). */
-const SET_CHECKPOINT = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
-${FENCE(6)}
-local current = tonumber(redis.call('HGET', KEYS[1], 'checkpointStep') or '-1')
-if tonumber(ARGV[1]) < current then return {'stale', tostring(current)} end
-if tonumber(ARGV[1]) == current and redis.call('HGET', KEYS[1], 'checkpointPath') == ARGV[2] then
-  return {'saved', ''}
-end
-if ARGV[7] == '1' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then return {'uncommitted'} end
-redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARGV[4])
-return {'saved', id}
-`;
-
 /** A pause asked for while the run runs (its worker pauses it at the next step boundary).
  * KEYS: run. ARGV: pauseJson, fence ('' = unfenced: the control plane). Sets the run's `pause`
  * field only while it is `running` (a worker's request: in the worker's attempt); the first
@@ -255,7 +243,10 @@ export const SCRIPTS = {
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
-  annealSetCheckpoint: { numberOfKeys: 3, lua: SET_CHECKPOINT },
+  annealSetCheckpoint: { numberOfKeys: 4, lua: SET_CHECKPOINT },
+  annealUseCheckpoint: { numberOfKeys: 3, lua: USE_CHECKPOINT },
+  annealRetireCheckpoint: { numberOfKeys: 3, lua: RETIRE_CHECKPOINT },
+  annealProtectCheckpoint: { numberOfKeys: 1, lua: PROTECT_CHECKPOINT },
   annealRequestPause: { numberOfKeys: 1, lua: REQUEST_PAUSE },
   annealWithdrawPause: { numberOfKeys: 1, lua: WITHDRAW_PAUSE },
 } as const;

@@ -10,9 +10,12 @@ import { AnnealError, runNotFound } from '../errors.ts';
 /** Steps of one eval are at most 16 checkpoints × 101 budgets. */
 const MAX_STEPS = 16 * 101;
 
-/** The label the worker gives a target: the source run id, else the base model's name. */
+/** The label the worker gives a target: the source run id (`<run>@<step>` for a kept
+ * checkpoint of it), else the base model's name. */
 function labelOf(ref: ModelRef | undefined, defaultBase: string | undefined): string {
-  return ref?.checkpoint?.run ?? ref?.base ?? defaultBase ?? 'base';
+  const checkpoint = ref?.checkpoint;
+  if (checkpoint?.step !== undefined) return `${checkpoint.run}@${checkpoint.step}`;
+  return checkpoint?.run ?? ref?.base ?? defaultBase ?? 'base';
 }
 
 export async function evalResults(

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import {
   type Issue,
   type ResolveIssue,
+  type RunParent,
   type RunResource,
   type RunSpec,
   checkSpecLimits,
@@ -11,7 +12,15 @@ import {
   parseRunSpec,
   resolveRunSpec,
 } from '@anneal/protocol';
-import { createRun, getRun } from '@anneal/store';
+import {
+  createRun,
+  getCatalogueEntry,
+  getRun,
+  newRunId,
+  releaseCheckpointUse,
+  useCheckpoint,
+} from '@anneal/store';
+import { checkRetentionMetric } from './retention-metric.ts';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 
@@ -54,32 +63,88 @@ function resolveError(errors: readonly ResolveIssue[]): AnnealError {
   );
 }
 
-/** Every checkpoint a spec starts from or evaluates (`model`, eval `models[]`) must be a run of
- * the same tenant that saved a checkpoint: refused here, not accepted and failed by a worker. */
-async function checkCheckpointRefs(ctx: AppContext, tenant: string, spec: RunSpec): Promise<void> {
-  const refs: Array<{ path: string; run: string }> = [];
-  const own = spec.model?.checkpoint?.run;
-  if (own !== undefined) refs.push({ path: '/model/checkpoint/run', run: own });
+interface CheckpointRef {
+  /** JSON pointer of the reference (`/model`, `/models/N`). */
+  at: string;
+  run: string;
+  step?: number;
+}
+
+function checkpointRefs(spec: RunSpec): CheckpointRef[] {
+  const refs: CheckpointRef[] = [];
+  const own = spec.model?.checkpoint;
+  if (own !== undefined) refs.push({ at: '/model', ...own });
   if (spec.kind === 'eval') {
     spec.models?.forEach((model, i) => {
-      const run = model.checkpoint?.run;
-      if (run !== undefined) refs.push({ path: `/models/${i}/checkpoint/run`, run });
+      if (model.checkpoint !== undefined) refs.push({ at: `/models/${i}`, ...model.checkpoint });
     });
   }
+  return refs;
+}
+
+/** Every checkpoint a spec starts from or evaluates (`model`, eval `models[]`) must be a run of
+ * the same tenant that saved a checkpoint — at `step`, one its retention kept: refused here, not
+ * accepted and failed by a worker. Returns the parent of the run (`model.checkpoint`). */
+async function checkCheckpointRefs(
+  ctx: AppContext,
+  tenant: string,
+  refs: readonly CheckpointRef[],
+): Promise<RunParent | undefined> {
   const issues: ResolveIssue[] = [];
-  for (const { path, run } of refs) {
+  let parent: RunParent | undefined;
+  for (const { at, run, step } of refs) {
+    const path = `${at}/checkpoint/run`;
     const source = await getRun(ctx.store, run, { tenant });
     if (!source) {
       issues.push({ path, message: `no run '${run}' in this tenant`, reason: 'unknown' });
-    } else if (!source.checkpoint) {
-      issues.push({
-        path,
-        message: `run '${run}' has no checkpoint yet (state ${source.state})`,
-        reason: 'unknown',
-      });
+      continue;
     }
+    if (step === undefined) {
+      if (!source.checkpoint) {
+        issues.push({
+          path,
+          message: `run '${run}' has no checkpoint yet (state ${source.state})`,
+          reason: 'unknown',
+        });
+      } else if (at === '/model') parent = { run, step: source.checkpoint.step };
+      continue;
+    }
+    const entry = await getCatalogueEntry(ctx.store, run, step);
+    if (!entry || entry.deleted) {
+      issues.push(stepIssue(at, run, step, entry ? 'deleted' : 'unknown'));
+    } else if (at === '/model') parent = { run, step };
   }
   if (issues.length > 0) throw resolveError(issues);
+  return parent;
+}
+
+function stepIssue(at: string, run: string, step: number, why: 'unknown' | 'deleted') {
+  const message =
+    why === 'deleted'
+      ? `run '${run}' deleted its checkpoint at step ${step} (checkpoint retention); GET /v1/runs/${run}/checkpoints lists the kept ones`
+      : `run '${run}' has no checkpoint at step ${step}; GET /v1/runs/${run}/checkpoints lists them`;
+  return { path: `${at}/checkpoint/step`, message, reason: 'unknown' as const };
+}
+
+/** Takes a use of each checkpoint the new run starts from at a step, so retention keeps them
+ * until the run no longer needs them; refused (naming the field) when one was retired since. */
+async function useCheckpoints(
+  ctx: AppContext,
+  tenant: string,
+  refs: readonly CheckpointRef[],
+  runId: string,
+): Promise<void> {
+  const taken: string[] = [];
+  for (const { at, run, step } of refs) {
+    if (step === undefined) continue;
+    const used = await useCheckpoint(ctx.store, { run, step, tenant }, runId);
+    if (used === 'ok') {
+      taken.push(run);
+      continue;
+    }
+    await Promise.all(taken.map((source) => releaseCheckpointUse(ctx.store, source, runId)));
+    throw resolveError([stepIssue(at, run, step, used === 'deleted' ? 'deleted' : 'unknown')]);
+  }
 }
 
 export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
@@ -91,12 +156,18 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   if (overLimit.length > 0) {
     throw new AnnealError('ANNEAL_ERR_RUN_SPEC_OVER_LIMIT', formatIssues(overLimit), overLimit);
   }
-  await checkCheckpointRefs(ctx, request.tenant, resolved.value);
+  checkRetentionMetric(parsed.value, resolved.value);
+  const refs = checkpointRefs(resolved.value);
+  const parent = await checkCheckpointRefs(ctx, request.tenant, refs);
+  const id = newRunId();
+  await useCheckpoints(ctx, request.tenant, refs, id);
 
   const key = request.idempotencyKey;
   const result = await createRun(ctx.store, {
+    id,
     tenant: request.tenant,
     spec: resolved.value,
+    ...(parent && { parent }),
     ...(key !== undefined && {
       idempotency: {
         key,
@@ -104,6 +175,10 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
       },
     }),
   });
+  if (result.status !== 'created') {
+    // An Idempotency-Key replay: the run it returns holds its own uses.
+    await Promise.all(refs.map((ref) => releaseCheckpointUse(ctx.store, ref.run, id)));
+  }
   if (result.status === 'conflict') {
     throw new AnnealError(
       'ANNEAL_ERR_IDEMPOTENCY_CONFLICT',

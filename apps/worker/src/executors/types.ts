@@ -88,8 +88,13 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
   artifactDir: string;
   /** Commits one step record; idempotent by step number (a repeat is ignored). */
   commitStep(step: number, metrics: Record<string, number | null>): Promise<void>;
-  /** Records a checkpoint pointer after the trainer saved state at `path`. */
-  recordCheckpoint(step: number, path: string): Promise<void>;
+  /** Records a checkpoint (the resume pointer and its catalogue entry) after the trainer saved
+   * state at `path` and, where the executor exported them, sampler weights at `samplerPath`. */
+  recordCheckpoint(step: number, path: string, samplerPath?: string): Promise<void>;
+  /** Retention (spec `checkpointRetention`): marks the checkpoints it no longer keeps deleted
+   * in the catalogue and returns them, for the caller to delete on the trainer. Absent in
+   * contexts with no store. */
+  retireCheckpoints?(): Promise<RetiredCheckpoint[]>;
   /** Tells the run's owner something that does not stop the run (a `run:notice` event), e.g.
    * a requested setting the trainer backend does not apply. Absent in contexts with no store. */
   notice?(notice: { code: string; message: string }): Promise<void>;
@@ -104,6 +109,13 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
   /** Becomes aborted when the run must stop at the next step boundary (cancel, pause, drain,
    * SIGTERM). */
   stopSignal: AbortSignal;
+}
+
+/** A checkpoint retention removed from the catalogue: its files are the caller's to delete. */
+export interface RetiredCheckpoint {
+  step: number;
+  path: string;
+  samplerPath?: string;
 }
 
 export interface ExecutorResult {

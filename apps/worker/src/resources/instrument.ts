@@ -59,6 +59,7 @@ export function instrumentInference(
 function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): TrainerModel {
   const t = <T>(call: () => Promise<T>) => timed(telemetry, 'trainer', 'trainer', call);
   const remove = model.deleteSamplerWeights?.bind(model);
+  const removeWeights = model.deleteWeights?.bind(model);
   const release = model.release?.bind(model);
   return {
     id: model.id,
@@ -69,6 +70,7 @@ function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): Trai
     loadWeights: (path) => t(() => model.loadWeights(path)),
     saveWeightsForSampler: (name) => t(() => model.saveWeightsForSampler(name)),
     ...(remove && { deleteSamplerWeights: (path: string) => t(() => remove(path)) }),
+    ...(removeWeights && { deleteWeights: (path: string) => t(() => removeWeights(path)) }),
     ...(release && { release: () => t(release) }),
   };
 }

@@ -1,7 +1,8 @@
-// Resolves a run's `model` reference: a registered base model, or `{checkpoint: {run}}` — an
-// earlier run's final checkpoint (read from the store) on top of that run's own base model.
+// Resolves a run's `model` reference: a registered base model, or `{checkpoint: {run, step?}}`
+// — an earlier run's final checkpoint, or its kept checkpoint at `step` (a fork; read from the
+// run's checkpoint catalogue), on top of that run's own base model.
 import type { ModelRef, OperatorConfig } from '@anneal/protocol';
-import { type StoreContext, getRun } from '@anneal/store';
+import { type StoreContext, getCatalogueEntry, getRun } from '@anneal/store';
 import { RunSetupError } from '../errors.ts';
 import type { ResolvedModel } from '../executors/types.ts';
 
@@ -65,6 +66,35 @@ async function checkpointOf(store: StoreContext, runId: string, tenant: string, 
   };
 }
 
+/** The source run's kept checkpoint at `step` (a fork): any state, as long as retention kept it. */
+async function catalogued(
+  store: StoreContext,
+  runId: string,
+  tenant: string,
+  step: number,
+  field: string,
+) {
+  const run = await getRun(store, runId, { tenant });
+  if (!run) throw new RunSetupError(`${field}: no run ${runId} in this tenant`);
+  const entry = await getCatalogueEntry(store, runId, step);
+  if (!entry || entry.deleted) {
+    throw new RunSetupError(
+      `${field}: run ${runId} has no ${entry ? 'kept ' : ''}checkpoint at step ${step}` +
+        (entry ? ' (deleted by its checkpoint retention)' : ''),
+    );
+  }
+  return {
+    checkpoint: entry.path,
+    ...(entry.samplerPath !== undefined && { samplerPath: entry.samplerPath }),
+    parent: (run.spec as { model?: ModelRef }).model,
+  };
+}
+
+/** How results name a checkpoint reference: the run id, `<run>@<step>` for a fork's. */
+function checkpointLabel(ref: { run: string; step?: number }): string {
+  return ref.step === undefined ? ref.run : `${ref.run}@${ref.step}`;
+}
+
 export async function resolveModel(
   store: StoreContext,
   config: OperatorConfig,
@@ -80,7 +110,11 @@ export async function resolveModel(
     return { label, baseModel: baseModelId, ...tokenizer, checkpoint: null };
   }
   const field = `${at}/checkpoint/run`;
-  const weights = await checkpointOf(store, source, tenant, field);
+  const step = model?.checkpoint?.step;
+  const weights =
+    step === undefined
+      ? await checkpointOf(store, source, tenant, field)
+      : await catalogued(store, source, tenant, step, `${at}/checkpoint/step`);
   // The weights descend from the source run's own model: follow the chain to its base model.
   let ref = weights.parent;
   for (let depth = 0; depth < MAX_CHAIN && ref?.checkpoint !== undefined; depth++) {
@@ -94,5 +128,6 @@ export async function resolveModel(
   const base = baseModel(config, ref?.base ?? config.defaults.baseModel, `${field} (${source})`);
   const { parent: _parent, ...paths } = weights;
   const { name: _name, model: baseModelId, ...tokenizer } = base;
-  return { label: source, baseModel: baseModelId, ...tokenizer, ...paths };
+  const label = checkpointLabel({ run: source, ...(step !== undefined && { step }) });
+  return { label, baseModel: baseModelId, ...tokenizer, ...paths };
 }

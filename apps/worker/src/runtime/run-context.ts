@@ -17,6 +17,7 @@ import {
 } from '@anneal/store';
 import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
 import type { ExecutorContext, RunResources } from '../executors/types.ts';
+import { retentionOf, retireCheckpoints } from './retention.ts';
 import { stepCommittedEvent } from '../executors/metrics.ts';
 import type { ActiveRun } from './active-runs.ts';
 
@@ -175,16 +176,17 @@ export function createExecutorContext(
       }
       await checkBoundary(deps, active);
     },
+    retireCheckpoints: () => retireCheckpoints(store, runId, retentionOf(input.spec), fence),
     async notice(notice) {
       logger.warn({ code: notice.code }, notice.message);
       await appendRunNotice(store, runId, notice);
     },
-    async recordCheckpoint(step, path) {
+    async recordCheckpoint(step, path, samplerPath) {
       // Only at a step the run holds (step 0: nothing done yet, nothing to hold).
       const saved = await setCheckpoint(
         store,
         runId,
-        { step, path },
+        { step, path, ...(samplerPath !== undefined && { samplerPath }) },
         { ...fence, requireStep: step > 0 },
       );
       if (saved === 'saved') logger.info({ step, path }, 'checkpoint recorded');

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TinkerTrainerEngine } from '../tinker/engine.ts';
 import type { AdamParams, Datum } from '../types.ts';
@@ -109,6 +110,29 @@ describe('embedded trainer over the Tinker HTTP API, driven by the production cl
     } finally {
       await sampler.close();
     }
+  });
+
+  it('deletes checkpoints from disk through the delete route, as SkyRL answers it', async () => {
+    const model = await client.createModel({ baseModel: 'tiny', loraRank: 1, seed: 4 });
+    const saved = await model.saveWeights('ckpt-del');
+    const exported = await model.saveWeightsForSampler('sampler-del');
+    const resolve = tinkerPathResolver(trainer.artifactDir);
+    expect(existsSync(resolve(saved))).toBe(true);
+    expect(await model.deleteWeights(saved)).toBe(true);
+    expect(existsSync(resolve(saved))).toBe(false);
+    expect(await model.deleteWeights(saved)).toBe(false); // already gone: 404
+    await expect(
+      (await client.createModel({ baseModel: 'tiny', loraRank: 1 })).loadWeights(saved),
+    ).rejects.toThrow();
+    expect(await model.deleteSamplerWeights(exported.path)).toBe(true);
+    expect(existsSync(resolve(exported.path))).toBe(false);
+    const remove = (route: string, apiKey = 'k') =>
+      fetch(`${baseUrl}/api/v1/${route}`, { method: 'DELETE', headers: { 'x-api-key': apiKey } });
+    // skyrl/tinker/api.py delete_checkpoint: a bare id is a 400; the API key is required.
+    expect((await remove(`training_runs/${model.id}/checkpoints/ckpt-del`)).status).toBe(400);
+    expect((await remove(`training_runs/${model.id}/checkpoints/weights/x`, 'bad')).status).toBe(
+      401,
+    );
   });
 
   it('serves value-head models with the bradley_terry loss (scores on the wire)', async () => {

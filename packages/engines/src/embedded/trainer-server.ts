@@ -4,6 +4,9 @@
 // Errors use the wire's FastAPI shapes: `{detail}` (404, 408, 409, 400) and 422
 // `{detail: [{loc, msg, type}]}`.
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +39,9 @@ export interface TrainerServerOptions {
 }
 
 type Json = Record<string, unknown>;
+
+/** `training_runs/<model_id>/checkpoints/<kind>/<name>` (DELETE). */
+const CHECKPOINT_ROUTE = /^training_runs\/([^/]+)\/checkpoints\/(.+)$/;
 interface Hosted {
   model: EmbeddedTrainerModel;
   sessionId: string;
@@ -90,15 +96,22 @@ export class EmbeddedTrainerServer {
       const route = url.pathname.startsWith(`${TINKER_API_PREFIX}/`)
         ? url.pathname.slice(TINKER_API_PREFIX.length + 1)
         : '';
+      const deletion = CHECKPOINT_ROUTE.exec(route);
       if (route === TINKER_ROUTES.healthz && req.method === 'GET')
         body = { status: 'ok' } satisfies Wire.HealthzResponse;
-      else {
+      else if (deletion && req.method === 'DELETE') {
+        this.authorize(req);
+        await this.deleteCheckpoint(
+          decodeURIComponent(deletion[1] as string),
+          decodeURIComponent(deletion[2] as string),
+        );
+        res.writeHead(204).end();
+        return;
+      } else {
         if (!(Object.values(TINKER_ROUTES) as string[]).includes(route))
           throw new HttpError(404, 'Not Found');
         if (req.method !== 'POST') throw new HttpError(405, 'Method Not Allowed');
-        if (this.options.apiKey !== undefined && req.headers['x-api-key'] !== this.options.apiKey) {
-          throw new HttpError(401, 'missing or invalid X-API-Key');
-        }
+        this.authorize(req);
         body = await this.route(
           route,
           object(await readJson(req, this.options.maxBodyBytes ?? 64 * 2 ** 20)),
@@ -113,6 +126,42 @@ export class EmbeddedTrainerServer {
     }
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
+  }
+
+  private authorize(req: IncomingMessage): void {
+    if (this.options.apiKey !== undefined && req.headers['x-api-key'] !== this.options.apiKey) {
+      throw new HttpError(401, 'missing or invalid X-API-Key');
+    }
+  }
+
+  /**
+   * DELETE `training_runs/<model_id>/checkpoints/<kind>/<name>` removes a checkpoint's directory
+   * from disk, answering as SkyRL's delete_checkpoint does (skyrl/tinker/api.py @ a9564572): the
+   * kind is the path prefix (`weights` or `sampler_weights`; a bare name is a 400), 404 when
+   * it is not there, 425 while a training save is still being written (no checkpoint.json yet).
+   */
+  private async deleteCheckpoint(modelId: string, checkpointPath: string): Promise<void> {
+    const [kind, name, ...extra] = checkpointPath.split('/');
+    if ((kind !== 'weights' && kind !== 'sampler_weights') || name === undefined || extra.length) {
+      throw new HttpError(
+        400,
+        "Invalid checkpoint identifier. Expected format 'weights/<name>' (training weights) " +
+          "or 'sampler_weights/<name>' (sampler weights), where <name> is a single path segment.",
+      );
+    }
+    const uri =
+      kind === 'weights' ? tinkerWeightsUri(modelId, name) : tinkerSamplerUri(modelId, name);
+    let dir: string;
+    try {
+      dir = resolveTinkerPath(this.trainer.artifactDir, uri);
+    } catch {
+      throw new HttpError(422, 'Invalid checkpoint_id');
+    }
+    if (!existsSync(dir)) throw new HttpError(404, `Checkpoint not found: ${modelId}/${name}`);
+    if (kind === 'weights' && !existsSync(path.join(dir, 'checkpoint.json'))) {
+      throw new HttpError(425, 'Checkpoint is still being created');
+    }
+    await rm(dir, { recursive: true, force: true });
   }
 
   private async route(route: string, body: Json): Promise<unknown> {

@@ -144,6 +144,16 @@ describe.each(['skyrl', 'tinker'] as const)('Tinker client contract against %s',
     ).resolves.toHaveLength(1);
   });
 
+  it('deletes a training checkpoint (retention); a deleted one cannot be loaded', async () => {
+    const { engine } = await setup(flavor);
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    const saved = await model.saveWeights('run-step-000001');
+    expect(await model.deleteWeights(saved)).toBe(true);
+    expect(await model.deleteWeights(saved)).toBe(false); // already gone
+    await expect(model.loadWeights(saved)).rejects.toThrow(/404|not found/i);
+    await expect(model.deleteWeights('tinker://m/run-1')).rejects.toThrow(RangeError);
+  });
+
   it('downloads the archive of an export and unpacks it into a LoRA adapter', async () => {
     const { engine, fake, dir, time } = await setup(flavor);
     const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });

@@ -32,6 +32,7 @@ import {
   TINKER_ROUTES,
   checkpointRoute,
   parseSamplerPath,
+  parseWeightsPath,
 } from './wire.ts';
 import type * as Wire from './wire.ts';
 
@@ -109,6 +110,24 @@ export class TinkerTrainerModel implements TrainerModel {
       );
     }
     const route = checkpointRoute(parsed.modelId, `sampler_weights/${parsed.name}`);
+    const reply = await this.transport.delete(route, { accept: [404] });
+    return reply.status !== 404;
+  }
+
+  /**
+   * Deletes a training checkpoint (DELETE `training_runs/<model_id>/checkpoints/weights/<name>`:
+   * SkyRL's delete_checkpoint, the tinker SDK's `delete_checkpoint`): checkpoint retention. The
+   * model id is the path's, so a checkpoint an earlier attempt's model saved is deleted too.
+   * 204 = deleted, 404 = already gone (false).
+   */
+  async deleteWeights(path: string): Promise<boolean> {
+    const parsed = parseWeightsPath(path);
+    if (!parsed) {
+      throw new RangeError(
+        `deleteWeights: ${JSON.stringify(path)} is not tinker://<model_id>/weights/<name>`,
+      );
+    }
+    const route = checkpointRoute(parsed.modelId, `weights/${parsed.name}`);
     const reply = await this.transport.delete(route, { accept: [404] });
     return reply.status !== 404;
   }

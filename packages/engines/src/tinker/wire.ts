@@ -55,6 +55,16 @@ export function parseSamplerPath(path: string): { modelId: string; name: string 
     : undefined;
 }
 
+/** A training-checkpoint path, `tinker://<model_id>/weights/<name>`; undefined otherwise. */
+export function parseWeightsPath(path: string): { modelId: string; name: string } | undefined {
+  const match = /^tinker:\/\/([^/]+)\/weights\/([^/]+)$/.exec(path);
+  if (!match) return undefined;
+  const [, modelId, name] = match as unknown as [string, string, string];
+  return CHECKPOINT_NAME_PATTERN.test(modelId) && CHECKPOINT_NAME_PATTERN.test(name)
+    ? { modelId, name }
+    : undefined;
+}
+
 // ---------------------------------------------------------------- shared types
 
 /** One chunk of model input; Anneal only uses token chunks. */

@@ -1,21 +1,32 @@
 // Sections shared by several run kinds. Every default here is documented in docs/api.md
 // ("Run spec reference"); a test checks each path appears there.
 import { Type, type Static } from '@sinclair/typebox';
+import { CheckpointRetention } from '../checkpoints.ts';
 import { CATALOG_NAME_PATTERN, Labels, RESOURCE_NAME_PATTERN, RunId } from '../names.ts';
 import { GuardrailsSection } from './guardrails.ts';
 
 export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
-/** Where a run's weights start: an earlier run's latest checkpoint, or a registered base model. */
+/** Where a run's weights start: an earlier run's checkpoint, or a registered base model. */
 export const ModelRef = Type.Object(
   {
     checkpoint: Type.Optional(
       Type.Object(
-        { run: RunId },
+        {
+          run: RunId,
+          step: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              description:
+                "A kept checkpoint of that run (GET /v1/runs/{id}/checkpoints); omitted: the run's final checkpoint.",
+            }),
+          ),
+        },
         {
           additionalProperties: false,
-          description: "Start from this run's latest checkpoint (same tenant).",
+          description:
+            "Start from this run's checkpoint (same tenant): its final one, or the one at `step` (a fork).",
         },
       ),
     ),
@@ -171,6 +182,7 @@ export function trainingFields(defaultSteps: number, defaultLearningRate: number
       default: 10,
       description: 'Checkpoint every N steps (the final step is always checkpointed).',
     }),
+    checkpointRetention: Type.Optional(CheckpointRetention),
     optimizer: optimizerSection(defaultLearningRate),
     lora: LoraSection,
     guardrails: GuardrailsSection,

@@ -1,0 +1,137 @@
+// GET /v1/runs/{id}/checkpoints and forks (`model.checkpoint: {run, step}`) over real HTTP
+// semantics (inject) and a real Redis: the catalogue as the store records it, tenant scope, a
+// fork naming a deleted or unknown step refused as problem+json at /model/checkpoint/step, the
+// fork's parent on its record and its use keeping the source checkpoint from retention, and
+// retention's keepBest metric checked against the step-metric table.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CheckpointList, RunResource } from '@anneal/protocol';
+import { appendStep, retireCheckpoint, setCheckpoint, startRun } from '@anneal/store';
+import { TOKENS, type TestPlane, auth, submit, testPlane } from '../../test/helpers.ts';
+
+let plane: TestPlane;
+beforeEach(async () => {
+  plane = await testPlane();
+});
+afterEach(async () => {
+  await plane.cleanup();
+});
+
+const get = (url: string, token: string = TOKENS.acmeViewer) =>
+  plane.app.inject({ method: 'GET', url, headers: auth(token) });
+
+/** An sft run that committed steps 1..4 and checkpointed at 2 and 4. */
+async function trainedRun(): Promise<{ id: string; attempt: number }> {
+  const res = await submit(plane.app, 'kind: sft\nsteps: 4\ncheckpointRetention: {keepLast: 1}');
+  expect(res.statusCode, res.body).toBe(201);
+  const id = res.json<RunResource>().id;
+  const started = await startRun(plane.store, id, 'w1');
+  if (started.status !== 'started') throw new Error('start');
+  const { attempt } = started;
+  for (let step = 1; step <= 4; step++) {
+    await appendStep(plane.store, id, step, { loss: 5 - step }, { attempt });
+    if (step % 2 === 0) {
+      const checkpoint = {
+        step,
+        path: `tinker://m/weights/s${step}`,
+        samplerPath: `tinker://m/s${step}`,
+      };
+      expect(await setCheckpoint(plane.store, id, checkpoint, { attempt })).toBe('saved');
+    }
+  }
+  return { id, attempt };
+}
+
+describe('GET /v1/runs/{id}/checkpoints', () => {
+  it('lists the catalogue with step metrics and the resolved retention; other tenants get 404', async () => {
+    const { id } = await trainedRun();
+    const res = await get(`/v1/runs/${id}/checkpoints`);
+    expect(res.statusCode, res.body).toBe(200);
+    const list = res.json<CheckpointList>();
+    expect(list.retention).toEqual({ keepLast: 1 });
+    expect(list.checkpoints.map((c) => [c.step, c.status, c.latest, c.metrics?.['loss']])).toEqual([
+      [2, 'kept', false, 3],
+      [4, 'kept', true, 1],
+    ]);
+    expect(list.checkpoints[0]).toMatchObject({ samplerPath: 'tinker://m/s2', usedBy: [] });
+    const other = await get(`/v1/runs/${id}/checkpoints`, TOKENS.betaSubmitter);
+    expect(other.statusCode).toBe(404);
+    expect(other.json()).toMatchObject({ code: 'ANNEAL_ERR_RUN_NOT_FOUND' });
+  });
+});
+
+describe('fork: model.checkpoint {run, step}', () => {
+  it('records the parent and a use that keeps the source checkpoint from retention', async () => {
+    const { id, attempt } = await trainedRun();
+    const fork = await submit(
+      plane.app,
+      `kind: grpo\nsteps: 2\nmodel: {checkpoint: {run: ${id}, step: 2}}\noptimizer: {learningRate: 0.00003}`,
+    );
+    expect(fork.statusCode, fork.body).toBe(201);
+    const forkRun = fork.json<RunResource>();
+    expect(forkRun.parent).toEqual({ run: id, step: 2 });
+    expect((await get(`/v1/runs/${forkRun.id}`)).json<RunResource>().parent).toEqual({
+      run: id,
+      step: 2,
+    });
+    const list = (await get(`/v1/runs/${id}/checkpoints`)).json<CheckpointList>();
+    expect(list.checkpoints[0]?.usedBy).toEqual([forkRun.id]);
+    expect(await retireCheckpoint(plane.store, id, 2, { attempt })).toEqual({
+      status: 'kept',
+      why: `used by ${forkRun.id}`,
+    });
+    // The final checkpoint form names the source's latest step as the parent.
+    const final = await submit(plane.app, `kind: sft\nmodel: {checkpoint: {run: ${id}}}`);
+    expect(final.json<RunResource>().parent).toEqual({ run: id, step: 4 });
+  });
+
+  it('refuses a step never checkpointed or deleted by retention, naming /model/checkpoint/step', async () => {
+    const { id, attempt } = await trainedRun();
+    expect((await retireCheckpoint(plane.store, id, 2, { attempt })).status).toBe('retired');
+    for (const [step, words] of [
+      [3, 'has no checkpoint at step 3'],
+      [2, 'deleted its checkpoint at step 2'],
+    ] as const) {
+      const res = await submit(
+        plane.app,
+        `kind: sft\nmodel: {checkpoint: {run: ${id}, step: ${step}}}`,
+      );
+      expect(res.statusCode).toBe(400);
+      expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
+      const problem = res.json<{
+        code: string;
+        errors: Array<{ path: string; message: string }>;
+      }>();
+      expect(problem.code).toBe('ANNEAL_ERR_UNKNOWN_RESOURCE');
+      expect(problem.errors[0]?.path).toBe('/model/checkpoint/step');
+      expect(problem.errors[0]?.message).toContain(words);
+    }
+    // Another tenant's run is not found, whatever the step.
+    const beta = await submit(plane.app, `kind: sft\nmodel: {checkpoint: {run: ${id}, step: 4}}`, {
+      token: TOKENS.betaSubmitter,
+    });
+    expect(beta.json<{ errors: Array<{ path: string }> }>().errors[0]?.path).toBe(
+      '/model/checkpoint/run',
+    );
+  });
+});
+
+describe('checkpointRetention.keepBest.metric', () => {
+  it('must be a step metric of the run kind', async () => {
+    const bad = await submit(
+      plane.app,
+      'kind: sft\ncheckpointRetention: {keepBest: {metric: reward/all}}',
+    );
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json<{ errors: Array<{ path: string }> }>().errors[0]?.path).toBe(
+      '/checkpointRetention/keepBest/metric',
+    );
+    const good = await submit(
+      plane.app,
+      'kind: grpo\ncheckpointRetention: {keepBest: {metric: reward/all, count: 2}}',
+    );
+    expect(good.statusCode, good.body).toBe(201);
+    expect(good.json<RunResource>().spec['checkpointRetention']).toEqual({
+      keepBest: { metric: 'reward/all', order: 'max', count: 2 },
+    });
+  });
+});
