@@ -2,18 +2,28 @@
 // control plane on Redis: sign-in and token handling, the runs list and its filters and pages,
 // a run page that follows its event stream live, and tenant isolation as a user sees it. The
 // serving itself (content types, CSP, 404s) is checked with inject().
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { appendStep, heartbeatWorker, setCheckpoint, startRun } from '@anneal/store';
+import type { EvalItem } from '@anneal/protocol';
+import {
+  EVAL_ITEMS_FILE,
+  appendStep,
+  heartbeatWorker,
+  runArtifactDir,
+  setCheckpoint,
+  startRun,
+} from '@anneal/store';
 import { CONSOLE_CSP } from '../src/plugins/console.ts';
 import { bundledConsole, launchBrowser } from './browser.ts';
-import { TOKENS, type TestPlane, submit, testPlane } from './helpers.ts';
+import { TOKENS, type TestPlane, eventually, submit, testPlane } from './helpers.ts';
 
 let plane: TestPlane;
 let bundle: Awaited<ReturnType<typeof bundledConsole>>;
 let browser: Browser;
 let base: string;
-const acme = { grpo: '', sft: [] as string[] };
+const acme = { grpo: '', eval: '', sft: [] as string[] };
 let betaRun = '';
 
 async function seed(): Promise<void> {
@@ -45,6 +55,50 @@ async function seed(): Promise<void> {
     });
   }
   await setCheckpoint(plane.store, acme.grpo, { step: 10, path: '/artifacts/ckpt-10' });
+  await seedEval();
+}
+
+/** An eval run with two committed cells (checkpoint 0 and 1 at b = 2) of three questions. */
+async function seedEval(): Promise<void> {
+  const res = await submit(
+    plane.app,
+    'kind: eval\nname: eval-sweep\nendpoints: {trainer: embedded}\n',
+  );
+  acme.eval = res.json().id;
+  expect((await startRun(plane.store, acme.eval, 'w1')).status).toBe('started');
+  const item = (step: number, id: string, correct: boolean, answer: string): EvalItem => ({
+    step,
+    checkpoint: step - 1,
+    budget: 2,
+    id,
+    correct,
+    grader: 'verifier',
+    answer,
+    abstained: false,
+    languageMismatch: false,
+    toolCalls: correct ? 1 : 3,
+    searchCalls: correct ? 1 : 3,
+    brokenCalls: 0,
+    finish: 'answer',
+    promptTokens: 120,
+    completionTokens: 30,
+    attempt: 1,
+  });
+  const items = [
+    item(1, 'q-capital', true, 'Paris'),
+    item(1, 'q-river', false, 'the Rhine'),
+    item(1, 'q-moon', true, '1969'),
+    item(2, 'q-capital', true, 'Paris'),
+    item(2, 'q-river', true, 'the Danube'),
+    item(2, 'q-moon', true, '1969'),
+  ];
+  const dir = runArtifactDir(plane.artifactDir, acme.eval);
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    path.join(dir, EVAL_ITEMS_FILE),
+    items.map((x) => `${JSON.stringify(x)}\n`).join(''),
+  );
+  for (const step of [1, 2]) await appendStep(plane.store, acme.eval, step, { n: 3 });
 }
 
 beforeAll(async () => {
@@ -86,6 +140,10 @@ const listedRuns = (page: Page): Promise<string[]> =>
   page.evaluate(
     `[...document.querySelectorAll('table.runs tbody tr')].map((r) => r.getAttribute('data-run'))`,
   );
+/** Waits until `expression` is true in the page. Not page.waitForFunction: that evaluates its
+ * string inside the page, which the console's CSP (no 'unsafe-eval') refuses. */
+const until = (page: Page, expression: string) =>
+  eventually(async () => (await page.evaluate(expression)) === true);
 const rowCount = (n: number) => `document.querySelectorAll('table.runs tbody tr').length === ${n}`;
 
 describe('serving /console', () => {
@@ -173,24 +231,30 @@ describe('the console in chromium', () => {
     await signIn(page, TOKENS.acmeViewer);
     const first = await listedRuns(page);
     expect(first).toHaveLength(50);
-    expect(first[0]).toBe(acme.grpo);
-    expect(first[1]).toBe(acme.sft.at(-1));
+    expect(first.slice(0, 3)).toEqual([acme.eval, acme.grpo, acme.sft.at(-1)]);
     await page.click('nav.pager a[rel=next]');
-    await page.waitForFunction(
-      `document.querySelector('table.runs tbody tr')?.getAttribute('data-run') === '${acme.sft[5]}'`,
+    await until(
+      page,
+      `document.querySelector('table.runs tbody tr')?.getAttribute('data-run') === '${acme.sft[6]}'`,
     );
-    expect(await listedRuns(page)).toEqual(acme.sft.slice(0, 6).reverse());
+    expect(await listedRuns(page)).toEqual(acme.sft.slice(0, 7).reverse());
 
     await page.goto(`${base}/console/#/runs`);
     await page.selectOption('#filter-state', 'running');
     await page.click('form.filters button[type=submit]');
-    await page.waitForFunction(rowCount(1));
+    await until(page, rowCount(2));
+    expect(await listedRuns(page)).toEqual([acme.eval, acme.grpo]);
+
+    await page.selectOption('#filter-kind', 'grpo');
+    await page.click('form.filters button[type=submit]');
+    await until(page, rowCount(1));
     expect(await listedRuns(page)).toEqual([acme.grpo]);
 
     await page.selectOption('#filter-state', '');
+    await page.selectOption('#filter-kind', '');
     await page.fill('#filter-label', 'team=search');
     await page.click('form.filters button[type=submit]');
-    await page.waitForFunction(rowCount(2));
+    await until(page, rowCount(2));
     expect(await listedRuns(page)).toEqual([acme.sft[1], acme.sft[0]]);
     expect(page.url()).toContain('label=team%3Dsearch');
     expect(problems).toEqual([]);
@@ -212,12 +276,33 @@ describe('the console in chromium', () => {
 
     await appendStep(plane.store, acme.grpo, 13, { loss: 0.05, grad_norm: 2, 'reward/all': 1 });
     await setCheckpoint(plane.store, acme.grpo, { step: 13, path: '/artifacts/ckpt-13' });
-    await page.waitForFunction(
-      `document.querySelector('.curves h2')?.textContent?.includes('13 steps')`,
-    );
+    await until(page, `document.querySelector('.curves h2')?.textContent?.includes('13 steps')`);
     await page.waitForSelector('.checkpoints td.path:has-text("/artifacts/ckpt-13")');
     expect(await page.textContent('li[data-type="step:committed"]')).toContain('step 13');
     expect(await page.textContent('figure.panel[data-panel="Loss"] .legend')).toContain('0.05');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('browses an eval run’s answers: a wrong one by filter, then that question in every cell', async () => {
+    const { page, context, problems } = await openConsole();
+    await signIn(page, TOKENS.acmeViewer);
+    await page.click(`a[href="#/runs/${acme.eval}"]`);
+    // The results chart is fetched with the token and shown through a blob: URL (CSP img-src).
+    await until(
+      page,
+      `document.querySelector('img.eval-chart')?.complete && document.querySelector('img.eval-chart').naturalWidth > 0`,
+    );
+    await page.click('a.button:has-text("Browse answers")');
+    await page.waitForSelector('table.items');
+    await page.selectOption('#f-correct', 'false');
+    await page.click('form.filters button[type=submit]');
+    await until(page, `document.querySelectorAll('table.items tbody tr').length === 1`);
+    expect(await page.textContent('table.items tbody')).toContain('the Rhine');
+    await page.click('table.items a:has-text("q-river")');
+    await until(page, `document.querySelectorAll('table.items tbody tr').length === 2`);
+    const answers = await page.locator('table.items td.answer').allTextContents();
+    expect(answers).toEqual(['the Rhine', 'the Danube']);
     expect(problems).toEqual([]);
     await context.close();
   });

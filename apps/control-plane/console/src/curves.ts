@@ -48,6 +48,12 @@ export class StepCurves {
     });
   }
 
+  /** Steps a guardrail rollback took back: they are committed again as the run goes on. */
+  remove(steps: readonly number[]): void {
+    for (const step of steps) this.steps.delete(step);
+    this.render();
+  }
+
   private series(keys: { key: string; legend: string }[], ordered: [number, Metrics][]): Series[] {
     return keys
       .map(({ key, legend }) => ({

@@ -3,6 +3,8 @@
 // the user navigates away.
 import { SIGNED_OUT } from './api.ts';
 import { errorLine, fill, h } from './dom.ts';
+import { renderItems } from './pages/items.ts';
+import { renderRollouts } from './pages/rollouts.ts';
 import { renderRun } from './pages/run.ts';
 import { renderRuns } from './pages/runs.ts';
 import { renderSignIn } from './pages/signin.ts';
@@ -55,7 +57,15 @@ async function show(notice?: string): Promise<void> {
           [route.id, runHref(route.id)],
           ['Rollouts', undefined],
         ]);
-        fill(main, h('p', {}, 'The rollout browser is not available yet.'));
+        await renderRollouts(main, route.id, route.query, controller.signal);
+        break;
+      case 'items':
+        breadcrumbs([
+          ['Runs', '#/runs'],
+          [route.id, runHref(route.id)],
+          ['Answers', undefined],
+        ]);
+        await renderItems(main, route.id, route.query, controller.signal);
         break;
     }
   } catch (error) {

@@ -1,9 +1,10 @@
 // Hash routes, so the control plane serves one page: #/runs?…, #/runs/{id},
-// #/runs/{id}/rollouts?…. Only ids and filters go in the hash, never the token.
+// #/runs/{id}/rollouts?…, #/runs/{id}/items?…. Only ids and filters go in the hash, never the token.
 export type Route =
   | { page: 'runs'; query: URLSearchParams }
   | { page: 'run'; id: string }
-  | { page: 'rollouts'; id: string; query: URLSearchParams };
+  | { page: 'rollouts'; id: string; query: URLSearchParams }
+  | { page: 'items'; id: string; query: URLSearchParams };
 
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?', 2);
@@ -11,6 +12,7 @@ export function parseRoute(hash: string): Route {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'runs' && parts[1] !== undefined) {
     if (parts[2] === 'rollouts') return { page: 'rollouts', id: parts[1], query };
+    if (parts[2] === 'items') return { page: 'items', id: parts[1], query };
     return { page: 'run', id: parts[1] };
   }
   return { page: 'runs', query };

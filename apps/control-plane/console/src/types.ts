@@ -6,3 +6,19 @@ import type { RunList as RunListSchema, StepHistory as StepHistorySchema } from 
 export type { EvalResults, RunEvent, RunResource } from '@anneal/protocol';
 export type RunList = Static<typeof RunListSchema>;
 export type StepHistory = Static<typeof StepHistorySchema>;
+
+export type { EvalItem, RolloutRecord, RolloutToolCall } from '@anneal/protocol';
+import type { EvalItem, RolloutRecord } from '@anneal/protocol';
+
+/** GET /v1/runs/{id}/rollouts: records without their token arrays. */
+export interface RolloutPage {
+  runId: string;
+  rollouts: Omit<RolloutRecord, 'tokens'>[];
+  nextCursor: string | null;
+}
+
+export interface EvalItemPage {
+  runId: string;
+  items: EvalItem[];
+  nextCursor: string | null;
+}

@@ -15,6 +15,15 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Events kept on the page (newest first); older ones are in the API. */
 const MAX_EVENTS = 300;
 
+/** A GRPO run's rollout ledger, an eval run's answers. */
+function browseLink(run: RunResource): HTMLElement | null {
+  const page = run.kind === 'grpo' ? 'rollouts' : run.kind === 'eval' ? 'items' : null;
+  if (!page) return null;
+  const href = `#/runs/${encodeURIComponent(run.id)}/${page}`;
+  const text = page === 'rollouts' ? 'Browse rollouts' : 'Browse answers';
+  return h('p', {}, h('a', { href, class: 'button' }, text));
+}
+
 function summary(run: RunResource): HTMLElement {
   const facts: [string, Node | string][] = [
     ['id', run.id],
@@ -33,23 +42,59 @@ function summary(run: RunResource): HTMLElement {
   if (run.workerId) facts.push(['worker', run.workerId]);
   if (run.waitingReason) facts.push(['waiting', run.waitingReason]);
   if (run.cancelRequested && !TERMINAL.has(run.state)) facts.push(['cancel', 'requested']);
+  if (run.pause) {
+    const what = run.state === 'paused' ? 'paused' : 'pause requested';
+    facts.push([what, `by ${run.pause.by}: ${run.pause.reason} (${when(run.pause.requestedAt)})`]);
+  }
+  if (run.guardrails && (run.guardrails.rollbacks > 0 || run.guardrails.learningRateScale !== 1)) {
+    facts.push([
+      'rollbacks',
+      `${run.guardrails.rollbacks} (learning rate × ${num(run.guardrails.learningRateScale)})`,
+    ]);
+  }
   return h(
     'section',
     { class: 'summary' },
     h('h1', {}, run.name ?? run.id, ' ', stateBadge(run.state)),
     run.error ? h('p', { class: 'error' }, run.error) : null,
     h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
-    run.kind === 'grpo' || run.kind === 'eval'
-      ? h(
-          'p',
-          {},
-          h(
-            'a',
-            { href: `#/runs/${encodeURIComponent(run.id)}/rollouts`, class: 'button' },
-            'Browse rollouts',
+    browseLink(run),
+  );
+}
+
+/** What the guardrails did (RunResource.guardrails): each firing, newest first. */
+function guardrails(run: RunResource): HTMLElement | null {
+  const firings = run.guardrails?.firings ?? [];
+  if (firings.length === 0) return null;
+  return h(
+    'section',
+    { class: 'guardrails' },
+    h('h2', {}, 'Guardrail firings'),
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h('tr', {}, ...['step', 'rule', 'action', 'what happened'].map((c) => h('th', {}, c))),
+      ),
+      h(
+        'tbody',
+        {},
+        ...[...firings]
+          .reverse()
+          .map((f) =>
+            h(
+              'tr',
+              {},
+              h('td', { class: 'num' }, f.step),
+              h('td', {}, f.rule.name),
+              h('td', {}, h('span', { class: `action action-${f.action}` }, f.action)),
+              h('td', {}, f.reason),
+            ),
           ),
-        )
-      : null,
+      ),
+    ),
   );
 }
 
@@ -97,6 +142,8 @@ function describe(event: RunEvent): string {
       return `step ${event.step} → ${event.path}`;
     case 'run:notice':
       return `${event.code}: ${event.message}`;
+    case 'guardrail:fired':
+      return `${event.rule.name} → ${event.action} at step ${event.step}: ${event.reason}`;
     default:
       // Event types newer than this console: shown as they came.
       return JSON.stringify(event);
@@ -158,7 +205,7 @@ class Checkpoints {
 export async function renderRun(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
   const [run, cat] = await Promise.all([apiJson<RunResource>(runPath(id), signal), catalogue()]);
   const head = h('div', { class: 'head' }, summary(run));
-  const trans = h('div', {}, transitions(run));
+  const trans = h('div', {}, guardrails(run), transitions(run));
   const curves = new StepCurves(id, run.kind, cat);
   const checkpoints = new Checkpoints(run.checkpoint);
   const eventList = h('ol', { class: 'events', reversed: true });
@@ -190,7 +237,7 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
     try {
       const fresh = await apiJson<RunResource>(runPath(id), signal);
       fill(head, summary(fresh));
-      fill(trans, transitions(fresh));
+      fill(trans, guardrails(fresh), transitions(fresh));
       if (results && TERMINAL.has(fresh.state)) void renderEvalResults(results, id, signal);
     } finally {
       refreshing = false;
@@ -215,7 +262,12 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
       const event = JSON.parse(message.data) as RunEvent;
       if (event.type === 'step:committed') curves.add(event.step, event.metrics);
       else if (event.type === 'checkpoint:saved') checkpoints.add(event.step, event.path, event.at);
-      else if (event.type === 'run:state') void refresh().catch(() => {});
+      else if (event.type === 'run:state' || event.type === 'guardrail:fired') {
+        if (event.type === 'guardrail:fired' && event.rolledBackSteps) {
+          curves.remove(event.rolledBackSteps);
+        }
+        void refresh().catch(() => {});
+      }
       eventList.prepend(
         h(
           'li',
