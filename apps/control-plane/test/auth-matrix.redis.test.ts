@@ -19,6 +19,8 @@ interface RouteRule {
   scope: 'none' | 'run' | 'cluster';
   /** Status of an allowed call on the fixtures (runs are cancelled, the worker is live). */
   ok: number;
+  /** The problem code of an allowed call that is refused for what the fixture is (a 4xx). */
+  okCode?: string;
   body?: { payload: string; contentType: string };
 }
 
@@ -36,6 +38,19 @@ const RULES: Record<string, RouteRule> = {
   'GET /v1/runs/{id}': { role: 'viewer', scope: 'run', ok: 200 },
   // The fixture runs are cancelled already: "An already cancelled run answers 200".
   'POST /v1/runs/{id}/cancel': { role: 'submitter', scope: 'run', ok: 200 },
+  // Pausing or resuming a finished (here: cancelled) run is refused: 409 ANNEAL_ERR_RUN_FINISHED.
+  'POST /v1/runs/{id}/pause': {
+    role: 'submitter',
+    scope: 'run',
+    ok: 409,
+    okCode: 'ANNEAL_ERR_RUN_FINISHED',
+  },
+  'POST /v1/runs/{id}/resume': {
+    role: 'submitter',
+    scope: 'run',
+    ok: 409,
+    okCode: 'ANNEAL_ERR_RUN_FINISHED',
+  },
   'GET /v1/runs/{id}/metrics': { role: 'viewer', scope: 'run', ok: 200 },
   // A finished run's stream replays its events and ends.
   'GET /v1/runs/{id}/events': { role: 'viewer', scope: 'run', ok: 200 },
@@ -142,7 +157,7 @@ function expected(rule: RouteRule, caller: Caller, target: Target): [number, str
   if (!caller.principal) return [401, 'ANNEAL_ERR_UNAUTHENTICATED'];
   if (RANK[caller.principal.role] < RANK[rule.role]) return [403, 'ANNEAL_ERR_FORBIDDEN'];
   if (target === 'other' || target === 'missing') return [404, 'ANNEAL_ERR_RUN_NOT_FOUND'];
-  return [rule.ok, null];
+  return [rule.ok, rule.okCode ?? null];
 }
 
 function targetsOf(rule: RouteRule): Target[] {

@@ -1,8 +1,8 @@
-// `anneal submit FILE` and `anneal runs ls|get|cancel`: thin REST client commands
+// `anneal submit FILE` and `anneal runs ls|get|cancel|pause|resume`: thin REST client commands
 // (ANNEAL_URL, ANNEAL_TOKEN).
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { RunResource } from '@anneal/protocol';
+import { RUN_STATES, type RunResource } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
 import { registerResults } from './results.ts';
@@ -63,14 +63,16 @@ export function register(program: Command): void {
       },
     );
 
-  const runs = program.command('runs').description('List, inspect, watch and cancel runs');
+  const runs = program
+    .command('runs')
+    .description('List, inspect, watch, pause, resume and cancel runs');
   registerWatch(runs);
   registerResults(runs);
 
   runs
     .command('ls')
     .description('List runs of your tenant, newest first')
-    .option('--state <state>', 'queued | running | retrying | succeeded | failed | cancelled')
+    .option('--state <state>', RUN_STATES.join(' | '))
     .option('--kind <kind>', 'sft | rm | grpo | eval')
     .option('--label <key=value>', 'label filter (repeatable)', collect, [])
     .option('--limit <n>', 'page size (1-200)', '50')
@@ -142,6 +144,49 @@ export function register(program: Command): void {
           status === 202
             ? `cancel requested ${body.id} (running; it stops at the next step boundary)\n`
             : `cancelled ${body.id}\n`,
+        );
+      });
+    });
+
+  runs
+    .command('pause')
+    .description(
+      'Pause a run: at once if waiting; if running, at the next step boundary after a ' +
+        'checkpoint (its worker slot is freed)',
+    )
+    .argument('<id>', 'run id')
+    .option('--reason <text>', 'recorded in the run history')
+    .action(async (id: string, options: { reason?: string }) => {
+      await withClient(async (client) => {
+        const { status, body } = await client.request<RunResource>(
+          'POST',
+          `/v1/runs/${encodeURIComponent(id)}/pause`,
+          { body: JSON.stringify(options.reason ? { reason: options.reason } : {}) },
+        );
+        process.stdout.write(
+          status === 202
+            ? `pause requested ${body.id} (running; it pauses at the next step boundary)\n`
+            : `paused ${body.id}\n`,
+        );
+      });
+    });
+
+  runs
+    .command('resume')
+    .description('Resume a paused run: queued again, it continues from its checkpoint')
+    .argument('<id>', 'run id')
+    .option('--reason <text>', 'recorded in the run history')
+    .action(async (id: string, options: { reason?: string }) => {
+      await withClient(async (client) => {
+        const { body } = await client.request<RunResource>(
+          'POST',
+          `/v1/runs/${encodeURIComponent(id)}/resume`,
+          { body: JSON.stringify(options.reason ? { reason: options.reason } : {}) },
+        );
+        process.stdout.write(
+          body.state === 'queued'
+            ? `resumed ${body.id} (queued)\n`
+            : `${body.id} is ${body.state}\n`,
         );
       });
     });

@@ -1,5 +1,5 @@
-// Run read and cancel routes: GET /v1/runs, GET /v1/runs/{id}, POST /v1/runs/{id}/cancel,
-// GET /v1/runs/{id}/metrics.
+// Run read and control routes: GET /v1/runs, GET /v1/runs/{id}, POST /v1/runs/{id}/cancel,
+// /pause and /resume, GET /v1/runs/{id}/metrics.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
@@ -16,6 +16,7 @@ import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { cancelRun } from '../services/cancel.ts';
+import { pauseRun, resumePausedRun } from '../services/pause.ts';
 import { waitingReason } from '../services/waiting.ts';
 import { RunIdParams, StringEnum, emptyBodyAsObject, problemResponses } from './schemas.ts';
 
@@ -52,6 +53,13 @@ const CancelBody = Type.Optional(
     { additionalProperties: false },
   ),
 );
+
+/** Pause and resume take the same optional reason, shown on the run's transitions. */
+const ReasonBody = CancelBody;
+
+/** `<who>: <why>`, or who alone: the transition says which user asked. */
+const byPrincipal = (name: string, reason: string | undefined, verb: string) =>
+  reason ? `${verb} by ${name}: ${reason}` : `${verb} by ${name}`;
 
 export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.get(
@@ -126,6 +134,46 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
       const reason = request.body.reason ?? `cancelled by ${principal.name}`;
       const result = await cancelRun(ctx, principal.tenant, request.params.id, reason);
       return reply.code(result.immediate ? 200 : 202).send(result.run);
+    },
+  );
+
+  app.post(
+    '/v1/runs/:id/pause',
+    {
+      config: { role: 'submitter' },
+      preValidation: emptyBodyAsObject,
+      schema: {
+        summary:
+          'Pause a run (at once if waiting; at the next step boundary, after a checkpoint, if running)',
+        params: RunIdParams,
+        body: ReasonBody,
+        response: { 200: RunResource, 202: RunResource, ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const reason = byPrincipal(principal.name, request.body.reason, 'requested');
+      const result = await pauseRun(ctx, principal.tenant, request.params.id, reason);
+      return reply.code(result.immediate ? 200 : 202).send(result.run);
+    },
+  );
+
+  app.post(
+    '/v1/runs/:id/resume',
+    {
+      config: { role: 'submitter' },
+      preValidation: emptyBodyAsObject,
+      schema: {
+        summary: 'Resume a paused run: queued again, it continues from its checkpoint',
+        params: RunIdParams,
+        body: ReasonBody,
+        response: { 200: RunResource, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const reason = byPrincipal(principal.name, request.body.reason, 'resumed');
+      return resumePausedRun(ctx, principal.tenant, request.params.id, reason);
     },
   );
 

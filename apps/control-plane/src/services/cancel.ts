@@ -1,5 +1,6 @@
-// POST /v1/runs/{id}/cancel: a waiting run is cancelled at once (job removed); a running run gets
-// a cancel message its worker acts on at the next step boundary, after a final checkpoint.
+// POST /v1/runs/{id}/cancel: a waiting or paused run is cancelled at once (job removed); a
+// running run gets a cancel message its worker acts on at the next step boundary, after a final
+// checkpoint.
 import type { RunResource } from '@anneal/protocol';
 import {
   getRun,
@@ -30,11 +31,11 @@ export async function cancelRun(
   if (run.state === 'succeeded' || run.state === 'failed') {
     throw new AnnealError('ANNEAL_ERR_RUN_FINISHED', `run ${runId} already ${run.state}`);
   }
-  if (run.state === 'queued' || run.state === 'retrying') {
+  if (run.state === 'queued' || run.state === 'retrying' || run.state === 'paused') {
     await markCancelRequested(ctx.store, runId);
     const result = await transitionRun(ctx.store, runId, {
       to: 'cancelled',
-      from: ['queued', 'retrying'],
+      from: ['queued', 'retrying', 'paused'],
       reason,
     });
     if (result.status === 'ok') {

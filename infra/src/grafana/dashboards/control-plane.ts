@@ -33,11 +33,18 @@ export function controlPlaneDashboard(): GrafanaDashboard {
         queries: [{ expr: 'sum(max by (kind) (anneal_runs{state="running"}))' }],
       },
       {
-        title: 'Runs queued',
+        // Paused runs wait for a resume, not for a worker: shown apart from the queue.
+        title: 'Runs queued / paused',
         kind: 'stat',
         width: 6,
         height: 4,
-        queries: [{ expr: 'sum(max by (kind) (anneal_runs{state=~"queued|retrying"}))' }],
+        queries: [
+          {
+            expr: 'sum(max by (kind) (anneal_runs{state=~"queued|retrying"}))',
+            legend: 'queued',
+          },
+          { expr: 'sum(max by (kind) (anneal_runs{state="paused"}))', legend: 'paused' },
+        ],
       },
       {
         title: 'Request rate by route',
