@@ -3,6 +3,7 @@
 export const WORKER_ERROR_CODES = {
   config: 'ANNEAL_ERR_WORKER_CONFIG',
   runSetup: 'ANNEAL_ERR_RUN_SETUP',
+  guardrailStop: 'ANNEAL_ERR_GUARDRAIL_STOP',
 } as const;
 
 /** Bad worker configuration (env var, operator config file); the process must not start. */
@@ -30,5 +31,34 @@ export class RunSetupError extends Error {
   constructor(detail: string, options?: ErrorOptions) {
     super(detail, options);
     this.name = 'RunSetupError';
+  }
+}
+
+/**
+ * A guardrail stopped the run (docs/guardrails.md "Actions"): a rule with action `stop` fired, or
+ * a rollback was due after the run had taken its `maxRollbacks`. The run fails at once with the
+ * message (the rule and the values that fired it); a retry would meet the same numbers.
+ */
+export class GuardrailStopError extends Error {
+  readonly code = WORKER_ERROR_CODES.guardrailStop;
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'GuardrailStopError';
+  }
+}
+
+/**
+ * A non-finite value stopped a step before its record was complete (a NaN sampler logprob,
+ * trainer logprob or advantage, grpo/finite-inputs.ts): `metric` is the step-record key the value
+ * stands for, so a guardrail on that metric can take the step back instead of failing the run.
+ */
+export class NonFiniteStepError extends RangeError {
+  constructor(
+    readonly metric: string,
+    readonly value: number,
+    detail: string,
+  ) {
+    super(detail);
+    this.name = 'NonFiniteStepError';
   }
 }

@@ -1,9 +1,11 @@
 // NaN/Inf from the trainer, at the worker level with the real SFT executor on the embedded
 // trainer: the trainer's model turns non-finite (NaN logprobs, so a NaN loss; or an infinite
 // gradient norm) at the 3rd optimizer step. A step with a non-finite metric is never recorded
-// (no half-written record): the attempt fails naming the metric and the run retries from its
-// last checkpoint — a passing fault is survived, one that persists fails the run after the
-// bounded attempts (JOB_CATALOGUE.run: 3), never a hang.
+// (no half-written record). With the default guardrails (docs/guardrails.md "Defaults") the run
+// rolls back to its last clean checkpoint and goes on; a fault that persists fails it after
+// maxRollbacks with the rule and the values. With the guardrails off the attempt fails naming
+// the metric and the run retries from its last checkpoint — a passing fault is survived, one
+// that persists fails the run after the bounded attempts (JOB_CATALOGUE.run: 3), never a hang.
 import type { TrainerModel } from '@anneal/engines';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, getTransitions, readEvents, readSteps } from '@anneal/store';
@@ -68,11 +70,12 @@ function faultyEngines(fault: Fault, at: number, persistent: boolean): EmbeddedE
 }
 
 const SPEC = 'kind: sft\nsteps: 6\nbatchSize: 2\ncheckpointInterval: 2';
+const UNGUARDED = `${SPEC}\nguardrails: { defaults: false }`;
 const AT = 3;
 
-async function runWith(engines: EmbeddedEngines) {
+async function runWith(engines: EmbeddedEngines, spec = UNGUARDED) {
   await env.startWorker({}, { executors: undefined, factories: { embedded: engines } });
-  const runId = await env.submit(SPEC);
+  const runId = await env.submit(spec);
   const run = await eventually(
     async () => {
       const r = await getRun(env.store, runId);
@@ -93,7 +96,41 @@ async function runWith(engines: EmbeddedEngines) {
   return { run, transitions, steps: steps.map((s) => s.step) };
 }
 
-describe('non-finite values from the trainer', () => {
+describe('non-finite values from the trainer, default guardrails', () => {
+  it('an infinite grad norm at one step: the default rule rolls back to the checkpoint, the run succeeds', async () => {
+    const { run, transitions, steps } = await runWith(faultyEngines('grad-norm', AT, false), SPEC);
+    expect(run.state).toBe('succeeded');
+    expect(run.attempt).toBe(1); // no retry: the rollback kept the attempt
+    expect(run.guardrails?.rollbacks).toBe(1);
+    expect(run.guardrails?.firings[0]).toMatchObject({
+      step: 3,
+      rule: { name: 'nonfinite-grad-norm', origin: 'operator' },
+      values: [{ step: 3, value: 'Infinity' }],
+      restored: { step: 2 },
+    });
+    expect(transitions.map((t) => t.to)).toEqual(['queued', 'running', 'running', 'succeeded']);
+    expect(steps).toEqual([1, 2, 3, 4, 5, 6]);
+  }, 180_000);
+
+  it('a NaN loss that persists fails the run after maxRollbacks, naming the rule and the value', async () => {
+    const { run, transitions, steps } = await runWith(faultyEngines('loss', AT, true), SPEC);
+    expect(run.state).toBe('failed');
+    expect(run.attempt).toBe(1); // a guardrail stop is final: no retry would pass it
+    expect(run.guardrails?.rollbacks).toBe(3);
+    expect(transitions.at(-1)?.reason).toMatch(
+      /guardrail 'nonfinite-loss' \(loss not finite\) fired at step 3: NaN at 3; stopping the run: the run has taken its 3 rollback\(s\)/,
+    );
+    expect(run.guardrails?.firings.map((f) => f.action)).toEqual([
+      'rollback',
+      'rollback',
+      'rollback',
+      'stop',
+    ]);
+    expect(steps).toEqual([1, 2]);
+  }, 180_000);
+});
+
+describe('non-finite values from the trainer, guardrails off', () => {
   it('a NaN loss that persists fails the run after the bounded attempts, naming the metric', async () => {
     const { run, transitions, steps } = await runWith(faultyEngines('loss', AT, true));
     expect(run.state).toBe('failed');

@@ -27,10 +27,11 @@ const firedEvent = (runId: string, firing: GuardrailFiring): GuardrailFiredEvent
   ...firing,
 });
 
-function fencedOr<T extends string>(reply: string[], ok: readonly T[]): GuardrailWriteResult {
+/** `ok`: the script's word for a write done (reported as `recorded`). */
+function fencedOr(reply: string[], ok: string): GuardrailWriteResult {
   const [status, attempt, state] = reply;
   if (status === 'fenced') return { status, attempt: Number(attempt), state: state ?? '' };
-  if (ok.includes(status as T)) return { status: status as 'recorded' };
+  if (status === ok) return { status: 'recorded' };
   if (status === 'duplicate') return { status };
   return { status: 'missing' };
 }
@@ -63,7 +64,7 @@ export async function recordGuardrailFirings(
       ],
     ),
   );
-  return fencedOr(reply, ['recorded']);
+  return fencedOr(reply, 'recorded');
 }
 
 /** The last checkpoint at which no rule held (`path` null: the run's starting weights). */
@@ -81,7 +82,7 @@ export async function setSafeCheckpoint(
       [options.attempt ?? '', checkpoint.step, checkpoint.path ?? ''],
     ),
   );
-  return fencedOr(reply, ['saved']);
+  return fencedOr(reply, 'saved');
 }
 
 export interface RollbackInput {

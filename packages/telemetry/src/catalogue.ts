@@ -47,6 +47,15 @@ const RUN_METRICS = [
     help: 'Unix time of the last committed step (the run start until the first step commits).',
     emittedBy: ['worker'],
   },
+  {
+    name: 'anneal_run_guardrail_firings_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id', 'action'],
+    help: 'Guardrail rules that fired on the run, by the action taken (docs/guardrails.md).',
+    emittedBy: ['worker'],
+  },
 ] as const satisfies readonly MetricDefinition[];
 
 /** Every metric other than the step series (those are derived from STEP_METRICS). */

@@ -2,7 +2,7 @@
 // (logEvents) subscribe. Payloads carry only what the metrics and logs need, in plain numbers;
 // `step:committed` carries the step record itself, mapped by the step-metric table.
 import type { EngineName, Outcome, QueueState, Subsystem, WorkerState } from './labels.ts';
-import type { RunKind, RunState } from '@anneal/protocol';
+import type { GuardrailAction, RunKind, RunState } from '@anneal/protocol';
 
 /**
  * One committed step record, as the executor committed it (protocol WireStepMetrics: record key ->
@@ -27,6 +27,14 @@ export interface TelemetryEvents {
     atMs: number;
   };
   'step:committed': StepCommitted;
+  /** A guardrail rule fired (docs/guardrails.md); a rollback names the step it restored. */
+  'guardrail:fired': {
+    runId: string;
+    rule: string;
+    action: GuardrailAction;
+    restoredStep?: number;
+    atMs: number;
+  };
   // worker: process health
   'worker:heartbeat': { atMs: number };
   'worker:slots': { busy: number; total: number };

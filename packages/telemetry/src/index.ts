@@ -49,6 +49,7 @@ export {
   STEP_METRICS,
   STEP_SECTIONS,
   keyPattern,
+  kindRecordKeys,
   labelValues,
   recordBindings,
   recordKey,

@@ -1,7 +1,7 @@
 // Every label an `anneal_*` metric may carry, with its closed value set where one exists.
 // Closed sets keep cardinality bounded and give the events their TypeScript types. Run kinds
 // and states are the protocol's own (@anneal/protocol), not copies.
-import { RUN_KINDS } from '@anneal/protocol';
+import { GUARDRAIL_ACTIONS, RUN_KINDS } from '@anneal/protocol';
 
 /** Train–inference KL estimators of docs/recipe.md §2. */
 export const KL_ESTIMATORS = ['k1', 'k3'] as const;
@@ -61,6 +61,10 @@ export interface LabelDefinition {
 export const LABELS = {
   run_id: { description: 'Run id. Only on per-run series; removed when the run ends.' },
   kind: { description: 'Run kind.', values: RUN_KINDS },
+  action: {
+    description: 'Action a guardrail rule took (docs/guardrails.md).',
+    values: GUARDRAIL_ACTIONS,
+  },
   pool: { description: 'Worker pool name (operator config).' },
   worker: { description: 'Worker id (pod or container hostname).' },
   estimator: { description: 'KL estimator (docs/recipe.md §2).', values: KL_ESTIMATORS },

@@ -108,6 +108,12 @@ export const STEP_METRICS = {
     kinds: TRAINING,
     help: 'Learning rate the optimiser step used.',
   },
+  advantageAbsMax: {
+    key: 'advantage/abs_max',
+    unit: 'none',
+    kinds: ['grpo'],
+    help: 'Largest |Â_i| of the step’s rollouts (docs/recipe.md §2); non-finite fires the default guardrail (docs/guardrails.md).',
+  },
   objective: {
     key: 'grpo_objective',
     unit: 'none',
@@ -697,4 +703,18 @@ export function toStepRecord(metrics: StepRecordMetrics): Record<string, number 
   const out: Record<string, number | null> = {};
   for (const [key, value] of Object.entries(metrics)) if (value !== undefined) out[key] = value;
   return out;
+}
+
+const keysByKind = new Map<RunKind, ReadonlySet<string>>();
+
+/** Every concrete record key runs of `kind` record: the metrics a guardrail rule may name
+ * (rows with an open label, e.g. `tool_baseline/g{group}`, have none). */
+export function kindRecordKeys(kind: RunKind): ReadonlySet<string> {
+  let keys = keysByKind.get(kind);
+  if (!keys) {
+    const rows = Object.values(STEP_METRICS as StepMetricTable).filter((r) => r.kinds.includes(kind));
+    keys = new Set(rows.flatMap((r) => recordBindings(r).map((b) => b.key)));
+    keysByKind.set(kind, keys);
+  }
+  return keys;
 }

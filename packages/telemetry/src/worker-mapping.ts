@@ -4,6 +4,7 @@
 import type { MetricName, MetricType } from './catalogue.ts';
 import { EVAL_CELL_SERIES, evalCellLabels } from './eval-series.ts';
 import type { TelemetryEvents } from './events.ts';
+import { GUARDRAIL_ACTIONS } from '@anneal/protocol';
 import { SUBSYSTEMS } from './labels.ts';
 import { recordBindings, type StepMetricTable } from './step-metrics.ts';
 import type { MetricWriter } from './writer.ts';
@@ -117,6 +118,10 @@ export function workerHandlers(
       runs.cancelRemoval(e.runId);
       w.set('anneal_run_info', { run_id: e.runId, kind: e.kind, pool: e.pool }, 1);
       w.set('anneal_run_last_step_timestamp_seconds', { run_id: e.runId }, e.atMs / 1000);
+      // At 0 from the start, so the first firing is an increase the alert rule sees.
+      for (const action of GUARDRAIL_ACTIONS) {
+        w.inc('anneal_run_guardrail_firings_total', { run_id: e.runId, action }, 0);
+      }
     },
     'run:ended': (e) => {
       lastStep.delete(e.runId);
@@ -133,6 +138,11 @@ export function workerHandlers(
       writeStep(w, writes, e, first);
       if (cell) writeEvalCell(w, e, cell);
       if (first) lastStep.set(e.runId, e.step);
+    },
+    'guardrail:fired': (e) => {
+      w.inc('anneal_run_guardrail_firings_total', { run_id: e.runId, action: e.action });
+      // The re-run steps after a rollback sample and train again: their counters count again.
+      if (e.restoredStep !== undefined) lastStep.set(e.runId, e.restoredStep);
     },
     'worker:heartbeat': (e) =>
       w.set('anneal_worker_heartbeat_timestamp_seconds', me, e.atMs / 1000),

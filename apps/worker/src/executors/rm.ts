@@ -12,8 +12,8 @@ import { adamParams } from './common/adam.ts';
 import { scoreDatum } from './common/datum.ts';
 import { drawMixBatch, stepRng, type WeightedPool } from './common/mix-batch.ts';
 import { PhaseTimer } from './common/phase-timer.ts';
-import { openTrainerModel } from './common/trainer-model.ts';
-import { runTrainingLoop } from './common/training-loop.ts';
+import { openTrainerModel, reopenModelAt } from './common/trainer-model.ts';
+import { type Epoch, runTrainingLoop } from './common/training-loop.ts';
 import type { PreferenceExample } from '../resources/data/catalog.ts';
 import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
 import { METRIC, type StepRecordMetrics } from './metrics.ts';
@@ -84,16 +84,17 @@ async function rmStep(
   model: TrainerModel,
   pools: WeightedPool<PreferenceExample>[],
   step: number,
+  epoch: Epoch,
 ): Promise<StepRecordMetrics> {
   const timer = new PhaseTimer();
-  const rng = stepRng(spec.seed, 'rm', step);
+  const rng = stepRng(epoch.seed, 'rm', step);
   const drawn = drawMixBatch(pools, spec.batchSize, rng);
   const maxTokens = Math.min(spec.maxSeqLen, maxContextTokens(ctx.resources));
   const labels = drawn.map(() => (rng.next() < 0.5 ? 1 : 0));
   const data = drawn.flatMap((d, i) => pairData(d.item, labels[i] === 1, maxTokens));
   const { result, optim } = await timer.time('train', async () => {
     const result = await model.forwardBackward(data, 'bradley_terry');
-    const optim = await model.optimStep(adamParams(spec));
+    const optim = await model.optimStep(adamParams(spec, epoch.learningRateScale));
     return { result, optim };
   });
   const pairs = outcomes(result.logprobs, labels);
@@ -105,7 +106,7 @@ async function rmStep(
     [METRIC.gradNorm]: optim.gradNorm,
     [METRIC.trainedTokens]: inputTokens,
     [METRIC.tokensPerSecond]: trainSeconds > 0 ? inputTokens / trainSeconds : null,
-    [METRIC.learningRate]: spec.optimizer.learningRate,
+    [METRIC.learningRate]: spec.optimizer.learningRate * epoch.learningRateScale,
     ...timer.metrics(),
   };
 }
@@ -121,7 +122,8 @@ export async function runRm(ctx: ExecutorContext<'rm'>): Promise<ExecutorResult>
   );
   const heldOut = spec.data.mix.flatMap((m) => catalog.preferences(m.source).heldOut);
   const maxTokens = Math.min(spec.maxSeqLen, maxContextTokens(ctx.resources));
-  const { model, doneSteps } = await openTrainerModel(ctx, 'value');
+  const opened = await openTrainerModel(ctx, 'value');
+  let model = opened.model;
   const evaluate = async (): Promise<StepRecordMetrics> =>
     heldOut.length > 0
       ? { [METRIC.heldOutPairAccuracy]: await heldOutAccuracy(model, heldOut, maxTokens) }
@@ -129,10 +131,11 @@ export async function runRm(ctx: ExecutorContext<'rm'>): Promise<ExecutorResult>
   const loop = await runTrainingLoop({
     ctx,
     model,
-    doneSteps,
+    doneSteps: opened.doneSteps,
     totalSteps: spec.steps,
     checkpointInterval: spec.checkpointInterval,
-    runStep: (step) => rmStep(ctx, spec, model, pools, step),
+    runStep: (step, epoch) => rmStep(ctx, spec, model, pools, step, epoch),
+    restore: async (point) => (model = await reopenModelAt(ctx, point, 'value', model)),
     atCheckpoint: evaluate,
   });
   const summary: ExecutorResult['summary'] = {

@@ -8,8 +8,8 @@ import { adamParams } from './common/adam.ts';
 import { shiftedDatum } from './common/datum.ts';
 import { drawMixBatch, stepRng, type WeightedPool } from './common/mix-batch.ts';
 import { PhaseTimer } from './common/phase-timer.ts';
-import { openTrainerModel } from './common/trainer-model.ts';
-import { runTrainingLoop } from './common/training-loop.ts';
+import { openTrainerModel, reopenModelAt } from './common/trainer-model.ts';
+import { type Epoch, runTrainingLoop } from './common/training-loop.ts';
 import type { SftExample } from '../resources/data/catalog.ts';
 import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
 import { METRIC, type StepRecordMetrics } from './metrics.ts';
@@ -98,9 +98,10 @@ async function sftStep(
   model: TrainerModel,
   pools: WeightedPool<SftExample>[],
   step: number,
+  epoch: Epoch,
 ): Promise<StepRecordMetrics> {
   const timer = new PhaseTimer();
-  const drawn = drawMixBatch(pools, spec.batchSize, stepRng(spec.seed, 'sft', step));
+  const drawn = drawMixBatch(pools, spec.batchSize, stepRng(epoch.seed, 'sft', step));
   const maxTokens = Math.min(spec.maxSeqLen, maxContextTokens(ctx.resources));
   const reduction = ctx.resources.trainer.capabilities.reduction;
   const batch = sftBatch(
@@ -110,7 +111,7 @@ async function sftStep(
   );
   const { result, optim } = await timer.time('train', async () => {
     const result = await model.forwardBackward(batch.data, 'cross_entropy');
-    const optim = await model.optimStep(adamParams(spec));
+    const optim = await model.optimStep(adamParams(spec, epoch.learningRateScale));
     return { result, optim };
   });
   const trainSeconds = timer.get('train');
@@ -119,7 +120,7 @@ async function sftStep(
     [METRIC.gradNorm]: optim.gradNorm,
     [METRIC.trainedTokens]: batch.trainedTokens,
     [METRIC.tokensPerSecond]: trainSeconds > 0 ? batch.inputTokens / trainSeconds : null,
-    [METRIC.learningRate]: spec.optimizer.learningRate,
+    [METRIC.learningRate]: spec.optimizer.learningRate * epoch.learningRateScale,
     ...timer.metrics(),
   };
 }
@@ -128,7 +129,8 @@ export async function runSft(ctx: ExecutorContext<'sft'>): Promise<ExecutorResul
   const spec = ctx.spec;
   const catalog = catalogOf(ctx.resources);
   const pools = mixPools(catalog, spec.data.mix, 'sft', (s) => catalog.sft(s));
-  const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
+  const opened = await openTrainerModel(ctx, 'lm');
+  let model = opened.model;
   const endpoint = ctx.spec.endpoints.trainer;
   const notice = sftObjectiveNotice(
     ctx.resources.trainer.capabilities.reduction,
@@ -138,10 +140,11 @@ export async function runSft(ctx: ExecutorContext<'sft'>): Promise<ExecutorResul
   const loop = await runTrainingLoop({
     ctx,
     model,
-    doneSteps,
+    doneSteps: opened.doneSteps,
     totalSteps: spec.steps,
     checkpointInterval: spec.checkpointInterval,
-    runStep: (step) => sftStep(ctx, spec, model, pools, step),
+    runStep: (step, epoch) => sftStep(ctx, spec, model, pools, step, epoch),
+    restore: async (point) => (model = await reopenModelAt(ctx, point, 'lm', model)),
   });
   const summary: ExecutorResult['summary'] = {
     steps: loop.lastStep,

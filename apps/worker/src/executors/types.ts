@@ -9,7 +9,15 @@ import type {
   SearchToolDescription,
   ToolCallMarkers,
 } from '@anneal/envs';
-import type { PauseSource, RunKind, RunSpec, StepRecord, TrainerBackend } from '@anneal/protocol';
+import type {
+  GuardrailFiring,
+  GuardrailPolicy,
+  PauseSource,
+  RunKind,
+  RunSpec,
+  StepRecord,
+  TrainerBackend,
+} from '@anneal/protocol';
 import type { DataCatalog } from '../resources/data/catalog.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
@@ -86,8 +94,13 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
   committedSteps(): Promise<StepRecord[]>;
   /** Directory where this run may write artifacts (checkpoints, exports). */
   artifactDir: string;
-  /** Commits one step record; idempotent by step number (a repeat is ignored). */
-  commitStep(step: number, metrics: Record<string, number | null>): Promise<void>;
+  /** Commits one step record; idempotent by step number (a repeat is ignored). `generation`:
+   * the rollbacks the run had taken when the step ran (docs/guardrails.md). */
+  commitStep(
+    step: number,
+    metrics: Record<string, number | null>,
+    generation?: number,
+  ): Promise<void>;
   /** Records a checkpoint (the resume pointer and its catalogue entry) after the trainer saved
    * state at `path` and, where the executor exported them, sampler weights at `samplerPath`. */
   recordCheckpoint(step: number, path: string, samplerPath?: string): Promise<void>;
@@ -109,6 +122,36 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
   /** Becomes aborted when the run must stop at the next step boundary (cancel, pause, drain,
    * SIGTERM). */
   stopSignal: AbortSignal;
+  /** The run's guardrails (training kinds); absent in contexts with no store. */
+  guardrails?: GuardrailHooks;
+}
+
+/** A checkpoint a rollback may restore; `path` null: the run's starting weights (step 0). */
+export interface RestorePoint {
+  step: number;
+  path: string | null;
+}
+
+/** The store side of a run's guardrails (docs/guardrails.md); the training loop drives them. */
+export interface GuardrailHooks {
+  policy: GuardrailPolicy;
+  /** The run record's guardrail fields as this attempt started. */
+  rollbacks: number;
+  learningRateScale: number;
+  safeCheckpoint: RestorePoint | null;
+  /** Records the firings of one step once (`key`: generation:step). */
+  record(key: string, firings: GuardrailFiring[]): Promise<void>;
+  /** The last checkpoint at which no rule held. */
+  markSafe(point: RestorePoint): Promise<void>;
+  /** A `pause` rule fired: the run pauses at this step boundary (ExecutorContext.pause). */
+  pause(reason: string): Promise<void>;
+  /** Takes the run back to `firing.restored` as its rollback `firing.rollback`; false when the
+   * run is no longer this attempt's (the loop stops at the boundary, as after a lost write). */
+  rollback(input: {
+    key: string;
+    firing: GuardrailFiring & { restored: RestorePoint; rollback: number };
+    fired: StepRecord;
+  }): Promise<boolean>;
 }
 
 /** A checkpoint retention removed from the catalogue: its files are the caller's to delete. */

@@ -17,7 +17,7 @@ import {
 } from '@anneal/store';
 import { ENGINE_ERROR_CODES, EngineError } from '@anneal/engines';
 import type { Logger } from '@anneal/telemetry';
-import { RunSetupError } from '../errors.ts';
+import { GuardrailStopError, RunSetupError } from '../errors.ts';
 import type { ExecutorResult } from '../executors/types.ts';
 import { outcomeFields } from '../resources/run-outcome.ts';
 import type { StopRequest } from './active-runs.ts';
@@ -236,7 +236,8 @@ export function isPermanentEngineError(error: unknown): boolean {
 }
 
 /** The executor (or run setup) threw: retry while BullMQ attempts remain, else fail. Setup
- * errors and permanent engine refusals fail at once (a retry would meet them again). */
+ * errors, guardrail stops and permanent engine refusals fail at once (a retry would meet them
+ * again). */
 export async function failed(
   deps: OutcomeDeps,
   job: Job,
@@ -247,7 +248,11 @@ export async function failed(
   const message = errorMessage(error);
   const attempts = job.opts.attempts ?? 1;
   const attempt = job.attemptsMade + 1;
-  const setup = error instanceof RunSetupError || isPermanentEngineError(error);
+  // A guardrail stop is final too: a retry would meet the same rule (docs/guardrails.md).
+  const setup =
+    error instanceof RunSetupError ||
+    error instanceof GuardrailStopError ||
+    isPermanentEngineError(error);
   if (!setup && attempt < attempts) {
     const reason = `attempt ${attempt}/${attempts} failed: ${message}; retrying from the last checkpoint`;
     note(

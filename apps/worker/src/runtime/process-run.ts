@@ -3,9 +3,16 @@
 // executor of its kind with a stop signal, then settle the outcome.
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { RunJobPayload, formatIssues, validateRunSpec, type RunResource } from '@anneal/protocol';
+import {
+  RunJobPayload,
+  formatIssues,
+  guardrailPolicy,
+  validateRunSpec,
+  type RunResource,
+  type RunSpec,
+} from '@anneal/protocol';
 import { finishRun, pauseReason, runArtifactDir, startRun } from '@anneal/store';
-import type { TelemetryEmitter } from '@anneal/telemetry';
+import { kindRecordKeys, type TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
 import { type ExecutorResult, type ExecutorTable, executorFor } from '../executors/types.ts';
@@ -41,6 +48,25 @@ export interface ProcessorDeps extends RunContextDeps, OutcomeDeps {
 export type RunJobResult = { runId: string; outcome: RunEnd | 'skipped' };
 
 type Attempt = { ok: true; result: ExecutorResult } | { ok: false; error: unknown };
+
+/** A training run's guardrails: its rules (spec + operator defaults, docs/guardrails.md) and what
+ * its record says they did so far; none for eval. */
+function guardrailsOf(config: Readonly<WorkerConfig>, run: RunResource, spec: RunSpec) {
+  if (!('guardrails' in spec)) return {};
+  const records = kindRecordKeys(spec.kind);
+  const policy = guardrailPolicy(spec.guardrails, config.operatorConfig.guardrails, (metric) =>
+    records.has(metric),
+  );
+  const state = run.guardrails;
+  return {
+    guardrails: {
+      policy,
+      rollbacks: state?.rollbacks ?? 0,
+      learningRateScale: state?.learningRateScale ?? 1,
+      safeCheckpoint: state?.safeCheckpoint ?? null,
+    },
+  };
+}
 
 /** Everything between "started" and the executor's return: setup errors are failures too. */
 async function attempt(
@@ -84,6 +110,7 @@ async function attempt(
         resources,
         resumeFrom,
         artifactDir,
+        ...guardrailsOf(deps.config, run, parsed.value),
       },
       attemptNumber,
       progress,

@@ -4,7 +4,7 @@
 // worker, still stops the executor.
 import { mkdirSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
-import { WireStepMetrics, type RunSpec } from '@anneal/protocol';
+import { WireStepMetrics, type GuardrailFiring, type RunSpec } from '@anneal/protocol';
 import {
   type StoreContext,
   appendRunNotice,
@@ -13,10 +13,13 @@ import {
   markPauseRequested,
   pauseReason,
   readSteps,
+  recordGuardrailFirings,
+  rollbackRun,
   setCheckpoint,
+  setSafeCheckpoint,
 } from '@anneal/store';
 import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
-import type { ExecutorContext, RunResources } from '../executors/types.ts';
+import type { ExecutorContext, GuardrailHooks, RunResources } from '../executors/types.ts';
 import { retentionOf, retireCheckpoints } from './retention.ts';
 import { stepCommittedEvent } from '../executors/metrics.ts';
 import type { ActiveRun } from './active-runs.ts';
@@ -81,6 +84,11 @@ export function createExecutorContext(
     spec: RunSpec;
     resources: RunResources;
     resumeFrom: ExecutorContext['resumeFrom'];
+    /** The run's rules and its record's guardrail fields (training kinds with any rule). */
+    guardrails?: Pick<
+      GuardrailHooks,
+      'policy' | 'rollbacks' | 'learningRateScale' | 'safeCheckpoint'
+    >;
     /** Made on the executor's first read of `ctx.artifactDir`, not per run: most runs write no
      * artifact, and a mkdir per run was a measurable share of a worker's CPU
      * (docs/performance.md "Scheduling at fleet scale"). */
@@ -118,7 +126,72 @@ export function createExecutorContext(
       (error: unknown) => logger.warn({ err: String(error) }, 'could not record the notice'),
     );
   };
-  const { artifactDir, ...rest } = input;
+  const { artifactDir, guardrails, ...rest } = input;
+  const emitFiring = (
+    firing: { rule: { name: string }; action: GuardrailFiring['action'] },
+    restoredStep?: number,
+  ) =>
+    telemetry.emit('guardrail:fired', {
+      runId,
+      rule: firing.rule.name,
+      action: firing.action,
+      ...(restoredStep !== undefined && { restoredStep }),
+      atMs: Date.now(),
+    });
+  /** A guardrail write refused because the run is no longer this attempt's. */
+  const guardLost = async (
+    what: string,
+    result: { status: string; attempt?: number; state?: string },
+  ) => {
+    if (result.status === 'fenced') await lost(what, result.state ?? '', result.attempt ?? 0);
+    else if (result.status === 'missing') throw new Error(`run ${runId} no longer exists`);
+    else active.stop({ kind: 'lost', reason: `${what} refused: ${result.status}` });
+  };
+  const pause: ExecutorContext['pause'] = async (cause) => {
+    const result = await markPauseRequested(store, runId, cause, fence);
+    logger.info({ by: cause.by, reason: cause.reason, result }, 'pause asked for by the run');
+    if (result === 'requested' || result === 'pending') {
+      active.stop({ kind: 'pause', reason: pauseReason(cause) });
+    }
+  };
+  const hooks: GuardrailHooks | undefined = guardrails && {
+    ...guardrails,
+    pause: (reason) => pause({ by: 'guardrail', reason }),
+    async record(key, firings) {
+      const result = await recordGuardrailFirings(store, runId, key, firings, fence);
+      if (result.status === 'recorded') {
+        for (const f of firings) {
+          logger.warn({ rule: f.rule.name, step: f.step, action: f.action }, f.reason);
+          emitFiring(f);
+        }
+      } else if (result.status !== 'duplicate') {
+        await guardLost(`guardrail firing ${key}`, result);
+      }
+    },
+    async markSafe(point) {
+      const result = await setSafeCheckpoint(store, runId, point, fence);
+      if (result.status !== 'recorded') await guardLost(`safe checkpoint ${point.step}`, result);
+    },
+    async rollback(request) {
+      const result = await rollbackRun(
+        store,
+        runId,
+        { ...request, workerId: deps.workerId },
+        fence,
+      );
+      if (result.status === 'rolled-back' || result.status === 'duplicate') {
+        logger.warn(
+          { step: request.firing.step, to: request.firing.restored },
+          request.firing.reason,
+        );
+        if (result.status === 'rolled-back')
+          emitFiring(request.firing, request.firing.restored.step);
+        return true;
+      }
+      await guardLost(`rollback ${request.firing.rollback}`, result);
+      return false;
+    },
+  };
   let artifactDirMade = false;
   return {
     runId,
@@ -137,21 +210,21 @@ export function createExecutorContext(
       return artifactDir;
     },
     stopSignal: active.stopSignal,
+    ...(hooks && { guardrails: hooks }),
     attempt,
-    async pause(cause) {
-      const result = await markPauseRequested(store, runId, cause, fence);
-      logger.info({ by: cause.by, reason: cause.reason, result }, 'pause asked for by the run');
-      if (result === 'requested' || result === 'pending') {
-        active.stop({ kind: 'pause', reason: pauseReason(cause) });
-      }
-    },
+    pause,
     // Up to the store's read limit: an eval has at most 16 checkpoints × 101 budgets steps.
     committedSteps: () => readSteps(store, runId, { limit: 100_000 }),
-    async commitStep(step, metrics) {
+    async commitStep(step, metrics, generation) {
       checkMetrics(step, metrics);
       // Steps are committed in order: the one before must still be there.
       const previous = step > 1 ? { previous: step - 1 } : {};
-      const result = await appendStep(store, runId, step, metrics, { ...fence, ...previous });
+      const gen = generation ? { generation } : {};
+      const result = await appendStep(store, runId, step, metrics, {
+        ...fence,
+        ...previous,
+        ...gen,
+      });
       switch (result.status) {
         case 'committed':
           progress.note(step);

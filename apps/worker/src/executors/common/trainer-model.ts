@@ -2,7 +2,7 @@
 // run's last) or, on a fresh start, from the starting checkpoint of an earlier run (spec.model).
 import type { TrainerModel } from '@anneal/engines';
 import { adamParamsNotice, gradClipNotice } from '@anneal/protocol';
-import type { ExecutorContext, ResolvedModel } from '../types.ts';
+import type { ExecutorContext, ResolvedModel, RestorePoint } from '../types.ts';
 
 /** LoRA rank for kinds whose spec has no `lora` section (eval only samples). */
 const DEFAULT_LORA_RANK = 32;
@@ -57,4 +57,19 @@ export async function openTrainerModel(
   }
   const resumed: ResolvedModel = { ...ctx.resources.model, checkpoint: ctx.resumeFrom.path };
   return { model: await openModelAt(ctx, resumed, head), doneSteps: ctx.resumeFrom.step };
+}
+
+/** A guardrail rollback of a run whose only state is its trainer model (sft, rm): a model opened
+ * at `point` (the run's starting weights when its path is null) replaces `discarded`. */
+export async function reopenModelAt(
+  ctx: ExecutorContext,
+  point: RestorePoint,
+  head: 'lm' | 'value',
+  discarded: TrainerModel,
+): Promise<TrainerModel> {
+  const source =
+    point.path === null ? ctx.resources.model : { ...ctx.resources.model, checkpoint: point.path };
+  const model = await openModelAt(ctx, source, head);
+  await discarded.release?.().catch(() => undefined); // the run's end releases it otherwise
+  return model;
 }

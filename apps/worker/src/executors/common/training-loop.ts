@@ -6,10 +6,19 @@
 // between any two leaves a resume point at or before a committed step, and re-run steps
 // re-commit idempotently: every step is recorded exactly once. Retention runs after the new
 // checkpoint is recorded, so the resume point it protects is already the new one.
+// Guardrails (docs/guardrails.md, guardrails/step-guard.ts) see each step's metrics before it is
+// committed: a rollback takes the run back to its last clean checkpoint (the executor's
+// `restore`) and the loop goes on from the step after it, in the next generation.
 import type { TrainerModel } from '@anneal/engines';
 import { toStepRecord } from '@anneal/telemetry';
+import { NonFiniteStepError } from '../../errors.ts';
 import { METRIC, phaseKey, type StepRecordMetrics } from '../metrics.ts';
-import type { ExecutorContext } from '../types.ts';
+import type { ExecutorContext, RestorePoint } from '../types.ts';
+import { type Epoch, FIRST_EPOCH } from './guardrails/epoch.ts';
+import { StepGuard } from './guardrails/step-guard.ts';
+import type { StepVerdict } from './guardrails/monitor.ts';
+
+export type { Epoch } from './guardrails/epoch.ts';
 
 export interface LoopOptions {
   ctx: ExecutorContext;
@@ -19,10 +28,14 @@ export interface LoopOptions {
   totalSteps: number;
   checkpointInterval: number;
   /** One training step; returns its metrics (phase timings included): the step-metric table's
-   * record keys only (telemetry step-metrics.ts), so a typo fails to compile. */
-  runStep(step: number): Promise<StepRecordMetrics>;
+   * record keys only (telemetry step-metrics.ts), so a typo fails to compile. `epoch`: the
+   * generation's seed and learning-rate factor (guardrails/epoch.ts). */
+  runStep(step: number, epoch: Epoch): Promise<StepRecordMetrics>;
   /** Extra metrics computed only at checkpoint steps (e.g. held-out accuracy). */
   atCheckpoint?(step: number): Promise<StepRecordMetrics>;
+  /** Puts the trainer (and whatever serves its weights) back at `point` for `epoch`; returns
+   * the model training goes on with. Absent: a rollback rule stops the run instead. */
+  restore?(point: RestorePoint, epoch: Epoch): Promise<TrainerModel>;
 }
 
 export interface LoopResult {
@@ -33,10 +46,14 @@ export interface LoopResult {
   stopped: boolean;
   /** Metrics of the last step run in this session (empty when none ran). */
   lastMetrics: StepRecordMetrics;
+  /** The generation the run ended in (0: no rollback). */
+  epoch: Epoch;
 }
 
-export function checkpointName(runId: string, step: number): string {
-  return `${runId}-step-${String(step).padStart(6, '0')}`;
+/** A checkpoint's name; a step re-run after a guardrail rollback is saved under its own. */
+export function checkpointName(runId: string, step: number, generation = 0): string {
+  const gen = generation > 0 ? `-g${generation}` : '';
+  return `${runId}${gen}-step-${String(step).padStart(6, '0')}`;
 }
 
 interface SavedCheckpoint {
@@ -68,8 +85,29 @@ async function deleteRetired(ctx: ExecutorContext, model: TrainerModel): Promise
   }
 }
 
+/** The step's metrics; a non-finite value that stopped the step is its metric, when a guard may
+ * act on it (else the error as thrown). */
+async function guardedStep(
+  options: LoopOptions,
+  guard: StepGuard | null,
+  step: number,
+  epoch: Epoch,
+): Promise<{ metrics: StepRecordMetrics; failure?: NonFiniteStepError }> {
+  try {
+    return { metrics: await options.runStep(step, epoch) };
+  } catch (error) {
+    if (!guard || !(error instanceof NonFiniteStepError)) throw error;
+    return { metrics: { [error.metric]: error.value } as StepRecordMetrics, failure: error };
+  }
+}
+
+const intervenes = (verdict: StepVerdict | null) =>
+  verdict?.action === 'rollback' || verdict?.action === 'stop';
+
 export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult> {
-  const { ctx, model, totalSteps, checkpointInterval } = options;
+  const { ctx, totalSteps, checkpointInterval } = options;
+  const guard = await StepGuard.open(ctx, options.doneSteps);
+  let model = options.model;
   let checkpointPath = ctx.resumeFrom?.path ?? null;
   let checkpointStep = options.doneSteps;
   let lastStep = options.doneSteps;
@@ -80,32 +118,59 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
       stopped = true;
       break;
     }
+    const epoch = guard?.epoch ?? FIRST_EPOCH(ctx.spec.seed);
     const start = performance.now();
-    const metrics = await options.runStep(step);
+    const { metrics, failure } = await guardedStep(options, guard, step, epoch);
+    const verdict = guard?.observe(step, metrics) ?? null;
+    if (guard && intervenes(verdict)) {
+      const point = await guard.intervene(step, verdict!, metrics, options.restore !== undefined);
+      if (point === null) {
+        stopped = true; // the run is no longer this attempt's: stop at this boundary
+        break;
+      }
+      model = await options.restore!(point, guard.epoch);
+      checkpointPath = point.path;
+      checkpointStep = point.step;
+      lastStep = point.step;
+      step = point.step; // the loop's step++ runs the step after the restored checkpoint next
+      continue;
+    }
+    if (failure) throw failure;
     const isCheckpointStep = step % checkpointInterval === 0 || step === totalSteps;
+    let savedPath: string | undefined;
     if (isCheckpointStep) {
       Object.assign(metrics, await options.atCheckpoint?.(step));
       const saveStart = performance.now();
-      const saved = await saveCheckpoint(model, checkpointName(ctx.runId, step));
+      const saved = await saveCheckpoint(model, checkpointName(ctx.runId, step, epoch.generation));
       metrics[phaseKey('checkpoint')] = (performance.now() - saveStart) / 1000;
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await ctx.commitStep(step, toStepRecord(metrics));
+      await ctx.commitStep(step, toStepRecord(metrics), epoch.generation);
       await ctx.recordCheckpoint(step, saved.path, saved.samplerPath);
+      // the safe checkpoint first: retention never retires it
+      if (guard && verdict) await guard.afterCommit(step, verdict, saved.path);
       await deleteRetired(ctx, model);
       checkpointPath = saved.path;
       checkpointStep = step;
+      savedPath = saved.path;
     } else {
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await ctx.commitStep(step, toStepRecord(metrics));
+      await ctx.commitStep(step, toStepRecord(metrics), epoch.generation);
+    }
+    if (guard && verdict && savedPath === undefined) {
+      await guard.afterCommit(step, verdict, undefined);
     }
     lastStep = step;
     lastMetrics = metrics;
   }
+  const epoch = guard?.epoch ?? FIRST_EPOCH(ctx.spec.seed);
   if (stopped && lastStep > checkpointStep) {
     // Stopped between checkpoints: save the finished steps so the run resumes after them.
-    const saved = await saveCheckpoint(model, checkpointName(ctx.runId, lastStep));
+    const saved = await saveCheckpoint(
+      model,
+      checkpointName(ctx.runId, lastStep, epoch.generation),
+    );
     await ctx.recordCheckpoint(lastStep, saved.path, saved.samplerPath);
     checkpointPath = saved.path;
   }
-  return { lastStep, checkpointPath, stopped, lastMetrics };
+  return { lastStep, checkpointPath, stopped, lastMetrics, epoch };
 }

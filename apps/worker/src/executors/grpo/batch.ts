@@ -34,6 +34,8 @@ export async function prepareBatch(
   step: number,
   signal: AbortSignal,
 ): Promise<PreparedBatch> {
+  // Read once: a rollback replaces the versions and the epoch only once this batch has settled
+  // (the pipeline is drained first).
   const { spec, versions } = state;
   const timer = new PhaseTimer();
   const groupSize = spec.rollout.groupSize;
@@ -41,13 +43,13 @@ export async function prepareBatch(
     state.pools,
     spec.rollout.promptsPerStep,
     state.format,
-    stepRng(spec.seed, 'prompts', step),
+    stepRng(state.epoch.seed, 'prompts', step),
   );
   const pinned = versions.pin();
   const env = { ...state.policyEnv, config: { ...state.policyEnv.config, model: pinned.name } };
   const policy = (async () => {
     try {
-      return await policyRollouts(env, prompts, groupSize, spec.seed, step, signal);
+      return await policyRollouts(env, prompts, groupSize, state.epoch.seed, step, signal);
     } finally {
       await versions.unpin(pinned.version);
     }
@@ -67,7 +69,11 @@ export async function prepareBatch(
       base: base[g]!,
       preference: preference[g]!,
     }));
-    return { base, preference, scores: scoreGroups(inputs, rewardConfig(spec), spec.seed, step) };
+    return {
+      base,
+      preference,
+      scores: scoreGroups(inputs, rewardConfig(spec), state.epoch.seed, step),
+    };
   });
   return {
     step,

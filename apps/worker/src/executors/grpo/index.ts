@@ -2,23 +2,27 @@
 // of the shared training loop (commit, checkpoint, stop at step boundaries). The steps take their
 // batches from a pipeline that, with rollout.maxPolicyLag k ≥ 1, samples the next k steps'
 // batches while a step trains (docs/recipe.md "Pipelined GRPO"); whatever way the loop ends, the
-// batches it did not take are aborted and settled before the executor returns.
+// batches it did not take are aborted and settled before the executor returns. A guardrail
+// rollback restores the trainer and the served policy (restore.ts) and starts a new pipeline.
 import { runTrainingLoop } from '../common/training-loop.ts';
 import { METRIC, rewardKey } from '../metrics.ts';
 import type { ExecutorContext, ExecutorResult } from '../types.ts';
 import { prepareBatch, type PreparedBatch } from './batch.ts';
 import { BatchPipeline } from './pipeline.ts';
+import { restoreGrpo } from './restore.ts';
 import { setupGrpo } from './setup.ts';
 import { grpoStep } from './step.ts';
 
 export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorResult> {
   const state = await setupGrpo(ctx);
-  const pipeline = new BatchPipeline<PreparedBatch>({
-    lag: state.spec.rollout.maxPolicyLag,
-    totalSteps: state.spec.steps,
-    launch: (step, signal) => prepareBatch(ctx, state, step, signal),
-    stopSignal: ctx.stopSignal,
-  });
+  const newPipeline = () =>
+    new BatchPipeline<PreparedBatch>({
+      lag: state.spec.rollout.maxPolicyLag,
+      totalSteps: state.spec.steps,
+      launch: (step, signal) => prepareBatch(ctx, state, step, signal),
+      stopSignal: ctx.stopSignal,
+    });
+  let pipeline = newPipeline();
   const loop = await runTrainingLoop({
     ctx,
     model: state.model,
@@ -26,6 +30,14 @@ export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorRes
     totalSteps: state.spec.steps,
     checkpointInterval: state.spec.checkpointInterval,
     runStep: (step) => grpoStep(ctx, state, step, pipeline),
+    // A guardrail rollback: the batches sampled ahead by discarded weights are dropped, the
+    // next ones are drawn by the restored policy in the new generation.
+    restore: async (point, epoch) => {
+      await pipeline.drain();
+      const model = await restoreGrpo(ctx, state, point, epoch);
+      pipeline = newPipeline();
+      return model;
+    },
   }).finally(() => pipeline.drain());
   const cache = state.references.stats();
   return {

@@ -102,10 +102,10 @@ export async function probeMismatch(
 ): Promise<MismatchKl | null> {
   if (probe.length === 0) return null;
   const layout = generatedLayout(probe);
-  assertFiniteTokens(layout.logpInfer, layout, 'mismatch probe logprobs', step);
+  assertFiniteTokens(layout.logpInfer, layout, 'mismatch probe logprobs', step, 'mismatch_kl');
   const noAdvantages = new Float32Array(layout.logpInfer.length);
   const scored = await model.forward(isData(probe, layout, noAdvantages), 'importance_sampling');
   const logpTrain = gatherTrainLogprobs(layout, scored.logprobs);
-  assertFiniteTokens(logpTrain, layout, 'mismatch probe trainer logprobs', step);
+  assertFiniteTokens(logpTrain, layout, 'mismatch probe trainer logprobs', step, 'mismatch_kl');
   return trainInferenceKl(logpTrain, layout.logpInfer);
 }

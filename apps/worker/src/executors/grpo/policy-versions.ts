@@ -84,6 +84,25 @@ export class PolicyVersions {
     await this.releaseStale();
   }
 
+  /** Releases every version, the current one too (a guardrail rollback serves the restored
+   * checkpoint's weights instead, grpo/restore.ts); only when no batch pins one. */
+  async releaseAll(): Promise<void> {
+    const pinned = [...this.entries.values()].filter((e) => e.pins > 0);
+    if (pinned.length > 0) {
+      throw new Error(`policy versions ${pinned.map((e) => e.version).join(', ')} are pinned`);
+    }
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(
+      all.map(async (e) => {
+        await this.deps.inference.releaseWeights?.(e.name).catch(() => undefined);
+        if (e.policyExport && this.deps.model.deleteSamplerWeights) {
+          await this.deps.model.deleteSamplerWeights(e.path).catch(() => false);
+        }
+      }),
+    );
+  }
+
   private async releaseStale(): Promise<void> {
     const current = this.current;
     const stale = [...this.entries.values()].filter(

@@ -26,6 +26,7 @@ import { BusyMeter } from './busy-meter.ts';
 import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from '../common/weight-sync.ts';
+import { type Epoch, epochOf } from '../common/guardrails/epoch.ts';
 
 export interface GrpoState {
   spec: GrpoSpec;
@@ -41,6 +42,8 @@ export interface GrpoState {
   versions: PolicyVersions;
   /** Wall time any policy or reference rollout is running (the sampler's busy share). */
   samplerBusy: BusyMeter;
+  /** The guardrail generation the batches are drawn in (common/guardrails/epoch.ts). */
+  epoch: Epoch;
 }
 
 /** Policy and reference serving names, unique per run. */
@@ -55,9 +58,19 @@ export const servingNames = (runId: string) => ({
 export const samplerExportName = (runId: string, step: number) => `${runId}-sampler-${step}`;
 
 /** Serving name of policy version `version` (the policy after that step) when versions are
- * served side by side (rollout.maxPolicyLag ≥ 1); with lag 0 every version is `policy`. */
-export const policyServingName = (runId: string, maxPolicyLag: number, version: number) =>
-  maxPolicyLag === 0 ? servingNames(runId).policy : `${servingNames(runId).policy}-v${version}`;
+ * served side by side (rollout.maxPolicyLag ≥ 1); with lag 0 every version is `policy`. After
+ * a guardrail rollback the versions of the new generation get names of their own (`-r<n>`):
+ * version v of generation n is other weights than version v before the rollback. */
+export const policyServingName = (
+  runId: string,
+  maxPolicyLag: number,
+  version: number,
+  generation = 0,
+) => {
+  const policy = servingNames(runId).policy;
+  if (maxPolicyLag === 0) return policy;
+  return generation === 0 ? `${policy}-v${version}` : `${policy}-r${generation}-v${version}`;
+};
 
 /** The reference is exported from the policy's own starting weights on a fresh start, except
  * where sampling that export would load it into the policy's adapter slot (SkyRL JAX through its
@@ -118,7 +131,14 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
   const { model, doneSteps } = await openTrainerModel(ctx, 'lm');
   const fresh = ctx.resumeFrom === null;
   const reference = await referenceEngine(ctx, model, fresh);
-  const policyName = policyServingName(runId, spec.rollout.maxPolicyLag, doneSteps);
+  const guard = ctx.guardrails;
+  const epoch = epochOf(spec.seed, guard?.rollbacks ?? 0, guard?.learningRateScale ?? 1);
+  const policyName = policyServingName(
+    runId,
+    spec.rollout.maxPolicyLag,
+    doneSteps,
+    epoch.generation,
+  );
   let initial: { path: string; policyExport: boolean };
   if (fresh && reference.path !== undefined) {
     // Same weights as the reference at step 0: serve that export as the policy too.
@@ -160,5 +180,6 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
       { version: doneSteps, name: policyName, ...initial },
     ),
     samplerBusy: new BusyMeter(),
+    epoch,
   };
 }

@@ -41,6 +41,7 @@ export async function grpoStep(
   // The weights being trained are version step − 1; the batch was sampled by batch.version.
   const lag = step - 1 - batch.version;
   const rollouts = batch.groups.flat();
+  const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
   const probe = lag > 0 ? launchMismatchProbe(ctx, state, step, batch) : null;
   let probed: MismatchKl | null = null;
@@ -48,10 +49,10 @@ export async function grpoStep(
     trainStep(scorer, {
       step,
       rollouts,
-      advantages: flatAdvantages(batch.scores),
+      advantages,
       is: spec.importanceSampling,
       reduction: resources.trainer.capabilities.reduction,
-      adam: adamParams(spec),
+      adam: adamParams(spec, state.epoch.learningRateScale),
       lags: rollouts.map(() => lag),
       ...(probe && {
         atTrainedWeights: async () => {
@@ -60,7 +61,12 @@ export async function grpoStep(
       }),
     }),
   );
-  const name = policyServingName(ctx.runId, spec.rollout.maxPolicyLag, step);
+  const name = policyServingName(
+    ctx.runId,
+    spec.rollout.maxPolicyLag,
+    step,
+    state.epoch.generation,
+  );
   const synced = await timer.time('weight_sync', () =>
     syncWeights(model, resources.inference, samplerExportName(ctx.runId, step), name),
   );
@@ -86,12 +92,24 @@ export async function grpoStep(
     ...mismatchMetrics(train.byLag, probed),
     [METRIC.tokensPerSecond]:
       batch.rolloutSeconds > 0 ? rolloutTokens / batch.rolloutSeconds : null,
-    [METRIC.learningRate]: spec.optimizer.learningRate,
+    [METRIC.learningRate]: spec.optimizer.learningRate * state.epoch.learningRateScale,
+    [METRIC.advantageAbsMax]: absMax(advantages),
     [METRIC.trainerBusy]:
       wallSeconds > 0 ? (timer.get('train') + timer.get('weight_sync')) / wallSeconds : null,
     [METRIC.samplerBusy]: wallSeconds > 0 ? samplerSeconds / wallSeconds : null,
     ...timer.metrics(),
   };
+}
+
+/** max |Â_i| (NaN when any is NaN: a guardrail reads it, docs/guardrails.md "Defaults"). */
+function absMax(values: ArrayLike<number>): number {
+  let max = 0;
+  for (let i = 0; i < values.length; i++) {
+    const a = Math.abs(values[i]!);
+    if (Number.isNaN(a)) return NaN;
+    if (a > max) max = a;
+  }
+  return max;
 }
 
 /** The mismatch probe of a lagged step, sampled from the version the step trains while its
@@ -115,7 +133,7 @@ function launchMismatchProbe(
         maxTokens: spec.rollout.maxTokens,
         stopTokenIds: state.format.stopTokenIds,
       },
-      seed: spec.seed,
+      seed: state.epoch.seed,
       step,
     }),
   );

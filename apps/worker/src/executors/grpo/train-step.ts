@@ -108,7 +108,7 @@ async function isWeightsFor(
   const probe = await model.forward(isData(inputs.rollouts, layout, plain), 'importance_sampling');
   // gathered into the step buffer; forward_backward's logprobs replace them below
   const logpTrain = gatherTrainLogprobs(layout, probe.logprobs);
-  assertFiniteTokens(logpTrain, layout, 'trainer logprobs (forward)', inputs.step);
+  assertFiniteTokens(logpTrain, layout, 'trainer logprobs (forward)', inputs.step, 'loss');
   return isWeights(inputs.is, logpTrain, layout.logpInfer, layout.offsets);
 }
 
@@ -120,7 +120,7 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     );
   }
   layout.advantages.set(inputs.advantages);
-  assertFiniteTokens(layout.logpInfer, layout, 'logprobs', inputs.step);
+  assertFiniteTokens(layout.logpInfer, layout, 'logprobs', inputs.step, 'train_inference_kl');
   const weighted = await isWeightsFor(model, inputs, layout);
   const tokenAdvantages = backendTokenAdvantages(
     inputs.advantages,
@@ -128,13 +128,13 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     inputs.reduction,
     weighted?.logFactors ?? null,
   );
-  assertFiniteTokens(tokenAdvantages, layout, 'advantages', inputs.step);
+  assertFiniteTokens(tokenAdvantages, layout, 'advantages', inputs.step, 'advantage/abs_max');
   const result = await model.forwardBackward(
     isData(inputs.rollouts, layout, tokenAdvantages),
     'importance_sampling',
   );
   gatherTrainLogprobs(layout, result.logprobs);
-  assertFiniteTokens(layout.logpTrain, layout, 'trainer logprobs', inputs.step);
+  assertFiniteTokens(layout.logpTrain, layout, 'trainer logprobs', inputs.step, 'loss');
   const byLag = statsByLag(layout, inputs.lags ?? inputs.rollouts.map(() => 0));
   const math = stepTokenMath(layout);
   await inputs.atTrainedWeights?.();

@@ -1,0 +1,106 @@
+// A guardrail rollback on the embedded engines (docs/guardrails.md "Rollback"): the real worker,
+// the real grpo executor, real Redis and onnxruntime-node; the trainer diverges after its 6th
+// optimizer step at the full learning rate (fixtures/kl-fault.ts), so the train–inference KL of
+// steps 7 and 8 blows up. The rule `kl-blowup` (KL > 0.5 for 2 steps -> rollback, learning rate
+// ×0.5) fires at step 8: the run goes back to the checkpoint of step 6 (the last one at which no
+// rule held), re-runs steps 7-10 on fresh batches at half the rate and succeeds. Steps 7 and 8
+// of the first generation are kept as rolled back; every step is committed once per generation.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { getRun, getTransitions, readEvents, readRolledBackSteps, readSteps } from '@anneal/store';
+import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
+import type { WorkerConfig } from '../src/config.ts';
+import { klFaultEngines } from './fixtures/kl-fault.ts';
+import { type TestEnv, eventually, testEnv } from './helpers.ts';
+
+let env: TestEnv;
+beforeEach(async () => {
+  env = await testEnv();
+});
+afterEach(async () => {
+  await env.cleanup();
+});
+
+export const LEARNING_RATE = 1e-4;
+export const GUARDED_GRPO = [
+  'kind: grpo',
+  'steps: 10',
+  'checkpointInterval: 2',
+  'seed: 3',
+  `optimizer: { learningRate: ${LEARNING_RATE} }`,
+  'rollout: { groupSize: 2, promptsPerStep: 2, maxTokens: 24 }',
+  'guardrails:',
+  '  rules:',
+  '    - { name: kl-blowup, metric: train_inference_kl, when: above, value: 0.5, forSteps: 2,',
+  '        action: rollback, learningRateScale: 0.5 }',
+].join('\n');
+
+describe('guardrail rollback (grpo, embedded engines)', () => {
+  it('a KL blow-up rolls the run back to the last clean checkpoint; it finishes, every step once', async () => {
+    const dirs = embeddedTrainerDirs(env as unknown as WorkerConfig);
+    const fault = klFaultEngines(dirs, { afterSteps: 6, fullLearningRate: LEARNING_RATE });
+    await env.startWorker({}, { executors: undefined, factories: { embedded: fault.engines } });
+    const runId = await env.submit(GUARDED_GRPO);
+    let seen = '';
+    const run = await eventually(
+      async () => {
+        const r = await getRun(env.store, runId);
+        seen = JSON.stringify({ state: r?.state, lastStep: r?.lastStep, guardrails: r?.guardrails });
+        return r?.state === 'failed' || r?.state === 'succeeded' ? r : null;
+      },
+      120_000,
+      'the run ended',
+      { detail: () => seen },
+    );
+    expect(run.error).toBeUndefined();
+    expect(run.state).toBe('succeeded');
+    expect(fault.diverged()).toBe(true);
+
+    // the history: steps 1-10 once each; 7-10 re-run as generation 1 at half the learning rate
+    const steps = await readSteps(env.store, runId);
+    expect(steps.map((s) => [s.step, s.generation ?? 0])).toEqual([
+      ...[1, 2, 3, 4, 5, 6].map((s) => [s, 0]),
+      ...[7, 8, 9, 10].map((s) => [s, 1]),
+    ]);
+    for (const s of steps.slice(6)) {
+      expect(s.metrics['learning_rate']).toBeCloseTo(LEARNING_RATE / 2, 12);
+      expect(s.metrics['train_inference_kl']).toBeLessThan(0.5);
+    }
+    // the taken-back steps are kept and marked: 7 (committed, then rolled back) and 8 (fired)
+    const back = await readRolledBackSteps(env.store, runId);
+    expect(back.map((s) => [s.step, s.rolledBack.fired])).toEqual([
+      [7, false],
+      [8, true],
+    ]);
+    for (const s of back) expect(s.metrics['train_inference_kl']).toBeGreaterThan(0.5);
+
+    // the firing: on the record, the stream and the transitions
+    expect(run.guardrails).toMatchObject({ rollbacks: 1, learningRateScale: 0.5 });
+    const [firing] = run.guardrails!.firings;
+    expect(firing).toMatchObject({
+      step: 8,
+      action: 'rollback',
+      rule: { name: 'kl-blowup', origin: 'spec' },
+      restored: { step: 6 },
+      rolledBackSteps: [7],
+      rollback: 1,
+    });
+    expect(firing!.values.map((v) => v.step)).toEqual([7, 8]);
+    // the trainer went back to the checkpoint of step 6 (the one the pointer held at step 6)
+    expect(firing!.restored!.path).toMatch(/step-000006/);
+    expect(fault.loaded).toContain(firing!.restored!.path);
+    const transitions = await getTransitions(env.store, runId);
+    expect(transitions.map((t) => t.to)).toEqual(['queued', 'running', 'running', 'succeeded']);
+    expect(transitions[2]?.reason).toMatch(/kl-blowup.*rolled back to the checkpoint at step 6/);
+
+    const events = (await readEvents(env.store, runId, '0', 10_000)).map((e) => e.event);
+    const committed = events.flatMap((e) =>
+      e.type === 'step:committed' ? [`${e.step}/${e.generation ?? 0}`] : [],
+    );
+    // exactly once per (step, generation): the rolled-back 7 and its re-run are distinct
+    expect(committed).toEqual([
+      ...[1, 2, 3, 4, 5, 6, 7].map((s) => `${s}/0`),
+      ...[7, 8, 9, 10].map((s) => `${s}/1`),
+    ]);
+    expect(events.filter((e) => e.type === 'guardrail:fired')).toHaveLength(1);
+  }, 180_000);
+});
