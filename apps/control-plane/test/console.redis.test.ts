@@ -278,6 +278,9 @@ describe('the console in chromium', () => {
     await setCheckpoint(plane.store, acme.grpo, { step: 13, path: '/artifacts/ckpt-13' });
     await until(page, `document.querySelector('.curves h2')?.textContent?.includes('13 steps')`);
     await page.waitForSelector('.checkpoints td.path:has-text("/artifacts/ckpt-13")');
+    // The catalogue (GET …/checkpoints): the new one is the resume point, the old one kept.
+    expect(await page.textContent('.checkpoints tr[data-step="13"]')).toContain('latest');
+    expect(await page.textContent('.checkpoints tr[data-step="10"]')).not.toContain('latest');
     expect(await page.textContent('li[data-type="step:committed"]')).toContain('step 13');
     expect(await page.textContent('figure.panel[data-panel="Loss"] .legend')).toContain('0.05');
     expect(problems).toEqual([]);

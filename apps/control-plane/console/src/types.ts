@@ -22,3 +22,5 @@ export interface EvalItemPage {
   items: EvalItem[];
   nextCursor: string | null;
 }
+
+export type { CheckpointList, CheckpointRetention } from '@anneal/protocol';

@@ -7,8 +7,10 @@ import { catalogue } from '../catalogue.ts';
 import { StepCurves } from '../curves.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num, span, when } from '../format.ts';
+import { Checkpoints } from './checkpoints.ts';
 import { renderEvalResults } from './eval.ts';
 import { labelChips, stateBadge } from './runs.ts';
+import { runHref } from '../router.ts';
 import { followEvents } from '../sse.ts';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -40,6 +42,17 @@ function summary(run: RunResource): HTMLElement {
     ['labels', labelChips(run.labels)],
   ];
   if (run.workerId) facts.push(['worker', run.workerId]);
+  if (run.parent) {
+    facts.push([
+      'forked from',
+      h(
+        'span',
+        {},
+        h('a', { href: runHref(run.parent.run) }, run.parent.run),
+        ` at step ${run.parent.step}`,
+      ),
+    ]);
+  }
   if (run.waitingReason) facts.push(['waiting', run.waitingReason]);
   if (run.cancelRequested && !TERMINAL.has(run.state)) facts.push(['cancel', 'requested']);
   if (run.pause) {
@@ -150,64 +163,13 @@ function describe(event: RunEvent): string {
   }
 }
 
-class Checkpoints {
-  readonly element = h('section', { class: 'checkpoints' });
-  private readonly saved = new Map<number, { step: number; path: string; at: string }>();
-
-  constructor(private readonly latest: RunResource['checkpoint']) {
-    if (latest) this.saved.set(latest.step, latest);
-    this.render();
-  }
-
-  add(step: number, path: string, at: string): void {
-    this.saved.set(step, { step, path, at });
-    this.render();
-  }
-
-  private render(): void {
-    const rows = [...this.saved.values()].sort((a, b) => b.step - a.step);
-    fill(
-      this.element,
-      h('h2', {}, 'Checkpoints'),
-      rows.length === 0
-        ? h('p', { class: 'empty' }, 'None saved yet.')
-        : h(
-            'table',
-            {},
-            h(
-              'thead',
-              {},
-              h('tr', {}, h('th', {}, 'step'), h('th', {}, 'saved'), h('th', {}, 'path')),
-            ),
-            h(
-              'tbody',
-              {},
-              ...rows.map((c, i) =>
-                h(
-                  'tr',
-                  {},
-                  h(
-                    'td',
-                    { class: 'num' },
-                    c.step,
-                    i === 0 ? h('span', { class: 'chip' }, 'latest') : null,
-                  ),
-                  h('td', {}, when(c.at)),
-                  h('td', { class: 'path' }, c.path),
-                ),
-              ),
-            ),
-          ),
-    );
-  }
-}
-
 export async function renderRun(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
   const [run, cat] = await Promise.all([apiJson<RunResource>(runPath(id), signal), catalogue()]);
   const head = h('div', { class: 'head' }, summary(run));
   const trans = h('div', {}, guardrails(run), transitions(run));
   const curves = new StepCurves(id, run.kind, cat);
-  const checkpoints = new Checkpoints(run.checkpoint);
+  const checkpoints = new Checkpoints(id, signal);
+  checkpoints.refresh();
   const eventList = h('ol', { class: 'events', reversed: true });
   const streamStatus = h('span', { class: 'sub' }, 'connecting…');
   const events = h(
@@ -261,7 +223,7 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
       fill(streamStatus, 'live');
       const event = JSON.parse(message.data) as RunEvent;
       if (event.type === 'step:committed') curves.add(event.step, event.metrics);
-      else if (event.type === 'checkpoint:saved') checkpoints.add(event.step, event.path, event.at);
+      else if (event.type === 'checkpoint:saved') checkpoints.refresh();
       else if (event.type === 'run:state' || event.type === 'guardrail:fired') {
         if (event.type === 'guardrail:fired' && event.rolledBackSteps) {
           curves.remove(event.rolledBackSteps);
