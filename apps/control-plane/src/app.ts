@@ -33,6 +33,7 @@ import { checkpointRoutes } from './routes/checkpoints.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { itemRoutes } from './routes/items.ts';
+import { rolloutRoutes } from './routes/rollouts.ts';
 import { resultRoutes } from './routes/results.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
@@ -159,6 +160,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(resultRoutes, { ctx });
   await app.register(itemRoutes, { ctx });
   await app.register(checkpointRoutes, { ctx });
+  await app.register(rolloutRoutes, { ctx });
   await app.register(eventRoutes, { ctx });
   await app.register(workerRoutes, { ctx });
 

@@ -6,10 +6,11 @@
 // cells are listed at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '@anneal/protocol';
-import { heartbeatWorker } from '@anneal/store';
+import { heartbeatWorker, startRun } from '@anneal/store';
 import { sha256Hex } from '../src/plugins/auth.ts';
 import { operationsOf } from './fuzz-arbitraries.ts';
 import { type TestPlane, submit, testOperatorConfig, testPlane } from './helpers.ts';
+import { commitStep } from './ledger-fixture.ts';
 
 /** How a route is protected and scoped, from docs/api.md (sections "Authentication…", "Endpoints"). */
 interface RouteRule {
@@ -22,6 +23,9 @@ interface RouteRule {
   /** The problem code of an allowed call that is refused for what the fixture is (a 4xx). */
   okCode?: string;
   body?: { payload: string; contentType: string };
+  /** The run kind `{id}` names: the eval fixture runs (default) or the GRPO ones, whose rollout
+   * ledger has step 1 (`{rolloutId}` is its rollout 1-0-0). */
+  fixture?: 'eval' | 'grpo';
 }
 
 const RULES: Record<string, RouteRule> = {
@@ -61,6 +65,13 @@ const RULES: Record<string, RouteRule> = {
   'GET /v1/runs/{id}/items': { role: 'viewer', scope: 'run', ok: 200 },
   // An eval run records no checkpoints: an empty catalogue.
   'GET /v1/runs/{id}/checkpoints': { role: 'viewer', scope: 'run', ok: 200 },
+  'GET /v1/runs/{id}/rollouts': { role: 'viewer', scope: 'run', ok: 200, fixture: 'grpo' },
+  'GET /v1/runs/{id}/rollouts/{rolloutId}': {
+    role: 'viewer',
+    scope: 'run',
+    ok: 200,
+    fixture: 'grpo',
+  },
   'GET /v1/pools': { role: 'viewer', scope: 'cluster', ok: 200 },
   'GET /v1/workers': { role: 'viewer', scope: 'cluster', ok: 200 },
   'POST /v1/workers/{id}/drain': { role: 'operator', scope: 'cluster', ok: 202 },
@@ -102,6 +113,7 @@ const WORKER_ID = 'matrix-worker-1';
 let plane: TestPlane;
 let operations: string[];
 const runOf: Record<string, string> = {};
+const grpoRunOf: Record<string, string> = {};
 
 beforeAll(async () => {
   plane = await testPlane({
@@ -133,6 +145,11 @@ beforeAll(async () => {
     });
     expect(cancelled.statusCode).toBe(200);
     runOf[tenant] = id;
+    const grpo = await submit(plane.app, 'kind: grpo\n', { token: tokenOf(tenant, 'submitter') });
+    expect(grpo.statusCode).toBe(201);
+    grpoRunOf[tenant] = grpo.json<{ id: string }>().id;
+    await startRun(plane.store, grpoRunOf[tenant], `matrix-grpo-${tenant}`);
+    await commitStep(plane.store, plane.artifactDir, grpoRunOf[tenant], 1);
   }
   // A worker holding one run of each tenant: callers must see only their own tenant's.
   await heartbeatWorker(
@@ -164,17 +181,18 @@ function targetsOf(rule: RouteRule): Target[] {
   return rule.scope === 'run' ? ['own', 'other', 'missing'] : ['-'];
 }
 
-function urlOf(path: string, caller: Caller, target: Target): string {
+function urlOf(rule: RouteRule, path: string, caller: Caller, target: Target): string {
   const tenant = caller.principal?.tenant ?? 'acme';
   const other = tenant === 'acme' ? 'beta' : 'acme';
+  const runs = rule.fixture === 'grpo' ? grpoRunOf : runOf;
   const id = path.startsWith('/v1/workers')
     ? WORKER_ID
     : target === 'own'
-      ? runOf[tenant]
+      ? runs[tenant]
       : target === 'other'
-        ? runOf[other]
+        ? runs[other]
         : MISSING_RUN;
-  return path.replace('{id}', id ?? '');
+  return path.replace('{id}', id ?? '').replace('{rolloutId}', '1-0-0');
 }
 
 describe('role × tenant × route matrix (docs/api.md)', () => {
@@ -194,7 +212,7 @@ describe('role × tenant × route matrix (docs/api.md)', () => {
           cells++;
           const response = await plane.app.inject({
             method,
-            url: urlOf(path, caller, target),
+            url: urlOf(rule, path, caller, target),
             headers: {
               ...(caller.authorization !== undefined && { authorization: caller.authorization }),
               ...(rule.body && { 'content-type': rule.body.contentType }),

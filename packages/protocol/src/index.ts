@@ -8,6 +8,7 @@ export * from './step-record.ts';
 export * from './eval-results.ts';
 export * from './eval-items.ts';
 export * from './rollouts.ts';
+export * from './rollout-api.ts';
 export * from './events.ts';
 export * from './jobs.ts';
 export * from './control.ts';

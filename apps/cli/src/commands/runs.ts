@@ -6,6 +6,8 @@ import { RUN_STATES, type RunResource } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
 import { registerResults } from './results.ts';
+import { registerItems } from './items.ts';
+import { registerRollouts } from './rollouts.ts';
 import { registerWatch } from './watch.ts';
 
 async function withClient(action: (client: ApiClient) => Promise<void>): Promise<void> {
@@ -68,6 +70,8 @@ export function register(program: Command): void {
     .description('List, inspect, watch, pause, resume and cancel runs');
   registerWatch(runs);
   registerResults(runs);
+  registerRollouts(runs);
+  registerItems(runs);
 
   runs
     .command('ls')
