@@ -11,7 +11,14 @@ import {
   RunResource,
   StepHistory,
 } from '@anneal/protocol';
-import { getRun, getRunView, listRuns, readSteps, runViewJson } from '@anneal/store';
+import {
+  getRun,
+  getRunView,
+  listRuns,
+  readRolledBackSteps,
+  readSteps,
+  runViewJson,
+} from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
@@ -201,7 +208,21 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
         limit: request.query.limit,
         ...(names && { names }),
       });
-      return { runId, steps };
+      // Steps guardrail rollbacks took back: kept beside the history, never in it.
+      const wanted = names && names.length > 0 ? new Set(names) : null;
+      const rolledBack = (await readRolledBackSteps(ctx.store, runId))
+        .filter((s) => s.step >= (request.query.fromStep ?? 0))
+        .map((s) =>
+          wanted
+            ? {
+                ...s,
+                metrics: Object.fromEntries(
+                  Object.entries(s.metrics).filter(([name]) => wanted.has(name)),
+                ),
+              }
+            : s,
+        );
+      return { runId, steps, ...(rolledBack.length > 0 && { rolledBack }) };
     },
   );
 };

@@ -20,6 +20,7 @@ import {
   releaseCheckpointUse,
   useCheckpoint,
 } from '@anneal/store';
+import { checkGuardrailMetrics } from './guardrail-metric.ts';
 import { checkRetentionMetric } from './retention-metric.ts';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
@@ -157,6 +158,7 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
     throw new AnnealError('ANNEAL_ERR_RUN_SPEC_OVER_LIMIT', formatIssues(overLimit), overLimit);
   }
   checkRetentionMetric(parsed.value, resolved.value);
+  checkGuardrailMetrics(resolved.value);
   const refs = checkpointRefs(resolved.value);
   const parent = await checkCheckpointRefs(ctx, request.tenant, refs);
   const id = newRunId();
