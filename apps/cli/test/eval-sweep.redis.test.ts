@@ -135,5 +135,32 @@ describe('eval budget sweep through the REST API (embedded engines)', () => {
     expect(csv.code, csv.stderr).toBe(0);
     console.log(csv.stdout);
     expect(csv.stdout.trim().split(/\r?\n/)).toHaveLength(1 + 22);
+
+    // Each answer behind the numbers: 2 checkpoints × 11 budgets × 2 questions, and one question
+    // followed through every cell (`anneal runs items --prompt`), as the API lists it.
+    const cli = { ANNEAL_URL: url, ANNEAL_TOKEN: token };
+    const page = (await (
+      await fetch(`${url}/v1/runs/${evalId}/items?limit=200`, { headers })
+    ).json()) as { items: Array<{ id: string; step: number; correct: boolean }> };
+    expect(page.items).toHaveLength(2 * 11 * 2);
+    const question = page.items[0]!.id;
+    const followed = await anneal(
+      ['runs', 'items', evalId, '--prompt', question, '--limit', '200'],
+      cli,
+    );
+    expect(followed.code, followed.stderr).toBe(0);
+    const blocks =
+      followed.stdout.match(/^── step \d+ · checkpoint [01] · b \d+ · (\S+) {2}[✓✗]/gm) ?? [];
+    expect(blocks).toHaveLength(22);
+    expect(blocks.every((b) => b.includes(` · ${question}  `))).toBe(true);
+    const wrong = JSON.parse(
+      (await anneal(['runs', 'items', evalId, '--wrong', '--json'], cli)).stdout,
+    );
+    expect(wrong.items.map((x: { step: number }) => x.step)).toEqual(
+      page.items
+        .filter((x) => !x.correct)
+        .slice(0, 50)
+        .map((x) => x.step),
+    );
   }, 120_000);
 });
