@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, getTransitions, readEvents, readRolledBackSteps, readSteps } from '@anneal/store';
 import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
 import type { WorkerConfig } from '../src/config.ts';
-import { klFaultEngines } from './fixtures/kl-fault.ts';
+import { GUARDED_GRPO, KL_FAULT, LEARNING_RATE, klFaultEngines } from './fixtures/kl-fault.ts';
 import { type TestEnv, eventually, testEnv } from './helpers.ts';
 
 let env: TestEnv;
@@ -20,31 +20,21 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-export const LEARNING_RATE = 1e-4;
-export const GUARDED_GRPO = [
-  'kind: grpo',
-  'steps: 10',
-  'checkpointInterval: 2',
-  'seed: 3',
-  `optimizer: { learningRate: ${LEARNING_RATE} }`,
-  'rollout: { groupSize: 2, promptsPerStep: 2, maxTokens: 24 }',
-  'guardrails:',
-  '  rules:',
-  '    - { name: kl-blowup, metric: train_inference_kl, when: above, value: 0.5, forSteps: 2,',
-  '        action: rollback, learningRateScale: 0.5 }',
-].join('\n');
-
 describe('guardrail rollback (grpo, embedded engines)', () => {
   it('a KL blow-up rolls the run back to the last clean checkpoint; it finishes, every step once', async () => {
     const dirs = embeddedTrainerDirs(env as unknown as WorkerConfig);
-    const fault = klFaultEngines(dirs, { afterSteps: 6, fullLearningRate: LEARNING_RATE });
+    const fault = klFaultEngines(dirs, KL_FAULT);
     await env.startWorker({}, { executors: undefined, factories: { embedded: fault.engines } });
     const runId = await env.submit(GUARDED_GRPO);
     let seen = '';
     const run = await eventually(
       async () => {
         const r = await getRun(env.store, runId);
-        seen = JSON.stringify({ state: r?.state, lastStep: r?.lastStep, guardrails: r?.guardrails });
+        seen = JSON.stringify({
+          state: r?.state,
+          lastStep: r?.lastStep,
+          guardrails: r?.guardrails,
+        });
         return r?.state === 'failed' || r?.state === 'succeeded' ? r : null;
       },
       120_000,

@@ -15,6 +15,8 @@ export const ENTRIES = {
   production: path.join(REPO_ROOT, 'apps/worker/src/main.ts'),
   /** The real grpo executor on in-memory fake engines (pipelined-grpo-entry.ts). */
   pipelinedGrpo: path.join(here, 'pipelined-grpo-entry.ts'),
+  /** The real executors on embedded engines whose trainer diverges (guardrail-grpo-entry.ts). */
+  guardrailGrpo: path.join(here, 'guardrail-grpo-entry.ts'),
   /** src/main.ts plus a heartbeat TTL given as its argument (reliability/real-worker.ts). */
   real: path.join(here, 'real-worker-entry.ts'),
   /** A start-up that fails at its metrics server step (startup-cleanup.redis.test.ts). */
