@@ -94,6 +94,7 @@ describe('alert rules', () => {
   it('cover the documented alerts and recording rules', () => {
     expect(alerts.map((a) => a.origin.split(' ').pop()).sort()).toEqual([
       'AnnealGradNormSpike',
+      'AnnealGuardrailFired',
       'AnnealPoolWaitHigh',
       'AnnealRewardCollapse',
       'AnnealRunStalled',
