@@ -1,3 +1,4 @@
+import { Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ControlMessage } from '@anneal/protocol';
 import { type TestStore, eventually, testSpec, testStore } from '../test/helpers.ts';
@@ -9,9 +10,10 @@ import {
   pauseAtBoundary,
   readStopRequests,
   requestPause,
+  requeueRun,
   resumeRun,
 } from './pause.ts';
-import { type PoolQueues, createPoolQueues, enqueueRun } from './queues.ts';
+import { type PoolQueues, bullPrefix, createPoolQueues, enqueueRun } from './queues.ts';
 import { createRun, getRun, listOutbox } from './runs.ts';
 import { tenantRunningCount } from './tenants.ts';
 import { finishRun, startRun, transitionRun } from './transitions.ts';
@@ -183,5 +185,36 @@ describe('pause and resume in the store', () => {
     const cancelled = await getRun(store.ctx, id);
     expect(cancelled?.state).toBe('cancelled');
     expect(cancelled?.pause).toBeUndefined();
+  });
+
+  it('requeues over a finished job, and waits while a worker still holds the old one', async () => {
+    const queue = queues.get('default');
+    const run = { id: 'run_requeue', priority: 50 };
+    await enqueueRun(queue, run);
+    expect(await requeueRun(queue, run)).toBe('present');
+    let finish = () => {};
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    let taken = () => {};
+    const active = new Promise<void>((resolve) => (taken = resolve));
+    const worker = new Worker(
+      queue.name,
+      async () => {
+        taken();
+        await held;
+      },
+      { connection: store.connection(), prefix: bullPrefix(store.prefix) },
+    );
+    try {
+      await active;
+      expect(await requeueRun(queue, run)).toBe('busy');
+      await worker.pause(true); // no new job for it once this one is done
+      finish();
+      await eventually(async () => (await queue.getJobState(run.id)) === 'completed');
+      expect(await requeueRun(queue, run)).toBe('added');
+      expect(await queue.getJobState(run.id)).toBe('prioritized');
+    } finally {
+      finish();
+      await worker.close();
+    }
   });
 });

@@ -93,7 +93,7 @@ describe('GET /v1/runs', () => {
     const rest = (await get(`/v1/runs?limit=2&cursor=${page.nextCursor}`)).json();
     expect(rest.runs).toHaveLength(1);
     expect(rest.nextCursor).toBeNull();
-    const bad = await get('/v1/runs?state=paused&limit=0');
+    const bad = await get('/v1/runs?state=sleeping&limit=0');
     expect(bad.statusCode).toBe(400);
     expect(
       bad
