@@ -6,6 +6,8 @@ export * from './run-spec/kind.ts';
 export * from './run-state.ts';
 export * from './step-record.ts';
 export * from './eval-results.ts';
+export * from './rollouts.ts';
+export * from './ledger-config.ts';
 export * from './eval-items.ts';
 export * from './rollouts.ts';
 export * from './rollout-api.ts';

@@ -2,6 +2,7 @@
 // Runs refer to these by name; URLs and secrets live only here (secrets as env-var names).
 import { Type, type Static } from '@sinclair/typebox';
 import { CheckpointRetention } from './checkpoints.ts';
+import { LedgerConfig } from './ledger-config.ts';
 import { SpecLimitsConfig } from './spec-limits.ts';
 import { CATALOG_NAME_PATTERN, RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
@@ -501,6 +502,7 @@ export const OperatorConfig = Type.Object(
     tokens: Type.Array(TokenConfig, { minItems: 1 }),
     limits: SpecLimitsConfig,
     guardrails: GuardrailDefaultsConfig,
+    ledger: LedgerConfig,
     rateLimit: Type.Object(
       {
         max: Type.Integer({ minimum: 1, default: 600 }),

@@ -12,6 +12,7 @@ import type {
 import type {
   GuardrailFiring,
   GuardrailPolicy,
+  LedgerConfig,
   PauseSource,
   RunKind,
   RunSpec,
@@ -72,6 +73,9 @@ export interface RunResources {
   /** Context window of the policy model in tokens; rollouts never grow past it. Default: the
    * data catalogue's (256 for the built-in tasks), else unbounded (the engine reports overflow). */
   maxContextTokens?: number;
+  /** Rollout-ledger caps (operator config `ledger`); absent: no ledger is written (contexts
+   * without an artifact directory). */
+  ledger?: LedgerConfig;
 }
 
 /** Each kind's spec: the member of the RunSpec union whose `kind` it is. */
@@ -100,7 +104,7 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
     step: number,
     metrics: Record<string, number | null>,
     generation?: number,
-  ): Promise<void>;
+  ): Promise<CommitOutcome>;
   /** Records a checkpoint (the resume pointer and its catalogue entry) after the trainer saved
    * state at `path` and, where the executor exported them, sampler weights at `samplerPath`. */
   recordCheckpoint(step: number, path: string, samplerPath?: string): Promise<void>;
@@ -160,6 +164,11 @@ export interface RetiredCheckpoint {
   path: string;
   samplerPath?: string;
 }
+
+/** What a commit did: `committed` by this attempt; `duplicate`: the run already held the step
+ * (an earlier attempt committed it); `refused`: the run is lost to this attempt or Redis lost
+ * earlier steps (the run stops at the boundary). */
+export type CommitOutcome = 'committed' | 'duplicate' | 'refused';
 
 export interface ExecutorResult {
   /** Outcome-level numbers (final loss, accuracy…) stored on the run record. */

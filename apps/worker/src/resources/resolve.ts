@@ -217,6 +217,7 @@ export class ResourceResolver {
       ...(search && { search }),
       ...(data && { data }),
       ...(judge && { judge }),
+      ledger: this.deps.config.operatorConfig.ledger,
     };
   }
 

@@ -236,18 +236,20 @@ export function createExecutorContext(
           break;
         case 'gap':
           await dataLost(`step ${step - 1} (it holds steps up to ${result.lastStep ?? 'none'})`);
-          return;
+          return 'refused';
         case 'not-running':
           active.stop({ kind: 'lost', reason: `run is ${result.state}, no longer running here` });
-          break;
+          await checkBoundary(deps, active);
+          return 'refused';
         case 'fenced':
           logger.warn({ step, owner: result.attempt }, 'step write fenced: run lost');
           await lost(`step ${step}`, result.state, result.attempt);
-          return;
+          return 'refused';
         case 'missing':
           throw new Error(`run ${runId} no longer exists`);
       }
       await checkBoundary(deps, active);
+      return result.status;
     },
     retireCheckpoints: () => retireCheckpoints(store, runId, retentionOf(input.spec), fence),
     async notice(notice) {

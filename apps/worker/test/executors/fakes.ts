@@ -166,6 +166,8 @@ export function memoryContext<K extends RunKind>(
     /** Steps an earlier attempt committed (a retried run). */
     committed?: ReadonlyMap<number, Record<string, number | null>>;
     onCommit?: (step: number, ctx: MemoryContext<K>) => void;
+    /** Where the run writes artifacts (the rollout ledger); default: nowhere writable. */
+    artifactDir?: string;
   } = {},
 ): MemoryContext<K> {
   const steps = new Map<number, Record<string, number | null>>(options.committed ?? []);
@@ -185,7 +187,7 @@ export function memoryContext<K extends RunKind>(
           .sort(([a], [b]) => a - b)
           .map(([step, metrics]) => ({ step, metrics, at: new Date(0).toISOString() })),
       ),
-    artifactDir: '/nonexistent',
+    artifactDir: options.artifactDir ?? '/nonexistent',
     stopSignal: controller.signal,
     steps,
     commitOrder,
@@ -199,9 +201,10 @@ export function memoryContext<K extends RunKind>(
     },
     commitStep(step, metrics) {
       commitOrder.push(step);
-      if (!steps.has(step)) steps.set(step, { ...metrics });
+      const fresh = !steps.has(step);
+      if (fresh) steps.set(step, { ...metrics });
       options.onCommit?.(step, ctx);
-      return Promise.resolve();
+      return Promise.resolve(fresh ? 'committed' : 'duplicate');
     },
     recordCheckpoint(step, path) {
       checkpoints.push({ step, path });

@@ -148,6 +148,18 @@ export const ReferenceSection = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/** What the rollout ledger records of each step (docs/architecture.md "The rollout ledger"). */
+export const LedgerSection = Type.Object(
+  {
+    tokens: Type.Boolean({
+      default: false,
+      description:
+        'Also record token ids and the sampler’s and trainer’s per-token logprobs (about 10 bytes a token compressed).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const GrpoSpec = Type.Object(
   {
     kind: Type.Literal('grpo'),
@@ -166,6 +178,7 @@ export const GrpoSpec = Type.Object(
     importanceSampling: ImportanceSamplingSection,
     advantage: AdvantageSection,
     reference: ReferenceSection,
+    ledger: LedgerSection,
   },
   { additionalProperties: false },
 );

@@ -13,7 +13,7 @@ import type { TrainerModel } from '@anneal/engines';
 import { toStepRecord } from '@anneal/telemetry';
 import { NonFiniteStepError } from '../../errors.ts';
 import { METRIC, phaseKey, type StepRecordMetrics } from '../metrics.ts';
-import type { ExecutorContext, RestorePoint } from '../types.ts';
+import type { CommitOutcome, ExecutorContext, RestorePoint } from '../types.ts';
 import { type Epoch, FIRST_EPOCH } from './guardrails/epoch.ts';
 import { StepGuard } from './guardrails/step-guard.ts';
 import type { StepVerdict } from './guardrails/monitor.ts';
@@ -36,6 +36,11 @@ export interface LoopOptions {
   /** Puts the trainer (and whatever serves its weights) back at `point` for `epoch`; returns
    * the model training goes on with. Absent: a rollback rule stops the run instead. */
   restore?(point: RestorePoint, epoch: Epoch): Promise<TrainerModel>;
+  /** Awaited right before each commit: what must be on disk once the step is (the rollout
+   * ledger's copy of the step). */
+  beforeCommit?(step: number): Promise<void>;
+  /** Right after each commit, with what it did (before the checkpoint pointer is recorded). */
+  afterCommit?(step: number, outcome: CommitOutcome, generation: number): Promise<void>;
 }
 
 export interface LoopResult {
@@ -108,6 +113,11 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
   const { ctx, totalSteps, checkpointInterval } = options;
   const guard = await StepGuard.open(ctx, options.doneSteps);
   let model = options.model;
+  const commit = async (step: number, metrics: StepRecordMetrics, generation: number) => {
+    await options.beforeCommit?.(step);
+    const outcome = await ctx.commitStep(step, toStepRecord(metrics), generation);
+    await options.afterCommit?.(step, outcome, generation);
+  };
   let checkpointPath = ctx.resumeFrom?.path ?? null;
   let checkpointStep = options.doneSteps;
   let lastStep = options.doneSteps;
@@ -144,7 +154,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
       const saved = await saveCheckpoint(model, checkpointName(ctx.runId, step, epoch.generation));
       metrics[phaseKey('checkpoint')] = (performance.now() - saveStart) / 1000;
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await ctx.commitStep(step, toStepRecord(metrics), epoch.generation);
+      await commit(step, metrics, epoch.generation);
       await ctx.recordCheckpoint(step, saved.path, saved.samplerPath);
       // the safe checkpoint first: retention never retires it
       if (guard && verdict) await guard.afterCommit(step, verdict, saved.path);
@@ -154,7 +164,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
       savedPath = saved.path;
     } else {
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await ctx.commitStep(step, toStepRecord(metrics), epoch.generation);
+      await commit(step, metrics, epoch.generation);
     }
     if (guard && verdict && savedPath === undefined) {
       await guard.afterCommit(step, verdict, undefined);

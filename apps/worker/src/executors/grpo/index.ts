@@ -6,7 +6,7 @@
 // rollback restores the trainer and the served policy (restore.ts) and starts a new pipeline.
 import { runTrainingLoop } from '../common/training-loop.ts';
 import { METRIC, rewardKey } from '../metrics.ts';
-import type { ExecutorContext, ExecutorResult } from '../types.ts';
+import type { CommitOutcome, ExecutorContext, ExecutorResult } from '../types.ts';
 import { prepareBatch, type PreparedBatch } from './batch.ts';
 import { BatchPipeline } from './pipeline.ts';
 import { restoreGrpo } from './restore.ts';
@@ -38,7 +38,12 @@ export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorRes
       pipeline = newPipeline();
       return model;
     },
-  }).finally(() => pipeline.drain());
+    ...(state.ledger && {
+      beforeCommit: (step: number) => state.ledger!.beforeCommit(step),
+      afterCommit: (step: number, outcome: CommitOutcome, generation: number) =>
+        state.ledger!.afterCommit(step, outcome, generation),
+    }),
+  }).finally(() => Promise.all([pipeline.drain(), state.ledger?.close()]));
   const cache = state.references.stats();
   return {
     summary: {

@@ -23,6 +23,7 @@ import {
 import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
 import { BusyMeter } from './busy-meter.ts';
+import { RolloutLedger } from './ledger.ts';
 import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from '../common/weight-sync.ts';
@@ -44,6 +45,8 @@ export interface GrpoState {
   samplerBusy: BusyMeter;
   /** The guardrail generation the batches are drawn in (common/guardrails/epoch.ts). */
   epoch: Epoch;
+  /** The run's rollout ledger; null when the runtime gives none. */
+  ledger: RolloutLedger | null;
 }
 
 /** Policy and reference serving names, unique per run. */
@@ -181,5 +184,6 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     ),
     samplerBusy: new BusyMeter(),
     epoch,
+    ledger: await RolloutLedger.open(ctx),
   };
 }

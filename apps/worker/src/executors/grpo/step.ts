@@ -54,6 +54,7 @@ export async function grpoStep(
       reduction: resources.trainer.capabilities.reduction,
       adam: adamParams(spec, state.epoch.learningRateScale),
       lags: rollouts.map(() => lag),
+      keepTrainerLogprobs: state.ledger !== null && spec.ledger.tokens,
       ...(probe && {
         atTrainedWeights: async () => {
           probed = await probeMismatch(scorer, await probe, step);
@@ -67,9 +68,19 @@ export async function grpoStep(
     step,
     state.epoch.generation,
   );
-  const synced = await timer.time('weight_sync', () =>
+  const syncing = timer.time('weight_sync', () =>
     syncWeights(model, resources.inference, samplerExportName(ctx.runId, step), name),
   );
+  // Written while the weights sync; the loop awaits it before the commit (ledger.ts).
+  state.ledger?.write({
+    step,
+    generation: state.epoch.generation,
+    batch,
+    format: state.format,
+    ratios: train.rolloutRatios,
+    trainerLogprobs: train.trainerLogprobs,
+  });
+  const synced = await syncing;
   await versions.adopt({ version: step, name, path: synced.path, policyExport: true });
   const rewards = rewardMetrics({
     components: batch.prompts.map(componentOf),

@@ -27,7 +27,7 @@ import {
   type IsOptions,
 } from './advantages.ts';
 import { assertFiniteTokens } from './finite-inputs.ts';
-import { statsByLag, type StatsByLag } from './lag-stats.ts';
+import { statsByLag, type RolloutRatioStats, type StatsByLag } from './lag-stats.ts';
 
 export interface TrainInputs {
   /** The step number, named by errors. */
@@ -44,6 +44,8 @@ export interface TrainInputs {
   /** Runs after forward_backward and before optim_step, while the trainer still holds the
    * weights the step trains (the mismatch probe, mismatch-probe.ts). */
   atTrainedWeights?: () => Promise<void>;
+  /** Keep a copy of the trainer's logprobs of the generated tokens (the ledger's `tokens`). */
+  keepTrainerLogprobs?: boolean;
 }
 
 /** @anneal/rl's step math (k1 = mean(d), k3 = mean(exp(−d) − 1 + d), d = logp_infer −
@@ -56,6 +58,11 @@ export interface TrainOutcome
   gradNorm: number | null;
   /** Ratio mean and k3 over the fresh and the lagged rollouts (docs/recipe.md "Pipelined GRPO"). */
   byLag: StatsByLag;
+  /** Each rollout's own IS ratios (the rollout ledger); null for one with no generated tokens. */
+  rolloutRatios: (RolloutRatioStats | null)[];
+  /** With keepTrainerLogprobs: the trainer's logprobs of every generated token, rollout i at
+   * [offsets[i], offsets[i+1]) (copies: the step buffers are the kernel's). */
+  trainerLogprobs: { values: Float32Array; offsets: Int32Array } | null;
 }
 
 /** Datums with the sampler's logprobs and per-token advantages on generated positions only, and
@@ -135,7 +142,11 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
   );
   gatherTrainLogprobs(layout, result.logprobs);
   assertFiniteTokens(layout.logpTrain, layout, 'trainer logprobs', inputs.step, 'loss');
-  const byLag = statsByLag(layout, inputs.lags ?? inputs.rollouts.map(() => 0));
+  const rolloutRatios: (RolloutRatioStats | null)[] = [];
+  const byLag = statsByLag(layout, inputs.lags ?? inputs.rollouts.map(() => 0), rolloutRatios);
+  const trainerLogprobs = inputs.keepTrainerLogprobs
+    ? { values: layout.logpTrain.slice(), offsets: layout.offsets.slice() }
+    : null;
   const math = stepTokenMath(layout);
   await inputs.atTrainedWeights?.();
   const optim = await model.optimStep(inputs.adam);
@@ -150,5 +161,7 @@ export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promi
     maskedFraction: weighted?.maskedFraction ?? null,
     truncatedFraction: weighted?.truncatedFraction ?? null,
     byLag,
+    rolloutRatios,
+    trainerLogprobs,
   };
 }
