@@ -35,11 +35,11 @@ import { sampleGroups } from './ledger.ts';
 
 const TINY = { vocabSize: 264, blockSize: 256, nLayer: 1, nHead: 2, nEmbd: 32 };
 const RUN = (n: number) => `run_01JLEDGER000000000000000${String(n).padStart(2, '0')}`;
-const CAPS = {
-  ...Value.Default(LedgerConfig, {}),
+const CAPS: LedgerConfig = {
+  ...(Value.Default(LedgerConfig, {}) as LedgerConfig),
   keepAllSteps: 2,
   sampleGroups: 1,
-} as LedgerConfig;
+};
 
 function grpoSpec(steps: number, tokens: boolean) {
   const parsed = validateRunSpec({
