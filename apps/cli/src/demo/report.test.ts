@@ -86,6 +86,7 @@ describe('buildReport', () => {
         after: { accuracy: 0.55, meanToolCalls: 0.8, meanToolCallsToolFree: 0.05 },
         examples: 300,
       },
+      guardrails: { fired: false, rollbacks: 0, firings: [] },
       runs,
     });
   });
@@ -202,5 +203,57 @@ describe('buildReport', () => {
       false,
     );
     expect(kl(r, [...steps, step(4, { 'reward/all': 1 })]).met).toBe(false);
+  });
+});
+
+describe('guardrails in the report', () => {
+  const rule = {
+    name: 'nonfinite-loss',
+    metric: 'loss',
+    when: 'nonFinite' as const,
+    forSteps: 1,
+    action: 'rollback' as const,
+    origin: 'operator' as const,
+  };
+  const records = {
+    wallSeconds: 1,
+    runs,
+    sft: [],
+    rm: [],
+    grpo: [],
+    eval: [],
+  };
+
+  it('says none fired when the runs record no firing', () => {
+    const report = buildReport({
+      ...records,
+      guardrails: {
+        sft: { rollbacks: 0, learningRateScale: 1, firings: [] },
+        grpo: undefined,
+      },
+    });
+    expect(report.guardrails).toEqual({ fired: false, rollbacks: 0, firings: [] });
+  });
+
+  it('lists each firing with its run, step, rule and action, and counts the rollbacks', () => {
+    const firing = {
+      step: 8,
+      rule,
+      values: [{ step: 8, value: 'NaN' as const }],
+      action: 'rollback' as const,
+      reason: 'r',
+      at,
+      restored: { step: 6, path: 'p' },
+      rollback: 1,
+    };
+    const report = buildReport({
+      ...records,
+      guardrails: { grpo: { rollbacks: 1, learningRateScale: 1, firings: [firing] } },
+    });
+    expect(report.guardrails).toEqual({
+      fired: true,
+      rollbacks: 1,
+      firings: [{ run: 'grpo', step: 8, rule: 'nonfinite-loss', action: 'rollback' }],
+    });
   });
 });

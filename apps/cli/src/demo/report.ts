@@ -1,7 +1,7 @@
 // `.anneal/demo/report.json`: every number comes from the runs' stored step records
 // (GET /v1/runs/{id}/metrics); nothing is computed from the terminal output or estimated.
 // Metric names: apps/worker/src/executors/metrics.ts.
-import type { StepRecord } from '@anneal/protocol';
+import type { GuardrailAction, GuardrailState, StepRecord } from '@anneal/protocol';
 import { STEP_METRICS, recordKey } from '@anneal/telemetry';
 
 export interface EvalNumbers {
@@ -39,7 +39,19 @@ export interface DemoReport {
     /** The results chart (GET /v1/runs/{id}/results/curve.svg), saved beside the report. */
     chart?: string;
   };
+  /** The demo's training runs run with the default guardrails on (docs/guardrails.md "Defaults"). */
+  guardrails: GuardrailSummary;
   runs: { sft: string; rm: string; grpo: string; eval: string };
+}
+
+type TrainingPhase = 'sft' | 'rm' | 'grpo';
+
+export interface GuardrailSummary {
+  /** Whether any guardrail rule fired on the SFT, RM or GRPO run. */
+  fired: boolean;
+  /** Rollbacks over the three runs. */
+  rollbacks: number;
+  firings: { run: TrainingPhase; step: number; rule: string; action: GuardrailAction }[];
 }
 
 export interface DemoRecords {
@@ -55,6 +67,8 @@ export interface DemoRecords {
   maxPolicyLag?: number;
   /** The budget the before/after numbers are read at (default: the largest evaluated). */
   evalBudget?: number;
+  /** GET /v1/runs/{id} `guardrails` of the training runs (absent: nothing recorded). */
+  guardrails?: Partial<Record<TrainingPhase, GuardrailState | undefined>>;
 }
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -120,6 +134,20 @@ function evalCurve(records: readonly StepRecord[]): DemoReport['eval']['curve'] 
   return budgets.map((budget) => ({ budget, before: at(0, budget), after: at(1, budget) }));
 }
 
+export function guardrailSummary(states: DemoRecords['guardrails'] = {}): GuardrailSummary {
+  const phases: TrainingPhase[] = ['sft', 'rm', 'grpo'];
+  const firings = phases.flatMap((run) =>
+    (states[run]?.firings ?? []).map((f) => ({
+      run,
+      step: f.step,
+      rule: f.rule.name,
+      action: f.action,
+    })),
+  );
+  const rollbacks = phases.reduce((sum, run) => sum + (states[run]?.rollbacks ?? 0), 0);
+  return { fired: firings.length > 0, rollbacks, firings };
+}
+
 export function buildReport(records: DemoRecords): DemoReport {
   const rewards = series(records.grpo, 'reward/all');
   const kls = series(records.grpo, 'train_inference_kl');
@@ -148,6 +176,7 @@ export function buildReport(records: DemoRecords): DemoReport {
       examples: finite(examples) ? examples : null,
       ...(curve && { curve }),
     },
+    guardrails: guardrailSummary(records.guardrails),
     runs: records.runs,
   };
 }

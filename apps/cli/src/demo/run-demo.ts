@@ -188,6 +188,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       eval: evalSteps!,
       maxPolicyLag: sizes.grpo.maxPolicyLag,
       evalBudget: sizes.eval.maxToolCalls,
+      guardrails: { sft: sft.guardrails, rm: rm.guardrails, grpo: grpo.guardrails },
     });
     await mkdir(path.dirname(options.reportPath), { recursive: true });
     const chartPath = path.join(path.dirname(options.reportPath), 'eval-curve.svg');

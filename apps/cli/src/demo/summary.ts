@@ -11,6 +11,14 @@ function evalRow(label: string, e: EvalNumbers): string {
   return `    ${label.padEnd(14)} ${num(e.accuracy).padStart(8)} ${num(e.meanToolCalls).padStart(11)} ${num(e.meanToolCallsToolFree).padStart(22)}`;
 }
 
+/** Whether the default guardrails fired on the training runs, and what they did. */
+function guardrailLine(r: DemoReport): string {
+  const g = r.guardrails;
+  if (!g.fired) return '  guardrails     default rules on (docs/guardrails.md); none fired';
+  const list = g.firings.map((f) => `${f.run} step ${f.step} ${f.rule} -> ${f.action}`);
+  return `  guardrails     ${g.firings.length} fired (${g.rollbacks} rollback(s)): ${list.join(', ')}`;
+}
+
 export function summaryLines(input: {
   report: DemoReport;
   targets: readonly TargetCheck[];
@@ -47,6 +55,7 @@ export function summaryLines(input: {
           `    chart: ${path.join(path.dirname(report), r.eval.chart)} (accuracy vs budget, vs cost)`,
         ]
       : []),
+    guardrailLine(r),
     '  targets',
     ...targets.map((t) => `    ${t.met ? '[met]    ' : '[not met]'} ${t.name}: ${t.detail}`),
     '',
