@@ -5,8 +5,10 @@
 // ×0.5) fires at step 8: the run goes back to the checkpoint of step 6 (the last one at which no
 // rule held), re-runs steps 7-10 on fresh batches at half the rate and succeeds. Steps 7 and 8
 // of the first generation are kept as rolled back; every step is committed once per generation.
+// Then notify and pause on a plain SFT run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, getTransitions, readEvents, readRolledBackSteps, readSteps } from '@anneal/store';
+import { defaultEmbeddedEngines } from '../src/resources/embedded.ts';
 import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
 import type { WorkerConfig } from '../src/config.ts';
 import { GUARDED_GRPO, KL_FAULT, LEARNING_RATE, klFaultEngines } from './fixtures/kl-fault.ts';
@@ -92,5 +94,52 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
       ...[7, 8, 9, 10].map((s) => `${s}/1`),
     ]);
     expect(events.filter((e) => e.type === 'guardrail:fired')).toHaveLength(1);
+  }, 180_000);
+});
+
+describe('guardrail notify and pause (sft, embedded engines)', () => {
+  it('notify records the firing and goes on; pause checkpoints and pauses the run at the step', async () => {
+    const dirs = embeddedTrainerDirs(env as unknown as WorkerConfig);
+    const engines = defaultEmbeddedEngines({ trainerDirs: dirs });
+    await env.startWorker({}, { executors: undefined, factories: { embedded: engines } });
+    // the SFT loss is positive at every step: `loss-above` holds from step 1
+    const runId = await env.submit(
+      [
+        'kind: sft',
+        'steps: 8',
+        'batchSize: 2',
+        'checkpointInterval: 4',
+        'guardrails:',
+        '  rules:',
+        '    - { metric: loss, when: above, value: 0, action: notify }',
+        '    - { name: hold, metric: loss, when: above, value: 0, forSteps: 3, action: pause }',
+      ].join('\n'),
+    );
+    const run = await eventually(
+      async () => {
+        const r = await getRun(env.store, runId);
+        return r?.state === 'paused' || r?.state === 'failed' || r?.state === 'succeeded'
+          ? r
+          : null;
+      },
+      120_000,
+      'the run paused',
+    );
+    expect(run.state).toBe('paused');
+    // steps 1-3 committed, the run checkpointed at 3 (not a checkpoint step) and paused there
+    expect((await readSteps(env.store, runId)).map((s) => s.step)).toEqual([1, 2, 3]);
+    expect(run.checkpoint?.step).toBe(3);
+    const firings = run.guardrails!.firings.map((f) => `${f.step}:${f.rule.name}:${f.action}`);
+    expect(firings).toEqual([
+      '1:loss-above:notify',
+      '2:loss-above:notify',
+      '3:loss-above:notify',
+      '3:hold:pause',
+    ]);
+    const paused = (await getTransitions(env.store, runId)).at(-1);
+    expect(paused).toMatchObject({ to: 'paused', by: 'guardrail' });
+    expect(paused?.reason).toMatch(/guardrail 'hold' \(loss > 0 for 3 steps\) fired at step 3/);
+    // nothing was ever a clean checkpoint: a rule held at every step
+    expect(run.guardrails!.safeCheckpoint).toBeUndefined();
   }, 180_000);
 });
