@@ -53,6 +53,10 @@ describe('anneal submit / runs', () => {
     const run = JSON.parse(got.stdout);
     expect(run).toMatchObject({ id, state: 'cancelled', tenant: 'default' });
     expect(run.transitions.at(-1)).toMatchObject({ to: 'cancelled', reason: 'cli test' });
+    // Never started: nothing metered (local mode has no prices).
+    expect(got.stderr).toBe(
+      'usage: 0 prompt · 0 completion · 0 trained tokens · 0 tool calls · 0s slot = $0.00\n',
+    );
   });
 
   it('prints validation errors with JSON pointers and exits 1', async () => {

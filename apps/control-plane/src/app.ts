@@ -37,6 +37,7 @@ import { rolloutRoutes } from './routes/rollouts.ts';
 import { resultRoutes } from './routes/results.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { EventHub } from './services/event-hub.ts';
 import { FileCache } from './services/file-cache.ts';
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(itemRoutes, { ctx });
   await app.register(checkpointRoutes, { ctx });
   await app.register(rolloutRoutes, { ctx });
+  await app.register(usageRoutes, { ctx });
   await app.register(eventRoutes, { ctx });
   await app.register(workerRoutes, { ctx });
 

@@ -72,6 +72,15 @@ const RULES: Record<string, RouteRule> = {
     ok: 200,
     fixture: 'grpo',
   },
+  'POST /v1/runs/estimate': {
+    role: 'submitter',
+    scope: 'none',
+    ok: 200,
+    body: { payload: 'kind: sft\nsteps: 2\n', contentType: 'application/yaml' },
+  },
+  'GET /v1/runs/{id}/usage': { role: 'viewer', scope: 'run', ok: 200 },
+  // Every tenant's usage: an operator view, cluster-wide like the workers.
+  'GET /v1/usage': { role: 'operator', scope: 'cluster', ok: 200 },
   'GET /v1/pools': { role: 'viewer', scope: 'cluster', ok: 200 },
   'GET /v1/workers': { role: 'viewer', scope: 'cluster', ok: 200 },
   'POST /v1/workers/{id}/drain': { role: 'operator', scope: 'cluster', ok: 202 },

@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   ANNEAL_ERR_PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   ANNEAL_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported content type' },
   ANNEAL_ERR_RATE_LIMITED: { status: 429, title: 'Rate limit exceeded' },
+  ANNEAL_ERR_TENANT_BUDGET_EXHAUSTED: {
+    status: 402,
+    title: "Tenant's budget for this period is spent",
+  },
   ANNEAL_ERR_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers too large' },
   ANNEAL_ERR_INTERNAL: { status: 500, title: 'Internal error' },
   ANNEAL_ERR_UNAVAILABLE: { status: 503, title: 'A dependency (Redis) is unavailable' },

@@ -26,3 +26,6 @@ export * from './errors.ts';
 export * from './api.ts';
 export * from './checkpoints.ts';
 export * from './spec-reference.ts';
+export * from './usage.ts';
+export * from './usage-estimate.ts';
+export * from './usage-api.ts';

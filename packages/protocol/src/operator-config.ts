@@ -7,6 +7,7 @@ import { SpecLimitsConfig } from './spec-limits.ts';
 import { CATALOG_NAME_PATTERN, RESOURCE_NAME_PATTERN } from './names.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 import { DEFAULT_MAX_ROLLBACKS, GuardrailRule } from './run-spec/guardrails.ts';
+import { TenantBudget, UsagePrices } from './usage.ts';
 
 const Name = Type.String({ pattern: RESOURCE_NAME_PATTERN });
 const Url = Type.String({ pattern: '^https?://[^\\s]+$', description: 'http(s) URL.' });
@@ -418,6 +419,7 @@ export const TenantConfig = Type.Object(
       default: 4,
       description: 'Runs of this tenant that may be running at once; the rest wait queued.',
     }),
+    budget: Type.Optional(TenantBudget),
   },
   { additionalProperties: false, default: {} },
 );
@@ -503,6 +505,7 @@ export const OperatorConfig = Type.Object(
     limits: SpecLimitsConfig,
     guardrails: GuardrailDefaultsConfig,
     ledger: LedgerConfig,
+    prices: UsagePrices,
     rateLimit: Type.Object(
       {
         max: Type.Integer({ minimum: 1, default: 600 }),

@@ -80,6 +80,10 @@ function buildKeys(prefix: string) {
     tenantRuns: (tenant: string) => `${prefix}:tenant:${tenant}:runs`,
     tenantRunning: (tenant: string) => `${prefix}:tenant:${tenant}:running`,
     tenantLimits: (tenant: string) => `${prefix}:tenant:${tenant}:limits`,
+    /** Hash of a run's metered usage (usage.ts). */
+    runUsage: (id: string) => `${prefix}:run:${id}:usage`,
+    /** Hash of a tenant's usage in one UTC day (`YYYY-MM-DD`) or month (`YYYY-MM`). */
+    tenantUsage: (tenant: string, period: string) => `${prefix}:tenant:${tenant}:usage:${period}`,
     poolWaiting: (pool: string) => `${prefix}:pool:${pool}:waiting`,
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
     outbox: () => `${prefix}:outbox`,

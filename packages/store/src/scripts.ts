@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
 import { FENCE } from './fence-script.ts';
+import { METER_LUA, METER_SLOT } from './usage-scripts.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
 import {
   PROTECT_CHECKPOINT,
@@ -166,12 +167,15 @@ if to == 'running' then return {'ok', state, id, unpack(redis.call('HGETALL', KE
 return {'ok', state, id}
 `;
 
-/** KEYS: run, steps, stepIndex, events. ARGV: step, recordJson, eventJson, maxLen, nowIso, fence,
- * previous. \`previous\` ('' = none): a step the writer committed (or resumed after) before this
+/** KEYS: run, steps, stepIndex, events, then METER_LUA's (usage-scripts.ts). ARGV: step,
+ * recordJson, eventJson, maxLen, nowIso, fence, previous, then METER_LUA's: the step's usage is
+ * metered with its first commit only, and the reply says whether a budget cap is reached.
+ * \`previous\` ('' = none): a step the writer committed (or resumed after) before this
  * one; when the run has no record of it, Redis lost acknowledged steps (a failover promoted a
  * replica that lacked them) and the write is refused as a \`gap\`, naming the highest step left,
  * so the writer resumes from what Redis holds instead of leaving a hole in the history. */
 const APPEND_STEP = `
+${METER_LUA(5, 8)}
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
 ${FENCE(6)}
@@ -186,7 +190,9 @@ local id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', ARG
 local last = tonumber(redis.call('HGET', KEYS[1], 'lastStep') or '-1')
 if tonumber(ARGV[1]) > last then redis.call('HSET', KEYS[1], 'lastStep', ARGV[1]) end
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[5])
-return {'committed', id}
+meter()
+local over = meter_over()
+return {'committed', id, over[1], over[2], over[3]}
 `;
 
 /** A pause asked for while the run runs (its worker pauses it at the next step boundary).
@@ -242,7 +248,8 @@ export const SCRIPTS = {
   annealCreateRun: { numberOfKeys: 9, lua: CREATE_RUN },
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
-  annealAppendStep: { numberOfKeys: 4, lua: APPEND_STEP },
+  annealAppendStep: { numberOfKeys: 8, lua: APPEND_STEP },
+  annealMeterSlot: { numberOfKeys: 5, lua: METER_SLOT },
   annealSetCheckpoint: { numberOfKeys: 4, lua: SET_CHECKPOINT },
   annealUseCheckpoint: { numberOfKeys: 3, lua: USE_CHECKPOINT },
   annealRetireCheckpoint: { numberOfKeys: 3, lua: RETIRE_CHECKPOINT },

@@ -4,9 +4,11 @@ import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+import { type BudgetReached, type UsageReport, budgetReached, meterArgs } from './usage.ts';
 
 export type AppendStepResult =
-  | { status: 'committed'; eventId: string }
+  /** `budget`: the run's or its tenant's cap is reached with this step's usage (usage.ts). */
+  | { status: 'committed'; eventId: string; budget: BudgetReached }
   /** This step number was committed before; nothing changed. */
   | { status: 'duplicate' }
   | { status: 'missing' }
@@ -30,6 +32,8 @@ export interface AppendStepOptions extends WriteOptions {
   previous?: number;
   /** Rollbacks the run had taken when the step ran (guardrails.ts); 0 or absent: none. */
   generation?: number;
+  /** The step's usage and the attempt's slot time, metered with the commit (once per step). */
+  usage?: UsageReport;
 }
 
 /** Commits step `step` once: a repeated step number is ignored, never duplicated. */
@@ -57,11 +61,13 @@ export async function appendStep(
     metrics,
     at,
   };
+  // Without a report the meter keys still name this run (the script always declares them).
+  const meter = meterArgs(ctx, runId, options.usage ?? { tenant: '', at: now });
   const write = async (redis: Redis): Promise<AppendStepResult> => {
-    const [status, extra, state] = await runScript(
+    const [status, extra, state, ...rest] = await runScript(
       redis,
       'annealAppendStep',
-      [k.run(runId), k.steps(runId), k.stepIndex(runId), k.events(runId)],
+      [k.run(runId), k.steps(runId), k.stepIndex(runId), k.events(runId), ...meter.keys],
       [
         step,
         JSON.stringify(record),
@@ -70,9 +76,12 @@ export async function appendStep(
         at,
         options.attempt ?? '',
         options.previous ?? '',
+        ...meter.args,
       ],
     );
-    if (status === 'committed') return { status, eventId: extra ?? '' };
+    if (status === 'committed') {
+      return { status, eventId: extra ?? '', budget: budgetReached([state, ...rest]) };
+    }
     if (status === 'fenced') return { status, attempt: Number(extra), state: state ?? '' };
     if (status === 'not-running') return { status, state: extra ?? '' };
     if (status === 'duplicate') return { status };

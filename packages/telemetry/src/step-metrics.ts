@@ -9,7 +9,7 @@
 // protocol depends on schema libraries only: protocol's WireStepMetrics stays the open wire
 // envelope (any `name -> number | null`, so records from older or newer workers still parse),
 // and the typed record an executor builds is derived here.
-import type { RunKind } from '@anneal/protocol';
+import { STEP_USAGE_KEYS, type RunKind } from '@anneal/protocol';
 import type { MetricType, MetricUnit } from './metric-types.ts';
 import { LABELS, type LabelName } from './labels.ts';
 
@@ -595,6 +595,32 @@ export const STEP_METRICS = {
     kinds: ['eval'],
     help: 'USD per question at the checkpoint’s prices (its own `models[i].prices` over the spec table: prompt, completion tokens, tool calls); null without prices.',
   },
+  // ── usage (docs/usage.md): the step's totals, metered with its commit (the keys are
+  // protocol's, which prices them) ─────────────────────────────────────────────────────
+  usagePromptTokens: {
+    key: STEP_USAGE_KEYS.promptTokens,
+    unit: 'tokens',
+    kinds: ['grpo', 'eval'],
+    help: 'Prompt tokens the step sent to the sampler: every request re-sends its whole context.',
+  },
+  usageCompletionTokens: {
+    key: STEP_USAGE_KEYS.completionTokens,
+    unit: 'tokens',
+    kinds: ['grpo', 'eval'],
+    help: 'Tokens the sampler generated in the step (policy and reference rollouts).',
+  },
+  usageTrainedTokens: {
+    key: STEP_USAGE_KEYS.trainedTokens,
+    unit: 'tokens',
+    kinds: TRAINING,
+    help: 'Tokens the trainer trained on in the step (its `trained_tokens`): the trained tokens billed.',
+  },
+  usageToolCalls: {
+    key: STEP_USAGE_KEYS.toolCalls,
+    unit: 'none',
+    kinds: ['grpo', 'eval'],
+    help: 'Tool calls of the step that reached the search backend (refused ones are not billed).',
+  },
 } as const satisfies StepMetricTable;
 
 // ── derived: record keys ──────────────────────────────────────────────────────────────────
@@ -712,7 +738,9 @@ const keysByKind = new Map<RunKind, ReadonlySet<string>>();
 export function kindRecordKeys(kind: RunKind): ReadonlySet<string> {
   let keys = keysByKind.get(kind);
   if (!keys) {
-    const rows = Object.values(STEP_METRICS as StepMetricTable).filter((r) => r.kinds.includes(kind));
+    const rows = Object.values(STEP_METRICS as StepMetricTable).filter((r) =>
+      r.kinds.includes(kind),
+    );
     keys = new Set(rows.flatMap((r) => recordBindings(r).map((b) => b.key)));
     keysByKind.set(kind, keys);
   }

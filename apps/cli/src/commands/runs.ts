@@ -1,10 +1,11 @@
-// `anneal submit FILE` and `anneal runs ls|get|cancel|pause|resume`: thin REST client commands
+// `anneal submit FILE [--dry-run]` and `anneal runs ls|get|cancel|pause|resume`: thin REST client commands
 // (ANNEAL_URL, ANNEAL_TOKEN).
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { RUN_STATES, type RunResource } from '@anneal/protocol';
+import { RUN_STATES, type RunEstimate, type RunResource, type RunUsage } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
+import { estimateLines, usageLine } from '../ops/usage.ts';
 import { registerResults } from './results.ts';
 import { registerItems } from './items.ts';
 import { registerRollouts } from './rollouts.ts';
@@ -35,35 +36,36 @@ export function register(program: Command): void {
     .description('Submit a run spec (JSON or YAML); prints the run id')
     .argument('<file>', 'run spec file, or - for stdin')
     .option('--idempotency-key <key>', 'same key + same spec returns the same run')
-    .option('--json', 'print the whole run as JSON')
-    .action(
-      async (
-        file: string,
-        options: { idempotencyKey?: string; json?: boolean },
-        command: Command,
-      ) => {
-        let text: string;
-        try {
-          text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-        } catch (error) {
-          return command.error(`error: cannot read '${file}': ${(error as Error).message}`, {
-            exitCode: 2,
-          });
-        }
-        await withClient(async (client) => {
-          const { status, body: run } = await client.request<RunResource>('POST', '/v1/runs', {
-            body: text,
-            contentType: contentTypeOf(file, text),
-            ...(options.idempotencyKey && {
-              headers: { 'idempotency-key': options.idempotencyKey },
-            }),
-          });
-          process.stdout.write(options.json ? `${JSON.stringify(run, null, 2)}\n` : `${run.id}\n`);
-          if (status === 200)
-            process.stderr.write(`anneal: existing run ${run.id} (same Idempotency-Key)\n`);
+    .option('--json', 'print the whole run (or the estimate) as JSON')
+    .option('--dry-run', 'validate and price the spec (cost per step and in total); queue nothing')
+    .option('--prompt-tokens <n>', 'with --dry-run: mean prompt tokens per sampling request')
+    .option('--step-seconds <s>', 'with --dry-run: seconds a step holds its worker slot')
+    .action(async (file: string, options: SubmitFlags, command: Command) => {
+      let text: string;
+      try {
+        text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+      } catch (error) {
+        return command.error(`error: cannot read '${file}': ${(error as Error).message}`, {
+          exitCode: 2,
         });
-      },
-    );
+      }
+      if (options.dryRun) {
+        await withClient((client) => dryRun(client, file, text, options));
+        return;
+      }
+      await withClient(async (client) => {
+        const { status, body: run } = await client.request<RunResource>('POST', '/v1/runs', {
+          body: text,
+          contentType: contentTypeOf(file, text),
+          ...(options.idempotencyKey && {
+            headers: { 'idempotency-key': options.idempotencyKey },
+          }),
+        });
+        process.stdout.write(options.json ? `${JSON.stringify(run, null, 2)}\n` : `${run.id}\n`);
+        if (status === 200)
+          process.stderr.write(`anneal: existing run ${run.id} (same Idempotency-Key)\n`);
+      });
+    });
 
   const runs = program
     .command('runs')
@@ -129,6 +131,12 @@ export function register(program: Command): void {
           `/v1/runs/${encodeURIComponent(id)}`,
         );
         process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+        // On stderr: stdout stays the run's JSON for scripts.
+        const { body: usage } = await client.request<RunUsage>(
+          'GET',
+          `/v1/runs/${encodeURIComponent(id)}/usage`,
+        );
+        process.stderr.write(`${usageLine(usage)}\n`);
       });
     });
 
@@ -194,6 +202,29 @@ export function register(program: Command): void {
         );
       });
     });
+}
+
+interface SubmitFlags {
+  idempotencyKey?: string;
+  json?: boolean;
+  dryRun?: boolean;
+  promptTokens?: string;
+  stepSeconds?: string;
+}
+
+/** `submit --dry-run`: POST /v1/runs/estimate validates the spec as a submission would. */
+async function dryRun(client: ApiClient, file: string, text: string, flags: SubmitFlags) {
+  const query = new URLSearchParams();
+  if (flags.promptTokens !== undefined) query.set('promptTokens', flags.promptTokens);
+  if (flags.stepSeconds !== undefined) query.set('stepSeconds', flags.stepSeconds);
+  const { body } = await client.request<RunEstimate>(
+    'POST',
+    `/v1/runs/estimate${query.size > 0 ? `?${query}` : ''}`,
+    { body: text, contentType: contentTypeOf(file, text) },
+  );
+  process.stdout.write(
+    flags.json ? `${JSON.stringify(body, null, 2)}\n` : `${estimateLines(body).join('\n')}\n`,
+  );
 }
 
 async function readStdin(): Promise<string> {

@@ -1,11 +1,12 @@
 // `anneal runs watch ID`: follows GET /v1/runs/{id}/events (SSE) — a per-step table and, on a
 // terminal, a live progress bar — reconnecting with Last-Event-ID after a dropped connection.
-// Exits when the run reaches a terminal state: 0 if it succeeded, 1 if it failed or was
-// cancelled (or the watch itself failed).
+// Exits when the run reaches a terminal state (after its usage line): 0 if it succeeded, 1 if
+// it failed or was cancelled (or the watch itself failed).
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { RunEvent, RunResource } from '@anneal/protocol';
+import type { RunEvent, RunResource, RunUsage } from '@anneal/protocol';
 import { withApi } from '../ops/output.ts';
+import { usageLine } from '../ops/usage.ts';
 import { WatchRenderer } from '../watch/render.ts';
 import { followEvents } from '../watch/stream.ts';
 
@@ -108,7 +109,14 @@ export function registerWatch(runs: Command): void {
           },
         });
         if (!final) throw new Error('the event stream ended without a terminal state');
-        if (!flags.json) renderer.finish(`run ${run.id} ${final.to} (${final.reason})`);
+        if (!flags.json) {
+          renderer.finish(`run ${run.id} ${final.to} (${final.reason})`);
+          const { body: usage } = await client.request<RunUsage>(
+            'GET',
+            `/v1/runs/${encodeURIComponent(run.id)}/usage`,
+          );
+          process.stdout.write(`${usageLine(usage)}\n`);
+        }
         process.exitCode = final.to === 'succeeded' ? 0 : 1;
       });
     });

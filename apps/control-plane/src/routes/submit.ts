@@ -1,16 +1,62 @@
 // POST /v1/runs. Its own plugin so its body parsers keep the raw text: the spec is parsed
 // (JSON or YAML) by the protocol, which reports JSON pointers and source lines.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
-import { RunResource, RunSpec } from '@anneal/protocol';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  RunEstimateSchema,
+  RunResource,
+  RunSpec,
+  estimateRun,
+  formatIssues,
+  schemaIssues,
+} from '@anneal/protocol';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { submitRun } from '../services/submit.ts';
+import { submitRun, validateSubmission } from '../services/submit.ts';
 import { problemResponses } from './schemas.ts';
 
 const SPEC_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'];
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The body parsers above hand over the raw text (the schema type is for documentation). */
+function specText(body: unknown): string {
+  if (typeof body !== 'string' || body.trim() === '') {
+    throw new AnnealError('ANNEAL_ERR_RUN_SPEC_INVALID', 'the request body is empty', [
+      { path: '', message: 'expected a run spec' },
+    ]);
+  }
+  return body;
+}
+
+const EstimateQuery = Type.Object(
+  {
+    promptTokens: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_048_576,
+        description:
+          'Mean prompt tokens per sampling request; absent: prompt tokens not estimated.',
+      }),
+    ),
+    stepSeconds: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1e7,
+        description: 'Seconds a step holds its worker slot; absent: slot time not estimated.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+function estimateQuery(query: unknown): Static<typeof EstimateQuery> {
+  const value = Value.Convert(EstimateQuery, query);
+  if (Value.Check(EstimateQuery, value)) return value;
+  const issues = schemaIssues(EstimateQuery, value).map((i) => ({ ...i, path: `/query${i.path}` }));
+  throw new AnnealError('ANNEAL_ERR_VALIDATION', formatIssues(issues), issues);
+}
 
 export const submitRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
   app,
@@ -56,22 +102,41 @@ export const submitRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
           ],
         );
       }
-      // The body parsers above hand over the raw text (the schema type is for documentation).
-      const body: unknown = request.body;
-      if (typeof body !== 'string' || body.trim() === '') {
-        throw new AnnealError('ANNEAL_ERR_RUN_SPEC_INVALID', 'the request body is empty', [
-          { path: '', message: 'expected a run spec' },
-        ]);
-      }
       const result = await submitRun(ctx, {
         tenant,
-        body,
+        body: specText(request.body),
         ...(key !== undefined && { idempotencyKey: key }),
       });
       return reply
         .code(result.created ? 201 : 200)
         .header('location', `/v1/runs/${result.run.id}`)
         .send(result.run);
+    },
+  );
+  app.post(
+    '/v1/runs/estimate',
+    {
+      config: { role: 'submitter' },
+      // The body is the spec's text, validated by the protocol; the query is checked below.
+      validatorCompiler: () => () => true,
+      schema: {
+        summary:
+          'Validate a run spec like POST /v1/runs and price it (a ceiling per step and in total) without queuing it',
+        consumes: SPEC_TYPES,
+        querystring: EstimateQuery,
+        body: RunSpec,
+        response: { 200: RunEstimateSchema, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      const { resolved } = await validateSubmission(ctx, tenant, specText(request.body));
+      const { promptTokens, stepSeconds } = estimateQuery(request.query);
+      const estimate = estimateRun(resolved, ctx.operator.prices, {
+        ...(promptTokens !== undefined && { promptTokens }),
+        ...(stepSeconds !== undefined && { stepSeconds }),
+      });
+      return { ...estimate, prices: ctx.operator.prices };
     },
   );
 };

@@ -1,10 +1,12 @@
-// Start-up: write tenant limits to Redis (workers enforce them at start). Jobs a crash kept from
+// Start-up: write tenant limits and budget caps to Redis (workers enforce them at start and at
+// every step commit). Jobs a crash kept from
 // BullMQ are re-sent by the enqueue relay's first sweep (services/outbox.ts).
 import type { OperatorConfig } from '@anneal/protocol';
-import { type StoreContext, setTenantLimits } from '@anneal/store';
+import { type StoreContext, setTenantBudget, setTenantLimits } from '@anneal/store';
 
 export async function reconcile(store: StoreContext, operator: OperatorConfig): Promise<void> {
   for (const [tenant, settings] of Object.entries(operator.tenants)) {
     await setTenantLimits(store, tenant, { maxConcurrentRuns: settings.maxConcurrentRuns });
+    await setTenantBudget(store, tenant, settings.budget ?? null);
   }
 }

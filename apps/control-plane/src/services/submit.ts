@@ -24,6 +24,7 @@ import { checkGuardrailMetrics } from './guardrail-metric.ts';
 import { checkRetentionMetric } from './retention-metric.ts';
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
+import { checkTenantBudget } from './usage.ts';
 
 export interface SubmitRequest {
   tenant: string;
@@ -148,8 +149,10 @@ async function useCheckpoints(
   }
 }
 
-export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
-  const parsed = parseRunSpec(request.body);
+/** Everything a submission is checked for before anything is written: the spec as submitted
+ * and resolved, and the checkpoints it starts from (POST /v1/runs/estimate stops here). */
+export async function validateSubmission(ctx: AppContext, tenant: string, body: string) {
+  const parsed = parseRunSpec(body);
   if (!parsed.ok) throw specError(parsed.errors);
   const resolved = resolveRunSpec(parsed.value, ctx.operator, ctx.datasetFacts);
   if (!resolved.ok) throw resolveError(resolved.errors as ResolveIssue[]);
@@ -160,7 +163,17 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   checkRetentionMetric(parsed.value, resolved.value);
   checkGuardrailMetrics(resolved.value);
   const refs = checkpointRefs(resolved.value);
-  const parent = await checkCheckpointRefs(ctx, request.tenant, refs);
+  const parent = await checkCheckpointRefs(ctx, tenant, refs);
+  return { submitted: parsed.value, resolved: resolved.value, refs, parent };
+}
+
+export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
+  const { submitted, resolved, refs, parent } = await validateSubmission(
+    ctx,
+    request.tenant,
+    request.body,
+  );
+  await checkTenantBudget(ctx, request.tenant);
   const id = newRunId();
   await useCheckpoints(ctx, request.tenant, refs, id);
 
@@ -168,12 +181,12 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   const result = await createRun(ctx.store, {
     id,
     tenant: request.tenant,
-    spec: resolved.value,
+    spec: resolved,
     ...(parent && { parent }),
     ...(key !== undefined && {
       idempotency: {
         key,
-        bodyHash: createHash('sha256').update(canonicalJson(parsed.value)).digest('hex'),
+        bodyHash: createHash('sha256').update(canonicalJson(submitted)).digest('hex'),
       },
     }),
   });

@@ -18,6 +18,7 @@ import type { PreferenceExample } from '../resources/data/catalog.ts';
 import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
 import { METRIC, type StepRecordMetrics } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult } from './types.ts';
+import { trainingUsage } from './usage.ts';
 
 /** Held-out pairs scored per `forward` call. */
 const EVAL_CHUNK_PAIRS = 32;
@@ -105,6 +106,7 @@ async function rmStep(
     [METRIC.pairAccuracy]: pairAccuracy(pairs),
     [METRIC.gradNorm]: optim.gradNorm,
     [METRIC.trainedTokens]: inputTokens,
+    ...trainingUsage(inputTokens),
     [METRIC.tokensPerSecond]: trainSeconds > 0 ? inputTokens / trainSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate * epoch.learningRateScale,
     ...timer.metrics(),

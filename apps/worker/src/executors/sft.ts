@@ -14,6 +14,7 @@ import type { SftExample } from '../resources/data/catalog.ts';
 import { catalogOf, maxContextTokens, mixPools } from '../resources/data/resolve.ts';
 import { METRIC, type StepRecordMetrics } from './metrics.ts';
 import type { ExecutorContext, ExecutorResult } from './types.ts';
+import { trainingUsage } from './usage.ts';
 
 export interface SftBatch {
   data: Datum[];
@@ -119,6 +120,7 @@ async function sftStep(
     [METRIC.loss]: meanCrossEntropy(result.logprobs, batch.masks),
     [METRIC.gradNorm]: optim.gradNorm,
     [METRIC.trainedTokens]: batch.trainedTokens,
+    ...trainingUsage(batch.trainedTokens),
     [METRIC.tokensPerSecond]: trainSeconds > 0 ? batch.inputTokens / trainSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate * epoch.learningRateScale,
     ...timer.metrics(),

@@ -11,7 +11,14 @@ import {
   type RunResource,
   type RunSpec,
 } from '@anneal/protocol';
-import { finishRun, pauseReason, runArtifactDir, startRun } from '@anneal/store';
+import {
+  appendRunNotice,
+  finishRun,
+  meterSlot,
+  pauseReason,
+  runArtifactDir,
+  startRun,
+} from '@anneal/store';
 import { kindRecordKeys, type TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
@@ -22,7 +29,14 @@ import { type TrainedModels, trackTrainerModels } from '../resources/trained-mod
 import { abortableResources } from './abortable.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
-import { type RunContextDeps, StepProgress, createExecutorContext } from './run-context.ts';
+import { BUDGET_NOTICE, budgetMessage } from './budget.ts';
+import {
+  type Metering,
+  type RunContextDeps,
+  StepProgress,
+  createExecutorContext,
+  usageReport,
+} from './run-context.ts';
 
 /** A run blocked by its tenant's concurrency cap is offered again after this long. */
 export const BLOCKED_RETRY_MS = 2_000;
@@ -75,6 +89,7 @@ async function attempt(
   run: RunResource,
   attemptNumber: number,
   progress: StepProgress,
+  metering: Metering,
 ): Promise<Attempt> {
   let served: ServedWeights | undefined;
   let trained: TrainedModels | undefined;
@@ -111,6 +126,7 @@ async function attempt(
         resumeFrom,
         artifactDir,
         ...guardrailsOf(deps.config, run, parsed.value),
+        metering,
       },
       attemptNumber,
       progress,
@@ -157,6 +173,36 @@ async function settle(
     ? new Error('the executor reported `stopped` although no stop was requested')
     : outcome.error;
   return failed(deps, job, run, error);
+}
+
+function runMetering(deps: ProcessorDeps, active: ActiveRun, run: RunResource): Metering {
+  return {
+    tenant: run.tenant,
+    prices: deps.config.operatorConfig.prices,
+    slotSinceMs: active.startedAtMs,
+    async onBudget(reached, step) {
+      const message = budgetMessage(reached, step, run.tenant);
+      deps.logger.warn({ runId: run.id, ...reached, step }, message);
+      await appendRunNotice(deps.store, run.id, { code: BUDGET_NOTICE, message }).catch(
+        (error: unknown) => deps.logger.warn({ err: String(error) }, 'could not record the notice'),
+      );
+      return message;
+    },
+  };
+}
+
+/** The attempt's slot time through its end, before the run's outcome is written (so a read
+ * after the run ended sees all of it). A failure here is logged: the outcome still settles. */
+async function meterAttemptEnd(
+  deps: ProcessorDeps,
+  run: RunResource,
+  attemptNumber: number,
+  metering: Metering,
+): Promise<void> {
+  const report = usageReport(metering, attemptNumber, null, undefined);
+  await meterSlot(deps.store, run.id, report).catch((error: unknown) =>
+    deps.logger.warn({ runId: run.id, err: String(error) }, 'could not meter the slot time'),
+  );
 }
 
 export async function processRunJob(
@@ -216,7 +262,9 @@ export async function processRunJob(
       return { runId, outcome: end };
     }
     const progress = new StepProgress();
-    const outcome = await attempt(deps, active, run, started.attempt, progress);
+    const metering = runMetering(deps, active, run);
+    const outcome = await attempt(deps, active, run, started.attempt, progress, metering);
+    await meterAttemptEnd(deps, run, started.attempt, metering);
     end = await settle(deps, job, token, active, run, outcome, progress);
     return { runId, outcome: end };
   } catch (error) {

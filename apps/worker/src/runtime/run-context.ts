@@ -4,7 +4,14 @@
 // worker, still stops the executor.
 import { mkdirSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
-import { WireStepMetrics, type GuardrailFiring, type RunSpec } from '@anneal/protocol';
+import {
+  WireStepMetrics,
+  priceUsage,
+  stepUsage,
+  type GuardrailFiring,
+  type RunSpec,
+  type UsagePrices,
+} from '@anneal/protocol';
 import {
   type StoreContext,
   appendRunNotice,
@@ -17,6 +24,8 @@ import {
   rollbackRun,
   setCheckpoint,
   setSafeCheckpoint,
+  type BudgetReached,
+  type UsageReport,
 } from '@anneal/store';
 import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
 import type { ExecutorContext, GuardrailHooks, RunResources } from '../executors/types.ts';
@@ -44,6 +53,39 @@ export class StepProgress {
 }
 
 export const DATA_LOST_NOTICE = 'redis_data_lost';
+
+/** How this attempt's usage is metered (docs/usage.md): the run's tenant, the operator's
+ * prices, and when the attempt took its slot (slot seconds count from then). */
+export interface Metering {
+  tenant: string;
+  prices: UsagePrices;
+  slotSinceMs: number;
+  /** Told once per attempt when a step's commit reaches the run's or the tenant's cap; says
+   * so on the run's stream and returns the sentence the run is paused with. */
+  onBudget(reached: NonNullable<BudgetReached>, step: number): Promise<string>;
+}
+
+/** The usage report of a step commit (or of the attempt's end: no metrics). */
+export function usageReport(
+  metering: Metering,
+  attempt: number,
+  metrics: Record<string, number | null> | null,
+  maxUsd: number | undefined,
+  nowMs: number = Date.now(),
+): UsageReport & { slot: NonNullable<UsageReport['slot']> } {
+  const usage = metrics && stepUsage(metrics);
+  return {
+    tenant: metering.tenant,
+    ...(usage && { step: { usage, costUsd: priceUsage(usage, metering.prices) } }),
+    slot: {
+      attempt,
+      seconds: Math.max(0, (nowMs - metering.slotSinceMs) / 1000),
+      usdPerSecond: metering.prices.perSlotHour / 3600,
+    },
+    ...(maxUsd !== undefined && { maxUsd }),
+    at: new Date(nowMs),
+  };
+}
 
 /**
  * A step record must fit protocol's wire envelope (WireStepMetrics) and the schema telemetry derives
@@ -93,6 +135,8 @@ export function createExecutorContext(
      * artifact, and a mkdir per run was a measurable share of a worker's CPU
      * (docs/performance.md "Scheduling at fleet scale"). */
     artifactDir: string;
+    /** Absent: steps are committed unmetered (tools and tests that drive an executor alone). */
+    metering?: Metering;
   },
   /** The attempt that started the run here: every write is fenced to it (a worker that lost the
    * run while it was cut off from Redis cannot overwrite its new owner's steps or checkpoint). */
@@ -126,7 +170,8 @@ export function createExecutorContext(
       (error: unknown) => logger.warn({ err: String(error) }, 'could not record the notice'),
     );
   };
-  const { artifactDir, guardrails, ...rest } = input;
+  const { artifactDir, guardrails, metering, ...rest } = input;
+  let budgetTold = false;
   const emitFiring = (
     firing: { rule: { name: string }; action: GuardrailFiring['action'] },
     restoredStep?: number,
@@ -224,11 +269,19 @@ export function createExecutorContext(
         ...fence,
         ...previous,
         ...gen,
+        ...(metering && {
+          usage: usageReport(metering, attempt, metrics, input.spec.budget?.maxUsd),
+        }),
       });
       switch (result.status) {
         case 'committed':
           progress.note(step);
           telemetry.emit('step:committed', stepCommittedEvent(runId, step, Date.now(), metrics));
+          if (metering && result.budget && !budgetTold) {
+            budgetTold = true;
+            // Paused at this step boundary (after the step's checkpoint), like any pause.
+            await pause({ by: 'budget', reason: await metering.onBudget(result.budget, step) });
+          }
           break;
         case 'duplicate':
           progress.note(step);

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CheckpointRetention } from '../checkpoints.ts';
 import { CATALOG_NAME_PATTERN, Labels, RESOURCE_NAME_PATTERN, RunId } from '../names.ts';
 import { GuardrailsSection } from './guardrails.ts';
+import { RunBudget } from '../usage.ts';
 
 export const RUN_KINDS = ['sft', 'rm', 'grpo', 'eval'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
@@ -98,6 +99,7 @@ export const commonFields = {
     default: 0,
     description: 'Seed of every RNG the run uses (prompt sampling, anchors, sampling seeds).',
   }),
+  budget: Type.Optional(RunBudget),
 };
 
 /** One weighted data source; weights are normalised over the mix (docs/recipe.md §3 "Prompt mix"). */

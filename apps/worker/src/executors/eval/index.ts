@@ -34,6 +34,7 @@ import { samplingSeed } from '../common/sampling-seed.ts';
 import { syncWeights } from '../common/weight-sync.ts';
 import { phaseKey, type StepPhase } from '../metrics.ts';
 import type { ExecutorContext, ExecutorResult, ResolvedModel } from '../types.ts';
+import { samplingUsage } from '../usage.ts';
 
 export { ITEMS_FILE, MAX_ITEM_RECORDS } from './items.ts';
 
@@ -223,7 +224,7 @@ export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorRes
         index === 0 || baseline === undefined ? null : preferenceWinRate(scores, baseline);
     }
     await log.append(items);
-    const record = { ...metrics, ...timer.metrics() };
+    const record = { ...metrics, ...samplingUsage(rollouts), ...timer.metrics() };
     await ctx.commitStep(step, record);
     return record;
   };

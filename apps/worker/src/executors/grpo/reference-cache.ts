@@ -14,6 +14,8 @@ import type { StepPrompt } from './sample-prompts.ts';
 
 export interface ReferenceGroup {
   rollouts: Rollout[];
+  /** The step whose batch sampled them (a cached group is billed by that step only). */
+  sampledAt: number;
   /** Reward-model scores s(x, y_ref) once computed (the scorer is frozen too). */
   scores?: Float32Array;
 }
@@ -59,7 +61,7 @@ export class ReferenceCache {
     );
     const local = new Map<string, Promise<ReferenceGroup>>();
     fresh.forEach((p, i) => {
-      const group = generated.then((all) => ({ rollouts: all[i]! }));
+      const group = generated.then((all) => ({ rollouts: all[i]!, sampledAt: step }));
       local.set(keyOf(p), group);
       if (this.enabled) {
         this.groups.set(keyOf(p), group);

@@ -64,14 +64,14 @@ describe('preferenceScores (docs/recipe.md §5)', () => {
       undefined,
       [qa],
       [[gen(1), gen(2)]],
-      [{ rollouts: [gen(1), gen(1)] }],
+      [{ rollouts: [gen(1), gen(1)], sampledAt: 1 }],
     );
     expect(s).toEqual([[1, 1]]);
   });
 
   it('is P̄ = σ(s(x, y_i) − s(x, y_i^ref)) against the paired reference, reference scored once', async () => {
     const scorer = new LengthScorer();
-    const ref = { rollouts: [gen(2), gen(5)] };
+    const ref = { rollouts: [gen(2), gen(5)], sampledAt: 1 };
     const s1 = await preferenceScores(scorer, [qa], [[gen(3), gen(3)]], [ref]);
     const sigma = (x: number) => 1 / (1 + Math.exp(-x));
     expect(s1[0]![0]).toBeCloseTo(sigma(1), 9);

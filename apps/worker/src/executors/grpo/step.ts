@@ -23,6 +23,7 @@ import {
 import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from '../common/weight-sync.ts';
+import { samplingUsage, trainingUsage } from '../usage.ts';
 
 export async function grpoStep(
   ctx: ExecutorContext,
@@ -45,6 +46,7 @@ export async function grpoStep(
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
   const probe = lag > 0 ? launchMismatchProbe(ctx, state, step, batch) : null;
   let probed: MismatchKl | null = null;
+  let probeRollouts: readonly Rollout[] = [];
   const train = await timer.time('train', () =>
     trainStep(scorer, {
       step,
@@ -57,7 +59,8 @@ export async function grpoStep(
       keepTrainerLogprobs: state.ledger !== null && spec.ledger.tokens,
       ...(probe && {
         atTrainedWeights: async () => {
-          probed = await probeMismatch(scorer, await probe, step);
+          probeRollouts = await probe;
+          probed = await probeMismatch(scorer, probeRollouts, step);
         },
       }),
     }),
@@ -91,6 +94,9 @@ export async function grpoStep(
     scores: batch.scores,
   });
   const rolloutTokens = rewards[METRIC.rolloutTokens] ?? 0;
+  // Cached reference groups were billed by the step that sampled them.
+  const references = new Set(batch.references.filter((r) => r.sampledAt === step));
+  const sampled = [...rollouts, ...[...references].flatMap((r) => r.rollouts), ...probeRollouts];
   const wallSeconds = (performance.now() - start) / 1000;
   const samplerSeconds = (state.samplerBusy.mark() - samplerMark) / 1000;
   return {
@@ -101,6 +107,8 @@ export async function grpoStep(
       train.byLag,
     ),
     ...mismatchMetrics(train.byLag, probed),
+    ...samplingUsage(sampled),
+    ...trainingUsage(train.tokens),
     [METRIC.tokensPerSecond]:
       batch.rolloutSeconds > 0 ? rolloutTokens / batch.rolloutSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate * state.epoch.learningRateScale,

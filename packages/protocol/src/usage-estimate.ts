@@ -1,0 +1,117 @@
+// What a run will cost before it starts (`anneal submit --dry-run`, POST /v1/runs/estimate):
+// per step, a ceiling from the bounds the spec sets (tokens per rollout, tool calls per rollout,
+// examples per step), priced with the operator's table. Prompt length and step time are not in
+// a spec: they count only when the caller states them (docs/usage.md "Estimates").
+import type { RunSpec } from './run-spec/index.ts';
+import { NO_USAGE, type Usage, type UsageCost, type UsagePrices, priceUsage } from './usage.ts';
+
+export interface EstimateAssumptions {
+  /** Mean prompt tokens of one sampling request; absent: prompt tokens are not estimated. */
+  promptTokens?: number;
+  /** Seconds one step holds a worker slot; absent: slot time is not estimated. */
+  stepSeconds?: number;
+}
+
+export interface StepEstimate {
+  /** 1-based position in `perStep`. */
+  step: number;
+  usage: Usage;
+  costUsd: UsageCost;
+}
+
+export interface RunEstimate {
+  kind: RunSpec['kind'];
+  steps: number;
+  /** The distinct steps: one for a training run (all alike), one per tool-call budget for an
+   * eval (each checkpoint runs the same list). */
+  perStep: StepEstimate[];
+  total: { usage: Usage; costUsd: UsageCost };
+  /** Which quantities are not in the estimate, and why. */
+  notEstimated: string[];
+  /** The run spec's `budget.maxUsd`, and whether the ceiling stays under it. */
+  budget: { maxUsd: number; fits: boolean } | null;
+}
+
+/** Sampling usage of `rollouts` rollouts of at most `maxTokens` tokens and `calls` tool calls:
+ * each tool call is a further request that re-sends the prompt (no prefix caching). */
+function sampled(rollouts: number, maxTokens: number, calls: number, prompt: number): Usage {
+  return {
+    promptTokens: rollouts * prompt * (1 + calls),
+    completionTokens: rollouts * maxTokens,
+    trainedTokens: 0,
+    toolCalls: rollouts * calls,
+    slotSeconds: 0,
+  };
+}
+
+/** The distinct steps of a run and how often the list repeats: every training step is alike;
+ * an eval runs one step per tool-call budget for each checkpoint. */
+function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: number } {
+  switch (spec.kind) {
+    case 'grpo': {
+      const { promptsPerStep, groupSize, maxTokens } = spec.rollout;
+      // Policy rollouts plus as many reference ones (uncached: the ceiling).
+      const rollouts = 2 * promptsPerStep * groupSize;
+      const usage = sampled(rollouts, maxTokens, spec.tools.maxCallsPerRollout, prompt);
+      const trainedTokens = promptsPerStep * groupSize * maxTokens;
+      return { steps: [{ ...usage, trainedTokens }], repeat: spec.steps };
+    }
+    case 'sft':
+      return {
+        steps: [{ ...NO_USAGE, trainedTokens: spec.batchSize * spec.maxSeqLen }],
+        repeat: spec.steps,
+      };
+    case 'rm':
+      // Both responses of a pair go through the reward model.
+      return {
+        steps: [{ ...NO_USAGE, trainedTokens: 2 * spec.batchSize * spec.maxSeqLen }],
+        repeat: spec.steps,
+      };
+    case 'eval': {
+      const rollouts = spec.examples * spec.datasets.length;
+      const steps = spec.budgets.toolCallBudgets.map((b) =>
+        sampled(rollouts, spec.budgets.maxOutputTokens, b, prompt),
+      );
+      return { steps, repeat: spec.models?.length ?? 1 };
+    }
+  }
+}
+
+const combine = (a: Usage, b: Usage, times = 1): Usage => ({
+  promptTokens: a.promptTokens + times * b.promptTokens,
+  completionTokens: a.completionTokens + times * b.completionTokens,
+  trainedTokens: a.trainedTokens + times * b.trainedTokens,
+  toolCalls: a.toolCalls + times * b.toolCalls,
+  slotSeconds: a.slotSeconds + times * b.slotSeconds,
+});
+
+/** A ceiling on a validated (defaulted) spec's usage and cost, step by step and in total. */
+export function estimateRun(
+  spec: RunSpec,
+  prices: UsagePrices,
+  assumptions: EstimateAssumptions = {},
+): RunEstimate {
+  const slotSeconds = assumptions.stepSeconds ?? 0;
+  const { steps, repeat } = stepUsages(spec, assumptions.promptTokens ?? 0);
+  const perStep = steps.map((usage, i) => {
+    const timed = { ...usage, slotSeconds };
+    return { step: i + 1, usage: timed, costUsd: priceUsage(timed, prices) };
+  });
+  const once = perStep.reduce((sum, s) => combine(sum, s.usage), { ...NO_USAGE });
+  const total = combine({ ...NO_USAGE }, once, repeat);
+  const costUsd = priceUsage(total, prices);
+  const notEstimated: string[] = [];
+  if (assumptions.promptTokens === undefined && spec.kind !== 'sft' && spec.kind !== 'rm')
+    notEstimated.push('prompt tokens: the spec does not bound prompt length');
+  if (assumptions.stepSeconds === undefined)
+    notEstimated.push('slot time: a step’s duration depends on the hardware');
+  const maxUsd = spec.budget?.maxUsd;
+  return {
+    kind: spec.kind,
+    steps: perStep.length * repeat,
+    perStep,
+    total: { usage: total, costUsd },
+    notEstimated,
+    budget: maxUsd === undefined ? null : { maxUsd, fits: costUsd.total <= maxUsd },
+  };
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { validateRunSpec } from './run-spec/index.ts';
+import { estimateRun } from './usage-estimate.ts';
+import { FREE, NO_USAGE, STEP_USAGE_KEYS, priceUsage, stepUsage, usagePeriods } from './usage.ts';
+
+const prices = {
+  promptPerMillionTokens: 2,
+  completionPerMillionTokens: 8,
+  trainedPerMillionTokens: 4,
+  perToolCall: 0.01,
+  perSlotHour: 3.6,
+};
+
+function spec(value: unknown) {
+  const parsed = validateRunSpec(value);
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.value;
+}
+
+describe('usage prices', () => {
+  it('prices each item and adds them up', () => {
+    const cost = priceUsage(
+      {
+        promptTokens: 1e6,
+        completionTokens: 5e5,
+        trainedTokens: 2e6,
+        toolCalls: 3,
+        slotSeconds: 7200,
+      },
+      prices,
+    );
+    expect(cost).toEqual({
+      promptTokens: 2,
+      completionTokens: 4,
+      trainedTokens: 8,
+      toolCalls: 0.03,
+      slotSeconds: 7.2,
+      total: 2 + 4 + 8 + 0.03 + 7.2,
+    });
+    expect(priceUsage({ ...NO_USAGE, trainedTokens: 1e9 }, FREE).total).toBe(0);
+  });
+
+  it('reads a step record’s usage keys; missing, null or negative count 0', () => {
+    expect(
+      stepUsage({
+        [STEP_USAGE_KEYS.promptTokens]: 10,
+        [STEP_USAGE_KEYS.completionTokens]: null,
+        [STEP_USAGE_KEYS.toolCalls]: -1,
+        loss: 3,
+      }),
+    ).toEqual({ ...NO_USAGE, promptTokens: 10 });
+  });
+
+  it('names the UTC day and month', () => {
+    expect(usagePeriods(new Date('2026-12-31T23:59:59.999Z'))).toEqual({
+      day: '2026-12-31',
+      month: '2026-12',
+    });
+  });
+});
+
+describe('estimateRun', () => {
+  it('bounds a GRPO step by its rollouts, tokens and tool calls', () => {
+    const grpo = spec({
+      kind: 'grpo',
+      steps: 10,
+      rollout: { groupSize: 4, promptsPerStep: 2, maxTokens: 100 },
+      tools: { maxCallsPerRollout: 3 },
+      budget: { maxUsd: 1 },
+    });
+    const estimate = estimateRun(grpo, prices, { promptTokens: 50, stepSeconds: 36 });
+    // 8 policy + 8 reference rollouts; each tool call re-sends the prompt.
+    expect(estimate.perStep).toEqual([
+      {
+        step: 1,
+        usage: {
+          promptTokens: 16 * 50 * 4,
+          completionTokens: 16 * 100,
+          trainedTokens: 8 * 100,
+          toolCalls: 16 * 3,
+          slotSeconds: 36,
+        },
+        costUsd: priceUsage(
+          {
+            promptTokens: 3200,
+            completionTokens: 1600,
+            trainedTokens: 800,
+            toolCalls: 48,
+            slotSeconds: 36,
+          },
+          prices,
+        ),
+      },
+    ]);
+    expect(estimate.steps).toBe(10);
+    expect(estimate.total.costUsd.total).toBeCloseTo(10 * estimate.perStep[0]!.costUsd.total, 12);
+    expect(estimate.budget).toEqual({ maxUsd: 1, fits: estimate.total.costUsd.total <= 1 });
+    expect(estimate.notEstimated).toEqual([]);
+  });
+
+  it('lists an eval cell per budget, repeated per checkpoint, and says what it leaves out', () => {
+    const evalSpec = spec({
+      kind: 'eval',
+      examples: 10,
+      budgets: { toolCallBudgets: [0, 2], maxOutputTokens: 20 },
+      models: [{ base: 'a' }, { base: 'b' }],
+    });
+    const estimate = estimateRun(evalSpec, prices);
+    expect(estimate.steps).toBe(4);
+    expect(estimate.perStep.map((s) => s.usage.toolCalls)).toEqual([0, 20]);
+    expect(estimate.total.usage.completionTokens).toBe(2 * 2 * 10 * 20);
+    expect(estimate.notEstimated).toHaveLength(2);
+    expect(estimate.budget).toBeNull();
+  });
+});
