@@ -3,6 +3,7 @@ import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { keys } from './context.ts';
 import { releaseRunsOfLostWorkers } from './lost-workers.ts';
 import { createRun, getRun, getTransitions } from './runs.ts';
+import { markPauseRequested } from './pause.ts';
 import { startRun } from './transitions.ts';
 import { heartbeatWorker } from './workers.ts';
 
@@ -51,6 +52,27 @@ describe('releaseRunsOfLostWorkers', () => {
     // The tenant's running set no longer counts it; a second sweep finds nothing to do.
     expect(await store.ctx.redis.smembers(keys(store.prefix).tenantRunning('t'))).toEqual([alive]);
     expect(await releaseRunsOfLostWorkers(store.ctx, ['t'])).toEqual([]);
+  });
+
+  it('pauses instead a lost run that had a pause pending', async () => {
+    const runId = await runningOn('w-dead');
+    const cause = { by: 'guardrail' as const, reason: 'rule kl: 3 > 2' };
+    expect(await markPauseRequested(store.ctx, runId, cause, { attempt: 1 })).toBe('requested');
+    await store.ctx.redis.del(keys(store.prefix).worker('w-dead'));
+    expect(await releaseRunsOfLostWorkers(store.ctx, ['t'])).toEqual([
+      { runId, workerId: 'w-dead', paused: true },
+    ]);
+    expect(await getRun(store.ctx, runId)).toMatchObject({
+      state: 'paused',
+      pause: { by: 'guardrail' },
+    });
+    expect((await getTransitions(store.ctx, runId)).at(-1)).toEqual({
+      from: 'running',
+      to: 'paused',
+      at: expect.any(String),
+      by: 'guardrail',
+      reason: 'paused by guardrail: rule kl: 3 > 2 (worker w-dead lost (heartbeat expired))',
+    });
   });
 
   it('leaves a run alone once another worker has taken it over', async () => {

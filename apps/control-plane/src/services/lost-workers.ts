@@ -23,8 +23,9 @@ export function createLostWorkerSweeper(ctx: AppContext, log: SweeperLog): LostW
   const tenants = Object.keys(ctx.operator.tenants);
   const sweep = async () => {
     const released = await releaseRunsOfLostWorkers(ctx.store, tenants);
-    for (const { runId, workerId } of released) {
-      log.warn({ runId, workerId }, 'worker heartbeat expired: run moved to retrying');
+    for (const { runId, workerId, paused } of released) {
+      const to = paused ? 'paused (a pause was pending)' : 'retrying';
+      log.warn({ runId, workerId }, `worker heartbeat expired: run moved to ${to}`);
     }
     return released;
   };

@@ -3,7 +3,7 @@
 // its slot; resumed, it continues in a new attempt. A pause withdrawn by a resume before the
 // worker acted hands the run back instead of pausing it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueRun, getRun, releaseRun, requestPause, resumeRun, startRun } from '@anneal/store';
+import { enqueueRun, getRun, requestPause, resumeRun, startRun } from '@anneal/store';
 import { STUB_EMBEDDED, STUB_FACTORIES, stubInference } from '../../test/fixtures/engines.ts';
 import { type TestEnv, eventually, testEnv } from '../../test/helpers.ts';
 import type { Executor } from '../executors/types.ts';
@@ -147,7 +147,7 @@ describe('pausing a run on the worker', () => {
     expect(worker.runs()).toEqual([]);
   });
 
-  it('pauses at once a run whose worker was lost while a pause was pending', async () => {
+  it('pauses at once a run taken over from a lost worker while a pause was pending', async () => {
     let ran = false;
     const sft: Executor = async () => {
       ran = true;
@@ -156,8 +156,8 @@ describe('pausing a run on the worker', () => {
     const id = await env.submit('kind: sft', { enqueue: false });
     await startRun(env.store, id, 'w-gone');
     await requestPause(env.store, env.queues, id, { by: 'budget', reason: 'run budget spent' });
-    // What the lost-worker sweep does; the job comes back to the queue (BullMQ re-delivery).
-    await releaseRun(env.store, id, 'worker w-gone lost (heartbeat expired)');
+    // No sweep ran: BullMQ re-delivers the job once its lock expired, and the worker that takes
+    // it takes the run over (running -> retrying -> running), then pauses it.
     await enqueueRun(env.queues.get(env.pool), { id, priority: 50 });
     const worker = await env.startWorker({}, { executors: { sft } });
     await eventually(async () => (await getRun(env.store, id))?.state === 'paused');
