@@ -13,6 +13,8 @@ export const REPO_ROOT = path.resolve(here, '../../..');
 export const ENTRIES = {
   test: path.join(here, 'worker-entry.ts'),
   production: path.join(REPO_ROOT, 'apps/worker/src/main.ts'),
+  /** The real grpo executor on embedded engines, commits held on request (ledger-grpo-entry.ts). */
+  ledgerGrpo: path.join(here, 'ledger-grpo-entry.ts'),
   /** The real grpo executor on in-memory fake engines (pipelined-grpo-entry.ts). */
   pipelinedGrpo: path.join(here, 'pipelined-grpo-entry.ts'),
   /** The real executors on embedded engines whose trainer diverges (guardrail-grpo-entry.ts). */
