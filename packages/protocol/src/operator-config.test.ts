@@ -173,3 +173,20 @@ describe('parseOperatorConfig', () => {
     expect(config.defaults.trainer).toBe('embedded');
   });
 });
+
+describe('operator guardrail defaults', () => {
+  it('default to the built-in rules with 3 rollbacks; rules are checked like a spec', () => {
+    const result = parseOperatorConfig(VALID);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.value.guardrails).toEqual({ maxRollbacks: 3 });
+    const bad = errorsOf(
+      `${VALID}guardrails:\n  rules:\n    - { metric: loss, when: spike, action: notify }\n`,
+    );
+    expect(bad).toEqual([
+      expect.objectContaining({
+        path: '/guardrails/rules/0/factor',
+        message: 'required when `when` is spike',
+      }),
+    ]);
+  });
+});
