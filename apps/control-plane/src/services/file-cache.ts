@@ -12,7 +12,7 @@ interface Entry {
 }
 
 /** What a file's version is made of; undefined when it does not exist. */
-export async function fileVersion(file: string): Promise<string | undefined> {
+async function fileVersion(file: string): Promise<string | undefined> {
   try {
     const info = await stat(file);
     return `${info.ino}:${info.size}:${info.mtimeMs}`;
@@ -31,10 +31,18 @@ export class FileCache {
   /** `parse(contents)` of `file`, from the cache when the file is unchanged; undefined when the
    * file does not exist. Each call site passes its own `parse` for its own files. */
   async read<T>(file: string, parse: (contents: Buffer) => T): Promise<T | undefined> {
+    return (await this.readVersioned(file, parse))?.value;
+  }
+
+  /** As `read`, with the version of the file the value was parsed from. */
+  async readVersioned<T>(
+    file: string,
+    parse: (contents: Buffer) => T,
+  ): Promise<{ value: T; version: string } | undefined> {
     const version = await fileVersion(file);
     if (version === undefined) return undefined;
     const cached = this.lookup(file, version);
-    if (cached) return cached.value as T;
+    if (cached) return { value: cached.value as T, version };
     let contents: Buffer;
     try {
       contents = await readFile(file);
@@ -45,7 +53,7 @@ export class FileCache {
     const value = parse(contents);
     // A file that changed between stat and read gets another version next time: parsed again.
     this.store(file, version, contents.length, value);
-    return value;
+    return { value, version };
   }
 
   /** `compute()`, or what it returned before for the same `key` and `version`; null results are

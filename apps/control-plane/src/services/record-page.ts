@@ -39,16 +39,42 @@ export function comparePositions(a: Position, b: Position, order: SortOrder): nu
   return order === 'asc' ? tie : -tie;
 }
 
+/** The first `count` of `items` in `compare` order, sorted: one pass keeping the best `count`
+ * (binary insertion), so a page of a large listing does not sort all of it. */
+export function firstInOrder<T>(
+  items: Iterable<T>,
+  count: number,
+  compare: (a: T, b: T) => number,
+): T[] {
+  const best: T[] = [];
+  for (const item of items) {
+    if (best.length === count && compare(item, best[count - 1] as T) >= 0) continue;
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compare(best[mid] as T, item) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, item);
+    if (best.length > count) best.pop();
+  }
+  return best;
+}
+
 export function pageRecords<T>(records: readonly T[], options: PageOptions<T>): Page<T> {
   const { order, after } = options;
   const placed = records.map((record) => ({ record, at: options.position(record) }));
   const rest = after ? placed.filter((p) => comparePositions(p.at, after, order) > 0) : placed;
-  rest.sort((a, b) => comparePositions(a.at, b.at, order));
-  const page = rest.slice(0, options.limit);
+  // one more than a page: whether another follows
+  const first = firstInOrder(rest, options.limit + 1, (a, b) =>
+    comparePositions(a.at, b.at, order),
+  );
+  const page = first.slice(0, options.limit);
   const last = page.at(-1);
   return {
     records: page.map((p) => p.record),
-    next: rest.length > page.length && last ? last.at : null,
+    next: first.length > page.length && last ? last.at : null,
   };
 }
 

@@ -24,13 +24,13 @@ import {
 } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
-import { fileVersion } from './file-cache.ts';
 import {
   type Position,
   type SortOrder,
   comparePositions,
   decodeCursor,
   encodeCursor,
+  firstInOrder,
   listingDigest,
 } from './record-page.ts';
 
@@ -108,14 +108,11 @@ async function readableSteps(ctx: AppContext, runId: string, runDir: string): Pr
 }
 
 async function loadStep(ctx: AppContext, runDir: string, step: number): Promise<LoadedStep | null> {
-  const file = path.join(stepDir(runDir, step), INDEX_FILE);
-  const version = await fileVersion(file);
-  if (version === undefined) return null;
-  const index = await ctx.files.read(
-    file,
+  const read = await ctx.files.readVersioned(
+    path.join(stepDir(runDir, step), INDEX_FILE),
     (contents) => JSON.parse(contents.toString('utf8')) as LedgerStepIndex,
   );
-  return index ? { index, version } : null;
+  return read ? { index: read.value, version: read.version } : null;
 }
 
 /** The group's records, cached under the index's version (a pruned step gets a new index). */
@@ -133,6 +130,20 @@ function groupRecords(
     extent.length * INFLATION,
     () => readLedgerGroup(runDir, step.index, group),
   );
+}
+
+/** Each index entry's tie-break, natural order (step, group, policy before reference, index);
+ * kept with the parsed index, which the file cache holds while the file is unchanged. */
+const tieCache = new WeakMap<LedgerStepIndex, string[]>();
+function tiesOf(index: LedgerStepIndex): string[] {
+  let ties = tieCache.get(index);
+  if (!ties) {
+    ties = index.rollouts.map(
+      (e) => `${pad(index.step)}-${pad(e.group)}-${e.role === 'policy' ? 0 : 1}-${pad(e.index)}`,
+    );
+    tieCache.set(index, ties);
+  }
+  return ties;
 }
 
 function entryMatches(e: RolloutIndexEntry, q: RolloutQuery): boolean {
@@ -184,20 +195,25 @@ export async function rolloutPage(
   for (const step of loaded) {
     const kept = new Set(step.index.extents.map((e) => e.group));
     const s = step.index.step;
-    for (const entry of step.index.rollouts) {
+    const ties = tiesOf(step.index);
+    for (const [i, entry] of step.index.rollouts.entries()) {
       if (!kept.has(entry.group) || !entryMatches(entry, q)) continue;
-      const tie = `${pad(s)}-${pad(entry.group)}-${entry.role === 'policy' ? 0 : 1}-${pad(entry.index)}`;
-      const at = { key: q.sort ? key(entry) : s, tie };
+      const at = { key: q.sort ? key(entry) : s, tie: ties[i]! };
       if (after && comparePositions(at, after, q.order) <= 0) continue;
       candidates.push({ step, entry, at });
     }
   }
-  candidates.sort((a, b) => comparePositions(a.at, b.at, q.order));
+  // Without a text filter, every candidate is shown: the first page + 1 decides; with one, up
+  // to MAX_SCANNED are read, in order.
+  const textFilter = q.grep !== undefined || q.hasToolErrors !== undefined;
+  const ordered = firstInOrder(candidates, (textFilter ? MAX_SCANNED : limit) + 1, (a, b) =>
+    comparePositions(a.at, b.at, q.order),
+  );
   const rollouts: ListedRollout[] = [];
   let last: Position | null = null;
   let more = false;
   let scanned = 0;
-  for (const c of candidates) {
+  for (const c of ordered) {
     if (rollouts.length === limit || scanned === MAX_SCANNED) {
       more = true;
       break;
