@@ -6,10 +6,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { EvalItem } from '@anneal/protocol';
+import { type EvalItem, type RolloutRecord, rolloutId } from '@anneal/protocol';
 import {
   EVAL_ITEMS_FILE,
   appendStep,
+  commitLedgerStep,
+  writeLedgerStep,
   heartbeatWorker,
   runArtifactDir,
   setCheckpoint,
@@ -55,7 +57,93 @@ async function seed(): Promise<void> {
     });
   }
   await setCheckpoint(plane.store, acme.grpo, { step: 10, path: '/artifacts/ckpt-10' });
+  for (const step of [11, 12]) await seedLedgerStep(step);
   await seedEval();
+}
+
+/** The known rollout the browser test looks for: step 12, group 1, index 1. */
+const KNOWN = { id: '12-1-1', query: 'capital of Australia', answer: 'Canberra', reward: 0.9 };
+
+/** A rollout as the GRPO worker records it (@anneal/protocol RolloutRecord). */
+function rollout(step: number, group: number, index: number, role: 'policy' | 'reference') {
+  const known = rolloutId(role, step, group, index) === KNOWN.id;
+  const toolCalls = group === 1 ? 1 + index : 0;
+  const record: RolloutRecord = {
+    id: rolloutId(role, step, group, index),
+    role,
+    step,
+    group,
+    index,
+    pairedWith: rolloutId(role === 'policy' ? 'reference' : 'policy', step, group, index),
+    policyVersion: role === 'policy' ? step - 1 : null,
+    promptId: `search-qa:q${group}`,
+    source: 'search-qa',
+    exampleId: `q${group}`,
+    component: 'qa',
+    prompt: { text: `Question ${group}: what is the ${KNOWN.query}?`, tokens: 24 },
+    turns: [
+      {
+        assistant: `<tool_call>search_web ${KNOWN.query}</tool_call>`,
+        calls: Array.from({ length: toolCalls }, (_, c) => ({
+          name: 'search_web',
+          arguments: { query: `${KNOWN.query} ${c}` },
+          status: c === 1 ? 'error' : 'ok',
+          failed: c === 1,
+          resultCount: c === 1 ? 0 : 3,
+          result: c === 1 ? '' : 'Canberra is the capital city of Australia.',
+          resultChars: c === 1 ? 0 : 44,
+          ...(c === 1 && { error: 'search backend timed out' }),
+        })),
+      },
+      {
+        assistant: `<answer>${known ? KNOWN.answer : `Sydney ${step}.${index}`}</answer>`,
+        calls: [],
+      },
+    ],
+    answer: known ? KNOWN.answer : `Sydney ${step}.${index}`,
+    finish: 'answer',
+    truncated: false,
+    lengths: { generated: 20 + index, response: 40 + index, total: 64 + index },
+    toolCalls,
+    toolErrors: toolCalls > 1 ? 1 : 0,
+    rewards:
+      role === 'reference'
+        ? null
+        : {
+            base: known ? 1 : 0,
+            preference: 0.9,
+            toolPenalty: 0,
+            lengthPenalty: 0,
+            efficiencyPenalty: 0,
+            reward: known ? KNOWN.reward : 0.1 * index,
+          },
+    advantage: role === 'reference' ? null : known ? 1.2 : -0.4,
+    ratio: role === 'reference' ? null : { mean: 1.01, min: 0.97, max: 1.04, k3: 1e-5, tokens: 20 },
+    checks: null,
+  };
+  return record;
+}
+
+/** Step `step` of the GRPO run in the ledger as the worker leaves it once Redis committed it:
+ * 3 groups of 2 policy and 2 reference rollouts. */
+async function seedLedgerStep(step: number): Promise<void> {
+  const runDir = runArtifactDir(plane.artifactDir, acme.grpo);
+  const groups = [0, 1, 2].map((g) => [
+    rollout(step, g, 0, 'policy'),
+    rollout(step, g, 1, 'policy'),
+    rollout(step, g, 0, 'reference'),
+    rollout(step, g, 1, 'reference'),
+  ]);
+  await writeLedgerStep(runDir, {
+    step,
+    attempt: 1,
+    policyVersion: step - 1,
+    groupSize: 2,
+    tokens: false,
+    sample: [0],
+    groups,
+  });
+  expect(await commitLedgerStep(runDir, step, { attempt: 1, generation: 0 })).toBe('committed');
 }
 
 /** An eval run with two committed cells (checkpoint 0 and 1 at b = 2) of three questions. */
@@ -287,6 +375,39 @@ describe('the console in chromium', () => {
     await context.close();
   });
 
+  it('filters a GRPO run’s rollouts to a known one, opens it, and follows its prompt across steps', async () => {
+    const { page, context, problems } = await openConsole();
+    await signIn(page, TOKENS.acmeViewer);
+    await page.click(`a[href="#/runs/${acme.grpo}"]`);
+    await page.click('a.button:has-text("Browse rollouts")');
+    await page.waitForSelector('details.rollout');
+    // 2 steps × 3 groups × (2 policy + 2 reference).
+    expect(await page.locator('details.rollout').count()).toBe(24);
+    await page.fill('#f-step', '12');
+    await page.selectOption('#f-role', 'policy');
+    await page.selectOption('#f-hasToolErrors', 'true');
+    await page.fill('#f-minReward', '0.5');
+    await page.click('form.filters button[type=submit]');
+    await until(page, `document.querySelectorAll('details.rollout').length === 1`);
+    const found = page.locator(`details.rollout[data-rollout="${KNOWN.id}"]`);
+    expect(await found.count()).toBe(1);
+    await found.locator('summary').click();
+    await page.waitForSelector('.rollout-body');
+    const body = await page.textContent('.rollout-body');
+    expect(body).toContain(`search_web("${KNOWN.query} 0")`);
+    expect(body).toContain('search backend timed out');
+    expect(body).toContain(KNOWN.answer);
+    expect(body).toContain(String(KNOWN.reward));
+    await page.click('.rollout-body a:has-text("This prompt across steps")');
+    await page.waitForSelector('table.across');
+    const steps = await page
+      .locator('table.across tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-step')));
+    expect(steps).toEqual(['11', '12']);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('browses an eval run’s answers: a wrong one by filter, then that question in every cell', async () => {
     const { page, context, problems } = await openConsole();
     await signIn(page, TOKENS.acmeViewer);
@@ -318,6 +439,11 @@ describe('the console in chromium', () => {
     await page.waitForSelector('main .error');
     expect(await page.textContent('main .error')).toContain(`no run '${acme.grpo}' in this tenant`);
     expect(await page.textContent('main')).not.toContain('grpo-live');
+    // Nor its rollouts: the rollout browser shows the API's 404, not a record.
+    await page.goto(`${base}/console/#/runs/${acme.grpo}/rollouts`);
+    await page.waitForSelector('main .error');
+    expect(await page.locator('details.rollout').count()).toBe(0);
+    expect(await page.textContent('main')).not.toContain(KNOWN.answer);
 
     await page.click('#sign-out');
     await signIn(page, TOKENS.acmeViewer);
@@ -326,6 +452,28 @@ describe('the console in chromium', () => {
     await page.goto(`${base}/console/#/runs/${betaRun}`);
     await page.waitForSelector('main .error');
     expect(await page.textContent('main')).not.toContain('beta-secret');
+    await context.close();
+  });
+
+  it('pauses and resumes a run with a submitter token; a viewer token is refused', async () => {
+    const id = acme.sft[10]!;
+    const { page, context } = await openConsole();
+    await signIn(page, TOKENS.acmeViewer);
+    await page.goto(`${base}/console/#/runs/${id}`);
+    await page.click('.actions button:has-text("Pause")');
+    await page.waitForSelector('.actions .error');
+    expect(await page.textContent('.actions .error')).toContain("needs role 'submitter'");
+
+    await page.click('#sign-out');
+    await signIn(page, TOKENS.acmeSubmitter);
+    await page.goto(`${base}/console/#/runs/${id}`);
+    await page.click('.actions button:has-text("Pause")');
+    // Queued: paused at once; the page follows the run:state event.
+    await page.waitForSelector('.summary .state-paused');
+    expect(await page.textContent('.summary')).toContain('by user');
+    await page.click('.actions button:has-text("Resume")');
+    await page.waitForSelector('.summary .state-queued');
+    expect(await page.textContent('.transitions')).toContain('paused');
     await context.close();
   });
 });

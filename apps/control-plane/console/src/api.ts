@@ -46,6 +46,16 @@ export async function apiGet(path: string, signal?: AbortSignal): Promise<Respon
   return checkResponse(res);
 }
 
+/** A POST with a JSON body (run actions: pause, resume, cancel). */
+export async function apiPost<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: authHeaders({ accept: 'application/json', 'content-type': 'application/json' }),
+    body: JSON.stringify(body),
+  });
+  return (await (await checkResponse(res)).json()) as T;
+}
+
 export async function apiJson<T>(path: string, signal?: AbortSignal): Promise<T> {
   return (await (await apiGet(path, signal)).json()) as T;
 }

@@ -24,8 +24,15 @@ function niceStep(range: number, count: number): number {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * power;
 }
 
+/** As many decimals as the tick spacing needs (1.0005 next to 1.001, not "1" twice). */
+function tickLabel(value: number, step: number): string {
+  const decimals = Math.max(0, -Math.floor(Math.log10(step)));
+  if (decimals > 4 || Math.abs(value) >= 1e6) return num(value);
+  return value.toFixed(decimals);
+}
+
 /** The y domain rounded out to whole ticks, and the ticks. */
-function yScale(values: number[]): { lo: number; hi: number; ticks: number[] } {
+function yScale(values: number[]): { lo: number; hi: number; ticks: number[]; step: number } {
   let lo = Infinity;
   let hi = -Infinity;
   for (const v of values) {
@@ -41,7 +48,7 @@ function yScale(values: number[]): { lo: number; hi: number; ticks: number[] } {
   const first = Math.floor(lo / step);
   const last = Math.ceil(hi / step);
   const ticks = Array.from({ length: last - first + 1 }, (_, i) => (first + i) * step);
-  return { lo: first * step, hi: last * step, ticks };
+  return { lo: first * step, hi: last * step, ticks, step };
 }
 
 /** Keeps each pixel column's lowest and highest point, so spikes survive thinning. */
@@ -90,7 +97,7 @@ export function lineChart(series: readonly Series[], title: string): SVGSVGEleme
     one.points.flatMap((p) => (p[1] === null || !Number.isFinite(p[1]) ? [] : [p[1]])),
   );
   const [x0, x1] = steps.length > 0 ? [Math.min(...steps), Math.max(...steps)] : [0, 1];
-  const { lo: y0, hi: y1, ticks } = yScale(values);
+  const { lo: y0, hi: y1, ticks, step: tickStep } = yScale(values);
   const x = (step: number) =>
     PAD.left + ((step - x0) / (x1 - x0 || 1)) * (W - PAD.left - PAD.right);
   const y = (value: number) =>
@@ -107,7 +114,7 @@ export function lineChart(series: readonly Series[], title: string): SVGSVGEleme
   for (const value of ticks) {
     grid.append(
       s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(value), y2: y(value) }),
-      s('text', { x: PAD.left - 4, y: y(value) + 3, class: 'tick y' }, num(value)),
+      s('text', { x: PAD.left - 4, y: y(value) + 3, class: 'tick y' }, tickLabel(value, tickStep)),
     );
   }
   for (const step of x0 === x1 ? [x0] : [x0, Math.round((x0 + x1) / 2), x1]) {

@@ -2,7 +2,7 @@
 // stream as it happens (GET /v1/runs/{id}/events over fetch, sse.ts), its checkpoints and, for an
 // eval run, the results table and chart (GET /v1/runs/{id}/results[/curve.svg]).
 import type { RunEvent, RunResource } from '../types.ts';
-import { apiJson, runPath } from '../api.ts';
+import { apiJson, apiPost, runPath } from '../api.ts';
 import { catalogue } from '../catalogue.ts';
 import { StepCurves } from '../curves.ts';
 import { errorLine, fill, h } from '../dom.ts';
@@ -26,7 +26,7 @@ function browseLink(run: RunResource): HTMLElement | null {
   return h('p', {}, h('a', { href, class: 'button' }, text));
 }
 
-function summary(run: RunResource): HTMLElement {
+function summary(run: RunResource, controls: HTMLElement | null): HTMLElement {
   const facts: [string, Node | string][] = [
     ['id', run.id],
     ['kind', run.kind],
@@ -72,6 +72,41 @@ function summary(run: RunResource): HTMLElement {
     run.error ? h('p', { class: 'error' }, run.error) : null,
     h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
     browseLink(run),
+    controls,
+  );
+}
+
+/** Pause, resume and cancel (submitter role: a viewer's token gets the API's 403, shown). */
+function actions(run: RunResource, done: () => void): HTMLElement | null {
+  if (TERMINAL.has(run.state)) return null;
+  const status = h('span', { class: 'status' });
+  const button = (label: string, action: string, confirmText?: string) => {
+    const b = h('button', { type: 'button', class: `action-${action}` }, label);
+    b.addEventListener('click', async () => {
+      if (confirmText && !window.confirm(confirmText)) return;
+      b.disabled = true;
+      try {
+        await apiPost(`${runPath(run.id)}/${action}`, {});
+        fill(status);
+        done();
+      } catch (error) {
+        fill(status, errorLine(error));
+      } finally {
+        b.disabled = false;
+      }
+    });
+    return b;
+  };
+  return h(
+    'p',
+    { class: 'actions' },
+    run.state === 'paused'
+      ? button('Resume', 'resume')
+      : run.pause
+        ? null
+        : button('Pause', 'pause'),
+    button('Cancel run', 'cancel', `Cancel ${run.name ?? run.id}?`),
+    status,
   );
 }
 
@@ -165,7 +200,7 @@ function describe(event: RunEvent): string {
 
 export async function renderRun(main: HTMLElement, id: string, signal: AbortSignal): Promise<void> {
   const [run, cat] = await Promise.all([apiJson<RunResource>(runPath(id), signal), catalogue()]);
-  const head = h('div', { class: 'head' }, summary(run));
+  const head = h('div', { class: 'head' });
   const trans = h('div', {}, guardrails(run), transitions(run));
   const curves = new StepCurves(id, run.kind, cat);
   const checkpoints = new Checkpoints(id, signal);
@@ -192,13 +227,22 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
   );
   if (results) void renderEvalResults(results, id, signal);
 
+  const showHead = (current: RunResource) =>
+    fill(
+      head,
+      summary(
+        current,
+        actions(current, () => void refresh().catch(() => {})),
+      ),
+    );
+  showHead(run);
   let refreshing = false;
   const refresh = async () => {
     if (refreshing) return;
     refreshing = true;
     try {
       const fresh = await apiJson<RunResource>(runPath(id), signal);
-      fill(head, summary(fresh));
+      showHead(fresh);
       fill(trans, guardrails(fresh), transitions(fresh));
       if (results && TERMINAL.has(fresh.state)) void renderEvalResults(results, id, signal);
     } finally {
