@@ -9,7 +9,12 @@ import { parseEnv, startControlPlane, type RunningControlPlane } from '@anneal/c
 import { type OperatorConfig, isTerminal, type RunState } from '@anneal/protocol';
 import { deleteKeysWithPrefix } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
-import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/worker';
+import {
+  type EngineFactories,
+  defineWorkerConfig,
+  startWorker,
+  type WorkerHandle,
+} from '@anneal/worker';
 import { REDIS_URL } from './cli-process.ts';
 
 const silent = () => createLogger({ name: 'test', level: 'silent' });
@@ -30,8 +35,12 @@ export async function startInProcessStack(options: {
   dir: string;
   /** Engine fakes the test started; closed after the worker and the plane. */
   engines: ReadonlyArray<{ close(): Promise<void> }>;
+  /** Engine factories of the worker replacing the defaults (e.g. a recording sampler). */
+  factories?: Partial<EngineFactories>;
 }): Promise<InProcessStack> {
   const { operator, name, dir, engines } = options;
+  // One artifact root, written by the worker and read by the plane (checkpoint export).
+  const artifactDir = path.join(dir, 'worker');
   const prefix = `{anneal-${name}-${randomUUID()}}`;
   const plane = await startControlPlane({
     env: parseEnv({
@@ -39,6 +48,7 @@ export async function startInProcessStack(options: {
       ANNEAL_KEY_PREFIX: prefix,
       ANNEAL_HOST: '127.0.0.1',
       ANNEAL_PORT: '0',
+      ANNEAL_ARTIFACT_DIR: artifactDir,
     }),
     operator: { operator },
     logger: silent(),
@@ -50,10 +60,10 @@ export async function startInProcessStack(options: {
       pool: 'default',
       workerId: name,
       operatorConfig: operator,
-      artifactDir: path.join(dir, 'worker'),
+      artifactDir,
       metrics: { port: 0, host: '127.0.0.1' },
     }),
-    { logger: silent() },
+    { logger: silent(), ...(options.factories && { factories: options.factories }) },
   );
   return {
     plane,

@@ -81,6 +81,13 @@ const RULES: Record<string, RouteRule> = {
   'GET /v1/runs/{id}/usage': { role: 'viewer', scope: 'run', ok: 200 },
   // Every tenant's usage: an operator view, cluster-wide like the workers.
   'GET /v1/usage': { role: 'operator', scope: 'cluster', ok: 200 },
+  // …so its export finds no checkpoint (step 1 of an eval run): the caller reached the run.
+  'GET /v1/runs/{id}/checkpoints/{step}/export': {
+    role: 'viewer',
+    scope: 'run',
+    ok: 404,
+    okCode: 'ANNEAL_ERR_CHECKPOINT_NOT_FOUND',
+  },
   'GET /v1/pools': { role: 'viewer', scope: 'cluster', ok: 200 },
   'GET /v1/workers': { role: 'viewer', scope: 'cluster', ok: 200 },
   'POST /v1/workers/{id}/drain': { role: 'operator', scope: 'cluster', ok: 202 },
@@ -201,7 +208,10 @@ function urlOf(rule: RouteRule, path: string, caller: Caller, target: Target): s
       : target === 'other'
         ? runs[other]
         : MISSING_RUN;
-  return path.replace('{id}', id ?? '').replace('{rolloutId}', '1-0-0');
+  return path
+    .replace('{id}', id ?? '')
+    .replace('{rolloutId}', '1-0-0')
+    .replace('{step}', '1');
 }
 
 describe('role × tenant × route matrix (docs/api.md)', () => {

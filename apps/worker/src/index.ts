@@ -6,7 +6,7 @@ export { WorkerEnv, loadWorkerConfig, parseWorkerEnv } from './env.ts';
 export { RunSetupError, WORKER_ERROR_CODES, WorkerConfigError } from './errors.ts';
 export type { EngineFactories } from './resources/factories.ts';
 export type { RewardModelSource } from './resources/reward-model-source.ts';
-export type { EmbeddedEngines } from './resources/embedded.ts';
+export { type EmbeddedEngines, defaultEmbeddedEngines } from './resources/embedded.ts';
 export type {
   Executor,
   ExecutorContext,

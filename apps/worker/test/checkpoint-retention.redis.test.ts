@@ -6,8 +6,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { resolveTinkerPath } from '@anneal/engines';
-import { getRun, listCheckpoints } from '@anneal/store';
-import { engineDir } from '../src/resources/resolve.ts';
+import { engineArtifactDir, getRun, listCheckpoints } from '@anneal/store';
 import { type TestEnv, eventually, testEnv } from './helpers.ts';
 
 let env: TestEnv;
@@ -43,7 +42,8 @@ it('keeps what the policy keeps, deletes the rest on the trainer, and forks from
   expect(await ended(source)).toBe('succeeded');
   const run = await getRun(env.store, source);
   const trainer = (run?.spec as { endpoints: { trainer: string } }).endpoints.trainer;
-  const local = (uri: string) => resolveTinkerPath(engineDir(env.artifactDir, trainer), uri);
+  const local = (uri: string) =>
+    resolveTinkerPath(engineArtifactDir(env.artifactDir, trainer), uri);
 
   const catalogue = await listCheckpoints(env.store, source);
   expect(catalogue.map((c) => [c.step, c.status])).toEqual([

@@ -147,3 +147,39 @@ export function stepsToDrop(
   }
   return byStep.filter((c) => !keep.has(c.step)).map((c) => c.step);
 }
+
+/** `manifest.json` of an export (GET /v1/runs/{id}/checkpoints/{step}/export, `anneal runs
+ * export`): what the weights are and where they came from. */
+export const ExportManifest = Type.Object(
+  {
+    format: Type.Literal('anneal-export/v1'),
+    run: Type.Object({
+      id: Type.String(),
+      kind: Type.String(),
+      name: Type.Optional(Type.String()),
+    }),
+    step: Type.Integer({ minimum: 0 }),
+    checkpointAt: Type.String({ format: 'date-time' }),
+    exportedAt: Type.String({ format: 'date-time' }),
+    baseModel: Type.Object(
+      { name: Type.String(), model: Type.String() },
+      { description: 'The registered base model the weights descend from, and its model id.' },
+    ),
+    parent: Type.Optional(RunParent),
+    specSha256: Type.String({ description: "SHA-256 of the run's resolved spec, canonical JSON." }),
+    metrics: Type.Union([WireStepMetrics, Type.Null()]),
+    weights: Type.Object({
+      format: Type.Union([Type.Literal('onnx'), Type.Literal('peft-lora')], {
+        description:
+          '`onnx`: the embedded model (model.onnx, decoder.onnx); `peft-lora`: adapter_model.safetensors + adapter_config.json.',
+      }),
+      files: Type.Array(Type.String()),
+      trainer: Type.String({ description: 'Trainer endpoint that saved them.' }),
+      samplerPath: Type.String(),
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ExportManifest = Static<typeof ExportManifest>;
+
+export const EXPORT_MANIFEST_FILE = 'manifest.json';

@@ -13,12 +13,17 @@ export const ERROR_CODES = {
   ANNEAL_ERR_NOT_FOUND: { status: 404, title: 'No such route' },
   ANNEAL_ERR_RUN_NOT_FOUND: { status: 404, title: 'Run not found' },
   ANNEAL_ERR_WORKER_NOT_FOUND: { status: 404, title: 'Worker not found' },
+  ANNEAL_ERR_CHECKPOINT_NOT_FOUND: { status: 404, title: 'Checkpoint not found' },
   ANNEAL_ERR_IDEMPOTENCY_CONFLICT: {
     status: 409,
     title: 'Idempotency-Key reused with a different request body',
   },
   ANNEAL_ERR_RUN_FINISHED: { status: 409, title: 'Run has already finished' },
   ANNEAL_ERR_INVALID_TRANSITION: { status: 409, title: 'Illegal run state transition' },
+  ANNEAL_ERR_EXPORT_UNAVAILABLE: {
+    status: 409,
+    title: 'Checkpoint files cannot be exported from here',
+  },
   ANNEAL_ERR_REQUEST_TIMEOUT: { status: 408, title: 'Request not received in time' },
   ANNEAL_ERR_PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   ANNEAL_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported content type' },

@@ -17,3 +17,12 @@ export function runArtifactDir(root: string, runId: string): string {
 
 /** In a run's directory: an eval run's answers, one JSON line each (protocol `EvalItem`). */
 export const EVAL_ITEMS_FILE = 'eval-items.jsonl';
+
+/** `<root>/engines/<endpoint>/`: where an engine endpoint keeps its files (an embedded trainer's
+ * checkpoints and sampler exports, `<model_id>/weights/<name>`, `<model_id>/sampler_weights/<name>`). */
+export function engineArtifactDir(root: string, endpoint: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(endpoint)) {
+    throw new Error(`endpoint name ${JSON.stringify(endpoint)} is not a single path segment`);
+  }
+  return path.join(root, 'engines', endpoint);
+}

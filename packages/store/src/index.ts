@@ -19,7 +19,12 @@ export {
   replicationGuard,
 } from './replication.ts';
 export { newRunId } from './ids.ts';
-export { DEFAULT_ARTIFACT_DIR, EVAL_ITEMS_FILE, runArtifactDir } from './artifacts.ts';
+export {
+  DEFAULT_ARTIFACT_DIR,
+  EVAL_ITEMS_FILE,
+  engineArtifactDir,
+  runArtifactDir,
+} from './artifacts.ts';
 export { deleteKeysWithPrefix } from './purge.ts';
 export * from './runs.ts';
 export * from './run-view.ts';

@@ -135,3 +135,30 @@ describe('checkpointRetention.keepBest.metric', () => {
     });
   });
 });
+
+describe('GET /v1/runs/{id}/checkpoints/{step}/export', () => {
+  it('answers problems for a deleted step, an unknown one, and files it cannot read', async () => {
+    const { id, attempt } = await trainedRun();
+    expect((await retireCheckpoint(plane.store, id, 2, { attempt })).status).toBe('retired');
+    const problem = async (step: number) => {
+      const res = await get(`/v1/runs/${id}/checkpoints/${step}/export`);
+      expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
+      return { status: res.statusCode, ...res.json<{ code: string; detail: string }>() };
+    };
+    expect(await problem(2)).toMatchObject({
+      status: 404,
+      code: 'ANNEAL_ERR_CHECKPOINT_NOT_FOUND',
+      detail: expect.stringContaining('deleted'),
+    });
+    expect(await problem(3)).toMatchObject({
+      status: 404,
+      code: 'ANNEAL_ERR_CHECKPOINT_NOT_FOUND',
+    });
+    // Step 4's export was never written under this plane's artifact root.
+    expect(await problem(4)).toMatchObject({
+      status: 409,
+      code: 'ANNEAL_ERR_EXPORT_UNAVAILABLE',
+      detail: expect.stringContaining('ANNEAL_ARTIFACT_DIR'),
+    });
+  });
+});

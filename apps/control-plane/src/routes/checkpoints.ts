@@ -1,10 +1,15 @@
-// Checkpoint routes: GET /v1/runs/{id}/checkpoints (the catalogue). Viewer role, tenant-scoped
-// like GET /v1/runs/{id}.
+// Checkpoint routes: GET /v1/runs/{id}/checkpoints (the catalogue) and
+// GET /v1/runs/{id}/checkpoints/{step}/export (the weights and a manifest, as a tar). Viewer role,
+// tenant-scoped like GET /v1/runs/{id}.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { CheckpointList } from '@anneal/protocol';
+import type { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import { CheckpointList, RUN_ID_PATTERN } from '@anneal/protocol';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { checkpointList } from '../services/checkpoints.ts';
+import { checkpointExport } from '../services/export.ts';
+import { tarStream } from '../services/tar-stream.ts';
 import { RunIdParams, problemResponses } from './schemas.ts';
 
 export const checkpointRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
@@ -27,4 +32,40 @@ export const checkpointRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       return checkpointList(ctx, tenant, request.params.id);
     },
   );
+
+  app.get(
+    '/v1/runs/:id/checkpoints/:step/export',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary:
+          'Export a kept checkpoint: its weights in the format people deploy (the ONNX model of an embedded run) and manifest.json (base model, run, step, spec hash, metrics), as a tar',
+        params: StepParams,
+        response: {
+          200: {
+            description: 'POSIX tar: manifest.json, then the weight files',
+            content: { 'application/x-tar': { schema: TarBody } },
+          },
+          ...problemResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const { id, step } = request.params;
+      const exported = await checkpointExport(ctx, tenant, id, step);
+      return reply
+        .type('application/x-tar')
+        .header('content-disposition', `attachment; filename="${id}-step-${step}.tar"`)
+        .send(tarStream(exported.entries));
+    },
+  );
 };
+
+/** The body is a stream (tarStream); the document describes its bytes. */
+const TarBody = Type.Unsafe<Readable>({ type: 'string', format: 'binary' });
+
+const StepParams = Type.Object({
+  id: Type.String({ pattern: RUN_ID_PATTERN }),
+  step: Type.Integer({ minimum: 0, description: 'A step the run checkpointed.' }),
+});

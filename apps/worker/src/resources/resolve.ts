@@ -2,7 +2,6 @@
 // vLLM -> the vLLM client, tinker -> the Tinker client, embedded -> the embedded engines,
 // reward models -> a RewardScorer, search -> a backend; the base model's tokenizer and chat
 // format (markers or its own template, tokenizers.ts). Engines are cached per endpoint name.
-import path from 'node:path';
 import {
   checkRunSupported,
   downloadSamplerArchive,
@@ -19,7 +18,7 @@ import {
   type SearchBackend,
 } from '@anneal/envs';
 import { type OperatorConfig, type RunSpec, defaultedEndpoints } from '@anneal/protocol';
-import { type StoreContext, getRun } from '@anneal/store';
+import { type StoreContext, engineArtifactDir, getRun } from '@anneal/store';
 import type { Logger, TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
@@ -109,16 +108,11 @@ function checkTemplateData(
   });
 }
 
-/** Where an engine endpoint keeps its files (an embedded trainer's checkpoints and exports). */
-export function engineDir(artifactDir: string, endpoint: string): string {
-  return path.join(artifactDir, 'engines', endpoint);
-}
-
 /** Artifact directories of the operator config's embedded trainer endpoints. */
 export function embeddedTrainerDirs(config: Readonly<WorkerConfig>): string[] {
   return Object.entries(config.operatorConfig.trainers)
     .filter(([, entry]) => entry.type === 'embedded')
-    .map(([name]) => engineDir(config.artifactDir, name));
+    .map(([name]) => engineArtifactDir(config.artifactDir, name));
 }
 
 export class ResourceResolver {
@@ -280,7 +274,7 @@ export class ResourceResolver {
   }
 
   private engineDir(name: string): string {
-    return engineDir(this.deps.config.artifactDir, name);
+    return engineArtifactDir(this.deps.config.artifactDir, name);
   }
 
   private inference(name: string, model: ResolvedModel): Promise<InferenceEngine> {
