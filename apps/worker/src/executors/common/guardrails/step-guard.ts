@@ -65,12 +65,13 @@ export class StepGuard {
   }
 
   /** The run's guard, its rules' state rebuilt from the records of steps 1..doneSteps (the
-   * steps after the resume point run again and are observed then). */
+   * steps after the resume point run again and are observed then). A run with no rule still
+   * gets one: an earlier rollback's generation and learning rate stay in force. */
   static async open(ctx: ExecutorContext, doneSteps: number): Promise<StepGuard | null> {
     const hooks = ctx.guardrails;
-    if (!hooks || hooks.policy.rules.length === 0) return null;
+    if (!hooks) return null;
     const guard = new StepGuard(hooks, ctx.spec.seed);
-    if (doneSteps > 0) {
+    if (doneSteps > 0 && hooks.policy.rules.length > 0) {
       for (const record of await ctx.committedSteps()) {
         if (record.step <= doneSteps) guard.monitor.observe(record.step, record.metrics);
       }
