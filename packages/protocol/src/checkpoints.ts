@@ -2,13 +2,13 @@
 // `checkpointRetention`, operator `defaults.checkpointRetention`) and the pure rule that picks
 // which checkpoints a policy keeps. Stores and workers apply the rule; this file only decides.
 import { Type, type Static } from '@sinclair/typebox';
-import { METRIC_NAME_PATTERN } from './names.ts';
+import { SPEC_METRIC_PATTERN } from './names.ts';
 import { WireStepMetrics } from './step-record.ts';
 
 export const KeepBest = Type.Object(
   {
     metric: Type.String({
-      pattern: METRIC_NAME_PATTERN,
+      pattern: SPEC_METRIC_PATTERN,
       description:
         "A step-record key of the run's kind (docs/metrics.md), e.g. `reward/all` or `loss`.",
     }),

@@ -37,3 +37,8 @@ export const Labels = Type.Record(
 
 /** Names of per-step metrics, e.g. `train_inference_kl`, `reward/qa`. */
 export const METRIC_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_:./-]{0,127}$';
+
+/** A step-record key named in a run spec (guardrail rules, checkpoint retention): a record key
+ * without `:`, so that no spec field but free text accepts an address (`redis://…`); no key of
+ * the step-metric table has one. The key itself is checked against the table at submission. */
+export const SPEC_METRIC_PATTERN = '^[A-Za-z_][A-Za-z0-9_./-]{0,127}$';

@@ -4,7 +4,7 @@
 // @anneal/telemetry, which depends on this package); the field combinations are checked here.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Issue } from '../document.ts';
-import { METRIC_NAME_PATTERN } from '../names.ts';
+import { SPEC_METRIC_PATTERN } from '../names.ts';
 
 export const GUARDRAIL_CONDITIONS = ['above', 'below', 'spike', 'nonFinite'] as const;
 export type GuardrailCondition = (typeof GUARDRAIL_CONDITIONS)[number];
@@ -29,7 +29,7 @@ export const GuardrailRule = Type.Object(
       }),
     ),
     metric: Type.String({
-      pattern: METRIC_NAME_PATTERN,
+      pattern: SPEC_METRIC_PATTERN,
       description:
         "A step-record key the run's kind records (docs/metrics.md), e.g. `train_inference_kl`.",
     }),
