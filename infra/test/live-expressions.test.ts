@@ -45,6 +45,24 @@ function workerTick(): void {
   });
   worker.emit('request:started', { engine: 'trainer' });
   worker.emit('attempt:failed', { subsystem: 'inference', willRetry: true });
+  worker.emit('usage:metered', {
+    tenant: 'acme',
+    usage: {
+      promptTokens: 4000,
+      completionTokens: 2400,
+      trainedTokens: 2000,
+      toolCalls: 8,
+      slotSeconds: 1,
+    },
+    costUsd: {
+      promptTokens: 0.0008,
+      completionTokens: 0.002,
+      trainedTokens: 0.003,
+      toolCalls: 0.04,
+      slotSeconds: 0.001,
+      total: 0.0468,
+    },
+  });
   worker.emit('step:committed', {
     runId: RUN_ID,
     step,

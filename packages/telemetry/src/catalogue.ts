@@ -125,6 +125,43 @@ const PROCESS_METRICS = [
     help: 'Retries scheduled after a failed attempt, by subsystem.',
     emittedBy: ['worker'],
   },
+  // ── usage by tenant (worker; metered once per committed step, docs/usage.md) ──────────
+  {
+    name: 'anneal_tenant_tokens_total',
+    type: 'counter',
+    unit: 'tokens',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'tenant', 'token_type'],
+    help: 'Tokens sampled (prompt, completion) and trained for the tenant’s runs; sum by tenant.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_tenant_tool_calls_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'tenant'],
+    help: 'Tool calls of the tenant’s runs that reached the search backend.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_tenant_slot_seconds_total',
+    type: 'counter',
+    unit: 'seconds',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'tenant'],
+    help: 'Seconds the tenant’s runs held worker slots.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_tenant_cost_usd_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'tenant', 'item'],
+    help: 'USD the tenant’s runs cost at the operator price table, by item.',
+    emittedBy: ['worker'],
+  },
   // ── control plane ─────────────────────────────────────────────────────────────────────
   {
     name: 'anneal_http_requests_total',

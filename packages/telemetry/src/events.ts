@@ -2,7 +2,7 @@
 // (logEvents) subscribe. Payloads carry only what the metrics and logs need, in plain numbers;
 // `step:committed` carries the step record itself, mapped by the step-metric table.
 import type { EngineName, Outcome, QueueState, Subsystem, WorkerState } from './labels.ts';
-import type { GuardrailAction, RunKind, RunState } from '@anneal/protocol';
+import type { GuardrailAction, RunKind, RunState, Usage, UsageCost } from '@anneal/protocol';
 
 /**
  * One committed step record, as the executor committed it (protocol WireStepMetrics: record key ->
@@ -35,6 +35,9 @@ export interface TelemetryEvents {
     restoredStep?: number;
     atMs: number;
   };
+  /** Usage metered with a committed step or an attempt's slot time (docs/usage.md): the
+   * increment, never a running total; a duplicate step commit emits nothing. */
+  'usage:metered': { tenant: string; usage: Usage; costUsd: UsageCost };
   // worker: process health
   'worker:heartbeat': { atMs: number };
   'worker:slots': { busy: number; total: number };

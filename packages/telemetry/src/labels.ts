@@ -49,6 +49,20 @@ export type QueueState = (typeof QUEUE_STATES)[number];
 export const WORKER_STATES = ['online', 'busy', 'draining'] as const;
 export type WorkerState = (typeof WORKER_STATES)[number];
 
+/** Sampled and trained tokens a tenant is billed for (docs/usage.md). */
+export const TOKEN_TYPES = ['prompt', 'completion', 'trained'] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
+
+/** What a tenant's dollars were spent on: the price table's items (docs/usage.md). */
+export const USAGE_ITEMS = [
+  'prompt_tokens',
+  'completion_tokens',
+  'trained_tokens',
+  'tool_calls',
+  'slot_seconds',
+] as const;
+export type UsageItem = (typeof USAGE_ITEMS)[number];
+
 export const APPS = ['control-plane', 'worker'] as const;
 export type AppName = (typeof APPS)[number];
 
@@ -90,6 +104,12 @@ export const LABELS = {
     description:
       'Eval tool-call budget b (at most 101 per run, each 0–100). Only on anneal_run_eval_* series.',
   },
+  tenant: { description: 'Tenant (operator config `tenants`; bounded by the config).' },
+  token_type: {
+    description: 'Tokens sampled (prompt, completion) or trained.',
+    values: TOKEN_TYPES,
+  },
+  item: { description: 'Price-table item a cost was spent on.', values: USAGE_ITEMS },
   app: { description: 'Anneal application.', values: APPS },
   version: { description: 'Anneal version string.' },
 } as const satisfies Record<string, LabelDefinition>;

@@ -292,6 +292,39 @@ describe('worker process events', () => {
     }
   });
 
+  it('adds metered usage to the tenant counters, item by item', async () => {
+    const sink = workerSink();
+    const tenant = { pool: 'gpu', worker: 'w-1', tenant: 'acme' };
+    const usage = {
+      promptTokens: 100,
+      completionTokens: 40,
+      trainedTokens: 30,
+      toolCalls: 2,
+      slotSeconds: 5,
+    };
+    const costUsd = {
+      promptTokens: 0.1,
+      completionTokens: 0.2,
+      trainedTokens: 0.3,
+      toolCalls: 0.4,
+      slotSeconds: 0.5,
+      total: 1.5,
+    };
+    sink.emit('usage:metered', { tenant: 'acme', usage, costUsd });
+    sink.emit('usage:metered', { tenant: 'acme', usage, costUsd });
+    const r = sink.registry;
+    const tokens = (token_type: string) =>
+      valueOf(r, 'anneal_tenant_tokens_total', { ...tenant, token_type });
+    expect([await tokens('prompt'), await tokens('completion'), await tokens('trained')]).toEqual([
+      200, 80, 60,
+    ]);
+    expect(await valueOf(r, 'anneal_tenant_tool_calls_total', tenant)).toBe(4);
+    expect(await valueOf(r, 'anneal_tenant_slot_seconds_total', tenant)).toBe(10);
+    const cost = (item: string) => valueOf(r, 'anneal_tenant_cost_usd_total', { ...tenant, item });
+    expect(await cost('tool_calls')).toBeCloseTo(0.8, 12);
+    expect(await cost('slot_seconds')).toBeCloseTo(1, 12);
+  });
+
   it('refuses control-plane events and control-plane metrics are not registered', () => {
     const sink = workerSink();
     expect(() =>

@@ -4,10 +4,24 @@
 import type { MetricName, MetricType } from './catalogue.ts';
 import { EVAL_CELL_SERIES, evalCellLabels } from './eval-series.ts';
 import type { TelemetryEvents } from './events.ts';
-import { GUARDRAIL_ACTIONS } from '@anneal/protocol';
-import { SUBSYSTEMS } from './labels.ts';
+import { GUARDRAIL_ACTIONS, type Usage } from '@anneal/protocol';
+import { SUBSYSTEMS, TOKEN_TYPES, USAGE_ITEMS, type TokenType, type UsageItem } from './labels.ts';
 import { recordBindings, type StepMetricTable } from './step-metrics.ts';
 import type { MetricWriter } from './writer.ts';
+
+/** The protocol's Usage field behind each label value of the anneal_tenant_* series. */
+const TOKEN_FIELD: Record<TokenType, keyof Usage> = {
+  prompt: 'promptTokens',
+  completion: 'completionTokens',
+  trained: 'trainedTokens',
+};
+const ITEM_FIELD: Record<UsageItem, keyof Usage> = {
+  prompt_tokens: 'promptTokens',
+  completion_tokens: 'completionTokens',
+  trained_tokens: 'trainedTokens',
+  tool_calls: 'toolCalls',
+  slot_seconds: 'slotSeconds',
+};
 
 export interface WorkerIdentity {
   pool: string;
@@ -156,6 +170,21 @@ export function workerHandlers(
       w.inc('anneal_worker_inflight_requests', { ...me, engine: e.engine }, -1);
       const labels = { ...me, engine: e.engine, outcome: e.outcome };
       w.observe('anneal_worker_engine_request_duration_seconds', labels, e.durationSeconds);
+    },
+    'usage:metered': (e) => {
+      const tenant = { ...me, tenant: e.tenant };
+      for (const token_type of TOKEN_TYPES) {
+        w.inc(
+          'anneal_tenant_tokens_total',
+          { ...tenant, token_type },
+          e.usage[TOKEN_FIELD[token_type]],
+        );
+      }
+      w.inc('anneal_tenant_tool_calls_total', tenant, e.usage.toolCalls);
+      w.inc('anneal_tenant_slot_seconds_total', tenant, e.usage.slotSeconds);
+      for (const item of USAGE_ITEMS) {
+        w.inc('anneal_tenant_cost_usd_total', { ...tenant, item }, e.costUsd[ITEM_FIELD[item]]);
+      }
     },
     'attempt:failed': (e) => {
       w.inc('anneal_worker_errors_total', { ...me, subsystem: e.subsystem });

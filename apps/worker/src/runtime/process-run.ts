@@ -30,13 +30,8 @@ import { abortableResources } from './abortable.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
 import { BUDGET_NOTICE, budgetMessage } from './budget.ts';
-import {
-  type Metering,
-  type RunContextDeps,
-  StepProgress,
-  createExecutorContext,
-  usageReport,
-} from './run-context.ts';
+import { AttemptMeter } from './metering.ts';
+import { type RunContextDeps, StepProgress, createExecutorContext } from './run-context.ts';
 
 /** A run blocked by its tenant's concurrency cap is offered again after this long. */
 export const BLOCKED_RETRY_MS = 2_000;
@@ -89,7 +84,7 @@ async function attempt(
   run: RunResource,
   attemptNumber: number,
   progress: StepProgress,
-  metering: Metering,
+  metering: AttemptMeter,
 ): Promise<Attempt> {
   let served: ServedWeights | undefined;
   let trained: TrainedModels | undefined;
@@ -175,10 +170,16 @@ async function settle(
   return failed(deps, job, run, error);
 }
 
-function runMetering(deps: ProcessorDeps, active: ActiveRun, run: RunResource): Metering {
-  return {
+function attemptMeter(
+  deps: ProcessorDeps,
+  active: ActiveRun,
+  run: RunResource,
+  attemptNumber: number,
+): AttemptMeter {
+  return new AttemptMeter({
     tenant: run.tenant,
     prices: deps.config.operatorConfig.prices,
+    attempt: attemptNumber,
     slotSinceMs: active.startedAtMs,
     async onBudget(reached, step) {
       const message = budgetMessage(reached, step, run.tenant);
@@ -188,21 +189,19 @@ function runMetering(deps: ProcessorDeps, active: ActiveRun, run: RunResource): 
       );
       return message;
     },
-  };
+  });
 }
 
 /** The attempt's slot time through its end, before the run's outcome is written (so a read
  * after the run ended sees all of it). A failure here is logged: the outcome still settles. */
-async function meterAttemptEnd(
-  deps: ProcessorDeps,
-  run: RunResource,
-  attemptNumber: number,
-  metering: Metering,
-): Promise<void> {
-  const report = usageReport(metering, attemptNumber, null, undefined);
-  await meterSlot(deps.store, run.id, report).catch((error: unknown) =>
-    deps.logger.warn({ runId: run.id, err: String(error) }, 'could not meter the slot time'),
-  );
+async function meterAttemptEnd(deps: ProcessorDeps, run: RunResource, meter: AttemptMeter) {
+  const report = meter.report(null, undefined);
+  try {
+    const { metered } = await meterSlot(deps.store, run.id, report);
+    if (metered) deps.telemetry.emit('usage:metered', meter.added(report));
+  } catch (error) {
+    deps.logger.warn({ runId: run.id, err: String(error) }, 'could not meter the slot time');
+  }
 }
 
 export async function processRunJob(
@@ -262,9 +261,9 @@ export async function processRunJob(
       return { runId, outcome: end };
     }
     const progress = new StepProgress();
-    const metering = runMetering(deps, active, run);
-    const outcome = await attempt(deps, active, run, started.attempt, progress, metering);
-    await meterAttemptEnd(deps, run, started.attempt, metering);
+    const meter = attemptMeter(deps, active, run, started.attempt);
+    const outcome = await attempt(deps, active, run, started.attempt, progress, meter);
+    await meterAttemptEnd(deps, run, meter);
     end = await settle(deps, job, token, active, run, outcome, progress);
     return { runId, outcome: end };
   } catch (error) {

@@ -4,14 +4,7 @@
 // worker, still stops the executor.
 import { mkdirSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
-import {
-  WireStepMetrics,
-  priceUsage,
-  stepUsage,
-  type GuardrailFiring,
-  type RunSpec,
-  type UsagePrices,
-} from '@anneal/protocol';
+import { WireStepMetrics, type GuardrailFiring, type RunSpec } from '@anneal/protocol';
 import {
   type StoreContext,
   appendRunNotice,
@@ -24,14 +17,13 @@ import {
   rollbackRun,
   setCheckpoint,
   setSafeCheckpoint,
-  type BudgetReached,
-  type UsageReport,
 } from '@anneal/store';
 import { stepRecordError, type Logger, type TelemetryEmitter } from '@anneal/telemetry';
 import type { ExecutorContext, GuardrailHooks, RunResources } from '../executors/types.ts';
 import { retentionOf, retireCheckpoints } from './retention.ts';
 import { stepCommittedEvent } from '../executors/metrics.ts';
 import type { ActiveRun } from './active-runs.ts';
+import type { AttemptMeter } from './metering.ts';
 
 export interface RunContextDeps {
   store: StoreContext;
@@ -53,39 +45,6 @@ export class StepProgress {
 }
 
 export const DATA_LOST_NOTICE = 'redis_data_lost';
-
-/** How this attempt's usage is metered (docs/usage.md): the run's tenant, the operator's
- * prices, and when the attempt took its slot (slot seconds count from then). */
-export interface Metering {
-  tenant: string;
-  prices: UsagePrices;
-  slotSinceMs: number;
-  /** Told once per attempt when a step's commit reaches the run's or the tenant's cap; says
-   * so on the run's stream and returns the sentence the run is paused with. */
-  onBudget(reached: NonNullable<BudgetReached>, step: number): Promise<string>;
-}
-
-/** The usage report of a step commit (or of the attempt's end: no metrics). */
-export function usageReport(
-  metering: Metering,
-  attempt: number,
-  metrics: Record<string, number | null> | null,
-  maxUsd: number | undefined,
-  nowMs: number = Date.now(),
-): UsageReport & { slot: NonNullable<UsageReport['slot']> } {
-  const usage = metrics && stepUsage(metrics);
-  return {
-    tenant: metering.tenant,
-    ...(usage && { step: { usage, costUsd: priceUsage(usage, metering.prices) } }),
-    slot: {
-      attempt,
-      seconds: Math.max(0, (nowMs - metering.slotSinceMs) / 1000),
-      usdPerSecond: metering.prices.perSlotHour / 3600,
-    },
-    ...(maxUsd !== undefined && { maxUsd }),
-    at: new Date(nowMs),
-  };
-}
 
 /**
  * A step record must fit protocol's wire envelope (WireStepMetrics) and the schema telemetry derives
@@ -136,7 +95,7 @@ export function createExecutorContext(
      * (docs/performance.md "Scheduling at fleet scale"). */
     artifactDir: string;
     /** Absent: steps are committed unmetered (tools and tests that drive an executor alone). */
-    metering?: Metering;
+    metering?: AttemptMeter;
   },
   /** The attempt that started the run here: every write is fenced to it (a worker that lost the
    * run while it was cut off from Redis cannot overwrite its new owner's steps or checkpoint). */
@@ -265,22 +224,23 @@ export function createExecutorContext(
       // Steps are committed in order: the one before must still be there.
       const previous = step > 1 ? { previous: step - 1 } : {};
       const gen = generation ? { generation } : {};
+      const usage = metering?.report(metrics, input.spec.budget?.maxUsd);
       const result = await appendStep(store, runId, step, metrics, {
         ...fence,
         ...previous,
         ...gen,
-        ...(metering && {
-          usage: usageReport(metering, attempt, metrics, input.spec.budget?.maxUsd),
-        }),
+        ...(usage && { usage }),
       });
       switch (result.status) {
         case 'committed':
           progress.note(step);
           telemetry.emit('step:committed', stepCommittedEvent(runId, step, Date.now(), metrics));
+          if (metering && usage) telemetry.emit('usage:metered', metering.added(usage));
           if (metering && result.budget && !budgetTold) {
             budgetTold = true;
             // Paused at this step boundary (after the step's checkpoint), like any pause.
-            await pause({ by: 'budget', reason: await metering.onBudget(result.budget, step) });
+            const reason = await metering.options.onBudget(result.budget, step);
+            await pause({ by: 'budget', reason });
           }
           break;
         case 'duplicate':

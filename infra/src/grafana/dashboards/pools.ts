@@ -1,5 +1,6 @@
-// Pools & workers dashboard: queues, wait times, workers, slots, worker-side errors.
-import { dashboard, variable, type GrafanaDashboard } from '../panels.ts';
+// Pools & workers dashboard: queues, wait times, workers, slots, worker-side errors, and the
+// Usage row (what each tenant consumes and spends).
+import { dashboard, variable, type GrafanaDashboard, type PanelSpec } from '../panels.ts';
 
 const POOL = 'pool=~"$pool"';
 
@@ -102,6 +103,78 @@ export function poolsDashboard(): GrafanaDashboard {
           { expr: 'sum by (state) (max by (state, kind) (anneal_runs))', legend: '{{state}}' },
         ],
       },
+      ...USAGE_ROW,
     ],
   });
 }
+
+/** What tenants consume and spend (docs/usage.md), summed over every worker: the counters are
+ * added once per committed step, so a resumed step is not counted twice. */
+const USAGE_ROW: readonly PanelSpec[] = [
+  { kind: 'row', title: 'Usage', queries: [] },
+  {
+    title: 'Spend rate by tenant',
+    description: 'USD per hour at the operator price table.',
+    unit: 'currencyUSD',
+    queries: [
+      {
+        expr: 'sum by (tenant) (rate(anneal_tenant_cost_usd_total[$__rate_interval])) * 3600',
+        legend: '{{tenant}} $/h',
+      },
+    ],
+  },
+  {
+    title: 'Spend in the time range by tenant',
+    kind: 'stat',
+    unit: 'currencyUSD',
+    queries: [
+      {
+        expr: 'sum by (tenant) (increase(anneal_tenant_cost_usd_total[$__range]))',
+        legend: '{{tenant}}',
+      },
+    ],
+  },
+  {
+    title: 'Spend rate by item',
+    description: 'USD per hour by price-table item, all tenants.',
+    unit: 'currencyUSD',
+    stacked: true,
+    queries: [
+      {
+        expr: 'sum by (item) (rate(anneal_tenant_cost_usd_total[$__rate_interval])) * 3600',
+        legend: '{{item}}',
+      },
+    ],
+  },
+  {
+    title: 'Tokens/s by tenant',
+    description: 'Prompt and completion tokens sampled, tokens trained.',
+    queries: [
+      {
+        expr: 'sum by (tenant, token_type) (rate(anneal_tenant_tokens_total[$__rate_interval]))',
+        legend: '{{tenant}} {{token_type}}',
+      },
+    ],
+  },
+  {
+    title: 'Search calls/s by tenant',
+    description: 'Tool calls that reached the search backend.',
+    unit: 'ops',
+    queries: [
+      {
+        expr: 'sum by (tenant) (rate(anneal_tenant_tool_calls_total[$__rate_interval]))',
+        legend: '{{tenant}}',
+      },
+    ],
+  },
+  {
+    title: 'Worker slots held by tenant',
+    description: 'Slot seconds per second: the mean number of slots the tenant’s runs held.',
+    queries: [
+      {
+        expr: 'sum by (tenant) (rate(anneal_tenant_slot_seconds_total[$__rate_interval]))',
+        legend: '{{tenant}}',
+      },
+    ],
+  },
+];
