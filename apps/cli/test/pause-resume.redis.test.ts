@@ -18,6 +18,8 @@ import { REDIS_URL, type Server, anneal, startServer } from './cli-process.ts';
 const prefix = `{anneal-pause-${randomUUID()}}`;
 const token = `pause-test-token-${randomUUID()}`;
 const STEPS = 40;
+// Read here only (the test's own switch, not the processes' environment).
+const SOAK = process.env.ANNEAL_SOAK === '1';
 let plane: Server | undefined;
 let worker: Server | undefined;
 let url = '';
@@ -51,13 +53,13 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await worker?.stop();
-  await plane?.stop();
+  const codes = await Promise.all([worker?.stop(), plane?.stop()]);
   const redis = new Redis(REDIS_URL);
   await deleteKeysWithPrefix(redis, prefix);
   await redis.quit();
   if (dir) await rm(dir, { recursive: true, force: true });
-});
+  expect(codes).toEqual([0, 0]);
+}, 90_000);
 
 async function api<T>(method: string, route: string, body?: unknown) {
   const res = await fetch(`${url}${route}`, {
@@ -84,6 +86,33 @@ async function submit(spec: Record<string, unknown>): Promise<string> {
 const run = async (id: string) => (await api<RunResource>('GET', `/v1/runs/${id}`)).body;
 const inState = (id: string, state: string, timeoutMs = 60_000) =>
   eventually(async () => ((await run(id)).state === state ? run(id) : null), timeoutMs, state);
+
+/** Steps 1..steps each committed once (one record, one `step:committed` event), those up to
+ * `pausedAt` by the first attempt and the rest by the second, which resumed after them. */
+async function expectEachStepOnce(id: string, steps: number, pausedAt: number): Promise<void> {
+  const all = Array.from({ length: steps }, (_, i) => i + 1);
+  const { body: history } = await api<{ steps: StepRecord[] }>(
+    'GET',
+    `/v1/runs/${id}/metrics?limit=1000`,
+  );
+  expect(history.steps.map((s) => s.step)).toEqual(all);
+  expect(history.steps.filter((s) => s.attempt === 1).map((s) => s.step)).toEqual(
+    all.slice(0, pausedAt),
+  );
+  expect(history.steps.filter((s) => s.attempt === 2).map((s) => s.step)).toEqual(
+    all.slice(pausedAt),
+  );
+  const redis = new Redis(REDIS_URL);
+  try {
+    const events = await readEvents(createStoreContext(redis, prefix), id, '0', 10_000);
+    const committed = events.flatMap((e) =>
+      e.event.type === 'step:committed' ? [e.event.step] : [],
+    );
+    expect(committed).toEqual(all);
+  } finally {
+    await redis.quit();
+  }
+}
 
 describe('pause and resume through the REST API and the CLI (real processes)', () => {
   it('frees the slot of a paused run and resumes it exactly once', async () => {
@@ -141,32 +170,7 @@ describe('pause and resume through the REST API and the CLI (real processes)', (
     const done = await inState(long, 'succeeded', 120_000);
     expect(done.pause).toBeUndefined();
 
-    // Every step exactly once: records 1..N, one step:committed event each, steps up to the
-    // pause from the first attempt and the rest from the second, which resumed after them.
-    const { body: history } = await api<{ steps: StepRecord[] }>(
-      'GET',
-      `/v1/runs/${long}/metrics?limit=1000`,
-    );
-    expect(history.steps.map((s) => s.step)).toEqual(
-      Array.from({ length: STEPS }, (_, i) => i + 1),
-    );
-    expect(
-      history.steps
-        .filter((s) => s.attempt === 1)
-        .map((s) => s.step)
-        .at(-1),
-    ).toBe(pausedAt);
-    expect(history.steps.filter((s) => s.attempt === 2).map((s) => s.step)[0]).toBe(pausedAt + 1);
-    const redis = new Redis(REDIS_URL);
-    try {
-      const events = await readEvents(createStoreContext(redis, prefix), long, '0', 10_000);
-      const committed = events.flatMap((e) =>
-        e.event.type === 'step:committed' ? [e.event.step] : [],
-      );
-      expect(committed).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
-    } finally {
-      await redis.quit();
-    }
+    await expectEachStepOnce(long, STEPS, pausedAt);
     const { body: full } = await api<RunResource>('GET', `/v1/runs/${long}`);
     expect(full.transitions?.map((t) => t.to)).toEqual([
       'queued',
@@ -196,4 +200,26 @@ describe('pause and resume through the REST API and the CLI (real processes)', (
       expect(refused.body.code).toBe('ANNEAL_ERR_RUN_FINISHED');
     }
   }, 240_000);
+
+  // GRPO on the embedded engines is slower per step: `npm run soak` only.
+  if (SOAK) {
+    it('pauses a GRPO run at a step boundary and resumes it exactly once', async () => {
+      const steps = 8;
+      const id = await submit({
+        kind: 'grpo',
+        steps,
+        checkpointInterval: 4,
+        rollout: { groupSize: 2, promptsPerStep: 2, maxTokens: 16 },
+      });
+      await eventually(async () => ((await run(id)).lastStep ?? 0) >= 1, 120_000, 'step 1');
+      const asked = await api<RunResource>('POST', `/v1/runs/${id}/pause`, {});
+      expect(asked.status).toBe(202);
+      const paused = await inState(id, 'paused', 120_000);
+      expect(paused.checkpoint?.step).toBe(paused.lastStep);
+      const resumed = await api<RunResource>('POST', `/v1/runs/${id}/resume`, {});
+      expect([resumed.status, resumed.body.state]).toEqual([200, 'queued']);
+      expect((await inState(id, 'succeeded', 240_000)).state).toBe('succeeded');
+      await expectEachStepOnce(id, steps, paused.lastStep ?? 0);
+    }, 480_000);
+  }
 });

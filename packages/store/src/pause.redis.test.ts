@@ -57,8 +57,9 @@ describe('pause and resume in the store', () => {
       already: true,
     });
 
-    expect(await resumeRun(store.ctx, queues, id, 'resumed by alice')).toEqual({
+    expect(await resumeRun(store.ctx, queues, id, 'resumed by alice')).toMatchObject({
       status: 'queued',
+      run: { id, state: 'queued', transitions: expect.any(Array) },
     });
     const run = await getRun(store.ctx, id, { transitions: true });
     expect(run?.state).toBe('queued');

@@ -6,11 +6,18 @@
 // Resume queues a paused run again (through the enqueue outbox): it continues from its
 // checkpoint.
 import type { Queue } from 'bullmq';
-import { type PauseRequest, type PauseSource, type RunState, isTerminal } from '@anneal/protocol';
+import {
+  type PauseRequest,
+  type PauseSource,
+  type RunResource,
+  type RunState,
+  isTerminal,
+} from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { publishControl } from './control.ts';
 import { acknowledged } from './durable.ts';
 import { type PoolQueues, enqueueRun, removeQueuedJob } from './queues.ts';
+import { getRun } from './runs.ts';
 import { runScript } from './scripts.ts';
 import { type RunOwner, type TransitionResult, transitionRun } from './transitions.ts';
 
@@ -166,8 +173,9 @@ export async function pauseAtBoundary(
 }
 
 export type ResumeOutcome =
-  /** It was paused: queued again (it continues from its checkpoint). */
-  | { status: 'queued' }
+  /** It was paused: queued again (it continues from its checkpoint). `run`: as the resume left
+   * it (with its transitions), before its job was added: a worker may start it at once. */
+  | { status: 'queued'; run: RunResource }
   /** It had not paused yet: its pending pause is withdrawn and it keeps running. */
   | { status: 'withdrawn'; state: RunState }
   /** Not paused and no pause pending: nothing to do. */
@@ -209,12 +217,12 @@ export async function resumeRun(
     });
     if (result.status === 'missing') return result;
     if (result.status !== 'ok') continue;
-    const [pool, priority] = await ctx.redis.hmget(k.run(runId), 'pool', 'priority');
-    const run = { id: runId, priority: Number(priority ?? 0) };
-    if (pool && (await requeueRun(queues.get(pool), run)) !== 'busy') {
+    const run = await getRun(ctx, runId, { transitions: true });
+    if (!run) return { status: 'missing' };
+    if ((await requeueRun(queues.get(run.pool), run)) !== 'busy') {
       await ctx.redis.zrem(k.outbox(), runId);
     }
-    return { status: 'queued' };
+    return { status: 'queued', run };
   }
   throw new Error(`resume of run ${runId}: its state changed on each of ${MAX_PASSES} tries`);
 }

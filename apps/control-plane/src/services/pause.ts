@@ -44,5 +44,6 @@ export async function resumePausedRun(
   const outcome = await resumeRun(ctx.store, ctx.queues, runId, reason);
   if (outcome.status === 'missing') throw runNotFound(runId);
   if (outcome.status === 'finished') throw finished(runId, outcome.state);
-  return mustGet(ctx, tenant, runId);
+  // Queued again: the run as the resume left it (a worker may have started it since).
+  return outcome.status === 'queued' ? outcome.run : mustGet(ctx, tenant, runId);
 }

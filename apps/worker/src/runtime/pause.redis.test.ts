@@ -83,8 +83,9 @@ describe('pausing a run on the worker', () => {
     // Nothing re-delivers a paused run's job.
     expect(await env.queues.get(env.pool).getJobState(id)).toBe('completed');
 
-    expect(await resumeRun(env.store, env.queues, id, 'resumed by test')).toEqual({
+    expect(await resumeRun(env.store, env.queues, id, 'resumed by test')).toMatchObject({
       status: 'queued',
+      run: { state: 'queued' },
     });
     await eventually(async () => (await getRun(env.store, id))?.state === 'succeeded', 10_000);
     expect(attempts).toEqual([
