@@ -101,6 +101,24 @@ describe('rollout printing', () => {
     expect(reference).toContain('not scored (reference rollout)');
   });
 
+  it('never prints a control character of model output (an ESC would drive the terminal)', () => {
+    const text = rolloutBlock(
+      rollout({
+        answer: 'Dan\u001b[2Jube\u009b',
+        turns: [
+          {
+            assistant: 'x\u0007y',
+            calls: [{ ...rollout().turns[0]!.calls[0]!, name: 'search\u009b' }],
+          },
+        ],
+      }),
+    );
+    expect(text).toContain('answer: Dan\ufffd[2Jube\ufffd');
+    expect(text).toContain('turn 1: x\ufffdy');
+    // eslint-disable-next-line no-control-regex
+    expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+  });
+
   it('puts one prompt of two runs side by side, each side its answers, tools and mean R', () => {
     const left = [rollout(), rollout({ id: '12-3-1', answer: 'Rhine', rewards: null })];
     const right = [rollout({ id: '4-0-0', answer: 'the Danube', toolCalls: 0, turns: [] })];

@@ -2,7 +2,7 @@
 // advantage and IS ratios, then prompt, turns with their tool calls, answer and rubric checks),
 // and `--vs RUN` as two columns per prompt. Pure functions over the API's records.
 import type { ListedRollout, RolloutRecord } from '@anneal/protocol';
-import { clip, num, signed } from './record-format.ts';
+import { clip, num, printable, signed } from './record-format.ts';
 
 export function rolloutHeader(r: ListedRollout): string {
   const version = r.policyVersion === null ? 'reference model' : `policy v${r.policyVersion}`;
@@ -41,7 +41,7 @@ export function rolloutBlock(r: ListedRollout | RolloutRecord): string {
         call.status === 'ok'
           ? `${call.resultCount} results: ${clip(call.result, 120)}`
           : `${call.status}${call.error ? `: ${clip(call.error, 120)}` : ''}`;
-      lines.push(`  → ${call.name}(${JSON.stringify(call.arguments.query)}) ${outcome}`);
+      lines.push(printable(`  → ${call.name}(${JSON.stringify(call.arguments.query)}) ${outcome}`));
     }
   });
   lines.push(`answer: ${r.answer === null ? '(none)' : clip(r.answer)}`);
@@ -54,18 +54,21 @@ export function rolloutBlock(r: ListedRollout | RolloutRecord): string {
       `tokens: ${r.tokens.ids.length} after the prompt, ${r.tokens.generated.length} generated (--json for ids and logprobs)`,
     );
   }
-  return lines.join('\n');
+  // every line printable: the dataset's ids and the model's tool calls reach here unclipped
+  return lines.map(printable).join('\n');
 }
 
 /** Fits `text` to `width` columns (clipped or padded). */
 function cell(text: string, width: number): string {
-  const flat = text.replace(/[\r\n\t]+/g, ' '); // one line; indentation kept
+  const flat = printable(text.replace(/[\r\n\t]+/g, ' ')); // one line; indentation kept
   return flat.length <= width ? flat.padEnd(width) : `${flat.slice(0, width - 1)}…`;
 }
 
 function shortLine(r: ListedRollout): string[] {
   const calls = r.turns.flatMap((t) =>
-    t.calls.map((c) => `${c.name}(${JSON.stringify(c.arguments.query)})${c.failed ? '!' : ''}`),
+    t.calls.map((c) =>
+      printable(`${c.name}(${JSON.stringify(c.arguments.query)})${c.failed ? '!' : ''}`),
+    ),
   );
   return [
     `${r.id}  R ${num(r.rewards?.reward)}  Â ${signed(r.advantage)}  ${r.finish}`,
