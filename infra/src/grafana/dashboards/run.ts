@@ -115,6 +115,20 @@ const HEADLINE: readonly PanelSpec[] = [
     height: 4,
     queries: [{ expr: `max(${run('anneal_run_loss')})` }],
   },
+  {
+    // docs/guardrails.md: a rollback shows here, and as the step going back in `Step`.
+    title: 'Guardrail firings by action',
+    kind: 'timeseries',
+    unit: 'short',
+    width: 24,
+    height: 5,
+    queries: [
+      {
+        expr: `sum by (action) (increase(${run('anneal_run_guardrail_firings_total')}[$__rate_interval]))`,
+        legend: '{{action}}',
+      },
+    ],
+  },
 ];
 
 export function runDashboard(table: StepMetricTable = STEP_METRICS): GrafanaDashboard {
