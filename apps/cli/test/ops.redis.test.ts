@@ -232,7 +232,12 @@ describe('anneal runs watch', () => {
     expect(out).toMatch(/^\s+STEP\s+loss\s+grad_norm\s+step_seconds$/m);
     expect(out).toMatch(/^\s+3\s+2\.7\s+0\.5\s+1$/m);
     expect(out.match(/checkpoint: step 4 saved to \/ckpt\/4/g)).toHaveLength(1);
-    expect(out.trimEnd().split('\n').at(-1)).toBe(`run ${runId} succeeded (all steps done)`);
+    const [end, usage] = out.trimEnd().split('\n').slice(-2);
+    expect(end).toBe(`run ${runId} succeeded (all steps done)`);
+    // Steps written straight to the store carry no usage keys; local mode has no prices.
+    expect(usage).toBe(
+      'usage: 0 prompt · 0 completion · 0 trained tokens · 0 tool calls · 0s slot = $0.00',
+    );
     expect(out).not.toContain('\x1b'); // not a terminal: plain lines
   }, 240_000);
 
@@ -241,7 +246,8 @@ describe('anneal runs watch', () => {
     await anneal(['runs', 'cancel', runId, '--reason', 'not needed'], clientEnv);
     const plain = await anneal(['runs', 'watch', runId], clientEnv);
     expect(plain.code).toBe(1);
-    expect(plain.stdout.trimEnd().split('\n').at(-1)).toBe(`run ${runId} cancelled (not needed)`);
+    expect(plain.stdout.trimEnd().split('\n').at(-2)).toBe(`run ${runId} cancelled (not needed)`);
+    expect(plain.stdout.trimEnd().split('\n').at(-1)).toMatch(/^usage: 0 prompt · /);
 
     const json = await anneal(['runs', 'watch', runId, '--json'], clientEnv);
     expect(json.code).toBe(1);
