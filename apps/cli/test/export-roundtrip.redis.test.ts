@@ -1,4 +1,4 @@
-// Export round trip (issue 18 §3): a GRPO run on the embedded engines through a real control plane
+// Export round trip: a GRPO run on the embedded engines through a real control plane
 // and worker; `anneal runs export` (the CLI's function over real HTTP) takes checkpoint 1 out; the
 // exported ONNX model, loaded into a fresh embedded sampler (onnxruntime-node), answers every
 // seeded request the run's policy after step 1 answered — the rollouts of step 2 — with exactly

@@ -58,6 +58,8 @@ export interface AppDeps {
   /** The workers' artifact root (shared storage, read only here); default
    * `.anneal/artifacts` under the working directory, as the worker's. */
   artifactDir?: string;
+  /** API keys of Tinker-compatible trainers by endpoint name (checkpoint export). */
+  trainerApiKeys?: Readonly<Record<string, string>>;
   /** Key prefix, a Redis Cluster hash tag; default `{anneal}`. */
   prefix?: string;
   settings?: Partial<AppSettings>;
@@ -90,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     operator: deps.operator,
     datasetFacts: deps.datasetFacts ?? {},
     artifactDir: path.resolve(deps.artifactDir ?? DEFAULT_ARTIFACT_DIR),
+    trainerApiKeys: deps.trainerApiKeys ?? {},
     files: new FileCache(settings.runFileCacheBytes),
     settings,
     metrics: createAppMetrics(deps.defaultMetrics ?? true),

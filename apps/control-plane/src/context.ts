@@ -46,6 +46,8 @@ export interface AppContext {
   /** The workers' artifact root, absolute; a run's files are under runArtifactDir(it, id).
    * Read only: the control plane never writes there. */
   artifactDir: string;
+  /** API keys of Tinker-compatible trainers by endpoint name (checkpoint export downloads). */
+  trainerApiKeys: Readonly<Record<string, string>>;
   /** Parsed run files under artifactDir, while unchanged. */
   files: FileCache;
   settings: AppSettings;

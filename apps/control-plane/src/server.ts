@@ -30,6 +30,23 @@ export interface StartOptions {
   operator?: LoadedOperatorConfig;
   /** Default: JSON lines on stdout at env.ANNEAL_LOG_LEVEL. */
   logger?: FastifyBaseLogger;
+  /** Where the trainer API keys the operator config names (`apiKeyEnv`) are read, once at
+   * start-up (the process environment): checkpoint export downloads hosted exports with them. */
+  secretEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+/** API keys of the operator config's Tinker-compatible trainers, by endpoint name. */
+function trainerApiKeys(
+  operator: LoadedOperatorConfig['operator'],
+  secretEnv: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(operator.trainers)) {
+    const value =
+      entry.type === 'tinker' && entry.apiKeyEnv ? secretEnv[entry.apiKeyEnv] : undefined;
+    if (value) keys[name] = value;
+  }
+  return keys;
 }
 
 /**
@@ -110,6 +127,7 @@ export async function startControlPlane(options: StartOptions): Promise<RunningC
     durable: { redis: durable, replication },
     prefix: env.ANNEAL_KEY_PREFIX,
     artifactDir: env.ANNEAL_ARTIFACT_DIR,
+    trainerApiKeys: trainerApiKeys(loaded.operator, options.secretEnv ?? {}),
     createBlockingClient: () => {
       const client = redisClient(env.REDIS_URL, logger, 'blocking');
       blockingClients.add(client);

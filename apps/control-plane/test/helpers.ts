@@ -105,6 +105,8 @@ export async function testPlane(
     prefix?: string;
     /** The built console to serve (test/browser.ts bundledConsole()). */
     consoleDir?: string;
+    /** API keys of Tinker-compatible trainers by endpoint name. */
+    trainerApiKeys?: Record<string, string>;
   } = {},
 ): Promise<TestPlane> {
   // Every connection of this plane carries one name (ioredis copies it into duplicates), so a
@@ -136,6 +138,7 @@ export async function testPlane(
       defaultMetrics: false,
       settings: { sseKeepAliveMs: 500, ...options.settings },
       ...(options.consoleDir !== undefined && { consoleDir: options.consoleDir }),
+      ...(options.trainerApiKeys && { trainerApiKeys: options.trainerApiKeys }),
     });
     await app.ready();
     return app;

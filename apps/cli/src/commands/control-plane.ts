@@ -98,7 +98,7 @@ async function loadWorkerModule(): Promise<WorkerModule | null> {
 async function runControlPlane(flags: ServerFlags): Promise<void> {
   const env = await envFrom(flags);
   const { startControlPlane } = await controlPlaneApp();
-  const plane = await startControlPlane({ env });
+  const plane = await startControlPlane({ env, secretEnv: process.env });
   announceLocalToken(plane);
   process.stderr.write(`anneal: control plane listening on ${plane.url}\n`);
   await closeOnSignal(() => plane.close());
@@ -115,7 +115,7 @@ async function runUp(flags: ServerFlags & { worker: boolean }): Promise<void> {
     level: env.ANNEAL_LOG_LEVEL,
     destination: process.stderr,
   });
-  const plane = await startControlPlane({ env, logger });
+  const plane = await startControlPlane({ env, logger, secretEnv: process.env });
   announceLocalToken(plane);
   let worker: { id: string; close(): Promise<void> } | null = null;
   const workerModule = flags.worker ? await loadWorkerModule() : null;

@@ -54,10 +54,12 @@ export const checkpointRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       const { tenant } = principalOf(request);
       const { id, step } = request.params;
       const exported = await checkpointExport(ctx, tenant, id, step);
+      const body = tarStream(exported.entries);
+      body.once('close', () => void exported.cleanup());
       return reply
         .type('application/x-tar')
         .header('content-disposition', `attachment; filename="${id}-step-${step}.tar"`)
-        .send(tarStream(exported.entries));
+        .send(body);
     },
   );
 };

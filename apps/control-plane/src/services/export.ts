@@ -1,11 +1,16 @@
 // Taking a checkpoint out (GET /v1/runs/{id}/checkpoints/{step}/export, `anneal runs export`):
-// its sampler export as the files people deploy plus a manifest, streamed as a tar. The files
-// are read from the shared artifact root (ANNEAL_ARTIFACT_DIR): an embedded trainer writes its
-// exports under `<root>/engines/<endpoint>/` (the ONNX model the embedded sampler loads).
+// its sampler export as the files people deploy plus a manifest, streamed as a tar.
+// - Embedded trainer: read from the shared artifact root (ANNEAL_ARTIFACT_DIR), where it writes
+//   its exports under `<root>/engines/<endpoint>/` (the ONNX model the embedded sampler loads).
+// - SkyRL / hosted Tinker: the export's archive downloaded from the trainer's archive route and
+//   unpacked (@anneal/engines/archive), a PEFT LoRA adapter (adapter_config.json +
+//   adapter_model.safetensors), into a temporary directory removed once the tar is sent.
 // Tenant-scoped like GET /v1/runs/{id}.
 import { createHash } from 'node:crypto';
-import { readdir, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fetchSamplerWeights } from '@anneal/engines/archive';
 import {
   EXPORT_MANIFEST_FILE,
   type ExportManifest,
@@ -24,6 +29,16 @@ const MAX_CHAIN = 16;
 export interface CheckpointExport {
   manifest: ExportManifest;
   entries: TarEntry[];
+  /** Removes what the export downloaded (call once the tar is sent). */
+  cleanup(): Promise<void>;
+}
+
+type TrainerEntry = AppContext['operator']['trainers'][string];
+
+interface Weights {
+  format: ExportManifest['weights']['format'];
+  entries: TarEntry[];
+  cleanup(): Promise<void>;
 }
 
 /** The directory of an embedded trainer's sampler export `tinker://<model_id>/<name>` (the
@@ -74,6 +89,64 @@ async function filesOf(dir: string, what: string): Promise<TarEntry[]> {
   return entries;
 }
 
+async function embeddedWeights(
+  ctx: AppContext,
+  trainer: string,
+  samplerPath: string,
+  what: string,
+): Promise<Weights> {
+  const dir = embeddedExportDir(ctx.artifactDir, trainer, samplerPath);
+  if (dir === null) {
+    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: sampler path ${samplerPath}`);
+  }
+  const entries = await filesOf(dir, what);
+  if (!entries.some((f) => f.name === 'model.onnx')) {
+    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: no model.onnx in ${dir}`);
+  }
+  return { format: 'onnx', entries, cleanup: async () => undefined };
+}
+
+/** The export's archive from a Tinker-compatible trainer, unpacked: a LoRA adapter. */
+async function downloadedWeights(
+  ctx: AppContext,
+  trainer: string,
+  endpoint: TrainerEntry,
+  samplerPath: string,
+  what: string,
+): Promise<Weights> {
+  if (endpoint.type !== 'tinker') {
+    throw new AnnealError(
+      'ANNEAL_ERR_EXPORT_UNAVAILABLE',
+      `${what}: trainer type ${endpoint.type}`,
+    );
+  }
+  const dir = await mkdtemp(path.join(tmpdir(), 'anneal-export-'));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  try {
+    const apiKey = ctx.trainerApiKeys[trainer];
+    const prepared = await fetchSamplerWeights(
+      { name: trainer, baseUrl: endpoint.url, ...(apiKey !== undefined && { apiKey }) },
+      samplerPath,
+      dir,
+      { server: endpoint.backend?.startsWith('skyrl') ? 'skyrl' : 'tinker' },
+    );
+    if (prepared.kind !== 'lora') {
+      throw new AnnealError(
+        'ANNEAL_ERR_EXPORT_UNAVAILABLE',
+        `${what}: the trainer's archive of ${samplerPath} is not a LoRA adapter (${prepared.kind})`,
+      );
+    }
+    return { format: 'peft-lora', entries: await filesOf(prepared.dir, what), cleanup };
+  } catch (error) {
+    await cleanup();
+    if (error instanceof AnnealError) throw error;
+    throw new AnnealError(
+      'ANNEAL_ERR_EXPORT_UNAVAILABLE',
+      `${what}: downloading ${samplerPath} from trainer '${trainer}' failed: ${(error as Error).message}`,
+    );
+  }
+}
+
 export async function checkpointExport(
   ctx: AppContext,
   tenant: string,
@@ -96,20 +169,16 @@ export async function checkpointExport(
   const trainer = (run.spec as { endpoints?: { trainer?: string } }).endpoints?.trainer;
   const endpoint = trainer === undefined ? undefined : ctx.operator.trainers[trainer];
   const samplerPath = entry.samplerPath;
-  if (trainer === undefined || samplerPath === undefined || endpoint?.type !== 'embedded') {
+  if (trainer === undefined || endpoint === undefined || samplerPath === undefined) {
     throw new AnnealError(
       'ANNEAL_ERR_EXPORT_UNAVAILABLE',
-      `${what}: ${samplerPath === undefined ? 'has no sampler export' : `was saved by trainer '${trainer ?? '?'}' (type ${endpoint?.type ?? 'unknown'}); this control plane exports embedded trainers' checkpoints`}`,
+      `${what}: ${samplerPath === undefined ? 'has no sampler export' : `its trainer '${trainer ?? '?'}' is not in this operator config`}`,
     );
   }
-  const dir = embeddedExportDir(ctx.artifactDir, trainer, samplerPath);
-  if (dir === null) {
-    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: sampler path ${samplerPath}`);
-  }
-  const files = await filesOf(dir, what);
-  if (!files.some((f) => f.name === 'model.onnx')) {
-    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: no model.onnx in ${dir}`);
-  }
+  const weights =
+    endpoint.type === 'embedded'
+      ? await embeddedWeights(ctx, trainer, samplerPath, what)
+      : await downloadedWeights(ctx, trainer, endpoint, samplerPath, what);
   const manifest: ExportManifest = {
     format: 'anneal-export/v1',
     run: { id: run.id, kind: run.kind, ...(run.name !== undefined && { name: run.name }) },
@@ -120,7 +189,12 @@ export async function checkpointExport(
     ...(run.parent && { parent: run.parent }),
     specSha256: createHash('sha256').update(canonicalJson(run.spec)).digest('hex'),
     metrics: entry.metrics,
-    weights: { format: 'onnx', files: files.map((f) => f.name), trainer, samplerPath },
+    weights: {
+      format: weights.format,
+      files: weights.entries.map((f) => f.name),
+      trainer,
+      samplerPath,
+    },
   };
   const bytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
   const head: TarEntry = {
@@ -129,5 +203,5 @@ export async function checkpointExport(
     mtime: now,
     source: bytes,
   };
-  return { manifest, entries: [head, ...files] };
+  return { manifest, entries: [head, ...weights.entries], cleanup: weights.cleanup };
 }
