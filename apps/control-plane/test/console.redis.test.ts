@@ -356,6 +356,9 @@ describe('the console in chromium', () => {
     await page.waitForSelector('figure.panel[data-panel="Loss"]');
     expect(await page.textContent('.summary h1')).toContain('grpo-live');
     expect(await page.textContent('.checkpoints')).toContain('/artifacts/ckpt-10');
+    // GET …/usage: what it consumed and cost, its items in a table.
+    await page.waitForSelector('.usage table');
+    expect(await page.textContent('.usage h2')).toMatch(/^Usage \$\d/);
     expect(await page.textContent('.curves h2')).toContain('12 steps');
     // The KL panel of the recipe's metrics, drawn as a line over the 12 steps.
     const kl = page.locator('figure.panel[data-panel="Train–inference KL"] polyline');

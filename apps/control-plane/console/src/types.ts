@@ -24,3 +24,5 @@ export interface EvalItemPage {
 }
 
 export type { CheckpointList, CheckpointRetention } from '@anneal/protocol';
+
+export type { RunUsage } from '@anneal/protocol';

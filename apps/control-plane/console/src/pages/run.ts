@@ -9,6 +9,7 @@ import { errorLine, fill, h } from '../dom.ts';
 import { num, span, when } from '../format.ts';
 import { Checkpoints } from './checkpoints.ts';
 import { renderEvalResults } from './eval.ts';
+import { Usage } from './usage.ts';
 import { labelChips, stateBadge } from './runs.ts';
 import { runHref } from '../router.ts';
 import { followEvents } from '../sse.ts';
@@ -205,6 +206,8 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
   const curves = new StepCurves(id, run.kind, cat);
   const checkpoints = new Checkpoints(id, signal);
   checkpoints.refresh();
+  const usage = new Usage(id, signal);
+  usage.refresh();
   const eventList = h('ol', { class: 'events', reversed: true });
   const streamStatus = h('span', { class: 'sub' }, 'connecting…');
   const events = h(
@@ -221,7 +224,7 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
       'div',
       { class: 'run-grid' },
       curves.element,
-      h('div', { class: 'side' }, events, checkpoints.element, trans),
+      h('div', { class: 'side' }, events, checkpoints.element, usage.element, trans),
     ),
     results,
   );
@@ -236,19 +239,31 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
       ),
     );
   showHead(run);
+  let shown = run;
   let refreshing = false;
-  const refresh = async () => {
-    if (refreshing) return;
+  let again = false;
+  /** Reads the run again; a call while a read is in flight reads once more after it. */
+  const refresh = async (): Promise<void> => {
+    if (refreshing) {
+      again = true;
+      return;
+    }
     refreshing = true;
     try {
-      const fresh = await apiJson<RunResource>(runPath(id), signal);
-      showHead(fresh);
-      fill(trans, guardrails(fresh), transitions(fresh));
-      if (results && TERMINAL.has(fresh.state)) void renderEvalResults(results, id, signal);
+      shown = await apiJson<RunResource>(runPath(id), signal);
+      showHead(shown);
+      fill(trans, guardrails(shown), transitions(shown));
+      if (results && TERMINAL.has(shown.state)) void renderEvalResults(results, id, signal);
     } finally {
       refreshing = false;
+      if (again) {
+        again = false;
+        void refresh().catch(() => {});
+      }
     }
   };
+  /** Replayed events the record already reflects need no read (nor a redraw of the buttons). */
+  const isNews = (at: string) => Date.parse(at) > Date.parse(shown.updatedAt);
 
   await curves.load(signal).catch((error: unknown) => {
     if (!signal.aborted) fill(curves.element, errorLine(error));
@@ -266,13 +281,16 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
     onMessage: (message) => {
       fill(streamStatus, 'live');
       const event = JSON.parse(message.data) as RunEvent;
-      if (event.type === 'step:committed') curves.add(event.step, event.metrics);
-      else if (event.type === 'checkpoint:saved') checkpoints.refresh();
+      if (event.type === 'step:committed') {
+        curves.add(event.step, event.metrics);
+        usage.refresh();
+      } else if (event.type === 'checkpoint:saved') checkpoints.refresh();
       else if (event.type === 'run:state' || event.type === 'guardrail:fired') {
         if (event.type === 'guardrail:fired' && event.rolledBackSteps) {
           curves.remove(event.rolledBackSteps);
         }
-        void refresh().catch(() => {});
+        if (isNews(event.at)) void refresh().catch(() => {});
+        usage.refresh();
       }
       eventList.prepend(
         h(
