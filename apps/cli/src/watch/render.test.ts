@@ -53,6 +53,19 @@ describe('watch rendering', () => {
     ]);
   });
 
+  it('says how a paused run goes on, and keeps following it', () => {
+    const { out, text } = sink(false);
+    const r = new WatchRenderer({ runId: 'run_1', kind: 'sft', state: 'running' }, out);
+    r.stateChange('running', 'paused', 'paused by user: requested by alice');
+    r.stateChange('paused', 'queued', 'resumed by alice');
+    expect(text().split('\n')).toEqual([
+      'state: running -> paused (paused by user: requested by alice)',
+      'paused: `anneal runs resume run_1` continues it from its checkpoint',
+      'state: paused -> queued (resumed by alice)',
+      '',
+    ]);
+  });
+
   it('keeps a progress line at the bottom of a terminal, redrawn after each row', () => {
     const { out, text } = sink(true);
     const r = new WatchRenderer(

@@ -110,6 +110,12 @@ export class WatchRenderer {
   stateChange(from: RunState | null, to: RunState, reason: string): void {
     this.state = to;
     this.line(`state: ${from ?? '-'} -> ${to} (${reason})`);
+    // The watch goes on through a pause: say what ends it.
+    if (to === 'paused') {
+      this.line(
+        `paused: \`anneal runs resume ${this.header.runId}\` continues it from its checkpoint`,
+      );
+    }
   }
 
   checkpoint(step: number, path: string): void {
