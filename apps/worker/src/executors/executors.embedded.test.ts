@@ -187,6 +187,10 @@ describe('executors on the embedded engines', () => {
       expect(m[METRIC.trainInferenceKl]).toBeLessThan(1e-2);
       expect(m[METRIC.preferenceScore]).toBeGreaterThan(0);
       expect(m[METRIC.preferenceScore]).toBeLessThan(1);
+      // Usage (docs/usage.md): the policy rollouts at least, plus references sampled this step.
+      expect(m[METRIC.usageCompletionTokens]).toBeGreaterThanOrEqual(m[METRIC.rolloutTokens]!);
+      expect(m[METRIC.usagePromptTokens]).toBeGreaterThan(0);
+      expect(m[METRIC.usageTrainedTokens]).toBe(m[METRIC.trainedTokens]);
     }
     expect(done.finalCheckpoint).toBe(resumed.checkpoints.at(-1)!.path);
   });
@@ -233,6 +237,9 @@ describe('executors on the embedded engines', () => {
       expect(m[METRIC.toolCallsExecuted]).toBeLessThanOrEqual(m['eval/budget']!); // the cap b
       expect(m['cost_per_query_usd']).toBeGreaterThan(0);
       expect(m['prompt_tokens_per_query']).toBeGreaterThan(0);
+      // The cell's usage is what its queries are billed for, in total.
+      expect(m[METRIC.usagePromptTokens]).toBeCloseTo(6 * m['prompt_tokens_per_query']!, 6);
+      expect(m[METRIC.usageToolCalls]).toBeCloseTo(6 * m[METRIC.toolCallsExecuted]!, 6);
       const win = m['preference_win_rate'];
       if (m['eval/checkpoint'] === 0) expect(win).toBeNull();
       else expect(win).toSatisfy((v: number) => v >= 0 && v <= 1);
