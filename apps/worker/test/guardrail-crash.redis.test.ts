@@ -64,15 +64,22 @@ describe('guardrail rollback, worker killed during it', () => {
       rolledBackSteps: [7],
     });
 
-    const transitions = (await getTransitions(env.store, runId)).map((t) => t.to);
-    expect(transitions).toEqual([
-      'queued',
-      'running',
-      'running',
-      'retrying',
-      'running',
-      'succeeded',
-    ]);
+    // One rollback (running -> running), then the kill's retry. On a loaded machine a live
+    // worker may also lose its job lock (its event loop stalled past the lock): a retry, never
+    // a failure of the run's.
+    const history = await getTransitions(env.store, runId);
+    const told = JSON.stringify(history.map((t) => [t.to, t.reason]));
+    for (const t of history.filter((h) => h.to === 'retrying')) {
+      expect(t.reason, told).not.toMatch(/attempt \d+\/\d+ failed/);
+    }
+    const rollbackAt = history.findIndex((t) => t.from === 'running' && t.to === 'running');
+    expect(history[rollbackAt]?.reason, told).toMatch(
+      /kl-blowup.*rolled back to the checkpoint at step 6/,
+    );
+    const after = history.slice(rollbackAt + 1).map((t) => t.to);
+    expect(after.slice(0, 2), told).toEqual(['retrying', 'running']); // the kill's retry
+    expect(after.at(-1), told).toBe('succeeded');
+    expect(history.filter((t) => t.from === 'running' && t.to === 'running')).toHaveLength(1);
     const steps = await readSteps(env.store, runId);
     expect(steps.map((s) => [s.step, s.generation ?? 0])).toEqual([
       ...[1, 2, 3, 4, 5, 6].map((s) => [s, 0]),
