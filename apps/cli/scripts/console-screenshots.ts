@@ -3,7 +3,7 @@
 // run then a GRPO run from it with the demo's specs at a smaller size, then headless Chromium
 // signs in with the stack's token and photographs the GRPO run's page and its rollout browser.
 // Run: `npm run screenshots:console -w @anneal/cli` (Redis at REDIS_URL or 127.0.0.1:6379,
-// Chromium at CHROMIUM_BIN or /usr/bin/chromium; about 10 minutes on 2 cores).
+// Chromium at CHROMIUM_BIN or /usr/bin/chromium; about 10–16 minutes on 2 cores, most of it the SFT run).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
 // control plane on Redis: sign-in and token handling, the runs list and its filters and pages,
 // a run page that follows its event stream live, and tenant isolation as a user sees it. The
 // serving itself (content types, CSP, 404s) is checked with inject().
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -11,6 +11,7 @@ import {
   EVAL_ITEMS_FILE,
   appendStep,
   commitLedgerStep,
+  engineArtifactDir,
   writeLedgerStep,
   heartbeatWorker,
   runArtifactDir,
@@ -366,12 +367,34 @@ describe('the console in chromium', () => {
     await page.waitForSelector('.event-log h2:has-text("live")');
 
     await appendStep(plane.store, acme.grpo, 13, { loss: 0.05, grad_norm: 2, 'reward/all': 1 });
-    await setCheckpoint(plane.store, acme.grpo, { step: 13, path: '/artifacts/ckpt-13' });
+    // Its sampler export where the embedded trainer writes one, so the console can export it.
+    const exportDir = path.join(
+      engineArtifactDir(plane.artifactDir, 'embedded'),
+      'm-console',
+      'sampler_weights',
+      'step-13-sampler',
+    );
+    await mkdir(exportDir, { recursive: true });
+    await writeFile(path.join(exportDir, 'model.onnx'), 'onnx bytes of step 13');
+    await setCheckpoint(plane.store, acme.grpo, {
+      step: 13,
+      path: '/artifacts/ckpt-13',
+      samplerPath: 'tinker://m-console/step-13-sampler',
+    });
     await until(page, `document.querySelector('.curves h2')?.textContent?.includes('13 steps')`);
     await page.waitForSelector('.checkpoints td.path:has-text("/artifacts/ckpt-13")');
     // The catalogue (GET …/checkpoints): the new one is the resume point, the old one kept.
     expect(await page.textContent('.checkpoints tr[data-step="13"]')).toContain('latest');
     expect(await page.textContent('.checkpoints tr[data-step="10"]')).not.toContain('latest');
+    // Export: fetched with the token, saved as the tar the API streams (manifest + model).
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('.checkpoints tr[data-step="13"] button:has-text("export")'),
+    ]);
+    expect(download.suggestedFilename()).toBe(`${acme.grpo}-step-13.tar`);
+    const tar = await readFile((await download.path())!, 'latin1');
+    expect(tar).toContain('manifest.json');
+    expect(tar).toContain('onnx bytes of step 13');
     expect(await page.textContent('li[data-type="step:committed"]')).toContain('step 13');
     expect(await page.textContent('figure.panel[data-panel="Loss"] .legend')).toContain('0.05');
     expect(problems).toEqual([]);

@@ -1,7 +1,7 @@
 // A run's checkpoint catalogue (GET /v1/runs/{id}/checkpoints): every checkpoint it saved, kept
 // or deleted by retention, the latest (resume point) marked, protections, the runs forked from
 // it, and the step's key metrics. Refetched when the event stream reports a new checkpoint.
-import { apiJson, runPath } from '../api.ts';
+import { apiGet, apiJson, runPath } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num, when } from '../format.ts';
 import { runHref } from '../router.ts';
@@ -19,6 +19,27 @@ function retentionText(r: CheckpointRetention): string {
       : null,
   ].filter(Boolean);
   return rules.length === 0 ? 'keeps every checkpoint' : `keeps ${rules.join(', ')} and the latest`;
+}
+
+/** Downloads the export (GET …/checkpoints/{step}/export, a tar) fetched with the token: an
+ * object URL clicked as a download link, since a plain link could not send the header. */
+function exportButton(runId: string, step: number, signal: AbortSignal): HTMLElement {
+  const status = h('span', { class: 'sub' });
+  const button = h('button', { type: 'button', class: 'link' }, 'export');
+  button.addEventListener('click', async () => {
+    fill(status, ' …');
+    try {
+      const res = await apiGet(`${runPath(runId)}/checkpoints/${step}/export`, signal);
+      const url = URL.createObjectURL(await res.blob());
+      const link = h('a', { href: url, download: `${runId}-step-${step}.tar` });
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      fill(status);
+    } catch (error) {
+      fill(status, errorLine(error));
+    }
+  });
+  return h('div', {}, button, status);
 }
 
 export class Checkpoints {
@@ -81,7 +102,9 @@ export class Checkpoints {
                     { class: 'num' },
                     c.step,
                     c.latest ? h('span', { class: 'chip' }, 'latest') : null,
-                    c.status === 'deleted' ? h('span', { class: 'chip' }, 'deleted') : null,
+                    c.status === 'deleted'
+                      ? h('span', { class: 'chip' }, 'deleted')
+                      : exportButton(this.runId, c.step, this.signal),
                     ...c.protections.map((p) =>
                       h('span', { class: 'chip', title: p.reason }, `kept by ${p.owner}`),
                     ),
