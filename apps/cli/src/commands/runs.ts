@@ -6,6 +6,7 @@ import { RUN_STATES, type RunEstimate, type RunResource, type RunUsage } from '@
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
 import { estimateLines, usageLine } from '../ops/usage.ts';
+import { registerCheckpoints } from './checkpoints.ts';
 import { registerExport } from './export.ts';
 import { registerResults } from './results.ts';
 import { registerItems } from './items.ts';
@@ -75,6 +76,7 @@ export function register(program: Command): void {
   registerResults(runs);
   registerRollouts(runs);
   registerItems(runs);
+  registerCheckpoints(runs);
   registerExport(runs);
 
   runs
