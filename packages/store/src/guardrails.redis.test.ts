@@ -84,7 +84,9 @@ describe('rollbackRun', () => {
   it('takes back the steps above the restored checkpoint, keeps them marked, moves the pointer back', async () => {
     await commit([1, 2, 3, 4, 5]);
     await setCheckpoint(store.ctx, runId, { step: 2, path: '/c/2' }, { attempt });
-    expect(await setSafeCheckpoint(store.ctx, runId, { step: 2, path: '/c/2' }, { attempt })).toEqual({
+    expect(
+      await setSafeCheckpoint(store.ctx, runId, { step: 2, path: '/c/2' }, { attempt }),
+    ).toEqual({
       status: 'recorded',
     });
     await setCheckpoint(store.ctx, runId, { step: 4, path: '/c/4' }, { attempt });
