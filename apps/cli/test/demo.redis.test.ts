@@ -71,7 +71,17 @@ it('runs the quick demo through the API and reports measured numbers', async () 
   // report.json is what runDemo returned, with the documented structure.
   const report = JSON.parse(await readFile(reportPath, 'utf8')) as DemoReport;
   expect(report).toEqual(result.report);
-  expect(Object.keys(report).sort()).toEqual(['eval', 'grpo', 'rm', 'runs', 'sft', 'wallSeconds']);
+  expect(Object.keys(report).sort()).toEqual([
+    'eval',
+    'grpo',
+    'guardrails',
+    'rm',
+    'runs',
+    'sft',
+    'wallSeconds',
+  ]);
+  // The default guardrails were on and this healthy run gave them nothing to fire on.
+  expect(report.guardrails).toEqual({ fired: false, rollbacks: 0, firings: [] });
   expect(report.sft.steps).toBe(QUICK_SIZES.sft.steps);
   expect(report.grpo.steps).toBe(QUICK_SIZES.grpo.steps);
   for (const value of [
