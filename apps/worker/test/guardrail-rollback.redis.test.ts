@@ -5,7 +5,7 @@
 // ×0.5) fires at step 8: the run goes back to the checkpoint of step 6 (the last one at which no
 // rule held), re-runs steps 7-10 on fresh batches at half the rate and succeeds. Steps 7 and 8
 // of the first generation are kept as rolled back; every step is committed once per generation.
-// Then notify and pause on a plain SFT run.
+// Then notify, pause and stop on a plain SFT run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, getTransitions, readEvents, readRolledBackSteps, readSteps } from '@anneal/store';
 import { defaultEmbeddedEngines } from '../src/resources/embedded.ts';
@@ -141,5 +141,39 @@ describe('guardrail notify and pause (sft, embedded engines)', () => {
     expect(paused?.reason).toMatch(/guardrail 'hold' \(loss > 0 for 3 steps\) fired at step 3/);
     // nothing was ever a clean checkpoint: a rule held at every step
     expect(run.guardrails!.safeCheckpoint).toBeUndefined();
+  }, 180_000);
+});
+
+describe('guardrail stop (sft, embedded engines)', () => {
+  it('fails the run at once with the rule and the values; the step that fired is not recorded', async () => {
+    const dirs = embeddedTrainerDirs(env as unknown as WorkerConfig);
+    const engines = defaultEmbeddedEngines({ trainerDirs: dirs });
+    await env.startWorker({}, { executors: undefined, factories: { embedded: engines } });
+    const runId = await env.submit(
+      [
+        'kind: sft',
+        'steps: 6',
+        'batchSize: 2',
+        'guardrails: { rules: [{ name: halt, metric: loss, when: above, value: 0, forSteps: 2, action: stop }] }',
+      ].join('\n'),
+    );
+    const run = await eventually(
+      async () => {
+        const r = await getRun(env.store, runId);
+        return r?.state === 'failed' || r?.state === 'succeeded' ? r : null;
+      },
+      120_000,
+      'the run ended',
+    );
+    expect(run.state).toBe('failed');
+    expect(run.attempt).toBe(1); // no retry
+    expect(run.error).toMatch(
+      /^ANNEAL_ERR_GUARDRAIL_STOP: guardrail 'halt' \(loss > 0 for 2 steps\) fired at step 2: [\d.]+ at 1, [\d.]+ at 2; stopping the run$/,
+    );
+    expect((await getTransitions(env.store, runId)).at(-1)).toMatchObject({ to: 'failed' });
+    expect((await readSteps(env.store, runId)).map((s) => s.step)).toEqual([1]);
+    expect(run.guardrails!.firings).toMatchObject([
+      { step: 2, action: 'stop', rule: { name: 'halt' }, values: [{ step: 1 }, { step: 2 }] },
+    ]);
   }, 180_000);
 });
