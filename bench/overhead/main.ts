@@ -6,13 +6,19 @@
 // in this process, and only they do. Per step: wall time, the engines' own work (the child's busy
 // time), this process's busy and CPU time, as a share of a production step (60 s) against the
 // 1 % target; V8's profile of the measured steps names the largest contributors. MET or MISSED.
+// Then the rollout ledger's own cost per step (ledger.ts) as a ratio of that orchestrator CPU.
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { startStack, type StepTrace } from '../pipeline/stack.ts';
+import { runArtifactDir } from '@anneal/store';
+import { ledgerBytesPerStep, measureLedgerStep } from './ledger.ts';
 import { startProfiler, summarise, type CpuProfile } from './profile.ts';
 
 const PRODUCTION_STEP_SECONDS = 60;
 const TARGET = 0.01;
+/** The rollout ledger's share of the orchestrator's own CPU per step (docs/architecture.md). */
+const LEDGER_TARGET = 0.05;
+const LEDGER_STEPS = 3;
 const GROUP_SIZE = 16;
 const MAX_TOKENS = 4096;
 const STEPS = 3; // step 1 warms up; steps 2..3 are measured and profiled
@@ -60,7 +66,7 @@ try {
     if (step.step === MEASURED_FROM - 1) profiler = startProfiler();
     if (step.step === STEPS) profile = profiler?.then((stop) => stop());
   };
-  const { steps, summary: outcome } = await stack.run(spec, onStep);
+  const { steps, summary: outcome, runId } = await stack.run(spec, onStep);
   const host = await stack.hostBusyAt(steps.map((t) => t.atMs));
   const measured = steps.flatMap((t, i) => {
     const before = steps[i - 1];
@@ -102,6 +108,27 @@ try {
     `target: < ${TARGET * 100} % of a ${PRODUCTION_STEP_SECONDS} s step`,
     `${m('cpu') / PRODUCTION_STEP_SECONDS < TARGET ? 'MET' : 'MISSED'} (orchestrator CPU ${share(m('cpu'))})`,
   );
+  // The ledger's own cost, measured here after the run on the same step shape (two token
+  // shapes, overhead/ledger.ts), against the orchestrator CPU per step just measured (which
+  // includes the ledger: it is on by default).
+  const written = await ledgerBytesPerStep(runArtifactDir(stack.artifactDir, runId));
+  row(
+    "  the run's own ledger on disk per step",
+    `${(median(written) / 1048576).toFixed(1)} MiB (the fake sampler's ids: nearly incompressible)`,
+  );
+  for (const shape of ['text', 'fake'] as const) {
+    const ledger = await measureLedgerStep(LEDGER_STEPS, shape);
+    const ledgerShare = ledger.cpuMs / 1000 / m('cpu');
+    row(
+      `rollout ledger per step, ${shape === 'text' ? 'model-like text' : "fake sampler's ids"}`,
+      `CPU ${(ledger.cpuMs / 1000).toFixed(3)} s (all threads), wall ${(ledger.wallMs / 1000).toFixed(3)} s, ` +
+        `${(ledger.bytes / 1048576).toFixed(1)} MiB on disk`,
+    );
+    row(
+      `  target: < ${LEDGER_TARGET * 100} % of orchestrator CPU`,
+      `${ledgerShare < LEDGER_TARGET ? 'MET' : 'MISSED'} (ratio ${(ledgerShare * 100).toFixed(2)} % of ${s(m('cpu'))})`,
+    );
+  }
   const summary = summarise(await profile!, 10);
   const pct = (ms: number) => `${((ms / summary.totalMs) * 100).toFixed(1).padStart(5)} %`;
   console.log(

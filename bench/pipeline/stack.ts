@@ -59,6 +59,8 @@ export interface Stack {
   run(spec: string, onStep?: (step: StepTrace) => void): Promise<RunTrace>;
   /** The engine host's event-loop busy ms at each of these performance.now() times. */
   hostBusyAt(times: readonly number[]): Promise<number[]>;
+  /** The worker's artifact root (its runs' checkpoints and rollout ledgers). */
+  artifactDir: string;
   close(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
   const { info, child } = await startHost(shape);
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const parsed = parseOperatorConfig(info.operatorYaml);
+  const artifactDir = path.join(info.dir, 'worker');
   if (!parsed.ok) throw new Error(`bench operator config: ${JSON.stringify(parsed.errors)}`);
   const worker: WorkerHandle = await startWorker(
     defineWorkerConfig({
@@ -121,7 +124,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
       pool: 'default',
       workerId: `bench-${process.pid}`,
       operatorConfig: parsed.value,
-      artifactDir: path.join(info.dir, 'worker'),
+      artifactDir,
       metrics: { port: 0, host: '127.0.0.1' },
     }),
     { logger: silent },
@@ -140,6 +143,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
   };
 
   return {
+    artifactDir,
     async run(spec, onStep) {
       const steps: StepTrace[] = [];
       let runId: string | undefined;

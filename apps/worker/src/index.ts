@@ -14,3 +14,9 @@ export type {
   ResolvedModel,
   RunResources,
 } from './executors/types.ts';
+// The rollout ledger's record builder, for bench/overhead to measure on a production-size step.
+export {
+  ledgerRecords,
+  type LedgerRecordInputs,
+  type SharedParts,
+} from './executors/grpo/ledger-records.ts';

@@ -101,29 +101,59 @@ export class HfBpeTokenizer implements Tokenizer {
     return ids;
   }
 
+  /** Each token as decode needs it, built on first use: its bytes, or the text of an added
+   * token. One array read a token instead of mapping its characters through the byte decoder
+   * again (decode runs over every turn of every rollout for the rollout ledger). */
+  private pieces: (Uint8Array | string | undefined)[] | undefined;
+
+  /** One past the largest token id. */
+  private vocabularyEnd(): number {
+    let end = 0;
+    for (const id of this.idToToken.keys()) end = Math.max(end, id + 1);
+    for (const id of this.addedById.keys()) end = Math.max(end, id + 1);
+    return end;
+  }
+
+  private pieceOf(id: number): Uint8Array | string {
+    const added = this.addedById.get(id);
+    if (added !== undefined) return (this.pieces![id] = added);
+    const token = this.idToToken.get(id);
+    if (token === undefined) throw new RangeError(`token id ${id} is outside the vocabulary`);
+    const bytes: number[] = [];
+    for (const char of token) {
+      const byte = BYTE_DECODER.get(char);
+      if (byte === undefined) {
+        throw new RangeError(`token id ${id} ('${token}') is not a byte-level token`);
+      }
+      bytes.push(byte);
+    }
+    return (this.pieces![id] = Uint8Array.from(bytes));
+  }
+
   decode(tokens: readonly number[]): string {
+    // Filled with `undefined` up front: a sparse array filled in random id order would turn into
+    // a dictionary and cost a hash lookup a token.
+    const pieces = (this.pieces ??= new Array<undefined>(this.vocabularyEnd()).fill(undefined));
     let out = '';
-    let bytes: number[] = [];
+    let buffer = new Uint8Array(Math.max(64, tokens.length * 4));
+    let length = 0;
     const flush = (): void => {
-      if (bytes.length > 0) out += this.utf8.decode(Uint8Array.from(bytes));
-      bytes = [];
+      if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
+      length = 0;
     };
     for (const id of tokens) {
-      const added = this.addedById.get(id);
-      if (added !== undefined) {
+      const piece = pieces[id] ?? this.pieceOf(id);
+      if (typeof piece === 'string') {
         flush();
-        out += added;
+        out += piece;
         continue;
       }
-      const token = this.idToToken.get(id);
-      if (token === undefined) throw new RangeError(`token id ${id} is outside the vocabulary`);
-      for (const char of token) {
-        const byte = BYTE_DECODER.get(char);
-        if (byte === undefined) {
-          throw new RangeError(`token id ${id} ('${token}') is not a byte-level token`);
-        }
-        bytes.push(byte);
+      if (length + piece.length > buffer.length) {
+        const grown = new Uint8Array(2 * (length + piece.length));
+        grown.set(buffer.subarray(0, length));
+        buffer = grown;
       }
+      for (let k = 0; k < piece.length; k++) buffer[length++] = piece[k]!;
     }
     flush();
     return out;

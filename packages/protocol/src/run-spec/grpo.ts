@@ -154,7 +154,7 @@ export const LedgerSection = Type.Object(
     tokens: Type.Boolean({
       default: false,
       description:
-        'Also record token ids and the sampler’s and trainer’s per-token logprobs (about 10 bytes a token compressed).',
+        'Also record token ids and the sampler’s and trainer’s per-token logprobs (float32 each) in the rollout ledger.',
     }),
   },
   { additionalProperties: false, default: {} },
