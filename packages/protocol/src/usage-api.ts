@@ -1,4 +1,4 @@
-// Response shapes of the usage routes (docs/api.md "Usage"): GET /v1/runs/{id}/usage,
+// Response shapes of the usage routes (docs/usage.md "Reading usage", docs/api.md): GET /v1/runs/{id}/usage,
 // GET /v1/usage (operator, per tenant and period) and POST /v1/runs/estimate.
 import { Type, type Static } from '@sinclair/typebox';
 import { RunKindSchema } from './run-spec/kind.ts';

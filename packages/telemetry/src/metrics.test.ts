@@ -1,4 +1,5 @@
 import { Registry } from 'prom-client';
+import { RUN_KINDS, RUN_STATES } from '@anneal/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { samples, valueOf } from '../test/prom.ts';
 import type { StepCommitted } from './events.ts';
@@ -418,7 +419,8 @@ describe('control-plane events', () => {
       ],
     });
     const all = await samples(sink.registry, 'anneal_runs');
-    expect(all).toHaveLength(6 * 4);
+    expect(all).toHaveLength(RUN_STATES.length * RUN_KINDS.length);
+    expect(await valueOf(sink.registry, 'anneal_runs', { state: 'paused', kind: 'eval' })).toBe(0);
     expect(await valueOf(sink.registry, 'anneal_runs', { state: 'running', kind: 'grpo' })).toBe(3);
     expect(await valueOf(sink.registry, 'anneal_runs', { state: 'failed', kind: 'sft' })).toBe(0);
   });
