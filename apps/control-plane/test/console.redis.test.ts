@@ -364,6 +364,11 @@ describe('the console in chromium', () => {
     // The KL panel of the recipe's metrics, drawn as a line over the 12 steps.
     const kl = page.locator('figure.panel[data-panel="Train–inference KL"] polyline');
     expect(await kl.count()).toBe(1);
+    // Hovering a chart's left edge shows step 1's value (loss 1/1) in its legend.
+    await page.hover('figure.panel[data-panel="Loss"] svg', { position: { x: 3, y: 40 } });
+    // (The latest, step 12, is 0.0833.)
+    expect(await page.textContent('figure.panel[data-panel="Loss"] .legend')).toBe('loss 1step 1');
+    await page.mouse.move(0, 0);
     await page.waitForSelector('.event-log h2:has-text("live")');
 
     await appendStep(plane.store, acme.grpo, 13, { loss: 0.05, grad_norm: 2, 'reward/all': 1 });

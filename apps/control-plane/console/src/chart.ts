@@ -91,7 +91,12 @@ function runs(points: [number, number | null][]): [number, number][][] {
   return out;
 }
 
-export function lineChart(series: readonly Series[], title: string): SVGSVGElement {
+/** `onHover(step)`: the pointer is over the step nearest to it; null when it leaves. */
+export function lineChart(
+  series: readonly Series[],
+  title: string,
+  onHover?: (step: number | null) => void,
+): SVGSVGElement {
   const steps = series.flatMap((one) => one.points.map((p) => p[0]));
   const values = series.flatMap((one) =>
     one.points.flatMap((p) => (p[1] === null || !Number.isFinite(p[1]) ? [] : [p[1]])),
@@ -134,5 +139,43 @@ export function lineChart(series: readonly Series[], title: string): SVGSVGEleme
       svg.append(shape);
     }
   });
+  if (onHover && steps.length > 0)
+    addHover(
+      svg,
+      [...new Set(steps)].sort((a, b) => a - b),
+      x,
+      onHover,
+    );
   return svg;
+}
+
+/** A guide line at the step nearest the pointer; the caller shows that step's values. */
+function addHover(
+  svg: SVGSVGElement,
+  steps: number[],
+  x: (step: number) => number,
+  onHover: (step: number | null) => void,
+): void {
+  const guide = s('line', {
+    class: 'guide',
+    y1: PAD.top,
+    y2: H - PAD.bottom,
+    visibility: 'hidden',
+  });
+  svg.append(guide);
+  svg.addEventListener('pointermove', (event) => {
+    const box = svg.getBoundingClientRect();
+    const at = ((event.clientX - box.left) / box.width) * W;
+    let nearest = steps[0]!;
+    for (const step of steps)
+      if (Math.abs(x(step) - at) < Math.abs(x(nearest) - at)) nearest = step;
+    guide.setAttribute('x1', String(x(nearest)));
+    guide.setAttribute('x2', String(x(nearest)));
+    guide.setAttribute('visibility', 'visible');
+    onHover(nearest);
+  });
+  svg.addEventListener('pointerleave', () => {
+    guide.setAttribute('visibility', 'hidden');
+    onHover(null);
+  });
 }

@@ -66,24 +66,30 @@ export class StepCurves {
   }
 
   private panel(title: string, help: string, series: Series[]): HTMLElement {
+    const label = (one: Series) =>
+      series.length > 1 || one.legend !== title ? `${one.legend} ` : '';
+    const values = series.map((one) => h('b', {}, num(one.points.at(-1)?.[1])));
+    const at = h('span', { class: 'sub' });
     const legend = h(
       'ul',
       { class: 'legend' },
-      ...series.map((one, i) =>
-        h(
-          'li',
-          { class: `c${i % 6}` },
-          series.length > 1 || one.legend !== title ? `${one.legend} ` : '',
-          h('b', {}, num(one.points.at(-1)?.[1])),
-        ),
-      ),
+      ...series.map((one, i) => h('li', { class: `c${i % 6}` }, label(one), values[i])),
+      h('li', {}, at),
     );
+    // Hovering shows that step's values in the legend; leaving, the latest again.
+    const hover = (step: number | null) => {
+      series.forEach((one, i) => {
+        const point = step === null ? one.points.at(-1) : one.points.find((p) => p[0] === step);
+        fill(values[i]!, num(point?.[1]));
+      });
+      fill(at, step === null ? '' : `step ${step}`);
+    };
     return h(
       'figure',
       { class: 'panel', 'data-panel': title },
       h('figcaption', { title: help }, title),
       legend,
-      lineChart(series, title),
+      lineChart(series, title, hover),
     );
   }
 
