@@ -7,7 +7,20 @@
 // of the first generation are kept as rolled back; every step is committed once per generation.
 // Then notify, pause and stop on a plain SFT run.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getRun, getTransitions, readEvents, readRolledBackSteps, readSteps } from '@anneal/store';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  getRun,
+  getTransitions,
+  ledgerDir,
+  listLedgerSteps,
+  readEvents,
+  readLedgerIndex,
+  readRolledBackSteps,
+  readSteps,
+  runArtifactDir,
+  stepDir,
+} from '@anneal/store';
 import { defaultEmbeddedEngines } from '../src/resources/embedded.ts';
 import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
 import type { WorkerConfig } from '../src/config.ts';
@@ -64,6 +77,15 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
       [8, true],
     ]);
     for (const s of back) expect(s.metrics['train_inference_kl']).toBeGreaterThan(0.5);
+    // the rollout ledger follows: steps 1-10 once, 7-10 from generation 1, no copy left over
+    const runDir = runArtifactDir(env.artifactDir, runId);
+    expect(await listLedgerSteps(runDir)).toEqual(steps.map((s) => s.step));
+    for (const s of steps) {
+      expect((await readLedgerIndex(runDir, s.step))?.generation).toBe(s.generation ?? 0);
+    }
+    expect((await readdir(ledgerDir(runDir))).sort()).toEqual(
+      steps.map((s) => path.basename(stepDir(runDir, s.step))),
+    );
 
     // the firing: on the record, the stream and the transitions
     expect(run.guardrails).toMatchObject({ rollbacks: 1, learningRateScale: 0.5 });
