@@ -4,7 +4,7 @@
 //   2. attempt 2 has committed step 5 in Redis and is killed before renaming its copy;
 // attempt 3 finishes. The ledger then holds every committed step exactly once, each from the
 // attempt whose record Redis holds, with nothing else left in its directory
-// (docs/reliability.md "The rollout ledger").
+// (docs/reliability.md "The rollout ledger across killed attempts").
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';

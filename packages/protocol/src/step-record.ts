@@ -36,7 +36,7 @@ export const StepRecord = Type.Object(
       Type.Integer({
         minimum: 1,
         description:
-          'The attempt that committed it: whose rollouts the ledger keeps for the step (docs/reliability.md "The rollout ledger").',
+          'The attempt that committed it: whose rollouts the ledger keeps for the step (docs/reliability.md "The rollout ledger across killed attempts").',
       }),
     ),
   },

@@ -1,4 +1,5 @@
-// Keeping the rollout ledger exactly once and bounded (docs/reliability.md "The rollout ledger"):
+// Keeping the rollout ledger exactly once and bounded (docs/reliability.md "The rollout ledger
+// across killed attempts", docs/operations.md "Rollout ledger"):
 // a starting attempt reconciles the directory with the steps Redis holds, and steps that leave
 // the keep-all window are pruned to their retention sample.
 import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
