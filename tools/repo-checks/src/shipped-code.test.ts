@@ -3,7 +3,13 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './repo.ts';
-import { buildSources, builtWorkspaces, filesUnder, testCodeReason } from './shipped-code.ts';
+import {
+  buildSources,
+  builtWorkspaces,
+  filesUnder,
+  importsTestingModule,
+  testCodeReason,
+} from './shipped-code.ts';
 
 const root = REPO_ROOT;
 const workspaces = builtWorkspaces(root);
@@ -45,5 +51,23 @@ describe('shipped code', () => {
     expect(testCodeReason(ws, path.join(ws, 'src/vllm/client.test.ts'))).toBe('a test file');
     expect(testCodeReason(ws, path.join(ws, 'src/embedded/test-fixtures.ts'))).toBeDefined();
     expect(testCodeReason(ws, path.join(ws, 'src/vllm/client.ts'))).toBeUndefined();
+  });
+  it('finds a testing module in import forms, not in data', () => {
+    for (const code of [
+      "import { FakeVllmServer } from '@anneal/engines/testing';",
+      'export * from "../vllm/testing";',
+      "const t = await import('@anneal/testing');",
+      "import '@anneal/engines/testing';",
+      'const { x } = require("./testing");',
+    ]) {
+      expect(importsTestingModule(code), code).toBe(true);
+    }
+    for (const code of [
+      'var pkg = { devDependencies: { "@anneal/testing": "*" } };',
+      "import { createLogger } from '@anneal/telemetry';",
+      "const doc = 'see @anneal/engines/testing for the fakes';",
+    ]) {
+      expect(importsTestingModule(code), code).toBe(false);
+    }
   });
 });

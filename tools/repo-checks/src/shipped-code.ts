@@ -41,8 +41,15 @@ export function testCodeReason(workspace: string, file: string): string | undefi
   if (/\.test\.(ts|js|d\.ts|js\.map|d\.ts\.map)$/.test(rel)) return 'a test file';
   if (/(^|\/)(test|testing|testdata)\//.test(rel)) return 'under a test directory';
   if (/(^|\/)[^/]*(fake|fixture)[^/]*$/i.test(rel)) return 'a fake or fixture by its name';
-  if (rel.endsWith('.js') && /['"][^'"]*\/testing['"]/.test(readFileSync(file, 'utf8'))) {
+  if (rel.endsWith('.js') && importsTestingModule(readFileSync(file, 'utf8'))) {
     return 'imports a testing module';
   }
   return undefined;
+}
+
+/** A module specifier ending in `/testing` (`@anneal/engines/testing`, `@anneal/testing`) in an
+ * import, export-from, dynamic import or require; not the same string as data (a bundled
+ * package.json lists `"@anneal/testing": "*"` among its devDependencies). */
+export function importsTestingModule(source: string): boolean {
+  return /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"][^'"]*\/testing['"]/.test(source);
 }
