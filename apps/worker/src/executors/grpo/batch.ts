@@ -2,31 +2,14 @@
 // and reference rollouts, rewards, advantages — everything before the trainer, as one batch that
 // a pipelined run prepares while earlier steps train (docs/recipe.md "Pipelined GRPO"). The
 // batch pins the policy version current at its launch for all turns of all its rollouts.
-import type { Rollout } from '@anneal/envs';
-import type { GroupScore } from '@anneal/rl';
 import { stepRng } from '../common/mix-batch.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
 import type { ExecutorContext } from '../types.ts';
-import type { ReferenceGroup } from './reference-cache.ts';
 import { baseRewards, preferenceScores, rewardConfig, scoreGroups } from './rewards.ts';
 import { policyRollouts } from './rollouts.ts';
-import { samplePrompts, type StepPrompt } from './sample-prompts.ts';
+import type { PreparedBatch } from './prepared-batch.ts';
+import { samplePrompts } from './sample-prompts.ts';
 import type { GrpoState } from './setup.ts';
-
-export interface PreparedBatch {
-  step: number;
-  prompts: StepPrompt[];
-  groups: Rollout[][];
-  references: ReferenceGroup[];
-  base: number[][];
-  preference: number[][];
-  scores: GroupScore[];
-  /** Policy version that sampled every rollout of the batch (all turns). */
-  version: number;
-  /** The batch's own rollout and reward wall times (they may overlap an earlier step). */
-  rolloutSeconds: number;
-  rewardSeconds: number;
-}
 
 export async function prepareBatch(
   ctx: ExecutorContext,

@@ -7,7 +7,8 @@
 import { runTrainingLoop } from '../common/training-loop.ts';
 import { METRIC, rewardKey } from '../metrics.ts';
 import type { CommitOutcome, ExecutorContext, ExecutorResult } from '../types.ts';
-import { prepareBatch, type PreparedBatch } from './batch.ts';
+import { prepareBatch } from './batch.ts';
+import type { PreparedBatch } from './prepared-batch.ts';
 import { BatchPipeline } from './pipeline.ts';
 import { restoreGrpo } from './restore.ts';
 import { setupGrpo } from './setup.ts';

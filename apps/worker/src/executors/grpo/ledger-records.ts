@@ -13,7 +13,7 @@ import {
   type RolloutTurn,
   type RubricCheckResult,
 } from '@anneal/protocol';
-import type { PreparedBatch } from './batch.ts';
+import type { PreparedBatch } from './prepared-batch.ts';
 import type { RolloutRatioStats } from './lag-stats.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 

@@ -9,7 +9,7 @@ import { PhaseTimer } from '../common/phase-timer.ts';
 import { METRIC, type StepRecordMetrics } from '../metrics.ts';
 import type { ExecutorContext } from '../types.ts';
 import { flatAdvantages } from './advantages.ts';
-import type { PreparedBatch } from './batch.ts';
+import type { PreparedBatch } from './prepared-batch.ts';
 import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
