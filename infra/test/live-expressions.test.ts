@@ -31,6 +31,16 @@ const controlPlane = createMetrics(new Registry(), {
   defaultMetrics: false,
 });
 
+// A notify rule fired once, before the first scrape: the Run dashboard's firings panel has its
+// series (an increase of 0 from then on), and AnnealGuardrailFired, which alerts on an increase,
+// stays quiet like every other alert here.
+worker.emit('guardrail:fired', {
+  runId: RUN_ID,
+  rule: 'kl-above',
+  action: 'notify',
+  atMs: Date.now(),
+});
+
 /** One training step and its worker activity, as the worker reports them. */
 function workerTick(): void {
   step += 1;
