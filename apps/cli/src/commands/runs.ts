@@ -151,11 +151,7 @@ export function register(program: Command): void {
     .option('--reason <text>', 'recorded in the run history')
     .action(async (id: string, options: { reason?: string }) => {
       await withClient(async (client) => {
-        const { status, body } = await client.request<RunResource>(
-          'POST',
-          `/v1/runs/${encodeURIComponent(id)}/cancel`,
-          { body: JSON.stringify(options.reason ? { reason: options.reason } : {}) },
-        );
+        const { status, body } = await runAction(client, id, 'cancel', options.reason);
         process.stdout.write(
           status === 202
             ? `cancel requested ${body.id} (running; it stops at the next step boundary)\n`
@@ -174,11 +170,7 @@ export function register(program: Command): void {
     .option('--reason <text>', 'recorded in the run history')
     .action(async (id: string, options: { reason?: string }) => {
       await withClient(async (client) => {
-        const { status, body } = await client.request<RunResource>(
-          'POST',
-          `/v1/runs/${encodeURIComponent(id)}/pause`,
-          { body: JSON.stringify(options.reason ? { reason: options.reason } : {}) },
-        );
+        const { status, body } = await runAction(client, id, 'pause', options.reason);
         process.stdout.write(
           status === 202
             ? `pause requested ${body.id} (running; it pauses at the next step boundary)\n`
@@ -194,11 +186,7 @@ export function register(program: Command): void {
     .option('--reason <text>', 'recorded in the run history')
     .action(async (id: string, options: { reason?: string }) => {
       await withClient(async (client) => {
-        const { body } = await client.request<RunResource>(
-          'POST',
-          `/v1/runs/${encodeURIComponent(id)}/resume`,
-          { body: JSON.stringify(options.reason ? { reason: options.reason } : {}) },
-        );
+        const { body } = await runAction(client, id, 'resume', options.reason);
         process.stdout.write(
           body.state === 'queued'
             ? `resumed ${body.id} (queued)\n`
@@ -206,6 +194,18 @@ export function register(program: Command): void {
         );
       });
     });
+}
+
+/** POST /v1/runs/{id}/cancel|pause|resume, with the reason recorded in the run history. */
+function runAction(
+  client: ApiClient,
+  id: string,
+  action: 'cancel' | 'pause' | 'resume',
+  reason: string | undefined,
+) {
+  return client.request<RunResource>('POST', `/v1/runs/${encodeURIComponent(id)}/${action}`, {
+    body: JSON.stringify(reason ? { reason } : {}),
+  });
 }
 
 interface SubmitFlags {
