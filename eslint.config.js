@@ -76,4 +76,13 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // CommonJS config files at the root (dependency-cruiser reads its config with require()).
+    files: ['*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -73,6 +73,9 @@ async function withRedis(fn) {
   }
 }
 
+/** What the dependency rules cover: the sources that ship (tests are excluded by the config). */
+const DEPCRUISE_SOURCES = ['apps/cli/src', 'apps/control-plane/src', 'apps/worker/src', 'packages'];
+
 const tasks = {
   // Tests import sources (the "@anneal/source" condition); processes they spawn through the
   // `anneal` bin run the build, which is why it comes first.
@@ -118,18 +121,13 @@ const tasks = {
       [bin('prettier'), ['--check', '.']],
       [bin('eslint'), ['.', ...extra]],
       [bin('turbo'), ['run', 'typecheck']],
-      [
-        bin('dpdm'),
-        [
-          '--no-warning',
-          '--no-tree',
-          '--exit-code',
-          'circular:1',
-          // no -T: an import cycle through types alone is still a cycle between modules
-          'apps/*/src/**/*.ts',
-          'packages/*/src/**/*.ts',
-        ],
-      ],
+      // The dependency rules (.dependency-cruiser.cjs: import cycles, which workspace may import
+      // which, folder rules inside the apps), then what the control plane loads at run time
+      // (.dependency-cruiser.runtime.cjs, on the graph without type-only imports).
+      ...['.dependency-cruiser.cjs', '.dependency-cruiser.runtime.cjs'].map((config) => [
+        bin('depcruise'),
+        ['--config', config, '--output-type', 'err', ...DEPCRUISE_SOURCES],
+      ]),
     ]) {
       const code = await run(cmd, args);
       if (code !== 0) return code;

@@ -2,7 +2,7 @@
 // `default`, one operator token from ANNEAL_TOKEN or generated).
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { checkRegisteredDatasets } from '@anneal/envs';
+import { checkRegisteredDatasets } from '@anneal/envs/datasets';
 import {
   type DatasetFacts,
   type OperatorConfig,

@@ -4,3 +4,4 @@
 export * from './data/schemas.ts';
 export * from './data/jsonl.ts';
 export * from './data/read-file.ts';
+export * from './data/registered.ts';

@@ -1,7 +1,7 @@
 // An eval run's results (GET /v1/runs/{id}/results): the run's step records, one per
 // checkpoint × budget, turned into curves, knees and the cost–accuracy frontier by the same
 // pure code the CLI uses (@anneal/envs evalCurves). Tenant-scoped like GET /v1/runs/{id}.
-import { evalCurves, pricesFor } from '@anneal/envs';
+import { evalCurves, pricesFor } from '@anneal/envs/eval';
 import { type EvalResults, type ModelRef, validateRunSpec } from '@anneal/protocol';
 import { getRun, readSteps } from '@anneal/store';
 import type { AppContext } from '../context.ts';

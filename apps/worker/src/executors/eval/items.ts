@@ -5,7 +5,7 @@
 // (the partial cell is answered again), so no item is listed twice.
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { EVAL_ITEMS_FILE } from '@anneal/store';
+import { EVAL_ITEMS_FILE } from '@anneal/store/files';
 import type { EvalItem } from './cell.ts';
 
 /** Item records kept per run (one line each); beyond it the numbers stay, the lines stop. */

@@ -16,7 +16,7 @@ import {
   reconcileLedger,
   writeLedgerStep,
   type CommittedStep,
-} from '@anneal/store';
+} from '@anneal/store/files';
 import type { CommitOutcome, ExecutorContext } from '../types.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { groupRecords, type LedgerRecordInputs, type SharedParts } from './ledger-records.ts';
