@@ -90,8 +90,11 @@ describe('anneal endpoints check', () => {
       /^processed_logprobs as declared/,
     );
     expect(find(rows, 'fresh', 'adapter directory')[0]?.status).toBe('ok');
-    // The FSDP backend exports full weights, which no LoRA endpoint can load.
+    // The FSDP backend exports a LoRA adapter, but each sync runs its own inference engines.
     expect(find(rows, 'fresh', 'pairing with fsdp')[0]).toMatchObject({ status: 'fail' });
+    expect(find(rows, 'fresh', 'pairing with fsdp')[0]?.detail).toContain(
+      'own colocated inference engines',
+    );
 
     expect(find(rows, 'stale', 'load_inplace', old.url)[0]?.detail).toMatch(/not supported/);
     expect(find(rows, 'stale', 'logprobs mode', old.url)[0]).toMatchObject({ status: 'fail' });
@@ -102,7 +105,9 @@ describe('anneal endpoints check', () => {
 
     expect(find(rows, 'fsdp', 'reachable')[0]?.status).toBe('ok');
     expect(find(rows, 'fsdp', 'backend')[0]).toMatchObject({ status: 'ok' });
-    expect(find(rows, 'fsdp', 'backend')[0]?.detail).toMatch(/sampler export full/);
+    expect(find(rows, 'fsdp', 'backend')[0]?.detail).toMatch(
+      /sampler export lora \(after syncing its own inference engines\)/,
+    );
   });
 
   it('refuses a declared reduction that contradicts the backend', async () => {

@@ -22,6 +22,8 @@ export type {
   TemplateArgs,
 } from './tokenizers/chat-template.ts';
 export type { AddedToken } from './tokenizers/hf-bpe.ts';
+// The model's own stop ids (tokenizer_config eos_token + generation_config eos_token_id).
+export { readModelStopIds } from './tokenizers/stop-ids.ts';
 
 // HTTP engine clients: vLLM (inference) and Tinker-compatible (training); see README.md.
 export { ENGINE_ERROR_CODES, EngineError } from './http/errors.ts';

@@ -88,8 +88,13 @@ export interface TrainerBackendTraits {
   /** Models one server trains side by side: SkyRL FSDP holds one LoRA adapter per worker group. */
   models: 'many' | 'one';
   /** What `save_weights_for_sampler` writes: a LoRA adapter, the full merged model, or the
-   * embedded ONNX export. A `full` export cannot be loaded as a vLLM LoRA adapter. */
+   * embedded ONNX export. A `full` export cannot be loaded as a vLLM LoRA adapter. SkyRL FSDP's
+   * is a PEFT adapter (`PeftModel.save_pretrained`) plus config.json and the tokenizer. */
   samplerExport: 'lora' | 'full' | 'onnx';
+  /** What else `save_weights_for_sampler` does: nothing (`export`), or start the server's own
+   * colocated inference engines on first use and broadcast the policy into them every time
+   * (`colocated-engines`: SkyRL FSDP, skyrl_train_backend.py `save_sampler_checkpoint`). */
+  samplerSync: 'export' | 'colocated-engines';
   /** What happens to `AdamParams.grad_clip_norm`: applied per request, replaced by the server's
    * own setting (SkyRL FSDP: its `max_grad_norm`), or dropped (docs/engines.md "Gradient norm"). */
   gradClip: 'per-request' | 'server-configured' | 'ignored';
@@ -110,6 +115,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     samplesBaseModel: true,
     models: 'many',
     samplerExport: 'lora',
+    samplerSync: 'export',
     gradClip: 'ignored',
     adamParams: 'per-request',
     deletesCheckpoints: true,
@@ -121,7 +127,8 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     checkpointSampling: 'latest-synced',
     samplesBaseModel: false,
     models: 'one',
-    samplerExport: 'full',
+    samplerExport: 'lora',
+    samplerSync: 'colocated-engines',
     gradClip: 'server-configured',
     adamParams: 'learning-rate-only',
     deletesCheckpoints: true,
@@ -134,6 +141,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     samplesBaseModel: true,
     models: 'many',
     samplerExport: 'lora',
+    samplerSync: 'export',
     gradClip: 'per-request',
     adamParams: 'per-request',
     deletesCheckpoints: true,
@@ -146,6 +154,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     samplesBaseModel: false,
     models: 'many',
     samplerExport: 'onnx',
+    samplerSync: 'export',
     gradClip: 'per-request',
     adamParams: 'per-request',
     deletesCheckpoints: false,

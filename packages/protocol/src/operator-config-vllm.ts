@@ -29,8 +29,8 @@ export function vllmRankIssue(endpoint: VllmEndpointLimits, rank: number): strin
   );
 }
 
-/** What a trainer's sampler weights are: a LoRA adapter (SkyRL JAX, hosted Tinker) or a full
- * merged model (SkyRL's FSDP backend). */
+/** What a trainer's sampler weights are: a LoRA adapter (SkyRL JAX and FSDP, hosted Tinker) or
+ * a full merged model (config.json without adapter_config.json). */
 export type SamplerWeightsFormat = 'lora' | 'full';
 
 /**
@@ -45,7 +45,7 @@ export function vllmWeightsFormatIssue(
   if (format === 'lora') return undefined;
   return (
     `inference endpoint '${endpoint.name}' hot-loads LoRA adapters only, and these sampler ` +
-    'weights are a full model (config.json, no adapter_config.json: what the SkyRL FSDP backend ' +
-    'saves); use a trainer backend that exports LoRA adapters (SkyRL JAX, hosted Tinker)'
+    'weights are a full model (config.json, no adapter_config.json); use a trainer that ' +
+    'exports LoRA adapters'
   );
 }

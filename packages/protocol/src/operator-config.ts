@@ -318,6 +318,14 @@ export const ChatFormatConfig = Type.Union([
         ),
       ),
       systemPrompt: Type.Optional(Type.String({ minLength: 1, description: 'System message.' })),
+      turnParser: Type.Optional(
+        Type.Union([Type.Literal('serving'), Type.Literal('lenient')], {
+          description:
+            "How a sampled turn is read: 'serving' (default) as vLLM's qwen3 reasoning and " +
+            "hermes tool parsers deliver it; 'lenient' reads every <tool_call> on its own " +
+            '(docs/engines.md "Reading a turn as the server does").',
+        }),
+      ),
       templateArgs: Type.Optional(
         Type.Record(
           Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),

@@ -1,6 +1,6 @@
 // Submission checks of a GRPO run against its vLLM endpoint: the policy's LoRA rank against the
 // replicas' --max-lora-rank (vLLM's default 16 < Anneal's default rank 32), and trainer backends
-// whose sampler exports are full models (operator-config-vllm.ts).
+// whose sampler sync runs their own inference engines (sampler-pairing.ts).
 import { describe, expect, it } from 'vitest';
 import { localOperatorConfig, validateOperatorConfig } from './operator-config-parse.ts';
 import { vllmRankIssue, vllmWeightsFormatIssue } from './operator-config-vllm.ts';
@@ -69,15 +69,18 @@ describe('vLLM endpoint checks at submission', () => {
     expect(resolveRunSpec(spec('kind: sft'), withVllm({})).ok).toBe(true);
   });
 
-  it('refuses a trainer backend that exports full models for a vLLM LoRA endpoint', () => {
+  it('refuses skyrl-fsdp for a vLLM endpoint for its sampler sync, not its export format', () => {
+    // skyrl_train_backend.py@a9564572e save_sampler_checkpoint: _ensure_inference_engines() and
+    // an NCCL broadcast before fsdp_strategy.py save_hf_model writes the PEFT adapter
     const result = resolveRunSpec(spec('kind: grpo'), withVllm({ maxLoraRank: 64 }, 'skyrl-fsdp'));
     expect(result.errors?.map((e) => [e.path, e.reason])).toEqual([
       ['/endpoints/inference', 'capability'],
     ]);
-    expect(result.errors?.[0]?.message).toContain('hot-loads LoRA adapters only');
-    expect(result.errors?.[0]?.message).toContain(
-      "trainer endpoint 'remote' is backend skyrl-fsdp",
-    );
+    const message = result.errors?.[0]?.message ?? '';
+    expect(message).toContain("trainer endpoint 'remote' (backend skyrl-fsdp) cannot feed");
+    expect(message).toContain("starts skyrl-fsdp's own colocated inference engines");
+    expect(message).toContain('its exports are LoRA adapters vLLM could load');
+    expect(message).not.toContain('full model');
     expect(resolveRunSpec(spec('kind: grpo'), withVllm({ maxLoraRank: 64 }, 'tinker')).ok).toBe(
       true,
     );

@@ -11,7 +11,7 @@ import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
 import type { OperatorConfig } from './operator-config.ts';
 import { vllmRankIssue, vllmWeightsFormatIssue } from './operator-config-vllm.ts';
-import { ownSamplerIssue } from './sampler-pairing.ts';
+import { ownSamplerIssue, vllmPairingIssue } from './sampler-pairing.ts';
 import type { RunKind } from './run-spec/common.ts';
 import type { RunSpec } from './run-spec/index.ts';
 
@@ -139,8 +139,9 @@ function samplingIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
 }
 
 /** Policy weights a GRPO run's vLLM endpoint cannot load: a LoRA rank above its
- * `--max-lora-rank`, or a trainer backend whose sampler exports are full models
- * (operator-config-vllm.ts; docs/engines.md "Errors"). Refused now, not at the first sync. */
+ * `--max-lora-rank`, a trainer backend whose sampler exports would be full models
+ * (operator-config-vllm.ts; docs/engines.md "Errors"), or one whose sampler sync runs its own
+ * inference engines (sampler-pairing.ts). Refused now, not at the first sync. */
 function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   if (spec.kind !== 'grpo') return [];
   const name = spec.endpoints.inference;
@@ -157,6 +158,17 @@ function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   if (weights !== undefined) {
     const message = `${weights} (trainer endpoint '${spec.endpoints.trainer}' is backend ${backend})`;
     issues.push({ path: joinPointer('endpoints', 'inference'), message, reason: 'capability' });
+  }
+  const pairing =
+    backend === undefined
+      ? undefined
+      : vllmPairingIssue({ backend, trainer: spec.endpoints.trainer ?? '?', inference: name });
+  if (pairing !== undefined) {
+    issues.push({
+      path: joinPointer('endpoints', 'inference'),
+      message: pairing,
+      reason: 'capability',
+    });
   }
   return issues;
 }

@@ -74,7 +74,7 @@ describe('GRPO on the trainer’s own sampler', () => {
     expect(result.errors).toHaveLength(1);
     expect(result.errors![0]).toMatchObject({ path: '/endpoints/inference', reason: 'capability' });
     expect(result.errors![0]!.message).toMatch(
-      /^inference endpoint 'own' samples through trainer endpoint 'remote' \(backend skyrl-fsdp\), whose sampler ignores the checkpoint asked for .* trains one model only and cannot sample the base model: the reference rollouts and older policy versions would come from the current policy\. Sample from a vLLM inference endpoint with a trainer whose sampler exports are LoRA adapters \(backend skyrl-jax or tinker\)/,
+      /^inference endpoint 'own' samples through trainer endpoint 'remote' \(backend skyrl-fsdp\), whose sampler ignores the checkpoint asked for .* trains one model only and cannot sample the base model: the reference rollouts and older policy versions would come from the current policy\. Sample from a vLLM inference endpoint with a trainer of backend skyrl-jax or tinker/,
     );
   });
 

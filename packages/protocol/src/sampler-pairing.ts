@@ -36,8 +36,8 @@ export function ownSamplerIssue(pairing: OwnSamplerPairing): PairingIssue | unde
         `${head}, whose sampler ignores the checkpoint asked for and samples the model's latest ` +
         `synced weights, and which trains one model only${traits.samplesBaseModel ? '' : ' and cannot sample the base model'}: ` +
         'the reference rollouts and older policy versions would come from the current policy. ' +
-        'Sample from a vLLM inference endpoint with a trainer whose sampler exports are LoRA ' +
-        `adapters (backend skyrl-jax or tinker) (${DOC})`,
+        'Sample from a vLLM inference endpoint with a trainer of backend skyrl-jax or tinker ' +
+        `(${DOC})`,
     };
   }
   if (traits.checkpointSampling === 'loads-into-training-slot' && maxPolicyLag > 0) {
@@ -60,5 +60,31 @@ export function referenceNeedsOwnModel(backend: TrainerBackend | undefined): boo
   return (
     backend !== undefined &&
     TRAINER_BACKEND_TRAITS[backend].checkpointSampling === 'loads-into-training-slot'
+  );
+}
+
+export interface VllmPairing {
+  backend: TrainerBackend;
+  trainer: string;
+  inference: string;
+}
+
+/**
+ * Why a GRPO run cannot sample from vLLM endpoint `inference` with trainer endpoint `trainer`,
+ * or undefined when it can. SkyRL FSDP's sampler export is a PEFT LoRA adapter vLLM could load,
+ * but its `save_weights_for_sampler` first starts SkyRL's own colocated inference engines and
+ * broadcasts the policy into them (skyrl_train_backend.py `save_sampler_checkpoint`): every sync
+ * would run a second inference stack on the trainer's GPUs that the run never samples.
+ */
+export function vllmPairingIssue(pairing: VllmPairing): string | undefined {
+  const { backend, trainer, inference } = pairing;
+  if (TRAINER_BACKEND_TRAITS[backend].samplerSync !== 'colocated-engines') return undefined;
+  return (
+    `trainer endpoint '${trainer}' (backend ${backend}) cannot feed inference endpoint ` +
+    `'${inference}': its save_weights_for_sampler starts ${backend}'s own colocated inference ` +
+    'engines and broadcasts the policy into them before writing the adapter, so every weight ' +
+    "sync would run a second inference stack on the trainer's GPUs that this run never " +
+    'samples (its exports are LoRA adapters vLLM could load). Use a trainer backend whose ' +
+    `sampler export is the adapter alone (skyrl-jax or tinker) (${DOC})`
   );
 }

@@ -36,6 +36,7 @@ describe('trainer backends', () => {
       reduction: 'mean_per_sequence',
       lossDivisor: 'weight-sum-then-datums',
       samplerExport: 'lora',
+      samplerSync: 'export',
       gradClip: 'ignored',
       checkpointSampling: 'loads-into-training-slot',
       models: 'many',
@@ -43,7 +44,10 @@ describe('trainer backends', () => {
     expect(TRAINER_BACKEND_TRAITS['skyrl-fsdp']).toMatchObject({
       reduction: 'sum',
       lossDivisor: 'nothing',
-      samplerExport: 'full',
+      // skyrl_train_backend.py@a9564572e save_sampler_checkpoint -> fsdp_strategy.py save_hf_model
+      // -> PeftModel.save_pretrained (a PEFT adapter), after syncing its own inference engines
+      samplerExport: 'lora',
+      samplerSync: 'colocated-engines',
       gradClip: 'server-configured',
       checkpointSampling: 'latest-synced',
       samplesBaseModel: false,

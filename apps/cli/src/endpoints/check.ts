@@ -13,6 +13,7 @@ import {
   TRAINER_BACKEND_TRAITS,
   type TrainerEndpointConfig,
   reportedLogprobsMode,
+  vllmPairingIssue,
   vllmWeightsFormatIssue,
 } from '@anneal/protocol';
 
@@ -207,7 +208,9 @@ async function checkInference(
     if (trainer.type !== 'tinker' || trainer.backend === undefined) continue;
     const format = TRAINER_BACKEND_TRAITS[trainer.backend].samplerExport;
     if (format === 'onnx') continue;
-    const issue = vllmWeightsFormatIssue({ name }, format);
+    const issue =
+      vllmWeightsFormatIssue({ name }, format) ??
+      vllmPairingIssue({ backend: trainer.backend, trainer: trainerName, inference: name });
     rows.push(
       row(
         name,
@@ -287,7 +290,7 @@ async function checkTrainer(
       'backend',
       reductionOk ? 'ok' : 'fail',
       reductionOk
-        ? `${endpoint.backend}: reduction ${traits.reduction}, sampler export ${traits.samplerExport}, grad clip ${traits.gradClip}; ${kinds}`
+        ? `${endpoint.backend}: reduction ${traits.reduction}, sampler export ${traits.samplerExport}${traits.samplerSync === 'colocated-engines' ? ' (after syncing its own inference engines)' : ''}, grad clip ${traits.gradClip}; ${kinds}`
         : `capabilities.reduction ${endpoint.capabilities.reduction} contradicts backend ${endpoint.backend} (${traits.reduction}): GRPO would optimise the wrong objective`,
     ),
   );

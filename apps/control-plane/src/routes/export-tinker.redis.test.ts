@@ -103,6 +103,8 @@ describe.each([
       {
         peft_type: 'LORA',
         r: 8,
+        // stated from the tensor keys (adapters/peft-modules.ts)
+        target_modules: ['q_proj'],
       },
     );
     expect(await readFile(path.join(out, 'adapter_model.safetensors'), 'utf8')).toContain(

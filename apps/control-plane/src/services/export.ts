@@ -4,7 +4,11 @@
 //   its exports under `<root>/engines/<endpoint>/` (the ONNX model the embedded sampler loads).
 // - SkyRL / hosted Tinker: the export's archive downloaded from the trainer's archive route and
 //   unpacked (@anneal/engines/archive), a PEFT LoRA adapter (adapter_config.json +
-//   adapter_model.safetensors), into a temporary directory removed once the tar is sent.
+//   adapter_model.safetensors), into a temporary directory removed once the tar is sent. Its
+//   tensors must adapt only modules the base model can (a hosted archive with Tinker's
+//   `model.unembed_tokens`, or SkyRL JAX's MoE experts scaled as vLLM and PEFT would not, is
+//   refused), and its adapter_config.json is rewritten to state them (`target_modules` from
+//   the keys; SkyRL JAX writes null, which PEFT reads as q_proj, v_proj only).
 // Tenant-scoped like GET /v1/runs/{id}.
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
@@ -128,7 +132,10 @@ async function downloadedWeights(
       { name: trainer, baseUrl: endpoint.url, ...(apiKey !== undefined && { apiKey }) },
       samplerPath,
       dir,
-      { server: endpoint.backend?.startsWith('skyrl') ? 'skyrl' : 'tinker' },
+      {
+        server: endpoint.backend?.startsWith('skyrl') ? 'skyrl' : 'tinker',
+        ...(endpoint.backend !== undefined && { backend: endpoint.backend }),
+      },
     );
     if (prepared.kind !== 'lora') {
       throw new AnnealError(
@@ -136,7 +143,12 @@ async function downloadedWeights(
         `${what}: the trainer's archive of ${samplerPath} is not a LoRA adapter (${prepared.kind})`,
       );
     }
-    return { format: 'peft-lora', entries: await filesOf(prepared.dir, what), cleanup };
+    // hosted Tinker's completion marker is not part of the adapter (the SDK leaves it out of
+    // its Hub uploads too)
+    const entries = (await filesOf(prepared.dir, what)).filter(
+      (f) => f.name !== 'checkpoint_complete',
+    );
+    return { format: 'peft-lora', entries, cleanup };
   } catch (error) {
     await cleanup();
     if (error instanceof AnnealError) throw error;

@@ -82,6 +82,11 @@ describe('hosted Tinker + your own vLLM', () => {
       expect((await readdir(load.lora_path)).sort()).toEqual([
         'adapter_config.json',
         'adapter_model.safetensors',
+        'checkpoint_complete', // required of a hosted archive, as the tinker SDK does
+      ]);
+      // the worker created the model with train_unembed: false, so vLLM sees only its modules
+      expect(vllm.adapterTensorModules.get(load.lora_path)).toEqual([
+        'model.layers.0.self_attn.q_proj',
       ]);
     }
     await r.close();

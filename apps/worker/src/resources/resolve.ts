@@ -4,7 +4,7 @@
 // format (markers or its own template, tokenizers.ts). Engines are cached per endpoint name.
 import {
   checkRunSupported,
-  downloadSamplerArchive,
+  fetchSamplerWeights,
   type InferenceEngine,
   type RewardScorer,
   type Tokenizer,
@@ -254,9 +254,13 @@ export class ResourceResolver {
       ...(trainer.apiKeyEnv && { apiKey: this.deps.config.secrets[trainer.apiKeyEnv] }),
       futurePoll: tinkerFuturePoll(trainer),
     };
+    // Unpacked and checked here: the archive's checkpoint_complete, tensors vLLM can load, and
+    // an adapter_config.json stating them (@anneal/engines fetchSamplerWeights).
     return withDownloadedSamplerWeights(inference, async (samplerPath) => {
-      const downloaded = await downloadSamplerArchive(connection, samplerPath, root);
-      return downloaded.path;
+      const prepared = await fetchSamplerWeights(connection, samplerPath, root, {
+        backend: 'tinker',
+      });
+      return prepared.dir;
     });
   }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ByteTokenizer, loadHfTokenizer } from '@anneal/engines';
@@ -24,6 +24,41 @@ describe('chatFormatLoader', () => {
     const prompt = qwen3.decode(format.encodePrompt('Hi'));
     expect(prompt).toContain('"name": "search_web"');
     expect(prompt.endsWith('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n')).toBe(true);
+  });
+
+  it("stops at the model's generation_config.json eos ids too, as vLLM does (Qwen3 <|endoftext|>)", () => {
+    // vllm/sampling_params.py@db573835 update_from_generation_config adds them to the stop set
+    const dir = mkdtempSync(join(tmpdir(), 'anneal-model-'));
+    copyFileSync(QWEN3_TOKENIZER_JSON, join(dir, 'tokenizer.json'));
+    copyFileSync(QWEN3_TOKENIZER_CONFIG, join(dir, 'tokenizer_config.json'));
+    writeFileSync(join(dir, 'generation_config.json'), '{"eos_token_id": [151645, 151643]}');
+    const format = chatFormatLoader()(
+      qwen3,
+      source({
+        hf: { ...hf, path: join(dir, 'tokenizer.json') },
+        chatFormat: { type: 'template' },
+      }),
+    );
+    const endOfText = qwen3.specialTokenId('<|endoftext|>') as number;
+    expect(format.stopTokenIds).toEqual([qwen3.specialTokenId('<|im_end|>'), endOfText]);
+    const turn = [...qwen3.encode('<think>\nx\n</think>\n\nOru'), endOfText];
+    expect(format.parseTurn(turn)).toEqual({ kind: 'answer', answer: 'Oru' });
+  });
+
+  it('reads turns as served unless chatFormat.turnParser is lenient', () => {
+    const text =
+      '<tool_call>\n{"name": "search_web", "arguments": "{\\"query\\": \\"x\\"}"}\n</tool_call>';
+    const turn = [...qwen3.encode(text), qwen3.specialTokenId('<|im_end|>') as number];
+    const served = chatFormatLoader()(qwen3, source({ chatFormat: { type: 'template' } }));
+    const lenient = chatFormatLoader()(
+      qwen3,
+      source({ chatFormat: { type: 'template', turnParser: 'lenient' } }),
+    );
+    expect(served.parseTurn(turn)).toMatchObject({ kind: 'tool_calls', calls: [{ ok: false }] });
+    expect(lenient.parseTurn(turn)).toEqual({
+      kind: 'tool_calls',
+      calls: [{ ok: true, query: 'x' }],
+    });
   });
 
   it('passes the system prompt and template args, from an explicit path', () => {

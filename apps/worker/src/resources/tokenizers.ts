@@ -8,6 +8,7 @@ import {
   TokenizerConfigError,
   loadChatTemplate,
   loadHfTokenizer,
+  readModelStopIds,
   type Tokenizer,
 } from '@anneal/engines';
 import {
@@ -118,10 +119,25 @@ export function chatFormatLoader(): (
       }
       templates.set(path, template);
     }
+    let stops: number[];
+    try {
+      // vLLM also stops at the model's generation_config.json eos ids (Qwen3: <|endoftext|>)
+      stops = readModelStopIds(dirname(hfPath), tokenizer);
+    } catch (error) {
+      if (!(error instanceof TokenizerConfigError)) throw error;
+      throw new RunSetupError(
+        `baseModels.${source?.baseModel ?? '?'}.tokenizer: ${error.message}`,
+        {
+          cause: error,
+        },
+      );
+    }
     try {
       return createTemplateChatFormat({
         tokenizer,
         template,
+        extraStopTokenIds: stops,
+        ...(config.turnParser !== undefined && { turnParser: config.turnParser }),
         tools: [searchWebToolSpec(tool)],
         ...(config.systemPrompt !== undefined && { systemPrompt: config.systemPrompt }),
         ...(config.templateArgs !== undefined && { templateArgs: config.templateArgs }),

@@ -16,7 +16,11 @@ export type AdapterErrorReason =
   /** SkyRL's `persist=False` marker: the weights live in the trainer's GPUs, not on disk. */
   | 'marker-only'
   /** adapter_config.json unreadable or without a usable rank `r`. */
-  | 'bad-config';
+  | 'bad-config'
+  /** Tensors adapting a module the base model has no LoRA for (an unconverted export). */
+  | 'unservable-modules'
+  /** A hosted Tinker archive without its `checkpoint_complete` marker. */
+  | 'incomplete';
 
 export class AdapterError extends Error {
   readonly reason: AdapterErrorReason;

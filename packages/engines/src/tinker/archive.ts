@@ -25,6 +25,8 @@ import { isObject } from '../http/request.ts';
 import { backoffDelay } from '../http/retry.ts';
 import { linkSignals, realTimers, seededRng } from '../http/timing.ts';
 import type { Rng, Timers } from '../http/timing.ts';
+import { AdapterError } from '../adapters/errors.ts';
+import { type AdapterModules, stateAdapterTargets } from '../adapters/peft-modules.ts';
 import { prepareSamplerWeights } from '../adapters/prepare.ts';
 import type { PreparedSamplerWeights } from '../adapters/prepare.ts';
 import { resolveTinkerConnection } from './config.ts';
@@ -83,15 +85,44 @@ export async function downloadSamplerArchive(
 
 /** Downloads the archive and unpacks it (packages/engines/src/adapters): the directory a vLLM
  * server can load, with its kind (`lora` / `full`) and LoRA rank. */
+/**
+ * Downloads, unpacks and checks a sampler export: a hosted Tinker archive must hold
+ * `checkpoint_complete`; a LoRA adapter's tensors must adapt only modules the base model can
+ * (else AdapterError `unservable-modules`), and its adapter_config.json is rewritten to state
+ * them (`target_modules` from the keys; adapters/peft-modules.ts). `options.backend` names the
+ * trainer backend (SkyRL JAX's MoE expert adapters are refused: their scale is not α/r).
+ */
 export async function fetchSamplerWeights(
   endpoint: TinkerConnectionConfig,
   samplerPath: string,
   destDir: string,
-  options: ArchiveDownloadOptions = {},
-): Promise<PreparedSamplerWeights & { downloaded: DownloadedArchive }> {
+  options: ArchiveDownloadOptions & { backend?: string } = {},
+): Promise<PreparedSamplerWeights & { downloaded: DownloadedArchive; modules?: AdapterModules }> {
   const downloaded = await downloadSamplerArchive(endpoint, samplerPath, destDir, options);
   const prepared = await prepareSamplerWeights(downloaded.path);
-  return { ...prepared, downloaded };
+  if (prepared.kind !== 'lora') return { ...prepared, downloaded };
+  if ((options.server ?? 'tinker') === 'tinker') await requireComplete(prepared.dir);
+  const modules = await stateAdapterTargets(prepared.dir, {
+    ...(options.backend !== undefined && { backend: options.backend }),
+  });
+  return { ...prepared, modules, downloaded };
+}
+
+/** Hosted Tinker marks a finished archive with `checkpoint_complete`; the SDK refuses one
+ * without it (tinker cli/commands/checkpoint.py@d595dc2b `_export_checkpoint_to_hub`). */
+async function requireComplete(dir: string): Promise<void> {
+  const found = await stat(join(dir, 'checkpoint_complete')).then(
+    (info) => info.isFile(),
+    () => false,
+  );
+  if (!found) {
+    throw new AdapterError(
+      'incomplete',
+      dir,
+      "has no 'checkpoint_complete': the adapter files may be incomplete (as the tinker SDK " +
+        'refuses it)',
+    );
+  }
 }
 
 class ArchiveContext {

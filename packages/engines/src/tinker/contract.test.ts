@@ -2,13 +2,17 @@
 // train, export under unique names, sample the export in the service, delete the replaced
 // export, download the archive and unpack it — must work on SkyRL and on hosted Tinker, with
 // each server's own answers (paths, 409s, grad clipping, archive route).
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adam, startTinker } from '../../test/tinker-harness.ts';
 import type { EngineError } from '../http/errors.ts';
 import type { Datum } from '../types.ts';
+import { AdapterError } from '../adapters/errors.ts';
+import { stateAdapterTargets } from '../adapters/peft-modules.ts';
+import { prepareSamplerWeights } from '../adapters/prepare.ts';
+import { fakeAdapterArchive } from '../../test/tinker/fake-archive.ts';
 import { downloadSamplerArchive, fetchSamplerWeights } from './archive.ts';
 import { TinkerSamplingEngine } from './sampling.ts';
 import type { FakeFlavor } from '../../test/tinker/fake-server.ts';
@@ -184,6 +188,54 @@ describe.each(['skyrl', 'tinker'] as const)('Tinker client contract against %s',
       server: flavor,
     });
     expect(prepared).toMatchObject({ kind: 'lora', rank: 8, unpacked: true });
+    // the adapter_config.json now states what the tensors adapt (peft-modules.ts)
+    expect(prepared.modules?.targetModules).toEqual(['q_proj']);
+  });
+});
+
+describe('hosted Tinker archives', () => {
+  // tinker SDK cli/commands/checkpoint.py@d595dc2b: an archive without checkpoint_complete is
+  // refused ("The adapter files may be incomplete.")
+  it('requires checkpoint_complete from hosted Tinker, not from SkyRL (which never writes it)', async () => {
+    const { fake, dir, time, engine } = await setup('skyrl');
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    const exported = await model.saveWeightsForSampler('s1');
+    const endpoint = { name: 'tinker-test', baseUrl: fake.url };
+    const asHosted = (await fetchSamplerWeights(endpoint, exported.path, join(dir, 'h'), {
+      timers: time.timers,
+      server: 'tinker',
+    }).catch((e: unknown) => e)) as AdapterError;
+    expect(asHosted).toBeInstanceOf(AdapterError);
+    expect(asHosted.reason).toBe('incomplete');
+    expect(asHosted.message).toContain("has no 'checkpoint_complete'");
+    const asSkyrl = await fetchSamplerWeights(endpoint, exported.path, join(dir, 's'), {
+      timers: time.timers,
+      server: 'skyrl',
+    });
+    expect(asSkyrl.kind).toBe('lora');
+  });
+
+  it("refuses a hosted export holding Tinker's model.unembed_tokens (a model created without train_unembed: false)", async () => {
+    // the hosted fake's archive of a model created with the SDK's default lora_config
+    const dir = await mkdtemp(join(tmpdir(), 'anneal-unembed-'));
+    dirs.push(dir);
+    const archive = join(dir, 'raw.tar.gz');
+    await writeFile(archive, fakeAdapterArchive('m-raw', 'raw', { rank: 8 }, { hosted: true }));
+    const prepared = await prepareSamplerWeights(archive);
+    expect(prepared.kind).toBe('lora');
+    const error = (await stateAdapterTargets(prepared.dir).catch(
+      (e: unknown) => e,
+    )) as AdapterError;
+    expect(error.reason).toBe('unservable-modules');
+    expect(error.message).toContain('model.unembed_tokens');
+    // what Anneal creates (train_unembed: false) is servable
+    await writeFile(
+      archive,
+      fakeAdapterArchive('m-ok', 'ok', { rank: 8, train_unembed: false }, { hosted: true }),
+    );
+    await rm(prepared.dir, { recursive: true });
+    const ok = await prepareSamplerWeights(archive);
+    expect((await stateAdapterTargets(ok.dir)).targetModules).toEqual(['q_proj']);
   });
 });
 

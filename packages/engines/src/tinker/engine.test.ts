@@ -63,13 +63,15 @@ describe('Tinker sessions and models', () => {
     );
   });
 
-  it('creates a model with lora_config and reads it back with get_info', async () => {
+  // tinker SDK types/lora_config.py@d595dc2b: train_unembed, train_mlp, train_attn default true;
+  // Anneal sends all three so hosted Tinker trains only what vLLM can serve (no unembedding).
+  it('creates a model with lora_config (the trained layers explicit) and reads it back with get_info', async () => {
     const { fake, engine } = await setup();
     const model = await engine.createModel({ baseModel: 'Qwen/Qwen3-8B', loraRank: 32, seed: 3 });
     expect(fake.requestsTo('create_model')[0]).toEqual({
       session_id: 'session-1',
       base_model: 'Qwen/Qwen3-8B',
-      lora_config: { rank: 32, seed: 3 },
+      lora_config: { rank: 32, seed: 3, train_attn: true, train_mlp: true, train_unembed: false },
       model_role: 'policy',
       model_seq_id: 0,
     });
@@ -78,7 +80,7 @@ describe('Tinker sessions and models', () => {
       status: 'ready',
       model_data: {
         base_model: 'Qwen/Qwen3-8B',
-        lora_config: { rank: 32, seed: 3 },
+        lora_config: { rank: 32, seed: 3, train_attn: true, train_mlp: true, train_unembed: false },
         model_name: 'Qwen/Qwen3-8B',
       },
     });

@@ -74,9 +74,14 @@ export class TinkerTrainerEngine implements TrainerEngine {
     const body: Wire.CreateModelRequest = {
       session_id: this.session.id,
       base_model: options.baseModel,
+      // Explicit, so hosted Tinker trains what vLLM can serve: its SDK defaults train_unembed
+      // to true (types/lora_config.py), and vLLM refuses the `model.unembed_tokens` LoRA.
       lora_config: {
         rank: options.loraRank,
         ...(options.seed === undefined ? {} : { seed: options.seed }),
+        train_attn: true,
+        train_mlp: true,
+        train_unembed: false,
       },
       model_role: 'policy',
       model_seq_id: this.nextModelSeqId++,

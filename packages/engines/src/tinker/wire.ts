@@ -99,6 +99,11 @@ export type LossFnConfig = Record<string, number>;
 export interface LoraConfig {
   rank: number;
   seed?: number;
+  /** Which layers get LoRA (tinker SDK types/lora_config.py: all default true, the unembedding
+   * included; SkyRL ignores them and adapts attention and MLP). */
+  train_unembed?: boolean;
+  train_mlp?: boolean;
+  train_attn?: boolean;
 }
 
 export interface AdamParams {

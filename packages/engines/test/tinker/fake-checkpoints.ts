@@ -36,8 +36,9 @@ export class CheckpointRoutes {
   archiveBytes(modelId: string, name: string): Buffer {
     const cached = this.archives.get(`${modelId}/${name}`);
     if (cached) return cached;
-    const rank = this.deps.models.get(modelId)?.lora.rank ?? 1;
-    const bytes = fakeAdapterArchive(modelId, name, rank);
+    const lora = this.deps.models.get(modelId)?.lora ?? { rank: 1 };
+    const hosted = this.deps.behaviour.archiveId === 'sampler_weights';
+    const bytes = fakeAdapterArchive(modelId, name, lora, { hosted });
     this.archives.set(`${modelId}/${name}`, bytes);
     return bytes;
   }

@@ -33,6 +33,11 @@ import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { validateCompletion } from './validate-request.ts';
 import type { LogprobsMode } from '@anneal/protocol';
 import { firstPositionTop } from '../fake-logprobs-server.ts';
+import {
+  QWEN3_LORA_MODULES,
+  adapterModules,
+  readSafetensorsHeader,
+} from '../../src/adapters/peft-modules.ts';
 
 export type ScriptedReply =
   | { kind: 'reply'; status: number; body: unknown }
@@ -102,6 +107,8 @@ export class FakeVllmServer {
   readonly adapters = new Map<string, string>();
   /** Adapter name -> every path loaded under it, in order (unloads do not clear it). */
   readonly loadHistory = new Map<string, string[]>();
+  /** Per adapter path read from disk: the modules its tensors adapt, as the loader saw them. */
+  readonly adapterTensorModules = new Map<string, string[]>();
   /** Loads of a name already loaded before with another path (see the file comment). */
   readonly staleCacheLoads: Array<{ name: string; cachedPath: string; path: string }> = [];
   healthStatus = 200;
@@ -435,6 +442,29 @@ export class FakeVllmServer {
     if (rank > this.options.maxLoraRank) {
       return `LoRA rank ${rank} is greater than max_lora_rank ${this.options.maxLoraRank}.`;
     }
+    return this.checkTensorModules(path);
+  }
+
+  /** vllm/lora/lora_model.py@532cc258 `check_unexpected_modules`: the safetensors keys, not
+   * target_modules, decide; each module's leaf (`experts` for an expert) must be adaptable. */
+  private async checkTensorModules(path: string): Promise<string | undefined> {
+    const file = `${path}/adapter_model.safetensors`;
+    const present = await stat(file).then(
+      () => true,
+      () => false,
+    );
+    if (!present) return undefined;
+    // stand-in files of older tests (not safetensors at all) are not read
+    const header = await readSafetensorsHeader(file).catch(() => undefined);
+    if (header === undefined) return undefined;
+    const found = adapterModules(header.keys());
+    if (found.unservable.length > 0) {
+      return (
+        `While loading ${path}, expected target modules in ${JSON.stringify(QWEN3_LORA_MODULES)} ` +
+        `but received ${JSON.stringify(found.unservable)}. Please verify that the loaded LoRA module is correct`
+      );
+    }
+    this.adapterTensorModules.set(path, found.modules);
     return undefined;
   }
 

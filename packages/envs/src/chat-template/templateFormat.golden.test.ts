@@ -10,7 +10,7 @@ import {
 } from '@anneal/engines/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createTemplateChatFormat } from './templateFormat.ts';
+import { type TurnParser, createTemplateChatFormat } from './templateFormat.ts';
 import { searchWebToolSpec } from './toolCalls.ts';
 
 const tokenizer = loadHfTokenizer(QWEN3_TOKENIZER_JSON, { eosToken: '<|endoftext|>' });
@@ -34,6 +34,8 @@ interface GoldenCase {
   system?: string;
   question: string;
   rounds: Round[];
+  /** The turn parser (default: serving). */
+  turnParser?: TurnParser;
 }
 
 const CASES: GoldenCase[] = [
@@ -88,7 +90,9 @@ const CASES: GoldenCase[] = [
     ],
   },
   {
-    name: 'a malformed call answered with the tool error, then a valid call',
+    // as served (the default), a turn whose only call is malformed delivers no call: an answer
+    name: 'a malformed call answered with the tool error, then a valid call (lenient parser)',
+    turnParser: 'lenient',
     question: 'Who is Vek?',
     rounds: [
       {
@@ -117,6 +121,7 @@ describe('template chat format on the real Qwen3 files: golden multi-turn ids', 
       tokenizer,
       template,
       ...(golden.system !== undefined && { systemPrompt: golden.system }),
+      ...(golden.turnParser !== undefined && { turnParser: golden.turnParser }),
     });
     const messages: ChatMessage[] = [{ role: 'user', content: golden.question }];
     const ids = format.encodePrompt(golden.question);

@@ -7,6 +7,7 @@ import { createTemplateChatFormat } from './templateFormat.ts';
 const tokenizer = loadHfTokenizer(QWEN3_TOKENIZER_JSON, { eosToken: '<|endoftext|>' });
 const template = loadChatTemplate(QWEN3_TOKENIZER_CONFIG);
 const format = createTemplateChatFormat({ tokenizer, template });
+const lenient = createTemplateChatFormat({ tokenizer, template, turnParser: 'lenient' });
 const IM_END = tokenizer.specialTokenId('<|im_end|>') as number;
 const turn = (text: string, stop: number | null = IM_END) => [
   ...tokenizer.encode(text),
@@ -38,16 +39,21 @@ describe('template chat format (Qwen3)', () => {
 
   it('has no answer for an empty turn or unclosed reasoning, and is incomplete without a stop', () => {
     expect(format.parseTurn(turn('<think>\n\n</think>\n\n'))).toEqual({ kind: 'no_answer' });
-    expect(format.parseTurn(turn('<think>\nstill thinking'))).toEqual({ kind: 'no_answer' });
+    // as served, unclosed reasoning is content (servingParse.test.ts); read leniently, none
+    expect(format.parseTurn(turn('<think>\nstill thinking'))).toEqual({
+      kind: 'answer',
+      answer: '<think>\nstill thinking',
+    });
+    expect(lenient.parseTurn(turn('<think>\nstill thinking'))).toEqual({ kind: 'no_answer' });
     expect(format.parseTurn(turn('Oru', null))).toEqual({ kind: 'incomplete' });
     expect(format.parseTurn([])).toEqual({ kind: 'incomplete' });
   });
 
-  it('returns every call of a turn, malformed ones as failed calls', () => {
+  it('read leniently, returns every call of a turn, malformed ones as failed calls', () => {
     const text =
       '<think>\nx\n</think>\n\n<tool_call>\n{"name": "search_web", "arguments": {"query": "a"}}\n' +
       '</tool_call>\n<tool_call>\n{"name": "lookup", "arguments": {}}\n</tool_call>\n<tool_call>\n{';
-    expect(format.parseTurn(turn(text))).toEqual({
+    expect(lenient.parseTurn(turn(text))).toEqual({
       kind: 'tool_calls',
       calls: [
         { ok: true, query: 'a' },

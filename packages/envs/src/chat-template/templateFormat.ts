@@ -18,6 +18,7 @@ import type {
 } from '@anneal/engines';
 import type { ChatFormat, TurnAction } from '../format/chatFormat.ts';
 import { FormatError } from '../format/toolCallFormat.ts';
+import { splitReasoningAsServed, toolCallsAsServed } from './servingParse.ts';
 import { SEARCH_WEB, parseToolCalls, searchWebToolSpec } from './toolCalls.ts';
 
 export interface TemplateFormatOptions {
@@ -32,9 +33,23 @@ export interface TemplateFormatOptions {
   /** The end-of-turn token's text (one added token); default: read from the template. */
   endOfTurn?: string;
   tools?: readonly ChatToolSpec[];
-  /** Reasoning tags: tool calls and the answer are read after the last closing tag. */
+  /** Reasoning tags (default Qwen3's `<think>`/`</think>`). */
   thinking?: { open: string; close: string };
+  /**
+   * How a sampled turn is read (docs/engines.md "Reading a turn as the server does"):
+   * `serving` (default) — as vLLM's `qwen3` reasoning parser and `hermes` tool parser deliver it
+   * (servingParse.ts): reasoning ends at the first `</think>`, a turn with any malformed
+   * `<tool_call>` body delivers no call and answers with its content, string `arguments` fail;
+   * `lenient` — reasoning ends at the last `</think>`, each `<tool_call>` is its own call
+   * (malformed ones are failed calls), string `arguments` holding JSON are decoded.
+   */
+  turnParser?: TurnParser;
+  /** More stop ids, e.g. the model's generation_config.json `eos_token_id` list, which vLLM adds
+   * to every request's stop set (`readModelStopIds` of @anneal/engines). */
+  extraStopTokenIds?: readonly number[];
 }
+
+export type TurnParser = 'serving' | 'lenient';
 
 export interface TemplateChatFormat extends ChatFormat {
   readonly kind: 'template';
@@ -125,6 +140,34 @@ function fairShares(lengths: readonly number[], budget: number): number[] {
   return shares;
 }
 
+type Tags = { open: string; close: string };
+
+const answerOf = (content: string): TurnAction => {
+  const answer = content.trim();
+  return answer.length > 0 ? { kind: 'answer', answer } : { kind: 'no_answer' };
+};
+
+/** As vLLM's qwen3 reasoning and hermes tool parsers deliver the turn (servingParse.ts). */
+function readAsServed(text: string, thinking: Tags): TurnAction {
+  const { content } = splitReasoningAsServed(text, thinking);
+  const calls = toolCallsAsServed(content);
+  return calls === undefined ? answerOf(content) : { kind: 'tool_calls', calls };
+}
+
+/** Content after the last closing tag; each `<tool_call>` its own call. */
+function readLeniently(text: string, thinking: Tags): TurnAction {
+  const closed = text.lastIndexOf(thinking.close);
+  // Unclosed reasoning has no content yet; closed reasoning is not part of the content.
+  const content =
+    closed >= 0
+      ? text.slice(closed + thinking.close.length)
+      : text.includes(thinking.open)
+        ? ''
+        : text;
+  const calls = parseToolCalls(content);
+  return calls.length > 0 ? { kind: 'tool_calls', calls } : answerOf(content);
+}
+
 export function createTemplateChatFormat(options: TemplateFormatOptions): TemplateChatFormat {
   const { tokenizer, template } = options;
   const tools = options.tools ?? [searchWebToolSpec()];
@@ -142,7 +185,9 @@ export function createTemplateChatFormat(options: TemplateFormatOptions): Templa
     options.systemPrompt === undefined
       ? []
       : [{ role: 'system', content: strip(options.systemPrompt) }];
-  const stops = new Set([endOfTurnId, tokenizer.eosTokenId]);
+  const stops = new Set([endOfTurnId, tokenizer.eosTokenId, ...(options.extraStopTokenIds ?? [])]);
+  const readContent =
+    (options.turnParser ?? 'serving') === 'serving' ? readAsServed : readLeniently;
 
   const toolResultsText = (outputs: readonly string[]): string => {
     const head: ChatMessage[] = [
@@ -192,19 +237,7 @@ export function createTemplateChatFormat(options: TemplateFormatOptions): Templa
     parseTurn(tokens): TurnAction {
       const last = tokens.at(-1);
       if (last === undefined || !stops.has(last)) return { kind: 'incomplete' };
-      const text = tokenizer.decode(tokens.slice(0, -1));
-      const closed = text.lastIndexOf(thinking.close);
-      // Unclosed reasoning has no content yet; closed reasoning is not part of the content.
-      const content =
-        closed >= 0
-          ? text.slice(closed + thinking.close.length)
-          : text.includes(thinking.open)
-            ? ''
-            : text;
-      const calls = parseToolCalls(content);
-      if (calls.length > 0) return { kind: 'tool_calls', calls };
-      const answer = content.trim();
-      return answer.length > 0 ? { kind: 'answer', answer } : { kind: 'no_answer' };
+      return readContent(tokenizer.decode(tokens.slice(0, -1)), thinking);
     },
     encodeToolResults(outputs, maxTokens) {
       const contents = outputs.map(strip);

@@ -62,9 +62,6 @@ export function parseToolCallBody(body: string): ParsedToolCall {
   }
   const name = call['name'];
   if (typeof name !== 'string') return { ok: false, detail: 'tool call has no string "name"' };
-  if (name !== SEARCH_WEB) {
-    return { ok: false, detail: `unknown tool ${echo(name)} (available: ${SEARCH_WEB})` };
-  }
   let args = call['arguments'];
   if (typeof args === 'string') {
     // Some models write the arguments as a JSON string, as in OpenAI's API.
@@ -73,6 +70,14 @@ export function parseToolCallBody(body: string): ParsedToolCall {
     } catch {
       args = undefined;
     }
+  }
+  return argumentsCall(name, args);
+}
+
+/** A call of tool `name` with these (decoded) arguments, as search_web runs it. */
+export function argumentsCall(name: string, args: unknown): ParsedToolCall {
+  if (name !== SEARCH_WEB) {
+    return { ok: false, detail: `unknown tool ${echo(name)} (available: ${SEARCH_WEB})` };
   }
   if (!isObject(args)) return { ok: false, detail: '"arguments" must be a JSON object' };
   const unknown = Object.keys(args).filter((key) => key !== 'query');
