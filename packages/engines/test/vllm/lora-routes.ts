@@ -59,7 +59,7 @@ export class FakeLoraState {
 
   /** POST /v1/load_lora_adapter. */
   async load(body: unknown): Promise<LoraReply> {
-    const { shape, generation } = this.options;
+    const { generation } = this.options;
     const fields = (body ?? {}) as Record<string, unknown>;
     const { lora_name: name, lora_path: path, load_inplace: inplace } = fields;
     if (typeof name !== 'string' || typeof path !== 'string' || !name || !path) {
