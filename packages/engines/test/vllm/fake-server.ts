@@ -43,6 +43,8 @@ export interface RecordedRequest {
   path: string;
   body: unknown;
   headers: IncomingMessage['headers'];
+  /** The status answered (set once the reply is written; undefined for a dropped one). */
+  status?: number;
 }
 
 export interface FakeVllmOptions {
@@ -242,7 +244,14 @@ export class FakeVllmServer {
     } catch {
       body = raw;
     }
-    this.requests.push({ method: req.method ?? 'GET', path, body, headers: req.headers });
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      body,
+      headers: req.headers,
+    };
+    this.requests.push(record);
+    res.on('finish', () => (record.status = res.statusCode));
     const scripted = this.script.get(path)?.shift();
     if (scripted?.kind === 'drop') return void req.socket.destroy();
     if (scripted?.kind === 'hang') {
