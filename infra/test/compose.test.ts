@@ -124,6 +124,7 @@ describe('docker-compose.yml', () => {
     expect(command).toContain('--logprobs-mode processed_logprobs');
     expect(command).toContain('--enable-lora');
     expect(command).toContain('--max-loras 2'); // policy + reference
+    expect(command).toContain('--max-cpu-loras 8'); // two runs' 3 + a scratch one, kept loaded
     expect(vllm.environment).toMatchObject({ VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' });
     // Dev mode exposes /collective_rpc and /sleep; weight sync no longer needs it.
     expect(vllm.environment).not.toHaveProperty('VLLM_SERVER_DEV_MODE');

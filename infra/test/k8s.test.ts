@@ -210,6 +210,7 @@ describe('infra/k8s manifests', () => {
     expect(container.args!.join(' ')).toContain('--logprobs-mode processed_logprobs');
     expect(container.args).toContain('--enable-lora');
     expect(container.args!.join(' ')).toContain('--max-loras 2'); // policy + reference
+    expect(container.args!.join(' ')).toContain('--max-cpu-loras 8'); // two runs' 3 + a scratch one, kept loaded
     expect(envOf(container).get('VLLM_ALLOW_RUNTIME_LORA_UPDATING')).toBe('True');
     // Dev mode exposes /collective_rpc and /sleep; weight sync no longer needs it.
     expect(envOf(container).has('VLLM_SERVER_DEV_MODE')).toBe(false);

@@ -183,6 +183,24 @@ describe('anneal endpoints check: runtime LoRA exercised as a run uses it', () =
     expect(fake.requests.map((r) => r.path)).not.toContain('/reset_prefix_cache');
   });
 
+  // vllm/v1/metrics/loggers.py@a6f0308c: vllm:lora_requests_info{max_lora, running_lora_adapters,
+  // waiting_lora_adapters}; vllm/config/lora.py@01230b40: max_cpu_loras defaults to max_loras.
+  it('reads --max-loras from /metrics and warns when it cannot hold the runs of a worker', async () => {
+    const two = await check({ maxLoras: 2 });
+    expect(find(two.rows, 'lone', 'lora capacity')[0]).toMatchObject({ status: 'ok' });
+    expect(find(two.rows, 'lone', 'lora capacity')[0]?.detail).toMatch(
+      /^--max-loras 2 per batch \(1 run\(s\) at once need 2\).*re-read from disk/,
+    );
+    const one = await check({ maxLoras: 1 });
+    expect(find(one.rows, 'lone', 'lora capacity')[0]).toMatchObject({ status: 'warn' });
+    expect(find(one.rows, 'lone', 'lora capacity')[0]?.detail).toMatch(
+      /--max-loras 1 holds fewer adapters per batch than the 2 of 1 run/,
+    );
+    const unknown = await check({});
+    expect(find(unknown.rows, 'lone', 'lora capacity')[0]).toMatchObject({ status: 'warn' });
+    expect(find(unknown.rows, 'lone', 'lora capacity')[0]?.detail).toMatch(/^not reported/);
+  });
+
   it('fails runtime LoRA updating without --enable-lora (the routes exist, loads fail)', async () => {
     const { rows, code } = await check({ runtimeLoraUpdating: true, enableLora: false });
     expect(code).toBe(1);

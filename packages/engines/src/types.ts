@@ -34,6 +34,9 @@ export interface SamplerWeights {
   name: string;
   /** Where the weights are: `tinker://…`, a file path, or a shared-storage path. */
   path: string;
+  /** The file at `path` is a copy this worker downloaded for the server (hosted Tinker's export
+   * archive): an engine that unloads the weights removes it with what it unpacked from it. */
+  downloaded?: boolean;
 }
 
 export interface InferenceEngine {

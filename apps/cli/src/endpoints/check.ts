@@ -158,6 +158,7 @@ async function checkInference(
         ? `works; max rank ${endpoint.maxLoraRank ?? 16} (declared: vLLM does not report it)`
         : `does not work (${lora === undefined ? 'not checked' : 'see the lora rows'})`,
     );
+    at('lora capacity', ...loraCapacity(replica.maxLoras, runSlots(operator)));
     at(
       'load_inplace',
       'ok',
@@ -222,6 +223,42 @@ async function checkInference(
     );
   }
   return rows;
+}
+
+/** Runs one worker may hold at once (every pool's slots): each samples its policy and its
+ * reference adapter. */
+function runSlots(operator: OperatorConfig): number {
+  return Math.max(
+    1,
+    Object.values(operator.pools).reduce((sum, pool) => sum + (pool.slots ?? 1), 0),
+  );
+}
+
+/** Whether `--max-loras` holds the adapters of the runs one worker runs at once in a batch. */
+function loraCapacity(maxLoras: number | undefined, runs: number): [CheckStatus, string] {
+  const needed = 2 * runs;
+  const cache =
+    '--max-cpu-loras (not reported; vLLM defaults it to --max-loras) bounds the adapters kept ' +
+    'loaded: evicted ones are re-read from disk on their next request';
+  if (maxLoras === undefined) {
+    return [
+      'warn',
+      `not reported (no vllm:lora_requests_info on /metrics): ${runs} run(s) at once need ` +
+        `--max-loras >= ${needed} (a policy and a reference each); ${cache}`,
+    ];
+  }
+  if (maxLoras < needed) {
+    return [
+      'warn',
+      `--max-loras ${maxLoras} holds fewer adapters per batch than the ${needed} of ${runs} ` +
+        `run(s) at once (a policy and a reference each): their requests wait for a slot; set ` +
+        `--max-loras >= ${needed}; ${cache}`,
+    ];
+  }
+  return [
+    'ok',
+    `--max-loras ${maxLoras} per batch (${runs} run(s) at once need ${needed}); ${cache}`,
+  ];
 }
 
 function tinkerReachability(name: string, url: string, server: TinkerServerProbe): CheckRow {

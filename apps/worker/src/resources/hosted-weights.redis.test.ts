@@ -1,6 +1,7 @@
 // Hosted Tinker training paired with your own vLLM, resolved from the operator config as the
 // worker does: each sampler export is downloaded through the service's archive route (a signed
 // URL) into the vLLM endpoint's adapter storage, unpacked, and loaded as a new adapter version.
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -79,16 +80,23 @@ describe('hosted Tinker + your own vLLM', () => {
       expect(load.lora_path).toBe(
         path.join(root, model.id, 'sampler_weights', samplerExportName('run_h', step)),
       );
-      expect((await readdir(load.lora_path)).sort()).toEqual([
-        'adapter_config.json',
-        'adapter_model.safetensors',
-        'checkpoint_complete', // required of a hosted archive, as the tinker SDK does
-      ]);
       // the worker created the model with train_unembed: false, so vLLM sees only its modules
       expect(vllm.adapterTensorModules.get(load.lora_path)).toEqual([
         'model.layers.0.self_attn.q_proj',
       ]);
     }
+    // The served version's adapter is there; the superseded one's download and directory are
+    // removed once no replica lists it (this worker's copies, not the trainer's checkpoint).
+    const [first, second] = loads.map((l) => l.lora_path) as [string, string];
+    expect((await readdir(second)).sort()).toEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+      'checkpoint_complete', // required of a hosted archive, as the tinker SDK does
+    ]);
+    expect(existsSync(first) || existsSync(`${first}.tar.gz`)).toBe(false);
+    expect(existsSync(`${second}.tar.gz`)).toBe(true);
+    await resources.inference.releaseWeights?.(policy);
+    expect(existsSync(second) || existsSync(`${second}.tar.gz`)).toBe(false);
     await r.close();
   });
 

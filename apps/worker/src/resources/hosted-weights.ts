@@ -18,7 +18,7 @@ export function withDownloadedSamplerWeights(
     async loadWeights(weights: SamplerWeights) {
       if (!weights.path.startsWith('tinker://')) return inner.loadWeights(weights);
       const local = await fetchArchive(weights.path);
-      await inner.loadWeights({ name: weights.name, path: local });
+      await inner.loadWeights({ name: weights.name, path: local, downloaded: true });
     },
     ...(inner.releaseWeights && {
       releaseWeights: (name: string) => inner.releaseWeights!(name),

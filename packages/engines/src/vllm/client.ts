@@ -10,6 +10,7 @@
  * `--max-lora-rank` >= the runs' LoRA rank and `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True` for
  * weight sync (no dev mode).
  */
+import { rm } from 'node:fs/promises';
 import { AdapterError } from '../adapters/errors.ts';
 import { prepareSamplerWeights } from '../adapters/prepare.ts';
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
@@ -172,22 +173,30 @@ export class VllmInferenceEngine implements InferenceEngine {
   async loadWeights(weights: SamplerWeights): Promise<void> {
     if (!weights.name)
       throw new TypeError(`vLLM endpoint '${this.config.name}': weights.name is empty`);
-    const path = await this.preparedPath(weights);
-    await this.adapters.sync(weights.name, path, async () => {
-      let targets = this.transport.pool.replicas.filter((r) => r.healthy);
-      if (targets.length === 0) {
+    const { path, files } = await this.preparedPath(weights);
+    const targets = async () => {
+      let admitted = this.transport.pool.replicas.filter((r) => r.healthy);
+      if (admitted.length === 0) {
         await this.adapters.checkHealth({ inSync: true });
-        targets = this.transport.pool.replicas.filter((r) => r.healthy);
+        admitted = this.transport.pool.replicas.filter((r) => r.healthy);
       }
-      return targets;
-    });
+      return admitted;
+    };
+    const removeFiles =
+      files.length === 0
+        ? undefined
+        : () =>
+            Promise.all(files.map((f) => rm(f, { recursive: true, force: true }))).then(() => {});
+    await this.adapters.sync(weights.name, path, targets, removeFiles);
   }
 
   /** The directory to load: resolved, unpacked from `<path>.tar.gz` when that is what the
-   * trainer wrote, and refused early when it cannot load as a LoRA adapter here. */
-  private async preparedPath(weights: SamplerWeights): Promise<string> {
+   * trainer wrote, and refused early when it cannot load as a LoRA adapter here. `files`: what
+   * this worker made for the server (the directory unpacked beside an archive, a download), to
+   * remove once no replica lists the version; the trainer's own archive is its retention's. */
+  private async preparedPath(weights: SamplerWeights): Promise<{ path: string; files: string[] }> {
     const resolved = this.config.resolveLoraPath(weights);
-    if (!this.config.prepareWeights) return resolved;
+    if (!this.config.prepareWeights) return { path: resolved, files: [] };
     const context = { engine: 'vLLM' as const, endpoint: this.config.name };
     const refuse = (detail: string, cause?: unknown) =>
       new EngineError(
@@ -211,7 +220,9 @@ export class VllmInferenceEngine implements InferenceEngine {
           ? undefined
           : vllmRankIssue(endpoint, prepared.rank);
     if (issue !== undefined) throw refuse(`${prepared.dir}: ${issue}`);
-    return prepared.dir;
+    const files = prepared.archive === undefined ? [] : [prepared.dir];
+    if (weights.downloaded && prepared.archive !== undefined) files.push(prepared.archive);
+    return { path: prepared.dir, files };
   }
 
   /** Stops serving `name` (every version): `/v1/unload_lora_adapter` on every admitted replica

@@ -56,6 +56,10 @@ export interface VllmReplicaProbe {
   loraEnabled?: boolean;
   /** Each step of that exercise (absent when the replica was unreachable or refused the key). */
   lora?: LoraExercise;
+  /** `--max-loras`: adapters one batch can hold, from the `max_lora` label of
+   * `vllm:lora_requests_info` on GET /metrics (vllm/v1/metrics/loggers.py; absent when LoRA is
+   * off or the server has no metrics). `--max-cpu-loras` is not reported. */
+  maxLoras?: number;
   /** What failed, one line each. */
   problems: string[];
 }
@@ -173,6 +177,14 @@ async function probeReplica(
     problems.push(`/v1/models answered ${models.status}: ${readVllmError(models).message}`);
   }
 
+  try {
+    const metrics = await exchange('GET', '/metrics', undefined, config.timeoutMs ?? 5_000);
+    const maxLoras = metrics.status === 200 ? maxLorasOf(metrics.text) : undefined;
+    if (maxLoras !== undefined) probe.maxLoras = maxLoras;
+  } catch {
+    // No metrics: the capacity stays unknown (the check says so).
+  }
+
   if (typeof scratch === 'string') {
     probe.loraEnabled = false;
     probe.lora = { load: { ok: false, detail: scratch } };
@@ -195,6 +207,13 @@ async function probeReplica(
   probe.lora = lora;
   probe.loraEnabled = [lora.load, lora.sample, lora.unload].every((step) => step?.ok === true);
   return probe;
+}
+
+/** The `max_lora` label of `vllm:lora_requests_info` in a Prometheus text exposition. */
+export function maxLorasOf(text: string): number | undefined {
+  const line = /^vllm:lora_requests_info\{([^}]*)\}/m.exec(text);
+  const value = line && /(?:^|,)\s*max_lora="(\d+)"/.exec(line[1] ?? '');
+  return value ? Number(value[1]) : undefined;
 }
 
 function readModels(json: unknown): VllmServedModel[] {

@@ -24,6 +24,9 @@ export type VllmEvent =
       path: string;
       reason: string;
     }
+  /** vLLM main evicted a released adapter and could not read it again to remove it: its name
+   * stays listed on that replica (adapter-calls.ts). */
+  | { type: 'adapter:kept'; endpoint: string; replica: string; adapter: string; path: string }
   | { type: 'rollout:context_overflow'; endpoint: string; promptTokens: number };
 
 export interface RouteOptions<T> {
@@ -36,8 +39,8 @@ export interface RouteOptions<T> {
 }
 
 /** Reads a non-2xx reply of a `direct` call: throws the error to report (retried when
- * retryable), or asks for the request to be sent again at once. */
-export type DirectReplyHandler = (reply: HttpReply) => Promise<'send-again'>;
+ * retryable), asks for the request to be sent again at once, or ends the call as settled. */
+export type DirectReplyHandler = (reply: HttpReply) => Promise<'send-again' | 'done'>;
 
 export class VllmTransport {
   readonly pool: ReplicaPool;
@@ -96,7 +99,7 @@ export class VllmTransport {
         if (onErrorReply === undefined) {
           throw vllmHttpError(this.context(replica.url, route), reply);
         }
-        await onErrorReply(reply);
+        if ((await onErrorReply(reply)) === 'done') return;
       }
     }, this.retryOptions());
   }

@@ -22,27 +22,35 @@
 //   reloaded with other weights could be served KV of the old ones. (`/reset_prefix_cache` is
 //   registered only with VLLM_SERVER_DEV_MODE, which also exposes routes no production server
 //   should.)
+// vLLM's LoRA cache (adapter-calls.ts): an unload of an adapter the server's LRU already evicted
+// is settled there, never retried; a name a replica already lists with the version's path is
+// loaded (no unload and reload); a stale name that cannot be removed never keeps a replica out.
+// Files: a version's unpacked directory (and a download of this worker's) is removed once no
+// replica lists its name any more, never earlier: vLLM re-reads an evicted adapter from its path
+// for as long as the name is loaded.
 // Load failures are sorted: a replica that refuses the connection or whose `/health` fails is
 // dropped and resynced on re-admission; a server that is healthy but rejects the adapter (404 path
 // missing; 400 on v0.11 / 500 on main for e.g. a rank above `--max-lora-rank`) fails the sync
 // with ANNEAL_ERR_ENGINE_BAD_ADAPTER and the replica stays in rotation.
 import { randomBytes } from 'node:crypto';
-import { ENGINE_ERROR_CODES, EngineError, describeHttpFailure } from '../http/errors.ts';
-import { isObject } from '../http/request.ts';
+import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import type { HttpReply } from '../http/request.ts';
+import {
+  LOAD_LORA_ROUTE,
+  badAdapterError,
+  isRouteMissing,
+  listAdapters,
+  unloadAdapter,
+} from './adapter-calls.ts';
 import { readVllmError, vllmHttpError } from './errors.ts';
 import type { Replica } from './replicas.ts';
 import type { VllmEvent, VllmTransport } from './transport.ts';
-import type { LoadLoraAdapterRequest, UnloadLoraAdapterRequest } from './wire.ts';
+import type { LoadLoraAdapterRequest } from './wire.ts';
 
-export const LOAD_LORA_ROUTE = '/v1/load_lora_adapter';
-export const UNLOAD_LORA_ROUTE = '/v1/unload_lora_adapter';
 export const HEALTH_ROUTE = '/health';
 
 /** vLLM's 400 for a second load under one name (both generations; newer ones add a hint). */
 const ALREADY_LOADED = /has already been loaded/;
-/** `vllm/lora/worker_manager.py`: "LoRA rank R is greater than max_lora_rank M." */
-const RANK_TOO_BIG = /LoRA rank (\d+) is greater than max_lora_rank (\d+)/;
 
 /** What an adapter instance id may be: short, and free of the `@`/`.` the name is split on. */
 const INSTANCE_ID = /^[A-Za-z0-9_-]{1,16}$/;
@@ -80,6 +88,8 @@ interface AdapterVersion {
   refs: number;
   /** Superseded or released: unloaded once `refs` reaches 0. */
   retired: boolean;
+  /** Removes the files this worker made for it (see the file comment). */
+  readonly removeFiles: (() => Promise<void>) | undefined;
 }
 
 /** A sample request's hold on one adapter version. */
@@ -107,6 +117,8 @@ export class AdapterRegistry {
   private readonly staleOn = new Map<string, Set<string>>();
   /** Replica url -> adapters it rejected on re-admission (not retried there). */
   private readonly rejectedOn = new Map<string, Set<string>>();
+  /** Unloaded versions whose files wait for a replica out of rotation to unload them. */
+  private readonly filesPending = new Map<string, AdapterVersion>();
   private chain: Promise<unknown> = Promise.resolve();
 
   /** `instance`: this registry's id in every adapter name (see the file comment). */
@@ -144,10 +156,16 @@ export class AdapterRegistry {
   }
 
   /** Loads `path` as the next version of `name` on `targets` (the admitted replicas; the caller
-   * health-checks first when there are none), then makes it current. */
-  sync(name: string, path: string, targets: () => Promise<Replica[]>): Promise<void> {
+   * health-checks first when there are none), then makes it current. `removeFiles`: called once
+   * no replica lists the version any more. */
+  sync(
+    name: string,
+    path: string,
+    targets: () => Promise<Replica[]>,
+    removeFiles?: () => Promise<void>,
+  ): Promise<void> {
     return this.serialized(async () => {
-      const version = this.createVersion(name, path);
+      const version = this.createVersion(name, path, removeFiles);
       const replicas = await targets();
       const outcomes = await Promise.allSettled(
         replicas.map(async (replica) => {
@@ -241,23 +259,26 @@ export class AdapterRegistry {
     await (options.inSync ? readmit() : this.serialized(readmit));
   }
 
-  /** POST /v1/unload_lora_adapter; an adapter the replica does not hold (404/400) is fine. */
-  async unloadFrom(replica: Replica, adapter: string): Promise<void> {
-    const body: UnloadLoraAdapterRequest = { lora_name: adapter };
-    try {
-      await this.transport.direct(
-        replica,
-        UNLOAD_LORA_ROUTE,
-        body,
-        this.transport.config.syncTimeoutMs,
-      );
-    } catch (error) {
-      if (error instanceof EngineError && !error.retryable) return; // already gone there
-      throw error;
+  /** Unload `adapter` from one replica (adapter-calls.ts `unloadAdapter`); `kept`: vLLM main
+   * evicted it and its files can no longer be read, so the name stays listed there. */
+  private async unloadFrom(replica: Replica, adapter: string, path: string): Promise<void> {
+    const outcome = await unloadAdapter(this.transport, replica, adapter, path);
+    if (outcome === 'kept') {
+      this.emit({
+        type: 'adapter:kept',
+        endpoint: this.transport.config.name,
+        replica: replica.url,
+        adapter,
+        path,
+      });
     }
   }
 
-  private createVersion(name: string, path: string): AdapterVersion {
+  private createVersion(
+    name: string,
+    path: string,
+    removeFiles: (() => Promise<void>) | undefined,
+  ): AdapterVersion {
     const number = this.nextVersion.get(name) ?? 1;
     this.nextVersion.set(name, number + 1);
     const version: AdapterVersion = {
@@ -268,6 +289,7 @@ export class AdapterRegistry {
       on: new Set(),
       refs: 0,
       retired: false,
+      removeFiles,
     };
     this.versions.add(version);
     return version;
@@ -290,33 +312,49 @@ export class AdapterRegistry {
       holders.map(async (replica) => {
         try {
           if (!replica.healthy) throw new Error('out of rotation');
-          await this.unloadFrom(replica, version.adapter);
+          await this.unloadFrom(replica, version.adapter, version.path);
         } catch {
-          this.markStale(replica.url, version.adapter);
+          this.markStale(replica.url, version);
         }
         version.on.delete(replica.url);
       }),
     );
+    await this.removeFilesOnceUnloaded(version);
   }
 
-  private markStale(replicaUrl: string, adapter: string): void {
+  private markStale(replicaUrl: string, version: AdapterVersion): void {
     const stale = this.staleOn.get(replicaUrl) ?? new Set<string>();
-    stale.add(adapter);
+    stale.add(version.adapter);
     this.staleOn.set(replicaUrl, stale);
+    this.filesPending.set(version.adapter, version);
+  }
+
+  /** Removes a version's files once no replica may list it and no live version reads the same
+   * path; failures to remove are not the sync's (the next run of the same path would reuse it). */
+  private async removeFilesOnceUnloaded(version: AdapterVersion): Promise<void> {
+    const listedSomewhere = [...this.staleOn.values()].some((s) => s.has(version.adapter));
+    if (listedSomewhere || version.removeFiles === undefined) return;
+    this.filesPending.delete(version.adapter);
+    if ([...this.versions].some((v) => v.path === version.path)) return;
+    await version.removeFiles().catch(() => undefined);
   }
 
   /** POST /v1/load_lora_adapter for one version on one replica (see the file comment for how
    * failures are told apart). A name the replica already holds (a retry whose first reply was
-   * lost: names carry this instance's id, so never another engine's) is unloaded and loaded
-   * again: no request of ours uses a version before its sync completes. */
+   * lost, or a replica re-admitted after a blip: names carry this instance's id, so never
+   * another engine's) is loaded when the replica lists it with this path; with another path it
+   * is unloaded and loaded again (no request of ours uses a version before its sync completes). */
   private async loadAdapter(replica: Replica, version: AdapterVersion): Promise<void> {
     const body: LoadLoraAdapterRequest = { lora_name: version.adapter, lora_path: version.path };
     let reloaded = false;
-    const interpret = async (reply: HttpReply): Promise<'send-again'> => {
+    const interpret = async (reply: HttpReply): Promise<'send-again' | 'done'> => {
       const info = readVllmError(reply);
       if (reply.status === 400 && ALREADY_LOADED.test(info.message) && !reloaded) {
         reloaded = true;
-        await this.unloadFrom(replica, version.adapter);
+        const listed = await listAdapters(this.transport, replica);
+        if (listed.get(version.adapter) === version.path) return 'done';
+        const previous = listed.get(version.adapter) ?? version.path;
+        await this.unloadFrom(replica, version.adapter, previous);
         return 'send-again';
       }
       const context = this.transport.context(replica.url, LOAD_LORA_ROUTE);
@@ -347,21 +385,44 @@ export class AdapterRegistry {
     );
   }
 
-  /** Bring a recovering replica up to date: unload what was released while it was out, load the
-   * current version of every name. An adapter it rejects (e.g. its path vanished there) is
-   * skipped on that replica (event `adapter:dropped`) so the replica still comes back;
-   * connection loss / an unhealthy server throws and it stays out. */
+  /** Bring a recovering replica up to date: what it lists is read first (it may have restarted,
+   * holding nothing, or only been unreachable, holding everything); current versions it lists
+   * with their path count as loaded, the others are loaded; names of this engine it should not
+   * hold are unloaded, and one that cannot be removed stays pending for the next re-admission
+   * without keeping the replica out. An adapter it rejects (e.g. its path vanished there) is
+   * skipped on that replica (event `adapter:dropped`) so the replica still comes back; connection
+   * loss / an unhealthy server throws and it stays out. */
   private async resync(replica: Replica): Promise<void> {
-    // Whether it restarted (holding nothing) or was only unreachable (holding everything) is
-    // unknown: superseded versions are unloaded, current ones loaded again.
+    const listed = await listAdapters(this.transport, replica);
+    const stale = this.staleOn.get(replica.url) ?? new Set<string>();
     for (const version of this.versions) {
-      if (!version.on.delete(replica.url) || this.current.get(version.name) === version) continue;
-      this.markStale(replica.url, version.adapter);
+      version.on.delete(replica.url);
+      if (this.current.get(version.name) !== version) {
+        if (listed.has(version.adapter)) stale.add(version.adapter);
+      } else if (listed.get(version.adapter) === version.path) {
+        version.on.add(replica.url);
+      }
     }
-    for (const adapter of this.staleOn.get(replica.url) ?? []) {
-      await this.unloadFrom(replica, adapter);
+    for (const adapter of listed.keys()) {
+      const parsed = parseVersionedAdapterName(adapter);
+      const current = parsed && this.current.get(parsed.name);
+      if (parsed?.instance === this.instance && current?.adapter !== adapter) stale.add(adapter);
     }
-    this.staleOn.delete(replica.url);
+    this.staleOn.set(replica.url, stale);
+    for (const adapter of [...stale]) {
+      if (!listed.has(adapter)) stale.delete(adapter);
+      else {
+        try {
+          await this.unloadFrom(replica, adapter, listed.get(adapter) as string);
+          stale.delete(adapter);
+        } catch (error) {
+          if (!(error instanceof EngineError) || error.context.status === undefined) throw error;
+        }
+      }
+      const pending = this.filesPending.get(adapter);
+      if (pending !== undefined && !stale.has(adapter)) await this.removeFilesOnceUnloaded(pending);
+    }
+    if (stale.size === 0) this.staleOn.delete(replica.url);
     const rejected = this.rejectedOn.get(replica.url) ?? new Set<string>();
     for (const version of this.current.values()) {
       if (version.on.has(replica.url) || rejected.has(version.adapter)) continue;
@@ -401,33 +462,4 @@ export class AdapterRegistry {
     this.chain = next.catch(() => undefined);
     return next;
   }
-}
-
-/** FastAPI's own 404 for a route that is not registered (`{"detail":"Not Found"}`), as opposed
- * to vLLM's NotFoundError envelope for a missing adapter. */
-function isRouteMissing(reply: HttpReply): boolean {
-  return isObject(reply.json) && reply.json['detail'] === 'Not Found';
-}
-
-/** A healthy server refused this adapter: name, path, the server's words, and a hint for the
- * failures Anneal can predict. */
-function badAdapterError(
-  context: ReturnType<VllmTransport['context']>,
-  reply: HttpReply,
-  version: AdapterVersion,
-): EngineError {
-  const info = readVllmError(reply);
-  const rank = RANK_TOO_BIG.exec(info.message);
-  const hint = rank
-    ? ` (start vLLM with --max-lora-rank >= ${rank[1]} and set the endpoint's maxLoraRank, or ` +
-      `train with lora.rank <= ${rank[2]})`
-    : reply.status === 404
-      ? ' (the path must exist on every replica: check the endpoint adapters.root mount)'
-      : '';
-  return new EngineError(
-    ENGINE_ERROR_CODES.badAdapter,
-    { ...context, status: reply.status, serverMessage: info.message, serverType: info.type },
-    `adapter '${version.name}' (vLLM name '${version.adapter}', path ${version.path}) was ` +
-      `rejected: ${describeHttpFailure(reply.status, info.type, info.message)}${hint}`,
-  );
 }

@@ -127,7 +127,7 @@ describe('vLLM weight sync', () => {
     ]);
   });
 
-  it('reloads a name a replica already holds (a load whose first reply was lost)', async () => {
+  it('a name the replica already lists with this path is loaded (a load whose first reply was lost)', async () => {
     const { fakes, engine } = await setup(1, { generation: 'v0.11' });
     const fake = fakes[0] as FakeVllmServer;
     fake.adapters.set('policy@w1.1', '/shared/step-1'); // loaded, but the reply never came
@@ -135,6 +135,21 @@ describe('vLLM weight sync', () => {
     expect(fake.adapters.get('policy@w1.1')).toBe('/shared/step-1');
     expect(fake.requests.map((r) => r.path)).toEqual([
       '/v1/load_lora_adapter', // 400 "has already been loaded."
+      '/v1/models', // listed with this path: loaded, no unload and reload
+    ]);
+    await engine.sample(request('policy'));
+    expect(fake.completedModels).toEqual(['policy@w1.1']);
+  });
+
+  it('a name the replica lists with another path is unloaded and loaded again', async () => {
+    const { fakes, engine } = await setup(1, { generation: 'v0.11' });
+    const fake = fakes[0] as FakeVllmServer;
+    fake.adapters.set('policy@w1.1', '/shared/other');
+    await engine.loadWeights({ name: 'policy', path: '/shared/step-1' });
+    expect(fake.adapters.get('policy@w1.1')).toBe('/shared/step-1');
+    expect(fake.requests.map((r) => r.path)).toEqual([
+      '/v1/load_lora_adapter',
+      '/v1/models',
       '/v1/unload_lora_adapter',
       '/v1/load_lora_adapter',
     ]);

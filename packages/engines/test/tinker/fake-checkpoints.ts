@@ -1,7 +1,9 @@
 // The fake trainer's checkpoint routes: the list, DELETE, the archive route (SkyRL's 302 to its
 // own /download route; hosted Tinker's 503 while building, then 302 to a signed URL) and the
 // signed download itself. Each behaviour names the upstream file it mirrors (fake-flavors.ts).
+import { rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { TINKER_API_PREFIX } from '../../src/tinker/wire.ts';
 import type * as Wire from '../../src/tinker/wire.ts';
 import { fakeAdapterArchive } from './fake-archive.ts';
@@ -20,6 +22,8 @@ export interface CheckpointRoutesDeps {
   url: () => string;
   /** Hosted Tinker flavour: 503s the archive route answers before its redirect. */
   archivePreparing: number;
+  /** SkyRL's checkpoint base, where sampler exports are written as files (undefined: none). */
+  samplerFilesBase?: string;
 }
 
 export class CheckpointRoutes {
@@ -63,6 +67,12 @@ export class CheckpointRoutes {
       const store = kind === 'weights' ? model.saved : model.sampler;
       if (!store.delete(name)) {
         return send(res, 404, { detail: `Checkpoint not found: ${modelId}/${name}` });
+      }
+      // skyrl/tinker/api.py@a9564572e delete_checkpoint_file: only `{name}.tar.gz` is removed,
+      // "leave the enclosing directories in place" (and whatever a client unpacked beside it).
+      const base = this.deps.samplerFilesBase;
+      if (kind === 'sampler_weights' && base !== undefined) {
+        rmSync(join(base, modelId, 'sampler_weights', `${name}.tar.gz`), { force: true });
       }
       return void res.writeHead(204).end();
     }

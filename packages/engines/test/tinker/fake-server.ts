@@ -173,6 +173,8 @@ export class FakeTinkerServer {
       models: this.models,
       url: () => this.url,
       archivePreparing: options.archivePreparing ?? 0,
+      ...(options.checkpointsBase !== undefined &&
+        this.flavor === 'skyrl' && { samplerFilesBase: options.checkpointsBase }),
     });
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];

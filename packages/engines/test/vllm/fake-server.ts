@@ -3,23 +3,20 @@
 // fixtures.ts, and lets a test script failures: error replies, dropped connections,
 // requests held open (timeouts), a dead engine (`/health` 503) or a stopped process.
 // `generation` picks which vLLM it mirrors (fixtures.ts `VllmGeneration`):
-// - LoRA routes: `vllm/entrypoints/openai/serving_models.py` `load_lora_adapter` /
-//   `_check_load_lora_adapter_request` (v0.11.x: a second load of a name is a 400 "has already
-//   been loaded.", any other failure a 400, "No adapter found" a 404) and, on main,
-//   `vllm/entrypoints/openai/models/serving.py` (`load_inplace` from vLLM PR #31326; the 400
-//   names it; any failure but a missing adapter is a 500 InternalServerError);
-// - adapter checks: `vllm/lora/worker_manager.py` `_load_adapter` (a missing
-//   adapter_config.json is "No adapter found for <path>"; "LoRA rank R is greater than
-//   max_lora_rank M." against `--max-lora-rank`, default 16). Adapter paths that exist on this
-//   machine are read like vLLM reads them; other paths load unless listed in `missingPaths`;
+// - LoRA routes, adapter checks and the engine's LoRA cache (`maxLoras`, `maxCpuLoras`: slots per
+//   batch, the CPU LRU, re-reads of evicted adapters, main's unload of an evicted adapter):
+//   lora-routes.ts and lora-cache.ts, with the vLLM files and commits they follow. Adapter paths
+//   that exist on this machine are read like vLLM reads them; other paths load unless listed in
+//   `missingPaths`;
 // - prefix cache: vLLM keys cached KV blocks by the LoRA adapter *name*
 //   (`vllm/v1/core/kv_cache_utils.py`@001cabc1 `_gen_lora_extra_hash_keys`), and unloading a
 //   name does not evict its blocks; `loadHistory` keeps every path each name was loaded with
 //   (kept across `stop`/`restart`: the same process) and `staleCacheLoads` each load of a
 //   name with a path other than its earlier one (the real server could serve old-weights KV);
 // - context overflow: fixtures.ts `contextOverflowMessage` (both wordings);
-// - `GET /version` (`{"version": …}`), `GET /v1/models` with `max_model_len` on the base card.
-import { readFile, stat } from 'node:fs/promises';
+// - `GET /version` (`{"version": …}`), `GET /v1/models` with `max_model_len` on the base card and
+//   each adapter's path as its `root`; `GET /metrics` with `vllm:lora_requests_info` when
+//   `maxLoras` is set (its labels as `vllm/v1/metrics/loggers.py` writes them).
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,14 +27,11 @@ import {
   errorBody,
 } from './fixtures.ts';
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
+import { FakeLoraState } from './lora-routes.ts';
+import type { LoraReply } from './lora-routes.ts';
 import { validateCompletion } from './validate-request.ts';
 import type { LogprobsMode } from '@anneal/protocol';
 import { firstPositionTop } from '../fake-logprobs-server.ts';
-import {
-  QWEN3_LORA_MODULES,
-  adapterModules,
-  readSafetensorsHeader,
-} from '../../src/adapters/peft-modules.ts';
 
 export type ScriptedReply =
   | { kind: 'reply'; status: number; body: unknown }
@@ -49,6 +43,8 @@ export interface RecordedRequest {
   path: string;
   body: unknown;
   headers: IncomingMessage['headers'];
+  /** The status answered (set once the reply is written; undefined for a dropped one). */
+  status?: number;
 }
 
 export interface FakeVllmOptions {
@@ -98,19 +94,27 @@ export interface FakeVllmOptions {
    * ms before its reply (vLLM's non-streaming `/v1/completions` answers only once generation
    * has ended, vllm/entrypoints/openai/serving_completion.py). */
   holdHeadersMs?: number;
+  /** `--max-loras`: distinct adapters per batch, and with `maxCpuLoras` the engine's LRU cache
+   * (lora-cache.ts). Unset: no cache modelled, every loaded adapter stays resident. */
+  maxLoras?: number;
+  /** `--max-cpu-loras` (vLLM's default: `maxLoras`). */
+  maxCpuLoras?: number;
 }
 
 export class FakeVllmServer {
   readonly requests: RecordedRequest[] = [];
   /** One-off replies per path, consumed in order before normal handling. */
   readonly script = new Map<string, ScriptedReply[]>();
-  readonly adapters = new Map<string, string>();
+  /** Names and the engine's LoRA cache (lora-routes.ts). */
+  readonly lora: FakeLoraState;
+  /** Names listed by GET /v1/models: name -> path. */
+  readonly adapters: Map<string, string>;
   /** Adapter name -> every path loaded under it, in order (unloads do not clear it). */
-  readonly loadHistory = new Map<string, string[]>();
-  /** Per adapter path read from disk: the modules its tensors adapt, as the loader saw them. */
-  readonly adapterTensorModules = new Map<string, string[]>();
+  readonly loadHistory: Map<string, string[]>;
   /** Loads of a name already loaded before with another path (see the file comment). */
-  readonly staleCacheLoads: Array<{ name: string; cachedPath: string; path: string }> = [];
+  readonly staleCacheLoads: Array<{ name: string; cachedPath: string; path: string }>;
+  /** Per adapter path read from disk: the modules its tensors adapt, as the loader saw them. */
+  readonly adapterTensorModules: Map<string, string[]>;
   healthStatus = 200;
   /** Requests currently held open by a `hang` script entry. */
   hanging = 0;
@@ -121,9 +125,21 @@ export class FakeVllmServer {
   private held: Promise<void> | undefined;
   private releaseHeld: (() => void) | undefined;
   readonly options: Required<
-    Omit<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'version' | 'tokensPerSecond' | 'holdHeadersMs'>
+    Omit<
+      FakeVllmOptions,
+      | 'apiKey'
+      | 'stopAfter'
+      | 'version'
+      | 'tokensPerSecond'
+      | 'holdHeadersMs'
+      | 'maxLoras'
+      | 'maxCpuLoras'
+    >
   > &
-    Pick<FakeVllmOptions, 'apiKey' | 'stopAfter' | 'tokensPerSecond' | 'holdHeadersMs'> & {
+    Pick<
+      FakeVllmOptions,
+      'apiKey' | 'stopAfter' | 'tokensPerSecond' | 'holdHeadersMs' | 'maxLoras' | 'maxCpuLoras'
+    > & {
       version: string | null;
     };
   /** performance.now() at which this replica finishes the tokens it has been given. */
@@ -148,6 +164,11 @@ export class FakeVllmServer {
       reportMaxModelLen: true,
       ...options,
     };
+    this.lora = new FakeLoraState(this.options);
+    this.adapters = this.lora.adapters;
+    this.loadHistory = this.lora.loadHistory;
+    this.staleCacheLoads = this.lora.staleCacheLoads;
+    this.adapterTensorModules = this.lora.adapterTensorModules;
     this.server = this.createHttpServer();
   }
 
@@ -226,7 +247,14 @@ export class FakeVllmServer {
     } catch {
       body = raw;
     }
-    this.requests.push({ method: req.method ?? 'GET', path, body, headers: req.headers });
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      body,
+      headers: req.headers,
+    };
+    this.requests.push(record);
+    res.on('finish', () => (record.status = res.statusCode));
     const scripted = this.script.get(path)?.shift();
     if (scripted?.kind === 'drop') return void req.socket.destroy();
     if (scripted?.kind === 'hang') {
@@ -254,9 +282,10 @@ export class FakeVllmServer {
       send(res, 500, errorBody(this.options.shape, 500, 'InternalServerError', String(error)));
     if (path === '/v1/completions') return void this.completions(res, body).catch(failed);
     if (path === '/v1/load_lora_adapter' && this.options.runtimeLoraUpdating)
-      return void this.loadLora(res, body).catch(failed);
+      return void this.lora.load(body).then((reply) => answer(res, reply), failed);
     if (path === '/v1/unload_lora_adapter' && this.options.runtimeLoraUpdating)
-      return this.unloadLora(res, body);
+      return answer(res, this.lora.unload(body));
+    if (path === '/metrics' && req.method === 'GET') return this.metrics(res);
     if (path === '/v1/models' && req.method === 'GET') return this.models(res);
     if (path === '/tokenize') {
       const prompt = (body as { prompt: string }).prompt;
@@ -296,15 +325,17 @@ export class FakeVllmServer {
     const choices = Array.from({ length: n }, (_, k) =>
       this.generate(request.prompt, maxTokens, seed + k, stopIds),
     );
-    const tokensAsIds = request['return_tokens_as_token_ids'] === true;
-    const generated = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
-    const generating = this.generationMs(generated) + (this.options.holdHeadersMs ?? 0);
-    if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
-    if (this.held) {
-      this.waitingOn(1);
-      await this.held;
-      this.waitingOn(-1);
+    const slot =
+      request.model === servedModel ? () => undefined : await this.lora.run(request.model);
+    if (typeof slot !== 'function') {
+      return send(res, 500, errorBody(shape, 500, 'InternalServerError', slot.failure));
     }
+    try {
+      await this.generating(choices);
+    } finally {
+      slot();
+    }
+    const tokensAsIds = request['return_tokens_as_token_ids'] === true;
     if (request.model !== servedModel && !this.adapters.has(request.model)) {
       // Unloaded while the request was held: vLLM would have failed it mid-generation.
       const message = `The model \`${request.model}\` was unloaded during the request.`;
@@ -341,6 +372,18 @@ export class FakeVllmServer {
     send(res, 200, reply);
   }
 
+  /** Waits out the generation (throughput, held headers, a test's hold). */
+  private async generating(choices: FixtureChoice[]): Promise<void> {
+    const generated = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
+    const generating = this.generationMs(generated) + (this.options.holdHeadersMs ?? 0);
+    if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
+    if (this.held) {
+      this.waitingOn(1);
+      await this.held;
+      this.waitingOn(-1);
+    }
+  }
+
   /** How long `tokens` more take at `tokensPerSecond`, queued behind earlier completions. */
   private generationMs(tokens: number): number {
     const rate = this.options.tokensPerSecond;
@@ -371,130 +414,43 @@ export class FakeVllmServer {
       : { tokens, logprobs, finishReason: 'length' };
   }
 
-  /** POST /v1/load_lora_adapter as the chosen generation answers it. */
-  private async loadLora(res: ServerResponse, body: unknown): Promise<void> {
-    const { shape, generation } = this.options;
-    const {
-      lora_name: name,
-      lora_path: path,
-      load_inplace: inplace,
-    } = (body ?? {}) as Record<string, unknown>;
-    if (typeof name !== 'string' || typeof path !== 'string' || !name || !path) {
-      const message = "Both 'lora_name' and 'lora_path' must be provided.";
-      return send(res, 400, errorBody(shape, 400, 'InvalidUserInput', message));
-    }
-    const inplaceHonoured = generation === 'current' && inplace === true;
-    if (this.adapters.has(name) && !inplaceHonoured) {
-      const message =
-        generation === 'current'
-          ? `The lora adapter '${name}' has already been loaded. If you want to load the ` +
-            "adapter in place, set 'load_inplace' to True."
-          : `The lora adapter '${name}' has already been loaded.`;
-      return send(res, 400, errorBody(shape, 400, 'InvalidUserInput', message));
-    }
-    if (!this.options.enableLora) {
-      const message = 'LoRA is not enabled. Use --enable-lora to enable LoRA.';
-      return generation === 'current'
-        ? send(res, 500, errorBody(shape, 500, 'InternalServerError', message))
-        : send(res, 400, errorBody(shape, 400, 'BadRequestError', message));
-    }
-    const problem = await this.adapterProblem(path);
-    if (problem === 'missing') {
-      const message = `Loading lora ${name} failed: No adapter found for ${path}`;
-      return send(res, 404, errorBody(shape, 404, 'NotFoundError', message));
-    }
-    if (problem !== undefined) {
-      return generation === 'current'
-        ? send(res, 500, errorBody(shape, 500, 'InternalServerError', problem))
-        : send(res, 400, errorBody(shape, 400, 'BadRequestError', problem));
-    }
-    this.adapters.set(name, path);
-    this.recordLoad(name, path);
-    sendText(res, 200, `Success: LoRA adapter '${name}' added successfully.`);
-  }
-
-  private recordLoad(name: string, path: string): void {
-    const history = this.loadHistory.get(name) ?? [];
-    const cachedPath = history.at(-1);
-    if (cachedPath !== undefined && cachedPath !== path) {
-      this.staleCacheLoads.push({ name, cachedPath, path });
-    }
-    history.push(path);
-    this.loadHistory.set(name, history);
-  }
-
-  /** 'missing', another failure's message, or undefined when the adapter loads. */
-  private async adapterProblem(path: string): Promise<string | undefined> {
-    if (this.options.missingPaths.includes(path)) return 'missing';
-    if (!this.options.checkAdapterFiles) return undefined;
-    const onDisk = await stat(path).then(
-      (info) => info.isDirectory(),
-      () => undefined,
-    );
-    if (onDisk === undefined) return undefined; // a path only the test imagines
-    let config: { r?: unknown };
-    try {
-      config = JSON.parse(await readFile(`${path}/adapter_config.json`, 'utf8')) as { r?: unknown };
-    } catch {
-      return 'missing'; // vLLM reads a missing adapter_config.json as "No adapter found"
-    }
-    const rank = Number(config.r);
-    if (rank > this.options.maxLoraRank) {
-      return `LoRA rank ${rank} is greater than max_lora_rank ${this.options.maxLoraRank}.`;
-    }
-    return this.checkTensorModules(path);
-  }
-
-  /** vllm/lora/lora_model.py@532cc258 `check_unexpected_modules`: the safetensors keys, not
-   * target_modules, decide; each module's leaf (`experts` for an expert) must be adaptable. */
-  private async checkTensorModules(path: string): Promise<string | undefined> {
-    const file = `${path}/adapter_model.safetensors`;
-    const present = await stat(file).then(
-      () => true,
-      () => false,
-    );
-    if (!present) return undefined;
-    // stand-in files of older tests (not safetensors at all) are not read
-    const header = await readSafetensorsHeader(file).catch(() => undefined);
-    if (header === undefined) return undefined;
-    const found = adapterModules(header.keys());
-    if (found.unservable.length > 0) {
-      return (
-        `While loading ${path}, expected target modules in ${JSON.stringify(QWEN3_LORA_MODULES)} ` +
-        `but received ${JSON.stringify(found.unservable)}. Please verify that the loaded LoRA module is correct`
+  /** GET /metrics: `vllm:lora_requests_info` (a gauge whose value is the time; labels
+   * `max_lora`, `running_lora_adapters`, `waiting_lora_adapters`) when LoRA is on. */
+  private metrics(res: ServerResponse): void {
+    const { maxLoras, enableLora } = this.options;
+    const lines = [
+      '# HELP vllm:num_requests_running Number of requests in model execution batches.',
+    ];
+    lines.push('# TYPE vllm:num_requests_running gauge', 'vllm:num_requests_running 0.0');
+    if (enableLora && maxLoras !== undefined) {
+      lines.push(
+        '# HELP vllm:lora_requests_info Running stats on lora requests.',
+        '# TYPE vllm:lora_requests_info gauge',
+        `vllm:lora_requests_info{max_lora="${maxLoras}",running_lora_adapters="",` +
+          `waiting_lora_adapters=""} ${(Date.now() / 1000).toFixed(3)}`,
       );
     }
-    this.adapterTensorModules.set(path, found.modules);
-    return undefined;
-  }
-
-  /** vLLM: 404 NotFoundError for a name it does not hold, else 200 text. */
-  private unloadLora(res: ServerResponse, body: unknown): void {
-    const name = (body as Record<string, unknown> | undefined)?.['lora_name'];
-    if (typeof name !== 'string' || !this.adapters.has(name)) {
-      const message = `The lora adapter '${String(name)}' cannot be found.`;
-      return send(res, 404, errorBody(this.options.shape, 404, 'NotFoundError', message));
-    }
-    this.adapters.delete(name);
-    sendText(res, 200, `Success: LoRA adapter '${name}' removed successfully.`);
+    res
+      .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+      .end(lines.join('\n') + '\n');
   }
 
   /** GET /v1/models: the base model (with `max_model_len`) and each loaded adapter. */
   private models(res: ServerResponse): void {
     const { servedModel, maxModelLen, reportMaxModelLen } = this.options;
-    const card = (id: string, parent: string | null) => ({
+    const card = (id: string, root: string, parent: string | null) => ({
       id,
       object: 'model',
       created: 1_760_000_000,
       owned_by: 'vllm',
-      root: id,
+      root,
       parent,
       ...(reportMaxModelLen ? { max_model_len: maxModelLen } : {}),
       permission: [],
     });
     const data = [
-      card(servedModel, null),
-      ...[...this.adapters.keys()].map((name) => card(name, servedModel)),
+      card(servedModel, servedModel, null),
+      ...[...this.adapters].map(([name, path]) => card(name, path, servedModel)),
     ];
     send(res, 200, { object: 'list', data });
   }
@@ -515,6 +471,11 @@ function send(res: ServerResponse, status: number, body: unknown): void {
     return;
   }
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function answer(res: ServerResponse, reply: LoraReply): void {
+  if (reply.text !== undefined) return sendText(res, reply.status, reply.text);
+  send(res, reply.status, reply.json);
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
