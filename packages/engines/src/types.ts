@@ -34,8 +34,9 @@ export interface SamplerWeights {
   name: string;
   /** Where the weights are: `tinker://…`, a file path, or a shared-storage path. */
   path: string;
-  /** The file at `path` is a copy this worker downloaded for the server (hosted Tinker's export
-   * archive): an engine that unloads the weights removes it with what it unpacked from it. */
+  /** `path` is a copy this worker downloaded for the server (hosted Tinker's export: the archive,
+   * or the directory unpacked from it beside `<dir>.tar.gz`): an engine that unloads the weights
+   * removes both. */
   downloaded?: boolean;
 }
 

@@ -220,8 +220,10 @@ export class VllmInferenceEngine implements InferenceEngine {
           ? undefined
           : vllmRankIssue(endpoint, prepared.rank);
     if (issue !== undefined) throw refuse(`${prepared.dir}: ${issue}`);
-    const files = prepared.archive === undefined ? [] : [prepared.dir];
-    if (weights.downloaded && prepared.archive !== undefined) files.push(prepared.archive);
+    // What this worker made: a directory it unpacked, and a download (archive and directory, which
+    // the download may have unpacked already: hosted Tinker's exports arrive checked and unpacked).
+    const files = prepared.archive === undefined && !weights.downloaded ? [] : [prepared.dir];
+    if (weights.downloaded) files.push(prepared.archive ?? `${prepared.dir}.tar.gz`);
     return { path: prepared.dir, files };
   }
 
