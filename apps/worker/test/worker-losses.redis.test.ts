@@ -47,52 +47,57 @@ const runningIn = (p: WorkerProcess, runId: string, attempt: number) =>
         const r = await run(runId);
         return r?.state === 'running' && r.attempt === attempt;
       },
-      90_000,
+      // A spawned worker compiles its sources first: minutes on a loaded 2-core machine.
+      180_000,
       `attempt ${attempt} running`,
     ),
   );
 
 describe('worker losses', () => {
-  it(`a run whose worker is killed ${LOSSES} times, each after a committed step, succeeds with every step once`, async () => {
-    expect(LOSSES).toBeGreaterThan(JOB_CATALOGUE.run.maxStalledCount);
-    const steps = LOSSES + 3;
-    const runId = await env.submit(sftSpec({ steps, interval: 1, stepMs: 1_000 }));
-    let committed = 0;
-    for (let loss = 1; loss <= LOSSES; loss++) {
-      const p = workers.spawn(`loss-${loss}`);
-      await runningIn(p, runId, loss);
-      const before = committed;
+  it(
+    `a run whose worker is killed ${LOSSES} times, each after a committed step, succeeds with every step once`,
+    async () => {
+      expect(LOSSES).toBeGreaterThan(JOB_CATALOGUE.run.maxStalledCount);
+      const steps = LOSSES + 3;
+      const runId = await env.submit(sftSpec({ steps, interval: 1, stepMs: 1_000 }));
+      let committed = 0;
+      for (let loss = 1; loss <= LOSSES; loss++) {
+        const p = workers.spawn(`loss-${loss}`);
+        await runningIn(p, runId, loss);
+        const before = committed;
+        await withOutput(
+          p,
+          eventually(
+            async () => ((await run(runId))?.lastStep ?? 0) > before,
+            180_000,
+            `attempt ${loss} commits a step past ${before}`,
+          ),
+        );
+        p.child.kill('SIGKILL');
+        expect(await p.exited).toBe('SIGKILL');
+        committed = (await run(runId))?.lastStep ?? 0;
+        expect(committed).toBeLessThan(steps); // the run is not done: the next attempt resumes it
+      }
+      const last = workers.spawn('finisher');
       await withOutput(
-        p,
+        last,
         eventually(
-          async () => ((await run(runId))?.lastStep ?? 0) > before,
-          90_000,
-          `attempt ${loss} commits a step past ${before}`,
+          async () => ['succeeded', 'failed'].includes((await run(runId))?.state ?? ''),
+          120_000,
+          'the run ended',
         ),
       );
-      p.child.kill('SIGKILL');
-      expect(await p.exited).toBe('SIGKILL');
-      committed = (await run(runId))?.lastStep ?? 0;
-      expect(committed).toBeLessThan(steps); // the run is not done: the next attempt resumes it
-    }
-    const last = workers.spawn('finisher');
-    await withOutput(
-      last,
-      eventually(
-        async () => ['succeeded', 'failed'].includes((await run(runId))?.state ?? ''),
-        120_000,
-        'the run ended',
-      ),
-    );
-    const ended = await getRun(env.store, runId, { transitions: true });
-    expect(ended?.state, ended?.transitions?.at(-1)?.reason).toBe('succeeded');
-    const recorded = await readSteps(env.store, runId);
-    expect(recorded.map((s) => s.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
-    const transitions = await getTransitions(env.store, runId);
-    // Every loss was one: the run was taken over after each kill.
-    expect(transitions.filter((t) => t.to === 'retrying')).toHaveLength(LOSSES);
-    expect((await run(runId))?.attempt).toBe(LOSSES + 1);
-  }, 900_000);
+      const ended = await getRun(env.store, runId, { transitions: true });
+      expect(ended?.state, ended?.transitions?.at(-1)?.reason).toBe('succeeded');
+      const recorded = await readSteps(env.store, runId);
+      expect(recorded.map((s) => s.step)).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+      const transitions = await getTransitions(env.store, runId);
+      // Every loss was one: the run was taken over after each kill.
+      expect(transitions.filter((t) => t.to === 'retrying')).toHaveLength(LOSSES);
+      expect((await run(runId))?.attempt).toBe(LOSSES + 1);
+    },
+    300_000 * (LOSSES + 1),
+  );
 
   it('a run whose worker dies before its first step each time fails after the configured count, naming it', async () => {
     const max = 1;
@@ -109,7 +114,7 @@ describe('worker losses', () => {
     const last = workers.spawn('witness', extra);
     await withOutput(
       last,
-      eventually(async () => (await run(runId))?.state === 'failed', 90_000, 'failed'),
+      eventually(async () => (await run(runId))?.state === 'failed', 180_000, 'failed'),
     );
     const failed = (await getTransitions(env.store, runId)).at(-1);
     expect(failed?.reason).toMatch(
