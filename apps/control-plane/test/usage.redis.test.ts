@@ -2,8 +2,21 @@
 // the estimate validating like a submission, and the tenant cap refusing submissions once the
 // store has metered the tenant past it (metered here through the store, as a worker would).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { estimateRun, parseRunSpec, resolveRunSpec, usagePeriods } from '@anneal/protocol';
-import { meterSlot, readTenantUsage, startRun } from '@anneal/store';
+import {
+  NO_USAGE,
+  estimateRun,
+  parseRunSpec,
+  resolveRunSpec,
+  usagePeriods,
+} from '@anneal/protocol';
+import {
+  appendStep,
+  getPauseRequest,
+  getRun,
+  meterSlot,
+  readTenantUsage,
+  startRun,
+} from '@anneal/store';
 import { TOKENS, auth, submit, testOperatorConfig, testPlane, type TestPlane } from './helpers.ts';
 
 const prices = {
@@ -117,5 +130,62 @@ describe('usage routes', () => {
     ]);
     const run = await get(`/v1/runs/${runId}/usage`, TOKENS.acmeViewer);
     expect(run.json()).toMatchObject({ runId, state: 'running', budget: null });
+  });
+
+  it('refuses a resume with 402 while a cap the run would spend past holds; nothing changes', async () => {
+    const post = (url: string, token: string = TOKENS.acmeSubmitter) =>
+      plane.app.inject({ method: 'POST', url, headers: auth(token), payload: {} });
+    const paused = (await submit(plane.app, 'kind: sft\nsteps: 2\n')).json().id as string;
+    expect((await post(`/v1/runs/${paused}/pause`)).statusCode).toBe(200);
+    // Another run of the tenant spends its $1 month cap (as a worker meters it).
+    const spender = (await submit(plane.app, 'kind: sft\nsteps: 2\n')).json().id as string;
+    await startRun(plane.store, spender, 'w1');
+    await meterSlot(plane.store, spender, {
+      tenant: 'acme',
+      slot: { attempt: 1, seconds: 100, usdPerSecond: prices.perSlotHour / 3600 },
+      at: new Date(),
+    });
+    const refused = await post(`/v1/runs/${paused}/resume`);
+    expect(refused.statusCode).toBe(402);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.json()).toMatchObject({
+      code: 'ANNEAL_ERR_TENANT_BUDGET_EXHAUSTED',
+      detail: expect.stringMatching(/^tenant 'acme' has spent \$1\.00 of its \$1\.00 month budget/),
+    });
+    expect((await getRun(plane.store, paused))?.state).toBe('paused');
+    // A run's own budget (tenant beta has no cap): spent, so a resume that would withdraw the
+    // pause its worker is about to act on is refused, and the pause stays pending.
+    const own = (
+      await submit(plane.app, 'kind: sft\nsteps: 4\nbudget:\n  maxUsd: 0.5\n', {
+        token: TOKENS.betaSubmitter,
+      })
+    ).json().id as string;
+    await startRun(plane.store, own, 'w2');
+    await appendStep(
+      plane.store,
+      own,
+      1,
+      { loss: 1 },
+      {
+        attempt: 1,
+        usage: {
+          tenant: 'beta',
+          step: {
+            usage: { ...NO_USAGE, trainedTokens: 200_000 },
+            costUsd: { ...NO_USAGE, trainedTokens: 0.6, total: 0.6 },
+          },
+          maxUsd: 0.5,
+          at: new Date(),
+        },
+      },
+    );
+    expect((await post(`/v1/runs/${own}/pause`, TOKENS.betaSubmitter)).statusCode).toBe(202);
+    const ownRefused = await post(`/v1/runs/${own}/resume`, TOKENS.betaSubmitter);
+    expect(ownRefused.statusCode).toBe(402);
+    expect(ownRefused.json()).toMatchObject({
+      code: 'ANNEAL_ERR_RUN_BUDGET_EXHAUSTED',
+      detail: expect.stringMatching(/has spent \$0\.60 of its \$0\.50 budget \(budget\.maxUsd\)/),
+    });
+    expect(await getPauseRequest(plane.store, own)).not.toBeNull();
   });
 });

@@ -120,6 +120,11 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
   };
   check(queue.lockDurationMs >= 500, 'queue.lockDurationMs', 'must be >= 500 ms');
   check(queue.stalledIntervalMs >= 200, 'queue.stalledIntervalMs', 'must be >= 200 ms');
+  check(
+    Number.isInteger(queue.maxStalledCount) && queue.maxStalledCount >= 0,
+    'queue.maxStalledCount',
+    `must be an integer >= 0, got ${queue.maxStalledCount}`,
+  );
   const replication = {
     replicas: input.replication?.replicas ?? DEFAULT_REPLICATION.replicas,
     timeoutMs: input.replication?.timeoutMs ?? DEFAULT_REPLICATION.timeoutMs,

@@ -43,6 +43,14 @@ export const WorkerEnv = Type.Object({
   ANNEAL_HEARTBEAT_SECONDS: Seconds('Registry heartbeat period.', 0.1),
   ANNEAL_LOCK_DURATION_MS: Milliseconds('BullMQ job lock duration.', 500),
   ANNEAL_STALLED_INTERVAL_MS: Milliseconds('BullMQ stalled-job check period.', 200),
+  ANNEAL_MAX_STALLED_COUNT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 1000,
+      description:
+        'Worker losses in a row, without a committed step or checkpoint, a run survives.',
+    }),
+  ),
   ANNEAL_REDIS_WAIT_REPLICAS: Type.Optional(
     Type.String({ description: "Replicas a write waits for: 'auto' (default) or a count." }),
   ),
@@ -152,6 +160,9 @@ export function loadWorkerConfig(env: Environment = process.env): Readonly<Worke
       ...(e.ANNEAL_LOCK_DURATION_MS !== undefined && { lockDurationMs: e.ANNEAL_LOCK_DURATION_MS }),
       ...(e.ANNEAL_STALLED_INTERVAL_MS !== undefined && {
         stalledIntervalMs: e.ANNEAL_STALLED_INTERVAL_MS,
+      }),
+      ...(e.ANNEAL_MAX_STALLED_COUNT !== undefined && {
+        maxStalledCount: e.ANNEAL_MAX_STALLED_COUNT,
       }),
     },
     replication: {

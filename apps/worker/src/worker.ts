@@ -67,6 +67,14 @@ export interface WorkerHandle {
  * Long-lived clients wait out a Redis outage (BullMQ requires maxRetriesPerRequest: null); each is
  * named `anneal-worker:<id>:<role>` in CLIENT LIST.
  */
+/** The failure reason of a run whose job BullMQ failed as stalled too often. */
+export function stalledTooOften(maxStalledCount: number): string {
+  return (
+    `its worker was lost ${maxStalledCount + 1} times in a row without a committed step or ` +
+    `checkpoint in between (queue.maxStalledCount = ${maxStalledCount}, ANNEAL_MAX_STALLED_COUNT)`
+  );
+}
+
 const connect = (url: string, logger: Logger, workerId: string, role: string) =>
   connectRedis(url, logger, {
     maxRetriesPerRequest: null,
@@ -217,13 +225,14 @@ async function startSteps(
     for (const id of jobIds) runs.get(id)?.stop({ kind: 'lost', reason: 'job lock lost' });
   });
   worker.on('failed', (job, err) => {
-    // A job BullMQ failed itself (stalled too often: its workers kept dying) leaves the run record
-    // non-terminal; record the failure there.
+    // A job BullMQ failed itself (stalled too often: its workers kept dying before the run made
+    // progress; a committed step or checkpoint resets the count, store progress-script.ts) leaves
+    // the run record non-terminal; record the failure there.
     if (!job?.id || !/stalled more than allowable limit/.test(err.message)) return;
     void transitionRun(store, job.id, {
       to: 'failed',
       from: ['queued', 'running', 'retrying'],
-      reason: `its worker was lost more than ${config.queue.maxStalledCount} time(s)`,
+      reason: stalledTooOften(config.queue.maxStalledCount),
       fields: { error: err.message },
     }).catch((e: unknown) => logger.error({ err: String(e) }, 'could not fail a stalled run'));
   });

@@ -118,10 +118,17 @@ export { eventually } from '@anneal/testing';
 
 /** A small sft spec for the counting executor. */
 export function sftSpec(
-  options: { steps?: number; interval?: number; stepMs?: number; failAt?: number } = {},
+  options: {
+    steps?: number;
+    interval?: number;
+    stepMs?: number;
+    failAt?: number;
+    trainedTokens?: number;
+  } = {},
 ): string {
   const labels = [
     `step-ms: "${options.stepMs ?? 20}"`,
+    ...(options.trainedTokens !== undefined ? [`trained-tokens: "${options.trainedTokens}"`] : []),
     ...(options.failAt !== undefined ? [`fail-at-step: "${options.failAt}"`] : []),
   ];
   return [

@@ -32,6 +32,7 @@ export const ERROR_CODES = {
     status: 402,
     title: "Tenant's budget for this period is spent",
   },
+  ANNEAL_ERR_RUN_BUDGET_EXHAUSTED: { status: 402, title: "Run's own budget is spent" },
   ANNEAL_ERR_HEADERS_TOO_LARGE: { status: 431, title: 'Request headers too large' },
   ANNEAL_ERR_INTERNAL: { status: 500, title: 'Internal error' },
   ANNEAL_ERR_UNAVAILABLE: { status: 503, title: 'A dependency (Redis) is unavailable' },

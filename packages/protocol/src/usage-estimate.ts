@@ -32,8 +32,15 @@ export interface RunEstimate {
   budget: { maxUsd: number; fits: boolean } | null;
 }
 
+/** The train–inference mismatch probe of a lagged GRPO step (the worker's
+ * executors/grpo/mismatch-probe.ts samples it with these sizes): one completion of at most
+ * `maxTokens` (and the rollout's own bound) for each of the batch's first `prompts` prompts, no
+ * tool calls. Metered with the step that trains the batch (docs/usage.md). */
+export const MISMATCH_PROBE = { prompts: 8, maxTokens: 64 } as const;
+
 /** Sampling usage of `rollouts` rollouts of at most `maxTokens` tokens and `calls` tool calls:
- * each tool call is a further request that re-sends the prompt (no prefix caching). */
+ * each tool call is a further request that re-sends the prompt (no prefix caching). Prompt
+ * tokens count per rollout (the request's context times the rollouts sampled for it). */
 function sampled(rollouts: number, maxTokens: number, calls: number, prompt: number): Usage {
   return {
     promptTokens: rollouts * prompt * (1 + calls),
@@ -44,17 +51,46 @@ function sampled(rollouts: number, maxTokens: number, calls: number, prompt: num
   };
 }
 
+type GrpoSpec = Extract<RunSpec, { kind: 'grpo' }>;
+
+/** A GRPO step's ceiling term by term, so that each can change on its own: the policy rollouts
+ * (trained), as many reference rollouts (uncached: the ceiling; a cached group is billed once),
+ * and, with `maxPolicyLag` ≥ 1, the mismatch probe of a lagged batch. Pipelined sampling adds no
+ * more metered usage: a batch sampled ahead is metered once, by the step that trains it; the
+ * pipeline launches none past the run's last step, and a stop aborts the ones not taken (a
+ * resume samples them again, metered then). */
+export function grpoStepTerms(spec: GrpoSpec, prompt: number): Record<string, Usage> {
+  const { promptsPerStep, groupSize, maxTokens, maxPolicyLag } = spec.rollout;
+  const calls = spec.tools.maxCallsPerRollout;
+  const rollouts = promptsPerStep * groupSize;
+  const policy = sampled(rollouts, maxTokens, calls, prompt);
+  const terms: Record<string, Usage> = {
+    policy: { ...policy, trainedTokens: rollouts * maxTokens },
+    reference: sampled(rollouts, maxTokens, calls, prompt),
+  };
+  if (maxPolicyLag > 0) {
+    const probes = Math.min(MISMATCH_PROBE.prompts, promptsPerStep);
+    terms.mismatchProbe = sampled(probes, Math.min(MISMATCH_PROBE.maxTokens, maxTokens), 0, prompt);
+  }
+  return terms;
+}
+
+const combine = (a: Usage, b: Usage, times = 1): Usage => ({
+  promptTokens: a.promptTokens + times * b.promptTokens,
+  completionTokens: a.completionTokens + times * b.completionTokens,
+  trainedTokens: a.trainedTokens + times * b.trainedTokens,
+  toolCalls: a.toolCalls + times * b.toolCalls,
+  slotSeconds: a.slotSeconds + times * b.slotSeconds,
+});
+
 /** The distinct steps of a run and how often the list repeats: every training step is alike;
  * an eval runs one step per tool-call budget for each checkpoint. */
 function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: number } {
   switch (spec.kind) {
     case 'grpo': {
-      const { promptsPerStep, groupSize, maxTokens } = spec.rollout;
-      // Policy rollouts plus as many reference ones (uncached: the ceiling).
-      const rollouts = 2 * promptsPerStep * groupSize;
-      const usage = sampled(rollouts, maxTokens, spec.tools.maxCallsPerRollout, prompt);
-      const trainedTokens = promptsPerStep * groupSize * maxTokens;
-      return { steps: [{ ...usage, trainedTokens }], repeat: spec.steps };
+      const terms = Object.values(grpoStepTerms(spec, prompt));
+      const step = terms.reduce((sum, term) => combine(sum, term), { ...NO_USAGE });
+      return { steps: [step], repeat: spec.steps };
     }
     case 'sft':
       return {
@@ -76,14 +112,6 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
     }
   }
 }
-
-const combine = (a: Usage, b: Usage, times = 1): Usage => ({
-  promptTokens: a.promptTokens + times * b.promptTokens,
-  completionTokens: a.completionTokens + times * b.completionTokens,
-  trainedTokens: a.trainedTokens + times * b.trainedTokens,
-  toolCalls: a.toolCalls + times * b.toolCalls,
-  slotSeconds: a.slotSeconds + times * b.slotSeconds,
-});
 
 /** A ceiling on a validated (defaulted) spec's usage and cost, step by step and in total. */
 export function estimateRun(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateRunSpec } from './run-spec/index.ts';
-import { estimateRun } from './usage-estimate.ts';
+import { MISMATCH_PROBE, estimateRun } from './usage-estimate.ts';
 import { FREE, NO_USAGE, STEP_USAGE_KEYS, priceUsage, stepUsage, usagePeriods } from './usage.ts';
 
 const prices = {
@@ -96,6 +96,33 @@ describe('estimateRun', () => {
     expect(estimate.total.costUsd.total).toBeCloseTo(10 * estimate.perStep[0]!.costUsd.total, 12);
     expect(estimate.budget).toEqual({ maxUsd: 1, fits: estimate.total.costUsd.total <= 1 });
     expect(estimate.notEstimated).toEqual([]);
+  });
+
+  it('a pipelined GRPO step (maxPolicyLag ≥ 1) also holds its mismatch probe', () => {
+    const at = (maxPolicyLag: number, promptsPerStep: number, maxTokens: number) =>
+      estimateRun(
+        spec({
+          kind: 'grpo',
+          steps: 4,
+          rollout: { groupSize: 4, promptsPerStep, maxTokens, maxPolicyLag },
+        }),
+        prices,
+        { promptTokens: 50 },
+      ).perStep[0]!.usage;
+    // 2 prompts x 4 samples x 64 tokens, policy and reference: the 1,024 tokens the old
+    // estimate promised a lag-1 run that was metered 1,096.
+    expect(at(0, 2, 64).completionTokens).toBe(1024);
+    // Lagged: + one probe completion of at most 64 tokens for each of the step's 2 prompts
+    // (one request each, no tool call).
+    expect(at(1, 2, 64).completionTokens).toBe(1024 + 2 * 64);
+    expect(at(1, 2, 64).promptTokens - at(0, 2, 64).promptTokens).toBe(2 * 50);
+    expect(at(1, 2, 64).toolCalls).toBe(at(0, 2, 64).toolCalls);
+    expect(at(2, 2, 64).completionTokens).toBe(1024 + 2 * 64);
+    // At most MISMATCH_PROBE.prompts (8) prompts, each at most MISMATCH_PROBE.maxTokens (64)
+    // tokens and the rollout's own bound.
+    expect(at(1, 16, 32).completionTokens).toBe(2 * 16 * 4 * 32 + 8 * 32);
+    expect(at(1, 16, 512).completionTokens).toBe(2 * 16 * 4 * 512 + MISMATCH_PROBE.prompts * 64);
+    expect(at(1, 2, 64).trainedTokens).toBe(at(0, 2, 64).trainedTokens);
   });
 
   it('lists an eval cell per budget, repeated per checkpoint, and says what it leaves out', () => {

@@ -4,15 +4,18 @@
 // new run starts from is never deleted between the submission's check and its use.
 import { TERMINAL_STATES } from '@anneal/protocol';
 import { FENCE } from './fence-script.ts';
+import { PROGRESS_LUA } from './progress-script.ts';
 
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
 /** KEYS: run, events, steps, catalogue. ARGV: step, path, atIso, eventJson, maxLen, fence,
- * requireStep, entryJson. Never moves backwards; the same pointer again is a no-op (no second
+ * requireStep, entryJson, then PROGRESS_LUA's (a new pointer resets the run job's stalled
+ * count, progress-script.ts). Never moves backwards; the same pointer again is a no-op (no second
  * event: a write re-sent after a reconnect). \`requireStep\` = '1': only at a committed step (a
  * pointer past the step history would resume a run after steps Redis no longer has). The
  * catalogue entry is written with the pointer, so every resume point is catalogued. */
 export const SET_CHECKPOINT = `
+${PROGRESS_LUA(9)}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 ${FENCE(6)}
 local current = tonumber(redis.call('HGET', KEYS[1], 'checkpointStep') or '-1')
@@ -23,6 +26,7 @@ end
 if ARGV[7] == '1' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then return {'uncommitted'} end
 redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[8])
+progressed()
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARGV[4])
 return {'saved', id}
 `;

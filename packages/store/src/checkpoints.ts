@@ -9,6 +9,7 @@ import type {
 } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
+import { runJobKeyParts } from './progress-script.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
 import type { WriteOptions } from './steps.ts';
 
@@ -59,6 +60,7 @@ export async function setCheckpoint(
         options.attempt ?? '',
         options.requireStep ? '1' : '',
         JSON.stringify(entry),
+        ...runJobKeyParts(ctx.prefix, runId),
       ],
     ),
   );

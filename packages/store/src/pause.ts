@@ -77,14 +77,7 @@ export async function requestPause(
     if (state === 'paused') return { status: 'paused', already: true };
     if (isTerminal(state)) return { status: 'finished', state };
     if (state === 'queued' || state === 'retrying') {
-      const result = await transitionRun(ctx, runId, {
-        to: 'paused',
-        from: ['queued', 'retrying'],
-        reason: pauseReason(cause),
-        by: cause.by,
-        fields: { pause },
-        now,
-      });
+      const result = await pauseWaitingRun(ctx, runId, cause, now);
       if (result.status === 'missing') return result;
       if (result.status !== 'ok') continue;
       // A worker that took the job meanwhile finds the run paused and drops the job.
@@ -100,6 +93,23 @@ export async function requestPause(
     return { status: 'requested' };
   }
   throw new Error(`pause of run ${runId}: its state changed on each of ${MAX_PASSES} tries`);
+}
+
+/** queued | retrying -> paused, with its cause (the caller deals with the run's job). */
+export function pauseWaitingRun(
+  ctx: StoreContext,
+  runId: string,
+  cause: PauseCause,
+  now: Date = new Date(),
+): Promise<TransitionResult> {
+  return transitionRun(ctx, runId, {
+    to: 'paused',
+    from: ['queued', 'retrying'],
+    reason: pauseReason(cause),
+    by: cause.by,
+    fields: { pause: pauseJson(cause, now) },
+    now,
+  });
 }
 
 export type WorkerPauseResult = 'requested' | 'pending' | 'not-running' | 'fenced' | 'missing';

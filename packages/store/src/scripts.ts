@@ -4,7 +4,8 @@
 import type { Redis } from 'ioredis';
 import { RUN_TRANSITIONS, TERMINAL_STATES } from '@anneal/protocol';
 import { FENCE } from './fence-script.ts';
-import { METER_LUA, METER_SLOT } from './usage-scripts.ts';
+import { BUDGET_AT_START, METER_LUA, METER_SLOT } from './usage-scripts.ts';
+import { PROGRESS_LUA } from './progress-script.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
 import {
   PROTECT_CHECKPOINT,
@@ -58,7 +59,9 @@ return {'created', ARGV[1]}
  * leaves the pool's waiting set, and re-enters it when a resume queues it; its `pause` field
  * (the cause) goes when it leaves `paused` or ends. Entering `running`
  * also replies with the run hash as the transition left it (field, value…): the starting worker
- * reads its attempt, spec and checkpoint from it instead of three more round trips. */
+ * reads its attempt, spec and checkpoint from it instead of three more round trips. With
+ * `runUsage` (the run's usage key) in the guard, entering `running` first checks the budgets
+ * (BUDGET_AT_START, usage-scripts.ts): a run at its own or its tenant's cap does not start. */
 const TRANSITION = `
 local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
 local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
@@ -80,8 +83,9 @@ if ARGV[2] ~= '' then
   end
   if not expected then return {'conflict', state} end
 end
+local guard = {}
 if ARGV[9] ~= '' then
-  local guard = cjson.decode(ARGV[9])
+  guard = cjson.decode(ARGV[9])
   if guard.attempt and (redis.call('HGET', KEYS[1], 'attempt') or '') ~= guard.attempt then
     return {'conflict', state}
   end
@@ -102,6 +106,9 @@ for _, s in ipairs(allowed[state]) do
 end
 if not legal then return {'illegal', state} end
 local runId = ARGV[7]
+if to == 'running' and guard.runUsage and redis.call('SISMEMBER', tenantRunning, runId) == 0 then
+  ${BUDGET_AT_START}
+end
 if to == 'running' and redis.call('SISMEMBER', tenantRunning, runId) == 0 then
   local limit = tonumber(redis.call('HGET', tenantLimits, 'maxConcurrentRuns') or '')
   local running = redis.call('SCARD', tenantRunning)
@@ -168,7 +175,8 @@ return {'ok', state, id}
 `;
 
 /** KEYS: run, steps, stepIndex, events, then METER_LUA's (usage-scripts.ts). ARGV: step,
- * recordJson, eventJson, maxLen, nowIso, fence, previous, then METER_LUA's: the step's usage is
+ * recordJson, eventJson, maxLen, nowIso, fence, previous, then METER_LUA's, then PROGRESS_LUA's
+ * (progress-script.ts: a first commit resets the run job's stalled count): the step's usage is
  * metered with its first commit only, and the reply says whether a budget cap is reached.
  * \`previous\` ('' = none): a step the writer committed (or resumed after) before this
  * one; when the run has no record of it, Redis lost acknowledged steps (a failover promoted a
@@ -176,6 +184,7 @@ return {'ok', state, id}
  * so the writer resumes from what Redis holds instead of leaving a hole in the history. */
 const APPEND_STEP = `
 ${METER_LUA(5, 8)}
+${PROGRESS_LUA(13)}
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
 ${FENCE(6)}
@@ -190,6 +199,7 @@ local id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', ARG
 local last = tonumber(redis.call('HGET', KEYS[1], 'lastStep') or '-1')
 if tonumber(ARGV[1]) > last then redis.call('HSET', KEYS[1], 'lastStep', ARGV[1]) end
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[5])
+progressed()
 meter()
 local over = meter_over()
 return {'committed', id, over[1], over[2], over[3]}

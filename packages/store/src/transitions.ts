@@ -25,6 +25,9 @@ export interface TransitionRequest {
     completeSteps?: true | number;
     /** A hash field of the run that must exist (else `conflict`). */
     present?: string;
+    /** Entering `running`: refused (`over-budget`) when the run's own budget or its tenant's
+     * cap is spent (usage-scripts.ts BUDGET_AT_START). */
+    budget?: true;
   };
   /** On a transition to `paused`: what paused the run (stored on the transition and event). */
   by?: PauseSource;
@@ -36,6 +39,15 @@ export interface TransitionRequest {
 }
 
 export type RunOwner = Pick<RunResource, 'tenant' | 'pool'>;
+
+/** A cap found spent when a run was to start. */
+export interface BudgetAtStart {
+  scope: 'run' | 'tenant';
+  spentUsd: number;
+  maxUsd: number;
+  /** The tenant cap's UTC day or month; '' for the run's own budget. */
+  period: string;
+}
 
 export type TransitionResult =
   | {
@@ -54,6 +66,9 @@ export type TransitionResult =
   | { status: 'illegal'; state: RunState }
   /** Entering `running` would exceed the tenant's cap; `waitingReason` was recorded. */
   | { status: 'blocked'; state: RunState; reason: string }
+  /** `guard.budget`: the run's (`scope` run) or its tenant's cap is spent; nothing changed.
+   * `period`: the tenant cap's UTC day or month ('' for the run's own budget). */
+  | { status: 'over-budget'; state: RunState; budget: BudgetAtStart }
   /** `guard.completeSteps`: the history has `count` steps, the highest `lastStep`: a hole. */
   | { status: 'incomplete'; state: RunState; count: number; lastStep: number };
 
@@ -122,6 +137,7 @@ export async function transitionRun(
               ...(guard.attempt !== undefined && { attempt: String(guard.attempt) }),
               ...(guard.absentKey !== undefined && { absentKey: guard.absentKey }),
               ...(guard.present !== undefined && { present: guard.present }),
+              ...(guard.budget && { runUsage: k.runUsage(runId) }),
               ...(guard.completeSteps !== undefined && { stepIndex: k.stepIndex(runId) }),
               ...(typeof guard.completeSteps === 'number' && { steps: guard.completeSteps }),
             }),
@@ -146,6 +162,17 @@ export async function transitionRun(
       return { status: 'blocked', state, reason: extra };
     case 'incomplete':
       return { status, state, count: Number(extra), lastStep: Number(reply[3]) };
+    case 'over-budget':
+      return {
+        status,
+        state,
+        budget: {
+          scope: extra === 'run' ? 'run' : 'tenant',
+          spentUsd: Number(reply[3]),
+          maxUsd: Number(reply[4]),
+          period: reply[5] ?? '',
+        },
+      };
     case 'conflict':
     case 'illegal':
       return { status, state };
@@ -165,6 +192,8 @@ export type StartResult =
   /** `run`: the record as the start left it (state, attempt, workerId, spec, checkpoint…). */
   | { status: 'started'; attempt: number; run: RunResource }
   | { status: 'blocked'; reason: string }
+  /** Its own budget or its tenant's cap is spent: not started (the caller pauses it). */
+  | { status: 'over-budget'; budget: BudgetAtStart }
   /** The run is cancelled/finished (or already running elsewhere): drop the job. */
   | { status: 'not-startable'; state: RunState | null };
 
@@ -173,6 +202,8 @@ export type StartResult =
  * tenant's concurrency cap. A run still marked `running` is taken over: BullMQ only re-delivers
  * a job whose lock expired, so its previous holder is lost; the run goes running -> retrying
  * (reason names the lost worker) -> running, and the caller resumes from the checkpoint.
+ * A run whose own budget or tenant cap is spent does not start (`over-budget`), decided in the
+ * start's own atomic script (docs/usage.md "Budgets").
  */
 export async function startRun(
   ctx: StoreContext,
@@ -186,6 +217,7 @@ export async function startRun(
       from: ['queued', 'retrying'],
       reason: `started on worker ${workerId}`,
       workerId,
+      guard: { budget: true },
       ...(now && { now }),
     });
   let result = await start();
@@ -199,6 +231,7 @@ export async function startRun(
     return { status: 'started', attempt: result.run.attempt, run: result.run };
   }
   if (result.status === 'blocked') return { status: 'blocked', reason: result.reason };
+  if (result.status === 'over-budget') return { status: 'over-budget', budget: result.budget };
   return { status: 'not-startable', state: result.status === 'missing' ? null : result.state };
 }
 

@@ -66,3 +66,29 @@ meter()
 local over = meter_over()
 return {'metered', over[1], over[2], over[3]}
 `;
+
+/** Lua, inside the transition script (scripts.ts) on a start (queued | retrying -> running):
+ * a run whose own budget (`spec.budget.maxUsd`, against its usage hash `guard.runUsage`) or
+ * whose tenant's cap (the limits hash's `maxUsd` over the current UTC `budgetPeriod`, from the
+ * transition's time ARGV[5]) is spent does not start: the reply is
+ * {'over-budget', state, scope, spent, cap, period}. Decided in the same atomic script as the
+ * start, so starts racing each other cannot all pass a cap one step short of it. The tenant's
+ * usage key is its limits key with \`limits\` replaced by \`usage:<period>\` (context.ts). */
+export const BUDGET_AT_START = `
+local spec = cjson.decode(redis.call('HGET', KEYS[1], 'spec') or '{}')
+local own = type(spec.budget) == 'table' and tonumber(spec.budget.maxUsd) or nil
+if own then
+  local spent = tonumber(redis.call('HGET', guard.runUsage, 'usd') or '0')
+  if spent >= own then return {'over-budget', state, 'run', tostring(spent), tostring(own), ''} end
+end
+local cap = redis.call('HMGET', tenantLimits, 'maxUsd', 'budgetPeriod')
+if cap[1] then
+  local period = string.sub(ARGV[5], 1, 7)
+  if cap[2] == 'day' then period = string.sub(ARGV[5], 1, 10) end
+  local usage = string.sub(tenantLimits, 1, -7) .. 'usage:' .. period
+  local spent = tonumber(redis.call('HGET', usage, 'usd') or '0')
+  if spent >= tonumber(cap[1]) then
+    return {'over-budget', state, 'tenant', tostring(spent), cap[1], period}
+  end
+end
+`;

@@ -3,7 +3,9 @@ import { NO_USAGE } from '@anneal/protocol';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { createRun } from './runs.ts';
 import { appendStep } from './steps.ts';
-import { startRun } from './transitions.ts';
+import { getRun } from './runs.ts';
+import { releaseRun, startRun } from './transitions.ts';
+import { keys } from './context.ts';
 import { meterSlot, readRunUsage, readTenantUsage, setTenantBudget } from './usage.ts';
 
 let store: TestStore;
@@ -116,5 +118,55 @@ describe('usage metering', () => {
     await setTenantBudget(store.ctx, 't', null);
     const fourth = await commit(4, 0.1);
     expect(fourth.status === 'committed' && fourth.budget).toBeNull();
+  });
+
+  it('starts no run once its tenant cap or its own budget is spent (the start script decides)', async () => {
+    await setTenantBudget(store.ctx, 'u', { maxUsd: 1, period: 'day' });
+    const create = async (tenant: string, yaml = 'kind: grpo') => {
+      const result = await createRun(store.ctx, { tenant, spec: testSpec(yaml) });
+      if (result.status !== 'created') throw new Error('create');
+      return result.run.id;
+    };
+    const spender = await create('u');
+    expect((await startRun(store.ctx, spender, 'w1', at)).status).toBe('started');
+    const queued = await Promise.all(Array.from({ length: 8 }, () => create('u')));
+    const spend = (id: string, step: number, usd: number, tenant: string, maxUsd?: number) =>
+      appendStep(
+        store.ctx,
+        id,
+        step,
+        { loss: 1 },
+        { usage: { tenant, step: stepUsage(1, usd), at, ...(maxUsd !== undefined && { maxUsd }) } },
+      );
+    // Short of the cap: a run still starts.
+    await spend(spender, 1, 0.75, 'u');
+    expect((await startRun(store.ctx, queued[0]!, 'w2', at)).status).toBe('started');
+    await spend(spender, 2, 0.25, 'u');
+    // At the cap: eight racing starts, none starts; nothing changed on their records.
+    const starts = await Promise.all(
+      queued.slice(1).map((id) => startRun(store.ctx, id, 'w3', at)),
+    );
+    for (const start of starts) {
+      expect(start).toEqual({
+        status: 'over-budget',
+        budget: { scope: 'tenant', spentUsd: 1, maxUsd: 1, period: '2026-12-02' },
+      });
+    }
+    for (const id of queued.slice(1)) expect((await getRun(store.ctx, id))?.state).toBe('queued');
+    expect(await store.ctx.redis.scard(keys(store.ctx.prefix).tenantRunning('u'))).toBe(2);
+    // Another day: the day cap has room again.
+    const nextDay = new Date('2026-12-03T00:00:01Z');
+    expect((await startRun(store.ctx, queued[1]!, 'w3', nextDay)).status).toBe('started');
+
+    // The run's own budget: spent, the run is handed back, and does not start again.
+    const own = await create('t', 'kind: grpo\nbudget:\n  maxUsd: 0.5');
+    await startRun(store.ctx, own, 'w1', at);
+    await spend(own, 1, 0.6, 't', 0.5);
+    await releaseRun(store.ctx, own, 'worker lost');
+    expect(await startRun(store.ctx, own, 'w2', at)).toEqual({
+      status: 'over-budget',
+      budget: { scope: 'run', spentUsd: 0.6, maxUsd: 0.5, period: '' },
+    });
+    expect((await getRun(store.ctx, own))?.state).toBe('retrying');
   });
 });

@@ -1,10 +1,12 @@
 // POST /v1/runs/{id}/pause and /resume: a waiting run pauses at once; a running one is asked to,
 // and its worker pauses it at the next step boundary after a checkpoint (store/pause.ts). Resume
-// queues a paused run again, or withdraws a pause its worker has not acted on yet.
-import type { RunResource } from '@anneal/protocol';
+// queues a paused run again, or withdraws a pause its worker has not acted on yet; refused while
+// a budget cap the run would spend past holds (services/usage.ts).
+import { type RunResource, isTerminal } from '@anneal/protocol';
 import { getRun, requestPause, resumeRun } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
+import { checkResumeBudget } from './usage.ts';
 
 export interface PauseResult {
   run: RunResource;
@@ -40,7 +42,10 @@ export async function resumePausedRun(
   runId: string,
   reason: string,
 ): Promise<RunResource> {
-  if (!(await getRun(ctx.store, runId, { tenant }))) throw runNotFound(runId);
+  const run = await getRun(ctx.store, runId, { tenant });
+  if (!run) throw runNotFound(runId);
+  if (isTerminal(run.state)) throw finished(runId, run.state);
+  await checkResumeBudget(ctx, run);
   const outcome = await resumeRun(ctx.store, ctx.queues, runId, reason);
   if (outcome.status === 'missing') throw runNotFound(runId);
   if (outcome.status === 'finished') throw finished(runId, outcome.state);

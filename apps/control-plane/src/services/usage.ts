@@ -2,6 +2,7 @@
 // budgets from the spec and the operator config, and the refusal at a spent tenant cap.
 import {
   type BudgetPeriod,
+  type RunResource,
   type RunUsage,
   type TenantUsageList,
   usagePeriods,
@@ -73,5 +74,21 @@ export async function checkTenantBudget(ctx: AppContext, tenant: string, now = n
     `tenant '${tenant}' has spent $${spent.toFixed(2)} of its $${cap.maxUsd.toFixed(2)} ${cap.period} budget (${period}); ` +
       'new runs are refused until the period ends or the operator raises tenants.' +
       `${tenant}.budget.maxUsd`,
+  );
+}
+
+/** Refuses a resume while a cap the run would spend past holds: its tenant's (the submission's
+ * problem) or its own `budget.maxUsd` (docs/usage.md "Budgets"). */
+export async function checkResumeBudget(ctx: AppContext, run: RunResource, now = new Date()) {
+  await checkTenantBudget(ctx, run.tenant, now);
+  const maxUsd = (run.spec.budget as { maxUsd?: number } | undefined)?.maxUsd;
+  if (maxUsd === undefined) return;
+  const spent = (await readRunUsage(ctx.store, run.id)).costUsd.total;
+  if (spent < maxUsd) return;
+  throw new AnnealError(
+    'ANNEAL_ERR_RUN_BUDGET_EXHAUSTED',
+    `run ${run.id} has spent $${spent.toFixed(2)} of its $${maxUsd.toFixed(2)} budget ` +
+      '(budget.maxUsd); a resume would spend past it: start a new run (model.checkpoint: ' +
+      `{run: ${run.id}}) with a larger budget.maxUsd`,
   );
 }

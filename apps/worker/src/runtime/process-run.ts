@@ -12,10 +12,13 @@ import {
   type RunSpec,
 } from '@anneal/protocol';
 import {
+  type BudgetAtStart,
   appendRunNotice,
   finishRun,
+  getRun,
   meterSlot,
   pauseReason,
+  pauseWaitingRun,
   runArtifactDir,
   startRun,
 } from '@anneal/store';
@@ -29,7 +32,7 @@ import { type TrainedModels, trackTrainerModels } from '../resources/trained-mod
 import { abortableResources } from './abortable.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
 import { type OutcomeDeps, type RunEnd, failed, stopped, succeed } from './outcome.ts';
-import { BUDGET_NOTICE, budgetMessage } from './budget.ts';
+import { BUDGET_NOTICE, budgetAtStartMessage, budgetMessage } from './budget.ts';
 import { AttemptMeter } from './metering.ts';
 import { type RunContextDeps, StepProgress, createExecutorContext } from './run-context.ts';
 
@@ -192,6 +195,24 @@ function attemptMeter(
   });
 }
 
+/** A run whose cap was spent when it was to start waits `paused` by `budget` (its job ends here;
+ * a resume adds a new one). A run a user paused or cancelled meanwhile is left as it is. */
+async function pauseAtStart(
+  deps: ProcessorDeps,
+  runId: string,
+  budget: BudgetAtStart,
+  log: ProcessorDeps['logger'],
+): Promise<void> {
+  const tenant = (await getRun(deps.store, runId))?.tenant ?? '?';
+  const message = budgetAtStartMessage(budget, tenant);
+  const paused = await pauseWaitingRun(deps.store, runId, { by: 'budget', reason: message });
+  log.warn({ ...budget, result: paused.status }, message);
+  if (paused.status !== 'ok') return;
+  await appendRunNotice(deps.store, runId, { code: BUDGET_NOTICE, message }).catch(
+    (error: unknown) => log.warn({ err: String(error) }, 'could not record the notice'),
+  );
+}
+
 /** The attempt's slot time through its end, before the run's outcome is written (so a read
  * after the run ended sees all of it). A failure here is logged: the outcome still settles. */
 async function meterAttemptEnd(deps: ProcessorDeps, run: RunResource, meter: AttemptMeter) {
@@ -225,6 +246,10 @@ export async function processRunJob(
     log.info({ reason: started.reason }, 'run blocked by its tenant cap; offered again later');
     await job.moveToDelayed(Date.now() + BLOCKED_RETRY_MS, token);
     throw new DelayedError(started.reason);
+  }
+  if (started.status === 'over-budget') {
+    await pauseAtStart(deps, runId, started.budget, log);
+    return { runId, outcome: 'skipped' };
   }
   if (started.status === 'not-startable') {
     log.info({ state: started.state }, 'run is not startable; dropping its job');

@@ -7,6 +7,7 @@
 // calls), concurrently with the step's forward_backward, and scored by a gradient-free forward
 // before optim_step. A step with fresh rollouts (lag 0) needs no probe: those rollouts are it.
 import type { InferenceEngine, TrainerModel } from '@anneal/engines';
+import { MISMATCH_PROBE } from '@anneal/protocol';
 import type { Rollout } from '@anneal/envs';
 import { trainInferenceKl } from '@anneal/rl';
 import { generatedLayout } from './advantages.ts';
@@ -16,8 +17,9 @@ import { samplingSeed } from '../common/sampling-seed.ts';
 import { gatherTrainLogprobs, isData } from './train-step.ts';
 
 /** Probe size: one completion of at most `maxTokens` for each of the batch's first `prompts`
- * prompts (docs/performance.md "Mismatch probe" measures what it costs). */
-export const MISMATCH_PROBE = { prompts: 8, maxTokens: 64 } as const;
+ * prompts (docs/performance.md "Mismatch probe" measures what it costs). Defined in
+ * @anneal/protocol, whose run estimate counts it (usage-estimate.ts). */
+export { MISMATCH_PROBE };
 
 export interface MismatchKl {
   k1: number;
