@@ -9,7 +9,7 @@ import type {
 } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
-import { runJobKeyParts } from './progress-script.ts';
+import { runJobKeyParts } from './run-job-key.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
 import type { WriteOptions } from './steps.ts';
 

@@ -5,19 +5,8 @@
 // over days failed however far apart the losses were. The step-commit and checkpoint scripts
 // set `stc` back to 0 in the same atomic write as the progress: the cap then counts only the
 // losses without a committed step or checkpoint in between.
-import { poolQueueName } from '@anneal/protocol';
-import { keys } from './context.ts';
-
-/** The run job's key around its pool name (job id = run id; BullMQ names a job's hash
- * `<prefix>:<queue>:<jobId>`): the scripts put the run's pool between the two parts. */
-export function runJobKeyParts(prefix: string, runId: string): [string, string] {
-  const marker = '\u0000';
-  const [head, tail] = poolQueueName(marker).split(marker);
-  return [`${keys(prefix).bullPrefix()}:${head ?? ''}`, `${tail ?? ''}:${runId}`];
-}
-
 /** Lua: `progressed()` sets the run job's stalled count to 0 (when the job has one). KEYS[1]
- * is the run hash; ARGV[arg], ARGV[arg + 1] the runJobKeyParts ('' = leave it). */
+ * is the run hash; ARGV[arg], ARGV[arg + 1] the runJobKeyParts of run-job-key.ts ('' = leave it). */
 export const PROGRESS_LUA = (arg: number) => `
 local function progressed()
   if ARGV[${arg}] == '' then return end

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { setCheckpoint } from './checkpoints.ts';
-import { runJobKeyParts } from './progress-script.ts';
+import { runJobKeyParts } from './run-job-key.ts';
 import { createPoolQueues, enqueueRun, type PoolQueues } from './queues.ts';
 import { createRun } from './runs.ts';
 import { appendStep } from './steps.ts';

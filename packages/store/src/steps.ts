@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
-import { runJobKeyParts } from './progress-script.ts';
+import { runJobKeyParts } from './run-job-key.ts';
 import { type BudgetReached, type UsageReport, budgetReached, meterArgs } from './usage.ts';
 
 export type AppendStepResult =
