@@ -32,11 +32,20 @@ export interface RunEstimate {
   budget: { maxUsd: number; fits: boolean } | null;
 }
 
-/** Sampling usage of `rollouts` rollouts of at most `maxTokens` tokens and `calls` tool calls:
- * each tool call is a further request that re-sends the prompt (no prefix caching). */
-function sampled(rollouts: number, maxTokens: number, calls: number, prompt: number): Usage {
+/** Sampling usage of `groups` first-turn requests of `perGroup` rollouts each (n = perGroup),
+ * each rollout at most `maxTokens` tokens and `calls` tool calls: a first turn sends the prompt
+ * once for its whole group (as vLLM counts a request's prompt_tokens once for all n), each tool
+ * call is a further request that re-sends it (no prefix caching). */
+function sampled(
+  groups: number,
+  perGroup: number,
+  maxTokens: number,
+  calls: number,
+  prompt: number,
+): Usage {
+  const rollouts = groups * perGroup;
   return {
-    promptTokens: rollouts * prompt * (1 + calls),
+    promptTokens: prompt * (groups + rollouts * calls),
     completionTokens: rollouts * maxTokens,
     trainedTokens: 0,
     toolCalls: rollouts * calls,
@@ -50,9 +59,9 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
   switch (spec.kind) {
     case 'grpo': {
       const { promptsPerStep, groupSize, maxTokens } = spec.rollout;
-      // Policy rollouts plus as many reference ones (uncached: the ceiling).
-      const rollouts = 2 * promptsPerStep * groupSize;
-      const usage = sampled(rollouts, maxTokens, spec.tools.maxCallsPerRollout, prompt);
+      // Policy groups plus as many reference ones (uncached: the ceiling).
+      const groups = 2 * promptsPerStep;
+      const usage = sampled(groups, groupSize, maxTokens, spec.tools.maxCallsPerRollout, prompt);
       const trainedTokens = promptsPerStep * groupSize * maxTokens;
       return { steps: [{ ...usage, trainedTokens }], repeat: spec.steps };
     }
@@ -70,7 +79,7 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
     case 'eval': {
       const rollouts = spec.examples * spec.datasets.length;
       const steps = spec.budgets.toolCallBudgets.map((b) =>
-        sampled(rollouts, spec.budgets.maxOutputTokens, b, prompt),
+        sampled(rollouts, 1, spec.budgets.maxOutputTokens, b, prompt),
       );
       return { steps, repeat: spec.models?.length ?? 1 };
     }

@@ -69,12 +69,13 @@ describe('estimateRun', () => {
       budget: { maxUsd: 1 },
     });
     const estimate = estimateRun(grpo, prices, { promptTokens: 50, stepSeconds: 36 });
-    // 8 policy + 8 reference rollouts; each tool call re-sends the prompt.
+    // 2 policy + 2 reference groups of 4 rollouts: each group's first request sends the prompt
+    // once (n = 4), each of the 16 rollouts' 3 tool calls re-sends it.
     expect(estimate.perStep).toEqual([
       {
         step: 1,
         usage: {
-          promptTokens: 16 * 50 * 4,
+          promptTokens: (4 + 16 * 3) * 50,
           completionTokens: 16 * 100,
           trainedTokens: 8 * 100,
           toolCalls: 16 * 3,
@@ -82,7 +83,7 @@ describe('estimateRun', () => {
         },
         costUsd: priceUsage(
           {
-            promptTokens: 3200,
+            promptTokens: 2600,
             completionTokens: 1600,
             trainedTokens: 800,
             toolCalls: 48,

@@ -601,7 +601,7 @@ export const STEP_METRICS = {
     key: STEP_USAGE_KEYS.promptTokens,
     unit: 'tokens',
     kinds: ['grpo', 'eval'],
-    help: 'Prompt tokens the step sent to the sampler: every request re-sends its whole context.',
+    help: 'Prompt tokens the step sent to the sampler, per request: the first turn of a group (n = G) sends its prompt once, every later turn re-sends its whole context.',
   },
   usageCompletionTokens: {
     key: STEP_USAGE_KEYS.completionTokens,

@@ -96,7 +96,12 @@ export async function grpoStep(
   const rolloutTokens = rewards[METRIC.rolloutTokens] ?? 0;
   // Cached reference groups were billed by the step that sampled them.
   const references = new Set(batch.references.filter((r) => r.sampledAt === step));
-  const sampled = [...rollouts, ...[...references].flatMap((r) => r.rollouts), ...probeRollouts];
+  // One first-turn request per group (n = G), per reference group, per probe rollout (n = 1).
+  const sampled = [
+    ...batch.groups,
+    ...[...references].map((r) => r.rollouts),
+    ...probeRollouts.map((r) => [r]),
+  ];
   const wallSeconds = (performance.now() - start) / 1000;
   const samplerSeconds = (state.samplerBusy.mark() - samplerMark) / 1000;
   return {
