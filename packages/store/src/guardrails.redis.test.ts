@@ -12,6 +12,8 @@ import {
 import { createRun, getRun, getTransitions } from './runs.ts';
 import { appendStep, readSteps } from './steps.ts';
 import { startRun } from './transitions.ts';
+import { readRunUsage, readTenantUsage } from './usage.ts';
+import { NO_USAGE, priceUsage, usagePeriods } from '@anneal/protocol';
 
 let store: TestStore;
 let runId: string;
@@ -80,6 +82,21 @@ describe('guardrail firings', () => {
   });
 });
 
+const firedUsage = {
+  ...NO_USAGE,
+  promptTokens: 300,
+  completionTokens: 40,
+  trainedTokens: 40,
+  toolCalls: 2,
+};
+const firedCost = priceUsage(firedUsage, {
+  promptPerMillionTokens: 1,
+  completionPerMillionTokens: 2,
+  trainedPerMillionTokens: 3,
+  perToolCall: 0.01,
+  perSlotHour: 0,
+});
+
 describe('rollbackRun', () => {
   it('takes back the steps above the restored checkpoint, keeps them marked, moves the pointer back', async () => {
     await commit([1, 2, 3, 4, 5]);
@@ -99,14 +116,28 @@ describe('rollbackRun', () => {
         learningRateScale: 0.5,
       },
       fired: { step: 6, metrics: { kl: null }, at: new Date().toISOString() },
+      // the step that fired sampled and trained: metered with the rollback
+      usage: { tenant: 't', step: { usage: firedUsage, costUsd: firedCost }, at: new Date() },
       workerId: 'w1',
     };
+    const before = await readRunUsage(store.ctx, runId);
     const result = await rollbackRun(store.ctx, runId, input, { attempt });
     expect(result).toEqual({ status: 'rolled-back', rolledBackSteps: [3, 4, 5] });
-    // sent again (a reconnect): nothing more happens
+    // sent again (a reconnect): nothing more happens, its usage not metered twice
     expect(await rollbackRun(store.ctx, runId, input, { attempt })).toEqual({
       status: 'duplicate',
     });
+    const after = await readRunUsage(store.ctx, runId);
+    expect(after.usage).toEqual({
+      ...before.usage,
+      promptTokens: before.usage.promptTokens + 300,
+      completionTokens: before.usage.completionTokens + 40,
+      trainedTokens: before.usage.trainedTokens + 40,
+      toolCalls: before.usage.toolCalls + 2,
+    });
+    expect(after.costUsd.total - before.costUsd.total).toBeCloseTo(firedCost.total, 12);
+    const month = await readTenantUsage(store.ctx, 't', usagePeriods(new Date()).month);
+    expect(month.usage.completionTokens).toBe(after.usage.completionTokens);
 
     expect((await readSteps(store.ctx, runId)).map((s) => s.step)).toEqual([1, 2]);
     expect(await getCheckpoint(store.ctx, runId)).toMatchObject({ step: 2, path: '/c/2' });

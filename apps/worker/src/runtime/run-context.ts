@@ -177,12 +177,16 @@ export function createExecutorContext(
       if (result.status !== 'recorded') await guardLost(`safe checkpoint ${point.step}`, result);
     },
     async rollback(request) {
+      // The step that fired was sampled and trained: metered with the rollback, once.
+      const usage = metering?.report(request.fired.metrics, input.spec.budget?.maxUsd);
       const result = await rollbackRun(
         store,
         runId,
-        { ...request, workerId: deps.workerId },
+        { ...request, ...(usage && { usage }), workerId: deps.workerId },
         fence,
       );
+      if (result.status === 'rolled-back' && metering && usage)
+        telemetry.emit('usage:metered', metering.added(usage));
       if (result.status === 'rolled-back' || result.status === 'duplicate') {
         logger.warn(
           { step: request.firing.step, to: request.firing.restored },
