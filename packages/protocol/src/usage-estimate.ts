@@ -2,7 +2,7 @@
 // per step, a ceiling from the bounds the spec sets (tokens per rollout, tool calls per rollout,
 // examples per step), priced with the operator's table. Prompt length and step time are not in
 // a spec: they count only when the caller states them (docs/usage.md "Estimates").
-import type { RunSpec } from './run-spec/index.ts';
+import { MIN_PROBE_ROLLOUTS, type RunSpec } from './run-spec/index.ts';
 import { NO_USAGE, type Usage, type UsageCost, type UsagePrices, priceUsage } from './usage.ts';
 
 export interface EstimateAssumptions {
@@ -53,6 +53,14 @@ function sampled(
   };
 }
 
+const combine = (a: Usage, b: Usage, times = 1): Usage => ({
+  promptTokens: a.promptTokens + times * b.promptTokens,
+  completionTokens: a.completionTokens + times * b.completionTokens,
+  trainedTokens: a.trainedTokens + times * b.trainedTokens,
+  toolCalls: a.toolCalls + times * b.toolCalls,
+  slotSeconds: a.slotSeconds + times * b.slotSeconds,
+});
+
 /** The distinct steps of a run and how often the list repeats: every training step is alike;
  * an eval runs one step per tool-call budget for each checkpoint. */
 function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: number } {
@@ -61,7 +69,24 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
       const { promptsPerStep, groupSize, maxTokens } = spec.rollout;
       // Policy groups plus as many reference ones (uncached: the ceiling).
       const groups = 2 * promptsPerStep;
-      const usage = sampled(groups, groupSize, maxTokens, spec.tools.maxCallsPerRollout, prompt);
+      const calls = spec.tools.maxCallsPerRollout;
+      const policy = sampled(groups, groupSize, maxTokens, calls, prompt);
+      // A lagged step's mismatch probe: rollout.probeFraction of the batch in whole rollouts
+      // (at least MIN_PROBE_ROLLOUTS, at most the batch; + 1 for the rounding of its token
+      // budget), one request each (n = 1). Every step but a run's first may be lagged.
+      const batch = promptsPerStep * groupSize;
+      const probed = Math.ceil(spec.rollout.probeFraction * batch) + 1;
+      const probe =
+        spec.rollout.maxPolicyLag > 0
+          ? sampled(
+              Math.min(batch, Math.max(MIN_PROBE_ROLLOUTS, probed)),
+              1,
+              maxTokens,
+              calls,
+              prompt,
+            )
+          : NO_USAGE;
+      const usage = combine(policy, probe);
       const trainedTokens = promptsPerStep * groupSize * maxTokens;
       return { steps: [{ ...usage, trainedTokens }], repeat: spec.steps };
     }
@@ -85,14 +110,6 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
     }
   }
 }
-
-const combine = (a: Usage, b: Usage, times = 1): Usage => ({
-  promptTokens: a.promptTokens + times * b.promptTokens,
-  completionTokens: a.completionTokens + times * b.completionTokens,
-  trainedTokens: a.trainedTokens + times * b.trainedTokens,
-  toolCalls: a.toolCalls + times * b.toolCalls,
-  slotSeconds: a.slotSeconds + times * b.slotSeconds,
-});
 
 /** A ceiling on a validated (defaulted) spec's usage and cost, step by step and in total. */
 export function estimateRun(

@@ -99,6 +99,27 @@ describe('estimateRun', () => {
     expect(estimate.notEstimated).toEqual([]);
   });
 
+  it('adds the mismatch probe of a lagged run: its rollouts one request each, at most the batch', () => {
+    const lagged = (promptsPerStep: number) =>
+      estimateRun(
+        spec({
+          kind: 'grpo',
+          rollout: { groupSize: 4, promptsPerStep, maxTokens: 100, maxPolicyLag: 1 },
+          tools: { maxCallsPerRollout: 3 },
+        }),
+        prices,
+        { promptTokens: 50 },
+      ).perStep[0]!.usage;
+    // 8 policy rollouts: the probe is all 8 (at least 32, at most the batch)
+    expect(lagged(2)).toMatchObject({
+      promptTokens: (4 + 16 * 3 + 8 * (1 + 3)) * 50,
+      completionTokens: (16 + 8) * 100,
+      toolCalls: (16 + 8) * 3,
+    });
+    // 512 policy rollouts: 1/8 of them (+ 1 for the rounding of its token budget)
+    expect(lagged(128).completionTokens).toBe((1024 + 65) * 100);
+  });
+
   it('lists an eval cell per budget, repeated per checkpoint, and says what it leaves out', () => {
     const evalSpec = spec({
       kind: 'eval',

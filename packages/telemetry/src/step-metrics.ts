@@ -188,7 +188,7 @@ export const STEP_METRICS = {
     key: 'mismatch_kl/tokens',
     unit: 'tokens',
     kinds: ['grpo'],
-    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (at most 8 × 64).',
+    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (whole rollouts, rollout.probeFraction of the batch’s tokens).',
   },
   isMaskedFraction: {
     key: 'is/masked_fraction',

@@ -44,7 +44,7 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
-  const probe = lag > 0 ? launchMismatchProbe(ctx, state, step, batch) : null;
+  const probe = lag > 0 ? launchMismatchProbe(state, step, batch) : null;
   let probed: MismatchKl | null = null;
   let probeRollouts: readonly Rollout[] = [];
   const train = await timer.time('train', () =>
@@ -140,23 +140,22 @@ function absMax(values: ArrayLike<number>): number {
  * forward_backward runs (docs/recipe.md §2.6). A failure fails the step when the probe is
  * awaited, never as an unhandled rejection. */
 function launchMismatchProbe(
-  ctx: ExecutorContext,
   state: GrpoState,
   step: number,
   batch: PreparedBatch,
 ): Promise<Rollout[]> {
   const { spec } = state;
+  const rollouts = batch.groups.flat();
   const probe = state.samplerBusy.during(() =>
     sampleMismatchProbe({
-      engine: ctx.resources.inference,
+      env: state.policyEnv,
       versions: state.versions,
       prompts: batch.prompts.map((p) => p.tokens),
-      sampling: {
-        temperature: spec.rollout.temperature,
-        topP: spec.rollout.topP,
-        maxTokens: spec.rollout.maxTokens,
-        stopTokenIds: state.format.stopTokenIds,
+      batch: {
+        rollouts: rollouts.length,
+        generatedTokens: rollouts.reduce((n, r) => n + r.generatedTokens, 0),
       },
+      fraction: spec.rollout.probeFraction,
       seed: state.epoch.seed,
       step,
     }),
