@@ -3,7 +3,7 @@
 // a trainer whose logprob of each sampled token is the sampler's plus an injected mismatch δ
 // that is a known function of the token's context: so the true k3 of any set of rollouts is
 // computable by hand (mismatchK3) and a probe's estimate can be compared with it.
-// The injections mirror how real engines diverge (issue 27 §3): only after a tool result
+// The injections mirror how real engines diverge: only after a tool result
 // (long contexts, prefix-cached KV, other kernels past a length) or growing with the context.
 import {
   ByteTokenizer,

@@ -1,4 +1,4 @@
-// The rollout ledger's records (ledger-records.ts, docs/api.md "Rollouts"): every turn's tool
+// The rollout ledger's records (ledger-records.ts, docs/api.md "`GET /v1/runs/{id}/rollouts` (viewer)"): every turn's tool
 // calls, the last turn's included, and what the judge said on each judged rubric.
 import type { RubricJudge } from '@anneal/envs';
 import type { ToolCallRecord } from '@anneal/envs';
