@@ -208,9 +208,13 @@ describe('guardrail stop (sft, embedded engines)', () => {
       /^ANNEAL_ERR_GUARDRAIL_STOP: guardrail 'halt' \(loss > 0 for 2 steps\) fired at step 2: [\d.]+ at 1, [\d.]+ at 2; stopping the run$/,
     );
     expect((await getTransitions(env.store, runId)).at(-1)).toMatchObject({ to: 'failed' });
-    expect((await readSteps(env.store, runId)).map((s) => s.step)).toEqual([1]);
+    const steps = await readSteps(env.store, runId);
+    expect(steps.map((s) => s.step)).toEqual([1]);
     expect(run.guardrails!.firings).toMatchObject([
       { step: 2, action: 'stop', rule: { name: 'halt' }, values: [{ step: 1 }, { step: 2 }] },
     ]);
+    // step 2 trained before it fired: metered with the stop, beside the committed step 1
+    const trained = (await readRunUsage(env.store, runId)).usage.trainedTokens;
+    expect(trained).toBeGreaterThan(steps[0]!.metrics['usage/trained_tokens']!);
   }, 180_000);
 });

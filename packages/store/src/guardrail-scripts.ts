@@ -16,13 +16,17 @@ for i = 1, #events do
 end
 `;
 
-/** KEYS: run, events, firings, firingKeys. ARGV: fence, key, firingsJson (array of JSON text),
- * eventsJson (same), maxLen, kept. \`key\` (generation:step) makes a re-sent or re-run firing a
- * no-op (\`duplicate\`). */
+/** KEYS: run, events, firings, firingKeys, then METER_LUA's (usage-scripts.ts). ARGV: fence,
+ * key, firingsJson (array of JSON text), eventsJson (same), maxLen, kept, then METER_LUA's (the
+ * usage of a step that fired a stop: sampled and trained, never committed). \`key\`
+ * (generation:step) makes a re-sent or re-run firing a no-op (\`duplicate\`), its usage metered
+ * once. */
 const RECORD_FIRINGS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 ${FENCE(1)}
 if redis.call('HSETNX', KEYS[4], ARGV[2], '1') == 0 then return {'duplicate'} end
+${METER_LUA(5, 7)}
+meter()
 local firings = cjson.decode(ARGV[3])
 local events = cjson.decode(ARGV[4])
 ${PUSH_FIRINGS}
@@ -88,7 +92,7 @@ return {'rolled-back', ids[1], cjson.encode(taken)}
 `;
 
 export const GUARDRAIL_SCRIPTS = {
-  annealRecordFirings: { numberOfKeys: 4, lua: RECORD_FIRINGS },
+  annealRecordFirings: { numberOfKeys: 8, lua: RECORD_FIRINGS },
   annealSetSafeCheckpoint: { numberOfKeys: 1, lua: SET_SAFE_CHECKPOINT },
   annealRollback: { numberOfKeys: 12, lua: ROLLBACK },
 } as const;

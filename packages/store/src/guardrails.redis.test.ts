@@ -59,6 +59,21 @@ async function commit(steps: number[], generation?: number) {
   }
 }
 
+const firedUsage = {
+  ...NO_USAGE,
+  promptTokens: 300,
+  completionTokens: 40,
+  trainedTokens: 40,
+  toolCalls: 2,
+};
+const firedCost = priceUsage(firedUsage, {
+  promptPerMillionTokens: 1,
+  completionPerMillionTokens: 2,
+  trainedPerMillionTokens: 3,
+  perToolCall: 0.01,
+  perSlotHour: 0,
+});
+
 describe('guardrail firings', () => {
   it('are recorded once per key, on the stream and the run record', async () => {
     const first = await recordGuardrailFirings(store.ctx, runId, '0:3', [firing(3, 'notify')], {
@@ -80,21 +95,20 @@ describe('guardrail firings', () => {
     });
     expect(stale.status).toBe('fenced');
   });
-});
 
-const firedUsage = {
-  ...NO_USAGE,
-  promptTokens: 300,
-  completionTokens: 40,
-  trainedTokens: 40,
-  toolCalls: 2,
-};
-const firedCost = priceUsage(firedUsage, {
-  promptPerMillionTokens: 1,
-  completionPerMillionTokens: 2,
-  trainedPerMillionTokens: 3,
-  perToolCall: 0.01,
-  perSlotHour: 0,
+  it('of a stop meter the usage of the step that fired, once however often they are sent', async () => {
+    const usage = { tenant: 't', step: { usage: firedUsage, costUsd: firedCost }, at: new Date() };
+    const stop = [firing(2, 'stop')];
+    expect(await recordGuardrailFirings(store.ctx, runId, '0:2', stop, { attempt }, usage)).toEqual(
+      { status: 'recorded' },
+    );
+    expect(await recordGuardrailFirings(store.ctx, runId, '0:2', stop, { attempt }, usage)).toEqual(
+      { status: 'duplicate' },
+    );
+    const metered = await readRunUsage(store.ctx, runId);
+    expect(metered.usage).toEqual(firedUsage);
+    expect(metered.costUsd.total).toBeCloseTo(firedCost.total, 12);
+  });
 });
 
 describe('rollbackRun', () => {

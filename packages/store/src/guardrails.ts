@@ -48,13 +48,16 @@ export async function recordGuardrailFirings(
   key: string,
   firings: readonly GuardrailFiring[],
   options: WriteOptions = {},
+  /** A stop's: the usage of the step that fired (never committed), metered once with it. */
+  usage?: UsageReport,
 ): Promise<GuardrailWriteResult> {
   const k = keys(ctx.prefix);
+  const meter = meterArgs(ctx, runId, usage ?? { tenant: '', at: new Date() });
   const reply = await acknowledged(ctx, `guardrail firings ${key} of run ${runId}`, (redis) =>
     runScript(
       redis,
       'annealRecordFirings',
-      [k.run(runId), k.events(runId), k.firings(runId), k.firingKeys(runId)],
+      [k.run(runId), k.events(runId), k.firings(runId), k.firingKeys(runId), ...meter.keys],
       [
         options.attempt ?? '',
         key,
@@ -62,6 +65,7 @@ export async function recordGuardrailFirings(
         JSON.stringify(firings.map((f) => JSON.stringify(firedEvent(runId, f)))),
         EVENTS_MAX_LEN,
         GUARDRAIL_FIRINGS_KEPT,
+        ...meter.args,
       ],
     ),
   );

@@ -161,8 +161,11 @@ export function createExecutorContext(
   const hooks: GuardrailHooks | undefined = guardrails && {
     ...guardrails,
     pause: (reason) => pause({ by: 'guardrail', reason }),
-    async record(key, firings) {
-      const result = await recordGuardrailFirings(store, runId, key, firings, fence);
+    async record(key, firings, fired) {
+      const usage = fired && metering?.report(fired.metrics, input.spec.budget?.maxUsd);
+      const result = await recordGuardrailFirings(store, runId, key, firings, fence, usage);
+      if (result.status === 'recorded' && metering && usage)
+        telemetry.emit('usage:metered', metering.added(usage));
       if (result.status === 'recorded') {
         for (const f of firings) {
           logger.warn({ rule: f.rule.name, step: f.step, action: f.action }, f.reason);
