@@ -17,6 +17,7 @@ import {
   readEvents,
   readLedgerIndex,
   readRolledBackSteps,
+  readRunUsage,
   readSteps,
   runArtifactDir,
   stepDir,
@@ -77,6 +78,20 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
       [8, true],
     ]);
     for (const s of back) expect(s.metrics['train_inference_kl']).toBeGreaterThan(0.5);
+    // everything the engines did is metered once: the committed steps, the taken-back 7 (metered
+    // when it committed) and the 8 that fired (sampled and trained, metered with the rollback)
+    const metered = (await readRunUsage(env.store, runId)).usage;
+    const recount = (key: string) =>
+      [...steps, ...back].reduce((a, s) => a + (s.metrics[key] ?? 0), 0);
+    expect(
+      back.find((s) => s.rolledBack.fired)!.metrics['usage/completion_tokens'],
+    ).toBeGreaterThan(0);
+    expect(metered).toMatchObject({
+      promptTokens: recount('usage/prompt_tokens'),
+      completionTokens: recount('usage/completion_tokens'),
+      trainedTokens: recount('usage/trained_tokens'),
+      toolCalls: recount('usage/tool_calls'),
+    });
     // the rollout ledger follows: steps 1-10 once, 7-10 from generation 1, no copy left over
     const runDir = runArtifactDir(env.artifactDir, runId);
     expect(await listLedgerSteps(runDir)).toEqual(steps.map((s) => s.step));
@@ -193,9 +208,13 @@ describe('guardrail stop (sft, embedded engines)', () => {
       /^ANNEAL_ERR_GUARDRAIL_STOP: guardrail 'halt' \(loss > 0 for 2 steps\) fired at step 2: [\d.]+ at 1, [\d.]+ at 2; stopping the run$/,
     );
     expect((await getTransitions(env.store, runId)).at(-1)).toMatchObject({ to: 'failed' });
-    expect((await readSteps(env.store, runId)).map((s) => s.step)).toEqual([1]);
+    const steps = await readSteps(env.store, runId);
+    expect(steps.map((s) => s.step)).toEqual([1]);
     expect(run.guardrails!.firings).toMatchObject([
       { step: 2, action: 'stop', rule: { name: 'halt' }, values: [{ step: 1 }, { step: 2 }] },
     ]);
+    // step 2 trained before it fired: metered with the stop, beside the committed step 1
+    const trained = (await readRunUsage(env.store, runId)).usage.trainedTokens;
+    expect(trained).toBeGreaterThan(steps[0]!.metrics['usage/trained_tokens']!);
   }, 180_000);
 });

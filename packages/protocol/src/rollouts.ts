@@ -94,7 +94,8 @@ export const RubricCheckResult = Type.Object(
     text: Type.String({ description: 'The rubric as written.' }),
     by: Type.Union([Type.Literal('program'), Type.Literal('judge')]),
     passed: Type.Union([Type.Boolean(), Type.Null()], {
-      description: 'null: judged, and not known which judged rubric failed (r_base = 0).',
+      description:
+        "The program's or the judge's verdict; null: a judged rubric the judge was not asked about (no answer, or a programmatic rubric failed first).",
     }),
   },
   { additionalProperties: false },

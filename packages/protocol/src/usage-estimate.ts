@@ -2,7 +2,7 @@
 // per step, a ceiling from the bounds the spec sets (tokens per rollout, tool calls per rollout,
 // examples per step), priced with the operator's table. Prompt length and step time are not in
 // a spec: they count only when the caller states them (docs/usage.md "Estimates").
-import type { RunSpec } from './run-spec/index.ts';
+import { MIN_PROBE_ROLLOUTS, type RunSpec } from './run-spec/index.ts';
 import { NO_USAGE, type Usage, type UsageCost, type UsagePrices, priceUsage } from './usage.ts';
 
 export interface EstimateAssumptions {
@@ -32,18 +32,20 @@ export interface RunEstimate {
   budget: { maxUsd: number; fits: boolean } | null;
 }
 
-/** The train–inference mismatch probe of a lagged GRPO step (the worker's
- * executors/grpo/mismatch-probe.ts samples it with these sizes): one completion of at most
- * `maxTokens` (and the rollout's own bound) for each of the batch's first `prompts` prompts, no
- * tool calls. Metered with the step that trains the batch (docs/usage.md). */
-export const MISMATCH_PROBE = { prompts: 8, maxTokens: 64 } as const;
-
-/** Sampling usage of `rollouts` rollouts of at most `maxTokens` tokens and `calls` tool calls:
- * each tool call is a further request that re-sends the prompt (no prefix caching). Prompt
- * tokens count per rollout (the request's context times the rollouts sampled for it). */
-function sampled(rollouts: number, maxTokens: number, calls: number, prompt: number): Usage {
+/** Sampling usage of `groups` first-turn requests of `perGroup` rollouts each (n = perGroup),
+ * each rollout at most `maxTokens` tokens and `calls` tool calls: a first turn sends the prompt
+ * once for its whole group (as vLLM counts a request's prompt_tokens once for all n), each tool
+ * call is a further request that re-sends it (no prefix caching). */
+function sampled(
+  groups: number,
+  perGroup: number,
+  maxTokens: number,
+  calls: number,
+  prompt: number,
+): Usage {
+  const rollouts = groups * perGroup;
   return {
-    promptTokens: rollouts * prompt * (1 + calls),
+    promptTokens: prompt * (groups + rollouts * calls),
     completionTokens: rollouts * maxTokens,
     trainedTokens: 0,
     toolCalls: rollouts * calls,
@@ -53,24 +55,29 @@ function sampled(rollouts: number, maxTokens: number, calls: number, prompt: num
 
 type GrpoSpec = Extract<RunSpec, { kind: 'grpo' }>;
 
-/** A GRPO step's ceiling term by term, so that each can change on its own: the policy rollouts
- * (trained), as many reference rollouts (uncached: the ceiling; a cached group is billed once),
- * and, with `maxPolicyLag` ≥ 1, the mismatch probe of a lagged batch. Pipelined sampling adds no
- * more metered usage: a batch sampled ahead is metered once, by the step that trains it; the
- * pipeline launches none past the run's last step, and a stop aborts the ones not taken (a
- * resume samples them again, metered then). */
+/** A GRPO step's ceiling term by term, so that each can change on its own: the policy groups
+ * (trained), as many reference groups (uncached: the ceiling; a cached group is billed once),
+ * and, with `maxPolicyLag` ≥ 1, the mismatch probe of a lagged batch: rollout.probeFraction of
+ * the batch in whole rollouts (at least MIN_PROBE_ROLLOUTS, at most the batch; + 1 for the
+ * rounding of its token budget), one request each (n = 1); every step but a run's first may be
+ * lagged. Pipelined sampling adds no more metered usage: a batch sampled ahead is metered once,
+ * by the step that trains it; the pipeline launches none past the run's last step, and a stop
+ * aborts the ones not taken (a resume samples them again, metered then). */
 export function grpoStepTerms(spec: GrpoSpec, prompt: number): Record<string, Usage> {
-  const { promptsPerStep, groupSize, maxTokens, maxPolicyLag } = spec.rollout;
+  const { promptsPerStep, groupSize, maxTokens, maxPolicyLag, probeFraction } = spec.rollout;
   const calls = spec.tools.maxCallsPerRollout;
-  const rollouts = promptsPerStep * groupSize;
-  const policy = sampled(rollouts, maxTokens, calls, prompt);
+  const batch = promptsPerStep * groupSize;
+  const policy = sampled(promptsPerStep, groupSize, maxTokens, calls, prompt);
   const terms: Record<string, Usage> = {
-    policy: { ...policy, trainedTokens: rollouts * maxTokens },
-    reference: sampled(rollouts, maxTokens, calls, prompt),
+    policy: { ...policy, trainedTokens: batch * maxTokens },
+    reference: sampled(promptsPerStep, groupSize, maxTokens, calls, prompt),
   };
   if (maxPolicyLag > 0) {
-    const probes = Math.min(MISMATCH_PROBE.prompts, promptsPerStep);
-    terms.mismatchProbe = sampled(probes, Math.min(MISMATCH_PROBE.maxTokens, maxTokens), 0, prompt);
+    const probed = Math.min(
+      batch,
+      Math.max(MIN_PROBE_ROLLOUTS, Math.ceil(probeFraction * batch) + 1),
+    );
+    terms.mismatchProbe = sampled(probed, 1, maxTokens, calls, prompt);
   }
   return terms;
 }
@@ -106,7 +113,7 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
     case 'eval': {
       const rollouts = spec.examples * spec.datasets.length;
       const steps = spec.budgets.toolCallBudgets.map((b) =>
-        sampled(rollouts, spec.budgets.maxOutputTokens, b, prompt),
+        sampled(rollouts, 1, spec.budgets.maxOutputTokens, b, prompt),
       );
       return { steps, repeat: spec.models?.length ?? 1 };
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateRunSpec } from './run-spec/index.ts';
-import { MISMATCH_PROBE, estimateRun } from './usage-estimate.ts';
+import { estimateRun } from './usage-estimate.ts';
 import { FREE, NO_USAGE, STEP_USAGE_KEYS, priceUsage, stepUsage, usagePeriods } from './usage.ts';
 
 const prices = {
@@ -69,12 +69,13 @@ describe('estimateRun', () => {
       budget: { maxUsd: 1 },
     });
     const estimate = estimateRun(grpo, prices, { promptTokens: 50, stepSeconds: 36 });
-    // 8 policy + 8 reference rollouts; each tool call re-sends the prompt.
+    // 2 policy + 2 reference groups of 4 rollouts: each group's first request sends the prompt
+    // once (n = 4), each of the 16 rollouts' 3 tool calls re-sends it.
     expect(estimate.perStep).toEqual([
       {
         step: 1,
         usage: {
-          promptTokens: 16 * 50 * 4,
+          promptTokens: (4 + 16 * 3) * 50,
           completionTokens: 16 * 100,
           trainedTokens: 8 * 100,
           toolCalls: 16 * 3,
@@ -82,7 +83,7 @@ describe('estimateRun', () => {
         },
         costUsd: priceUsage(
           {
-            promptTokens: 3200,
+            promptTokens: 2600,
             completionTokens: 1600,
             trainedTokens: 800,
             toolCalls: 48,
@@ -98,31 +99,25 @@ describe('estimateRun', () => {
     expect(estimate.notEstimated).toEqual([]);
   });
 
-  it('a pipelined GRPO step (maxPolicyLag ≥ 1) also holds its mismatch probe', () => {
-    const at = (maxPolicyLag: number, promptsPerStep: number, maxTokens: number) =>
+  it('adds the mismatch probe of a lagged run: its rollouts one request each, at most the batch', () => {
+    const lagged = (promptsPerStep: number) =>
       estimateRun(
         spec({
           kind: 'grpo',
-          steps: 4,
-          rollout: { groupSize: 4, promptsPerStep, maxTokens, maxPolicyLag },
+          rollout: { groupSize: 4, promptsPerStep, maxTokens: 100, maxPolicyLag: 1 },
+          tools: { maxCallsPerRollout: 3 },
         }),
         prices,
         { promptTokens: 50 },
       ).perStep[0]!.usage;
-    // 2 prompts x 4 samples x 64 tokens, policy and reference: the 1,024 tokens the old
-    // estimate promised a lag-1 run that was metered 1,096.
-    expect(at(0, 2, 64).completionTokens).toBe(1024);
-    // Lagged: + one probe completion of at most 64 tokens for each of the step's 2 prompts
-    // (one request each, no tool call).
-    expect(at(1, 2, 64).completionTokens).toBe(1024 + 2 * 64);
-    expect(at(1, 2, 64).promptTokens - at(0, 2, 64).promptTokens).toBe(2 * 50);
-    expect(at(1, 2, 64).toolCalls).toBe(at(0, 2, 64).toolCalls);
-    expect(at(2, 2, 64).completionTokens).toBe(1024 + 2 * 64);
-    // At most MISMATCH_PROBE.prompts (8) prompts, each at most MISMATCH_PROBE.maxTokens (64)
-    // tokens and the rollout's own bound.
-    expect(at(1, 16, 32).completionTokens).toBe(2 * 16 * 4 * 32 + 8 * 32);
-    expect(at(1, 16, 512).completionTokens).toBe(2 * 16 * 4 * 512 + MISMATCH_PROBE.prompts * 64);
-    expect(at(1, 2, 64).trainedTokens).toBe(at(0, 2, 64).trainedTokens);
+    // 8 policy rollouts: the probe is all 8 (at least 32, at most the batch)
+    expect(lagged(2)).toMatchObject({
+      promptTokens: (4 + 16 * 3 + 8 * (1 + 3)) * 50,
+      completionTokens: (16 + 8) * 100,
+      toolCalls: (16 + 8) * 3,
+    });
+    // 512 policy rollouts: 1/8 of them (+ 1 for the rounding of its token budget)
+    expect(lagged(128).completionTokens).toBe((1024 + 65) * 100);
   });
 
   it('lists an eval cell per budget, repeated per checkpoint, and says what it leaves out', () => {

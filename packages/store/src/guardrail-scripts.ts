@@ -2,6 +2,7 @@
 // a rollback as one atomic step (steps taken back, checkpoint pointer moved back, counters).
 // The fence is scripts.ts's FENCE: ARGV[1] is the writer's attempt in every script here.
 import { FENCE } from './fence-script.ts';
+import { METER_LUA } from './usage-scripts.ts';
 
 /** Rebuilds the run hash's `guardrailFirings` (a JSON array) from the capped firing list. */
 const PUSH_FIRINGS = `
@@ -15,13 +16,17 @@ for i = 1, #events do
 end
 `;
 
-/** KEYS: run, events, firings, firingKeys. ARGV: fence, key, firingsJson (array of JSON text),
- * eventsJson (same), maxLen, kept. \`key\` (generation:step) makes a re-sent or re-run firing a
- * no-op (\`duplicate\`). */
+/** KEYS: run, events, firings, firingKeys, then METER_LUA's (usage-scripts.ts). ARGV: fence,
+ * key, firingsJson (array of JSON text), eventsJson (same), maxLen, kept, then METER_LUA's (the
+ * usage of a step that fired a stop: sampled and trained, never committed). \`key\`
+ * (generation:step) makes a re-sent or re-run firing a no-op (\`duplicate\`), its usage metered
+ * once. */
 const RECORD_FIRINGS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 ${FENCE(1)}
 if redis.call('HSETNX', KEYS[4], ARGV[2], '1') == 0 then return {'duplicate'} end
+${METER_LUA(5, 7)}
+meter()
 local firings = cjson.decode(ARGV[3])
 local events = cjson.decode(ARGV[4])
 ${PUSH_FIRINGS}
@@ -37,10 +42,13 @@ return {'saved'}
 `;
 
 /**
- * KEYS: run, events, firings, firingKeys, steps, stepIndex, rolledBack, transitions.
+ * KEYS: run, events, firings, firingKeys, steps, stepIndex, rolledBack, transitions, then
+ * METER_LUA's (usage-scripts.ts).
  * ARGV: fence, key, firingJson, eventJson, maxLen, kept, toStep, toPath ('' = starting weights),
  * rollback (n: the rollbacks after this one), learningRateScale, firedStep, firedRecordJson,
- * metaJson (the rolledBack marker of the taken-back steps), nowIso, transitionJson.
+ * metaJson (the rolledBack marker of the taken-back steps), nowIso, transitionJson, then
+ * METER_LUA's: the usage of the step that fired (sampled and trained, never committed) is
+ * metered with the rollback, so once (a re-sent rollback is a \`duplicate\`).
  * Every committed step above toStep moves to the rolledBack hash (field step:n) with the marker
  * spliced in, never deleted; the step that fired goes there too; the checkpoint pointer moves
  * back to toStep (the one write that lowers it) and lastStep with it.
@@ -53,6 +61,8 @@ if state ~= 'running' then return {'not-running', state} end
 local rollbacks = tonumber(redis.call('HGET', KEYS[1], 'rollbacks') or '0')
 if rollbacks >= tonumber(ARGV[9]) then return {'duplicate'} end
 if rollbacks ~= tonumber(ARGV[9]) - 1 then return {'stale', tostring(rollbacks)} end
+${METER_LUA(9, 16)}
+meter()
 redis.call('HSETNX', KEYS[4], ARGV[2], '1')
 local n = ARGV[9]
 local taken = redis.call('ZRANGEBYSCORE', KEYS[6], '(' .. ARGV[7], '+inf')
@@ -82,7 +92,7 @@ return {'rolled-back', ids[1], cjson.encode(taken)}
 `;
 
 export const GUARDRAIL_SCRIPTS = {
-  annealRecordFirings: { numberOfKeys: 4, lua: RECORD_FIRINGS },
+  annealRecordFirings: { numberOfKeys: 8, lua: RECORD_FIRINGS },
   annealSetSafeCheckpoint: { numberOfKeys: 1, lua: SET_SAFE_CHECKPOINT },
-  annealRollback: { numberOfKeys: 8, lua: ROLLBACK },
+  annealRollback: { numberOfKeys: 12, lua: ROLLBACK },
 } as const;

@@ -12,6 +12,8 @@ import {
 import { createRun, getRun, getTransitions } from './runs.ts';
 import { appendStep, readSteps } from './steps.ts';
 import { startRun } from './transitions.ts';
+import { readRunUsage, readTenantUsage } from './usage.ts';
+import { NO_USAGE, priceUsage, usagePeriods } from '@anneal/protocol';
 
 let store: TestStore;
 let runId: string;
@@ -57,6 +59,21 @@ async function commit(steps: number[], generation?: number) {
   }
 }
 
+const firedUsage = {
+  ...NO_USAGE,
+  promptTokens: 300,
+  completionTokens: 40,
+  trainedTokens: 40,
+  toolCalls: 2,
+};
+const firedCost = priceUsage(firedUsage, {
+  promptPerMillionTokens: 1,
+  completionPerMillionTokens: 2,
+  trainedPerMillionTokens: 3,
+  perToolCall: 0.01,
+  perSlotHour: 0,
+});
+
 describe('guardrail firings', () => {
   it('are recorded once per key, on the stream and the run record', async () => {
     const first = await recordGuardrailFirings(store.ctx, runId, '0:3', [firing(3, 'notify')], {
@@ -77,6 +94,20 @@ describe('guardrail firings', () => {
       attempt: attempt + 1,
     });
     expect(stale.status).toBe('fenced');
+  });
+
+  it('of a stop meter the usage of the step that fired, once however often they are sent', async () => {
+    const usage = { tenant: 't', step: { usage: firedUsage, costUsd: firedCost }, at: new Date() };
+    const stop = [firing(2, 'stop')];
+    expect(await recordGuardrailFirings(store.ctx, runId, '0:2', stop, { attempt }, usage)).toEqual(
+      { status: 'recorded' },
+    );
+    expect(await recordGuardrailFirings(store.ctx, runId, '0:2', stop, { attempt }, usage)).toEqual(
+      { status: 'duplicate' },
+    );
+    const metered = await readRunUsage(store.ctx, runId);
+    expect(metered.usage).toEqual(firedUsage);
+    expect(metered.costUsd.total).toBeCloseTo(firedCost.total, 12);
   });
 });
 
@@ -99,14 +130,28 @@ describe('rollbackRun', () => {
         learningRateScale: 0.5,
       },
       fired: { step: 6, metrics: { kl: null }, at: new Date().toISOString() },
+      // the step that fired sampled and trained: metered with the rollback
+      usage: { tenant: 't', step: { usage: firedUsage, costUsd: firedCost }, at: new Date() },
       workerId: 'w1',
     };
+    const before = await readRunUsage(store.ctx, runId);
     const result = await rollbackRun(store.ctx, runId, input, { attempt });
     expect(result).toEqual({ status: 'rolled-back', rolledBackSteps: [3, 4, 5] });
-    // sent again (a reconnect): nothing more happens
+    // sent again (a reconnect): nothing more happens, its usage not metered twice
     expect(await rollbackRun(store.ctx, runId, input, { attempt })).toEqual({
       status: 'duplicate',
     });
+    const after = await readRunUsage(store.ctx, runId);
+    expect(after.usage).toEqual({
+      ...before.usage,
+      promptTokens: before.usage.promptTokens + 300,
+      completionTokens: before.usage.completionTokens + 40,
+      trainedTokens: before.usage.trainedTokens + 40,
+      toolCalls: before.usage.toolCalls + 2,
+    });
+    expect(after.costUsd.total - before.costUsd.total).toBeCloseTo(firedCost.total, 12);
+    const month = await readTenantUsage(store.ctx, 't', usagePeriods(new Date()).month);
+    expect(month.usage.completionTokens).toBe(after.usage.completionTokens);
 
     expect((await readSteps(store.ctx, runId)).map((s) => s.step)).toEqual([1, 2]);
     expect(await getCheckpoint(store.ctx, runId)).toMatchObject({ step: 2, path: '/c/2' });

@@ -15,6 +15,7 @@ import {
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
+import { type UsageReport, meterArgs } from './usage.ts';
 import type { WriteOptions } from './steps.ts';
 
 export type GuardrailWriteResult =
@@ -47,13 +48,16 @@ export async function recordGuardrailFirings(
   key: string,
   firings: readonly GuardrailFiring[],
   options: WriteOptions = {},
+  /** A stop's: the usage of the step that fired (never committed), metered once with it. */
+  usage?: UsageReport,
 ): Promise<GuardrailWriteResult> {
   const k = keys(ctx.prefix);
+  const meter = meterArgs(ctx, runId, usage ?? { tenant: '', at: new Date() });
   const reply = await acknowledged(ctx, `guardrail firings ${key} of run ${runId}`, (redis) =>
     runScript(
       redis,
       'annealRecordFirings',
-      [k.run(runId), k.events(runId), k.firings(runId), k.firingKeys(runId)],
+      [k.run(runId), k.events(runId), k.firings(runId), k.firingKeys(runId), ...meter.keys],
       [
         options.attempt ?? '',
         key,
@@ -61,6 +65,7 @@ export async function recordGuardrailFirings(
         JSON.stringify(firings.map((f) => JSON.stringify(firedEvent(runId, f)))),
         EVENTS_MAX_LEN,
         GUARDRAIL_FIRINGS_KEPT,
+        ...meter.args,
       ],
     ),
   );
@@ -93,6 +98,8 @@ export interface RollbackInput {
   firing: GuardrailFiring & { restored: { step: number; path: string | null }; rollback: number };
   /** The step that fired, as it ran (never committed; non-finite values as null). */
   fired: StepRecord;
+  /** The fired step's usage and the attempt's slot time, metered with the rollback (once). */
+  usage?: UsageReport;
   workerId?: string;
   now?: Date;
 }
@@ -129,6 +136,7 @@ export async function rollbackRun(
     reason: firing.reason,
     ...(input.workerId !== undefined && { workerId: input.workerId }),
   };
+  const meter = meterArgs(ctx, runId, input.usage ?? { tenant: '', at: new Date(at) });
   const reply = await acknowledged(ctx, `rollback ${rollback} of run ${runId}`, (redis) =>
     runScript(
       redis,
@@ -142,6 +150,7 @@ export async function rollbackRun(
         k.stepIndex(runId),
         k.rolledBackSteps(runId),
         k.transitions(runId),
+        ...meter.keys,
       ],
       [
         options.attempt ?? '',
@@ -159,6 +168,7 @@ export async function rollbackRun(
         JSON.stringify(marker(false)),
         at,
         JSON.stringify(transition),
+        ...meter.args,
       ],
     ),
   );

@@ -188,7 +188,7 @@ export const STEP_METRICS = {
     key: 'mismatch_kl/tokens',
     unit: 'tokens',
     kinds: ['grpo'],
-    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (at most 8 × 64).',
+    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (whole rollouts, rollout.probeFraction of the batch’s tokens).',
   },
   isMaskedFraction: {
     key: 'is/masked_fraction',
@@ -601,7 +601,7 @@ export const STEP_METRICS = {
     key: STEP_USAGE_KEYS.promptTokens,
     unit: 'tokens',
     kinds: ['grpo', 'eval'],
-    help: 'Prompt tokens the step sent to the sampler: every request re-sends its whole context.',
+    help: 'Prompt tokens the step sent to the sampler, per request: the first turn of a group (n = G) sends its prompt once, every later turn re-sends its whole context.',
   },
   usageCompletionTokens: {
     key: STEP_USAGE_KEYS.completionTokens,

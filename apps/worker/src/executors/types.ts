@@ -143,8 +143,9 @@ export interface GuardrailHooks {
   rollbacks: number;
   learningRateScale: number;
   safeCheckpoint: RestorePoint | null;
-  /** Records the firings of one step once (`key`: generation:step). */
-  record(key: string, firings: GuardrailFiring[]): Promise<void>;
+  /** Records the firings of one step once (`key`: generation:step); `fired`: the metrics of a
+   * step that fired a stop (never committed), whose usage is metered with the firings. */
+  record(key: string, firings: GuardrailFiring[], fired?: StepRecord): Promise<void>;
   /** The last checkpoint at which no rule held. */
   markSafe(point: RestorePoint): Promise<void>;
   /** A `pause` rule fired: the run pauses at this step boundary (ExecutorContext.pause). */

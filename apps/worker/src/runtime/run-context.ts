@@ -161,8 +161,11 @@ export function createExecutorContext(
   const hooks: GuardrailHooks | undefined = guardrails && {
     ...guardrails,
     pause: (reason) => pause({ by: 'guardrail', reason }),
-    async record(key, firings) {
-      const result = await recordGuardrailFirings(store, runId, key, firings, fence);
+    async record(key, firings, fired) {
+      const usage = fired && metering?.report(fired.metrics, input.spec.budget?.maxUsd);
+      const result = await recordGuardrailFirings(store, runId, key, firings, fence, usage);
+      if (result.status === 'recorded' && metering && usage)
+        telemetry.emit('usage:metered', metering.added(usage));
       if (result.status === 'recorded') {
         for (const f of firings) {
           logger.warn({ rule: f.rule.name, step: f.step, action: f.action }, f.reason);
@@ -177,12 +180,16 @@ export function createExecutorContext(
       if (result.status !== 'recorded') await guardLost(`safe checkpoint ${point.step}`, result);
     },
     async rollback(request) {
+      // The step that fired was sampled and trained: metered with the rollback, once.
+      const usage = metering?.report(request.fired.metrics, input.spec.budget?.maxUsd);
       const result = await rollbackRun(
         store,
         runId,
-        { ...request, workerId: deps.workerId },
+        { ...request, ...(usage && { usage }), workerId: deps.workerId },
         fence,
       );
+      if (result.status === 'rolled-back' && metering && usage)
+        telemetry.emit('usage:metered', metering.added(usage));
       if (result.status === 'rolled-back' || result.status === 'duplicate') {
         logger.warn(
           { step: request.firing.step, to: request.firing.restored },

@@ -5,6 +5,14 @@ import { ToolLimits, commonFields, dataSection, trainingFields } from './common.
 /** Most steps a rollout's sampling policy may trail the trained one (docs/recipe.md "Pipelined GRPO"). */
 export const MAX_POLICY_LAG = 4;
 
+/** Default `rollout.probeFraction`: the mismatch probe samples 1/8 of a batch's tokens
+ * (docs/recipe.md §2.6 "The mismatch at every step" gives its variance and cost). */
+export const MISMATCH_PROBE_FRACTION = 0.125;
+
+/** Fewest mismatch-probe rollouts (all of a smaller batch): below ~30 rollouts the probe's
+ * standard error, and the estimate of it, come apart on heavy-tailed lengths. */
+export const MIN_PROBE_ROLLOUTS = 32;
+
 export const RolloutSection = Type.Object(
   {
     groupSize: Type.Integer({
@@ -49,6 +57,13 @@ export const RolloutSection = Type.Object(
       default: 0,
       description:
         'k: rollouts of the next k steps are sampled while a step trains, by a policy up to k versions old; 0 = on-policy (docs/recipe.md "Pipelined GRPO").',
+    }),
+    probeFraction: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: MISMATCH_PROBE_FRACTION,
+      description:
+        "Mismatch probe of a lagged step: whole multi-turn rollouts of the trained version, as many as this share of the batch's generated tokens takes (docs/recipe.md §2.6).",
     }),
   },
   { additionalProperties: false, default: {} },

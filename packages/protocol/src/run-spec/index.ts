@@ -20,7 +20,7 @@ import { SftSpec } from './sft.ts';
 export * from './common.ts';
 export { SftSpec } from './sft.ts';
 export { RmSpec } from './rm.ts';
-export { GrpoSpec, MAX_POLICY_LAG } from './grpo.ts';
+export { GrpoSpec, MAX_POLICY_LAG, MIN_PROBE_ROLLOUTS, MISMATCH_PROBE_FRACTION } from './grpo.ts';
 export { EvalSpec } from './eval.ts';
 export * from './guardrails.ts';
 

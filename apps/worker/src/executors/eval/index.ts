@@ -224,7 +224,7 @@ export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorRes
         index === 0 || baseline === undefined ? null : preferenceWinRate(scores, baseline);
     }
     await log.append(items);
-    const record = { ...metrics, ...samplingUsage(rollouts), ...timer.metrics() };
+    const record = { ...metrics, ...samplingUsage(rollouts.map((r) => [r])), ...timer.metrics() };
     await ctx.commitStep(step, record);
     return record;
   };

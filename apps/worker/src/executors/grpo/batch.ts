@@ -43,8 +43,8 @@ export async function prepareBatch(
     ),
   );
   const { resources } = ctx;
-  const { base, preference, scores } = await timer.time('reward', async () => {
-    const base = await baseRewards(prompts, groups, resources.judge);
+  const { base, judged, preference, scores } = await timer.time('reward', async () => {
+    const { base, judged } = await baseRewards(prompts, groups, resources.judge);
     const preference = await preferenceScores(resources.rewardScorer, prompts, groups, references);
     const inputs = groups.map((rollouts, g) => ({
       rollouts,
@@ -54,6 +54,7 @@ export async function prepareBatch(
     }));
     return {
       base,
+      judged,
       preference,
       scores: scoreGroups(inputs, rewardConfig(spec), state.epoch.seed, step),
     };
@@ -64,6 +65,7 @@ export async function prepareBatch(
     groups,
     references,
     base,
+    judged,
     preference,
     scores,
     version: pinned.version,

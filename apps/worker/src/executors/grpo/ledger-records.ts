@@ -2,7 +2,8 @@
 // rollout with its reward parts, advantage and IS ratios, and the reference rollout it was
 // scored against, group by group. Turns are the model-generated runs of the loss mask, decoded;
 // each tool-calling turn owns the next calls of the rollout's call records, as many as the chat
-// format parses from it.
+// format parses from it (the last turn's too: a rollout whose budget ran out after its calls
+// ran ends on them).
 import { createHash } from 'node:crypto';
 import { runCheck, type ChatFormat, type Rollout } from '@anneal/envs';
 import {
@@ -65,10 +66,11 @@ function generatedRuns(rollout: Rollout): Array<[number, number]> {
 
 function turnsOf(rollout: Rollout, format: ChatFormat, resultChars: number): RolloutTurn[] {
   let nextCall = 0;
-  return generatedRuns(rollout).map(([start, end], k, runs) => {
+  return generatedRuns(rollout).map(([start, end]) => {
     const ids = rollout.tokens.slice(start, end);
-    const action = k < runs.length - 1 ? format.parseTurn(ids) : null;
-    const count = action?.kind === 'tool_calls' ? action.calls.length : 0;
+    // The last turn too: a rollout whose budget ran out after its calls ran ends on them.
+    const action = format.parseTurn(ids);
+    const count = action.kind === 'tool_calls' ? action.calls.length : 0;
     const calls = rollout.calls.slice(nextCall, nextCall + count).map((call) => ({
       name: 'search_web',
       arguments: { query: call.query },
@@ -87,10 +89,11 @@ function turnsOf(rollout: Rollout, format: ChatFormat, resultChars: number): Rol
 function checksOf(
   prompt: StepPrompt,
   answer: string | null,
-  base: number,
+  judged: readonly boolean[] | null,
 ): RubricCheckResult[] | null {
   const example = prompt.example;
   if (example.kind !== 'rubric') return null;
+  let next = 0;
   return example.rubrics.map((rubric) =>
     rubric.check
       ? {
@@ -98,8 +101,8 @@ function checksOf(
           by: 'program',
           passed: answer !== null && runCheck(rubric.check, answer),
         }
-      : // The judge's verdicts are not kept: all passed when r_base = 1, else unknown.
-        { text: rubric.text, by: 'judge', passed: base === 1 ? true : null },
+      : // what the judge said; null when it was not asked (no answer, or a program check failed)
+        { text: rubric.text, by: 'judge', passed: judged?.[next++] ?? null },
   );
 }
 
@@ -190,7 +193,7 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
       },
       advantage: score.advantage[i]!,
       ratio: ratioOf(inputs.ratios[at] ?? null),
-      checks: checksOf(prompt, rollout.answer, base),
+      checks: checksOf(prompt, rollout.answer, batch.judged[g]?.[i] ?? null),
       ...(inputs.tokens && {
         tokens: tokensOf(
           rollout,

@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ByteTokenizer, EmbeddedInferenceEngine, EmbeddedTrainer } from '@anneal/engines';
-import { builtinTasks } from '@anneal/envs';
+import { builtinTasks, reachedBackend, type ToolCallStatus } from '@anneal/envs';
 import {
   LedgerConfig,
   LedgerStepIndex,
@@ -41,7 +41,7 @@ const CAPS: LedgerConfig = {
   sampleGroups: 1,
 };
 
-function grpoSpec(steps: number, tokens: boolean) {
+function grpoSpec(steps: number, tokens: boolean, extra: Record<string, unknown> = {}) {
   const parsed = validateRunSpec({
     kind: 'grpo',
     steps,
@@ -50,6 +50,7 @@ function grpoSpec(steps: number, tokens: boolean) {
     rollout: { groupSize: 4, promptsPerStep: 3, maxTokens: 24 },
     optimizer: { learningRate: 1e-3 },
     ledger: { tokens },
+    ...extra,
   });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
   return specOfKind('grpo', parsed.value);
@@ -188,6 +189,48 @@ describe('GRPO rollout ledger (embedded engines)', () => {
         }),
       );
       expect(k3).toBeCloseTo(r.ratio!.k3, 12);
+    }
+  }, 120_000);
+
+  it('usage recounted from the ledger: the metered usage of every step is what its records say was sent and generated', async () => {
+    const artifactDir = path.join(dir, 'runs', RUN(3));
+    // every reference group sampled (and billed) by the step that records it
+    const spec = grpoSpec(2, true, { reference: { cacheGenerations: false } });
+    const ctx = memoryContext(spec, resources, { runId: RUN(3), artifactDir });
+    await runGrpo(ctx);
+    for (const [step, m] of ctx.steps) {
+      const records = (await readLedgerStep(artifactDir, step))!;
+      expect(records).toHaveLength(24); // 3 groups × (4 policy + 4 reference), none pruned
+      let prompt = 0;
+      // one first-turn request per group and role (n = 4): its prompt once
+      for (const g of [0, 1, 2]) {
+        for (const role of ['policy', 'reference'] as const) {
+          const group = records.filter((r) => r.group === g && r.role === role);
+          prompt += group[0]!.prompt.tokens;
+          // each later turn of a rollout re-sends its whole context (prompt + response so far)
+          for (const r of group) {
+            const generated = r.tokens!.generated;
+            generated.forEach((k, i) => {
+              if (i > 0 && generated[i - 1] !== k - 1) prompt += r.prompt.tokens + k;
+            });
+          }
+        }
+      }
+      const generated = records.reduce((n, r) => n + r.lengths.generated, 0);
+      const calls = records.reduce(
+        (n, r) =>
+          n +
+          r.turns.flatMap((t) => t.calls).filter((c) => reachedBackend(c.status as ToolCallStatus))
+            .length,
+        0,
+      );
+      const trained = records.reduce((n, r) => n + (r.ratio?.tokens ?? 0), 0);
+      expect({
+        prompt: m[METRIC.usagePromptTokens],
+        completion: m[METRIC.usageCompletionTokens],
+        trained: m[METRIC.usageTrainedTokens],
+        calls: m[METRIC.usageToolCalls],
+      }).toEqual({ prompt, completion: generated, trained, calls });
     }
   }, 120_000);
 });

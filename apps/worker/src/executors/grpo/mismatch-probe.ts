@@ -2,13 +2,16 @@
 // "The mismatch at every step"). The KL of a lagged batch measures lag and mismatch together;
 // the mismatch alone is π_train and μ at the same version, on tokens that version sampled.
 // Step s trains version s − 1, which is both the sampler's current version and the trainer's
-// weights until the step's optim_step. So when the step's batch is lagged, a small probe is
-// sampled from version s − 1 (a few of the batch's prompts, one short completion each, no tool
-// calls), concurrently with the step's forward_backward, and scored by a gradient-free forward
-// before optim_step. A step with fresh rollouts (lag 0) needs no probe: those rollouts are it.
-import type { InferenceEngine, TrainerModel } from '@anneal/engines';
-import { MISMATCH_PROBE } from '@anneal/protocol';
-import type { Rollout } from '@anneal/envs';
+// weights until the step's optim_step. So when the step's batch is lagged, a probe is sampled
+// from version s − 1 concurrently with the step's forward_backward, and scored by a
+// gradient-free forward before optim_step. The probe's rollouts are the batch's kind: whole
+// multi-turn rollouts with tools through the same rollout loop and environment (a mismatch that
+// shows only after tool results or grows with the context shows in it as in the batch), as
+// many as `rollout.probeFraction` of the batch's generated tokens takes. A step with fresh
+// rollouts (lag 0) needs no probe: those rollouts are it.
+import type { TrainerModel } from '@anneal/engines';
+import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
+import { MIN_PROBE_ROLLOUTS } from '@anneal/protocol';
 import { trainInferenceKl } from '@anneal/rl';
 import { generatedLayout } from './advantages.ts';
 import { assertFiniteTokens } from './finite-inputs.ts';
@@ -16,53 +19,51 @@ import type { PolicyVersions } from './policy-versions.ts';
 import { samplingSeed } from '../common/sampling-seed.ts';
 import { gatherTrainLogprobs, isData } from './train-step.ts';
 
-/** Probe size: one completion of at most `maxTokens` for each of the batch's first `prompts`
- * prompts (docs/performance.md "Mismatch probe" measures what it costs). Defined in
- * @anneal/protocol, whose run estimate counts it (usage-estimate.ts). */
-export { MISMATCH_PROBE };
-
 export interface MismatchKl {
   k1: number;
   k3: number;
   tokens: number;
 }
 
+/** What the probe is sized against: the step's batch. */
+export interface ProbeBatch {
+  /** Policy rollouts in the batch. */
+  rollouts: number;
+  /** Their generated tokens. */
+  generatedTokens: number;
+}
+
+/** The probe's token budget, ⌈fraction × the batch's generated tokens⌉, in whole rollouts: as
+ * many as the batch's mean rollout length says the budget takes, at least MIN_PROBE_ROLLOUTS,
+ * at most the batch's count; none for a batch that generated nothing. */
+export function probeSize(
+  batch: ProbeBatch,
+  fraction: number,
+): { tokens: number; rollouts: number } {
+  if (batch.rollouts === 0 || batch.generatedTokens === 0) return { tokens: 0, rollouts: 0 };
+  const tokens = Math.ceil(fraction * batch.generatedTokens);
+  const mean = batch.generatedTokens / batch.rollouts;
+  const rollouts = Math.max(MIN_PROBE_ROLLOUTS, Math.ceil(tokens / mean));
+  return { tokens, rollouts: Math.min(batch.rollouts, rollouts) };
+}
+
 export interface ProbeRequest {
-  engine: InferenceEngine;
+  /** The policy's rollout environment (engine, chat format, search tool, budgets). */
+  env: RolloutEnv;
   versions: PolicyVersions;
-  /** The step's prompts (token ids), one per group. */
+  /** The step's prompts (token ids), one per group; probe rollout i takes prompt i mod P. */
   prompts: readonly (readonly number[])[];
-  sampling: {
-    temperature: number;
-    topP: number;
-    maxTokens: number;
-    stopTokenIds: readonly number[];
-  };
+  batch: ProbeBatch;
+  /** `rollout.probeFraction`. */
+  fraction: number;
   seed: number;
   step: number;
 }
 
-/** A probe completion as a rollout: the prompt, then generated tokens only. */
-function probeRollout(prompt: readonly number[], tokens: number[], logprobs: number[]): Rollout {
-  return {
-    tokens: [...prompt, ...tokens],
-    promptLength: prompt.length,
-    lossMask: [...prompt.map(() => 0), ...tokens.map(() => 1)],
-    logprobs: [...prompt.map(() => 0), ...logprobs],
-    generatedTokens: tokens.length,
-    toolCalls: 0,
-    toolErrors: 0,
-    refusedCalls: 0,
-    calls: [],
-    answer: null,
-    finish: 'length',
-    truncated: true,
-  };
-}
-
-/** Samples the probe from the current version, pinned while it runs. */
+/** Samples the probe from the current version, pinned while it runs: one rollout (n = 1) per
+ * request, seeded per step and rollout. */
 export async function sampleMismatchProbe(request: ProbeRequest): Promise<Rollout[]> {
-  const { engine, versions, sampling, step } = request;
+  const { env, versions, prompts, step } = request;
   const pinned = versions.pin();
   try {
     // the version the step trains, which the trainer holds until its optim_step
@@ -71,32 +72,23 @@ export async function sampleMismatchProbe(request: ProbeRequest): Promise<Rollou
         `mismatch probe of step ${step}: the sampler serves version ${pinned.version}, the trainer holds ${step - 1}`,
       );
     }
-    const prompts = request.prompts.slice(0, MISMATCH_PROBE.prompts);
-    const maxTokens = Math.min(MISMATCH_PROBE.maxTokens, sampling.maxTokens);
-    const samples = await Promise.all(
-      prompts.map((prompt, g) =>
-        engine.sample({
-          prompt,
-          n: 1,
-          maxTokens,
-          temperature: sampling.temperature,
-          topP: sampling.topP,
-          stopTokenIds: sampling.stopTokenIds,
-          seed: samplingSeed(request.seed, `mismatch-probe:${step}:${g}`),
-          model: pinned.name,
-        }),
-      ),
-    );
-    return samples
-      .map((s, g) => probeRollout(prompts[g]!, s[0]?.tokens ?? [], s[0]?.logprobs ?? []))
-      .filter((r) => r.generatedTokens > 0);
+    const { rollouts } = probeSize(request.batch, request.fraction);
+    if (rollouts === 0 || prompts.length === 0) return [];
+    const requests = Array.from({ length: rollouts }, (_, i) => ({
+      prompt: prompts[i % prompts.length]!,
+      n: 1,
+      seed: samplingSeed(request.seed, `mismatch-probe:${step}:${i}`),
+    }));
+    const probeEnv = { ...env, config: { ...env.config, model: pinned.name } };
+    const groups = await runRollouts(probeEnv, requests);
+    return groups.flat().filter((r) => r.generatedTokens > 0);
   } finally {
     await versions.unpin(pinned.version);
   }
 }
 
-/** k1, k3 of π_train at the current weights against the probe's sampler (docs/recipe.md §2.4);
- * null for a probe without tokens. */
+/** k1, k3 of π_train at the current weights against the probe's sampler (docs/recipe.md §2.4),
+ * token-weighted over all the probe's generated tokens; null for a probe without tokens. */
 export async function probeMismatch(
   model: TrainerModel,
   probe: readonly Rollout[],

@@ -91,19 +91,28 @@ describe('pipelined GRPO (rollout.maxPolicyLag)', () => {
           expect(tokens).toBe(record[METRIC.trainedTokens]); // the fresh batch itself
         } else {
           probed.push(step);
-          expect(tokens).toBeGreaterThan(0);
-          expect(tokens).toBeLessThanOrEqual(2 * 64); // 2 prompts, ≤ 64 tokens each
+          // whole rollouts, at least 32 (all 4 of this batch), both turns: <|call|>qnull<|/call|>
+          // (the fake writes the batch's step into the query; a probe seed is no batch's) and
+          // <|answer|>x<|eos|>
+          expect(record[METRIC.trainedTokens]).toBe(4 * (4 + 3));
+          expect(tokens).toBe(4 * (7 + 3));
           // the step's own KL measures lag and mismatch together, and differs
           expect(Math.abs(record[METRIC.trainInferenceKl]! - mismatch)).toBeGreaterThan(1e-5);
         }
       }
       expect(probed).toEqual([2, 3, 4]); // every step after the first is lagged
-      // each probe sampled the version its step trains: v = s − 1
-      const probeNames = inference.events.flatMap((e) =>
-        e.kind === 'sample' && e.step === null && e.name.includes('-policy') ? [e.name] : [],
+      // each probe sampled the version its step trains, v = s − 1: a whole rollout, its search
+      // call turn and its answer turn after the tool result
+      const probeTurns = inference.events.flatMap((e) =>
+        e.kind === 'sample' && e.step === null && e.name.includes('-policy')
+          ? [`${e.name} turn ${e.turn}`]
+          : [],
       );
-      expect(probeNames).toEqual(
-        probed.flatMap((s) => [1, 2].map(() => `${ctx.runId}-policy-v${s - 1}`)),
+      expect(probeTurns.sort()).toEqual(
+        probed
+          .flatMap((s) => [1, 2].map((t) => `${ctx.runId}-policy-v${s - 1} turn ${t}`))
+          .flatMap((turn) => [turn, turn, turn, turn])
+          .sort(),
       );
       expect(inference.violations).toEqual([]);
       expect(inference.running()).toBe(0);

@@ -11,6 +11,9 @@ export interface PreparedBatch {
   groups: Rollout[][];
   references: ReferenceGroup[];
   base: number[][];
+  /** The judge's verdicts per rollout on its prompt's judged rubrics; null where it was not
+   * asked (rewards.ts gradeRollout). */
+  judged: (boolean[] | null)[][];
   preference: number[][];
   scores: GroupScore[];
   /** Policy version that sampled every rollout of the batch (all turns). */

@@ -4,7 +4,13 @@
 // reward R = r_base·s − pen_eff and the group-relative advantages (@anneal/rl scoreGroup, b_g
 // from an RNG seeded by (run seed, step, group)).
 import type { RewardScorer } from '@anneal/engines';
-import { rubricsPass, verifyAnswer, type RubricJudge, type Rollout } from '@anneal/envs';
+import {
+  evaluateRubrics,
+  runCheck,
+  verifyAnswer,
+  type RubricJudge,
+  type Rollout,
+} from '@anneal/envs';
 import type { GrpoSpec } from '@anneal/protocol';
 import {
   deriveSeed,
@@ -18,32 +24,61 @@ import type { ReferenceGroup } from './reference-cache.ts';
 import { responseTokens } from './rollouts.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 
-/** r_base ∈ {0, 1} of one rollout: a well-formed answer that is right / passes every rubric. */
+/** r_base of one rollout and what the judge said: `judged` holds its verdict on each rubric
+ * without a programmatic check, in rubric order; null when it was not asked (a QA prompt, no
+ * answer, or a programmatic rubric failed first). */
+export interface Grade {
+  base: 0 | 1;
+  judged: boolean[] | null;
+}
+
+/** r_base ∈ {0, 1} of one rollout (a well-formed answer that is right / passes every rubric),
+ * with the judge's verdicts. */
+export async function gradeRollout(
+  prompt: StepPrompt,
+  rollout: Rollout,
+  judge?: RubricJudge,
+): Promise<Grade> {
+  if (rollout.answer === null) return { base: 0, judged: null };
+  const example = prompt.example;
+  if (example.kind === 'qa')
+    return { base: verifyAnswer(rollout.answer, example.key) ? 1 : 0, judged: null };
+  const answer = rollout.answer;
+  // programmatic rubrics first: one that fails decides r_base without a judge call
+  if (!example.rubrics.every((r) => !r.check || runCheck(r.check, answer)))
+    return { base: 0, judged: null };
+  const verdicts = await evaluateRubrics({
+    prompt: example.prompt,
+    response: answer,
+    rubrics: example.rubrics.filter((r) => !r.check),
+    ...(judge ? { judge } : {}),
+  });
+  const judged = verdicts.map((v) => v.pass);
+  return { base: judged.every(Boolean) ? 1 : 0, judged };
+}
+
+/** r_base ∈ {0, 1} of one rollout. */
 export async function baseReward(
   prompt: StepPrompt,
   rollout: Rollout,
   judge?: RubricJudge,
 ): Promise<0 | 1> {
-  if (rollout.answer === null) return 0;
-  const example = prompt.example;
-  if (example.kind === 'qa') return verifyAnswer(rollout.answer, example.key) ? 1 : 0;
-  const pass = await rubricsPass({
-    prompt: example.prompt,
-    response: rollout.answer,
-    rubrics: example.rubrics,
-    ...(judge ? { judge } : {}),
-  });
-  return pass ? 1 : 0;
+  return (await gradeRollout(prompt, rollout, judge)).base;
 }
 
-export function baseRewards(
+/** r_base of every rollout, group by group, and the judge's verdicts (ledger-records.ts). */
+export async function baseRewards(
   prompts: readonly StepPrompt[],
   groups: readonly Rollout[][],
   judge?: RubricJudge,
-): Promise<number[][]> {
-  return Promise.all(
-    groups.map((group, g) => Promise.all(group.map((r) => baseReward(prompts[g]!, r, judge)))),
+): Promise<{ base: number[][]; judged: (boolean[] | null)[][] }> {
+  const grades = await Promise.all(
+    groups.map((group, g) => Promise.all(group.map((r) => gradeRollout(prompts[g]!, r, judge)))),
   );
+  return {
+    base: grades.map((group) => group.map((grade) => grade.base)),
+    judged: grades.map((group) => group.map((grade) => grade.judged)),
+  };
 }
 
 /**

@@ -44,7 +44,7 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
-  const probe = lag > 0 ? launchMismatchProbe(ctx, state, step, batch) : null;
+  const probe = lag > 0 ? launchMismatchProbe(state, step, batch) : null;
   let probed: MismatchKl | null = null;
   let probeRollouts: readonly Rollout[] = [];
   const train = await timer.time('train', () =>
@@ -96,7 +96,12 @@ export async function grpoStep(
   const rolloutTokens = rewards[METRIC.rolloutTokens] ?? 0;
   // Cached reference groups were billed by the step that sampled them.
   const references = new Set(batch.references.filter((r) => r.sampledAt === step));
-  const sampled = [...rollouts, ...[...references].flatMap((r) => r.rollouts), ...probeRollouts];
+  // One first-turn request per group (n = G), per reference group, per probe rollout (n = 1).
+  const sampled = [
+    ...batch.groups,
+    ...[...references].map((r) => r.rollouts),
+    ...probeRollouts.map((r) => [r]),
+  ];
   const wallSeconds = (performance.now() - start) / 1000;
   const samplerSeconds = (state.samplerBusy.mark() - samplerMark) / 1000;
   return {
@@ -135,23 +140,22 @@ function absMax(values: ArrayLike<number>): number {
  * forward_backward runs (docs/recipe.md §2.6). A failure fails the step when the probe is
  * awaited, never as an unhandled rejection. */
 function launchMismatchProbe(
-  ctx: ExecutorContext,
   state: GrpoState,
   step: number,
   batch: PreparedBatch,
 ): Promise<Rollout[]> {
   const { spec } = state;
+  const rollouts = batch.groups.flat();
   const probe = state.samplerBusy.during(() =>
     sampleMismatchProbe({
-      engine: ctx.resources.inference,
+      env: state.policyEnv,
       versions: state.versions,
       prompts: batch.prompts.map((p) => p.tokens),
-      sampling: {
-        temperature: spec.rollout.temperature,
-        topP: spec.rollout.topP,
-        maxTokens: spec.rollout.maxTokens,
-        stopTokenIds: state.format.stopTokenIds,
+      batch: {
+        rollouts: rollouts.length,
+        generatedTokens: rollouts.reduce((n, r) => n + r.generatedTokens, 0),
       },
+      fraction: spec.rollout.probeFraction,
       seed: state.epoch.seed,
       step,
     }),

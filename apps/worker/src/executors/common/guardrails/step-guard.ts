@@ -159,7 +159,8 @@ export class StepGuard {
           ? this.firing(step, f, 'stop', `${firingText(step, f)}; ${why}`)
           : this.firing(step, f, f.rule.action, reasonOf(f)),
       );
-      await this.hooks.record(this.key(step), firings);
+      // the step was sampled and trained: its usage is metered with the firings, once
+      await this.hooks.record(this.key(step), firings, recordOf(step, taken, metrics));
       throw new GuardrailStopError(message);
     }
     // The rollback carries the first decisive firing; every other firing of the step is
