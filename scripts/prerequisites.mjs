@@ -75,6 +75,12 @@ export async function missingPrerequisites(task, env = process.env) {
     'rsvg-convert': () => checkProgram('rsvg-convert', null, env),
     chromium: () => checkProgram('chromium', 'CHROMIUM_BIN', env),
   };
-  const results = await Promise.all((NEEDS[task] ?? []).map((need) => checks[need]()));
-  return results.filter((missing) => missing !== null);
+  // One at a time: the program probes are synchronous, and run beside the Redis probe they
+  // would block its connect past its timeout on a loaded machine (Redis read as unreachable).
+  const missing = [];
+  for (const need of NEEDS[task] ?? []) {
+    const result = await checks[need]();
+    if (result !== null) missing.push(result);
+  }
+  return missing;
 }
