@@ -11,6 +11,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Command } from 'commander';
 import { type CheckpointList, EXPORT_MANIFEST_FILE, type ExportManifest } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+import { writeErr, writeOut } from '../ops/terminal-text.ts';
 
 /** The latest kept checkpoint's step; throws when the run has none. */
 async function latestKeptStep(client: ApiClient, runId: string): Promise<number> {
@@ -65,13 +66,13 @@ export function registerExport(runs: Command): void {
     .action(async (id: string, options: { step?: number; out: string }) => {
       try {
         const manifest = await exportCheckpoint(clientFromEnv(process.env), id, options);
-        process.stdout.write(
+        writeOut(
           `exported ${manifest.run.id} step ${manifest.step} (${manifest.weights.format}, base ` +
             `${manifest.baseModel.name}) to ${path.resolve(options.out)}: ` +
             `${[EXPORT_MANIFEST_FILE, ...manifest.weights.files].join(', ')}\n`,
         );
       } catch (error) {
-        process.stderr.write(`${formatApiError(error)}\n`);
+        writeErr(`${formatApiError(error)}\n`);
         process.exitCode = 1;
       }
     });

@@ -9,6 +9,7 @@ import { withApi } from '../ops/output.ts';
 import { usageLine } from '../ops/usage.ts';
 import { WatchRenderer } from '../watch/render.ts';
 import { followEvents } from '../watch/stream.ts';
+import { safeJson, writeOut } from '../ops/terminal-text.ts';
 
 interface WatchFlags {
   json?: boolean;
@@ -89,7 +90,7 @@ export function registerWatch(runs: Command): void {
           onEvent: (sse) => {
             const event = JSON.parse(sse.data) as RunEvent;
             if (flags.json) {
-              process.stdout.write(`${JSON.stringify({ id: sse.id, ...event })}\n`);
+              writeOut(`${safeJson({ id: sse.id, ...event })}\n`);
             } else if (event.type === 'step:committed') {
               renderer.step(event.step, event.metrics, event.at);
             } else if (event.type === 'checkpoint:saved') {
@@ -115,7 +116,7 @@ export function registerWatch(runs: Command): void {
             'GET',
             `/v1/runs/${encodeURIComponent(run.id)}/usage`,
           );
-          process.stdout.write(`${usageLine(usage)}\n`);
+          writeOut(`${usageLine(usage)}\n`);
         }
         process.exitCode = final.to === 'succeeded' ? 0 : 1;
       });
