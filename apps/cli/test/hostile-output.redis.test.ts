@@ -97,6 +97,10 @@ describe('hostile server text', () => {
     expect(watched.stdout).toContain('\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H\\x07');
     expect(watched.stdout).toContain('\\u202egnp.exe\\x9b31m');
     expect(watched.stdout).toMatch(/state: paused -> queued \(.*\\x1b\]0;pwned/);
+    // Who cancelled is the control plane's record, apart from the (impersonating) reason.
+    const principal = (run.transitions.at(-1) as { principal?: string }).principal;
+    expect(principal).toBeDefined();
+    expect(watched.stdout).toContain(`state: queued -> cancelled by ${principal} (\\x1b]0;pwned`);
 
     const json = await anneal(['runs', 'watch', id, '--json'], clientEnv);
     expectClean(json, 'runs watch --json');

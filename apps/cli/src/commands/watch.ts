@@ -72,7 +72,7 @@ export function registerWatch(runs: Command): void {
           flags.metrics,
         );
         if (!flags.json) renderer.start();
-        let final: { to: string; reason: string } | undefined;
+        let final: { to: string; reason: string; by: string } | undefined;
         await followEvents({
           client,
           path: `/v1/runs/${encodeURIComponent(run.id)}/events`,
@@ -100,10 +100,14 @@ export function registerWatch(runs: Command): void {
             } else if (event.type === 'guardrail:fired') {
               renderer.notice(`anneal: guardrail ${event.action}: ${event.reason}`, process.stderr);
             } else {
-              renderer.stateChange(event.from, event.to, event.reason);
+              renderer.stateChange(event.from, event.to, event.reason, event.principal);
             }
             if (event.type === 'run:state' && TERMINAL.has(event.to)) {
-              final = { to: event.to, reason: event.reason };
+              final = {
+                to: event.to,
+                reason: event.reason,
+                by: event.principal === undefined ? '' : ` by ${event.principal}`,
+              };
               return 'stop';
             }
             return 'continue';
@@ -111,7 +115,7 @@ export function registerWatch(runs: Command): void {
         });
         if (!final) throw new Error('the event stream ended without a terminal state');
         if (!flags.json) {
-          renderer.finish(`run ${run.id} ${final.to} (${final.reason})`);
+          renderer.finish(`run ${run.id} ${final.to}${final.by} (${final.reason})`);
           const { body: usage } = await client.request<RunUsage>(
             'GET',
             `/v1/runs/${encodeURIComponent(run.id)}/usage`,

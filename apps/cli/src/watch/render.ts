@@ -108,9 +108,11 @@ export class WatchRenderer {
     this.line(this.row(cells));
   }
 
-  stateChange(from: RunState | null, to: RunState, reason: string): void {
+  /** `principal`: who asked (a cancel), shown apart from the reason, which is their own text. */
+  stateChange(from: RunState | null, to: RunState, reason: string, principal?: string): void {
     this.state = to;
-    this.line(`state: ${from ?? '-'} -> ${to} (${reason})`);
+    const by = principal === undefined ? '' : ` by ${principal}`;
+    this.line(`state: ${from ?? '-'} -> ${to}${by} (${reason})`);
     // The watch goes on through a pause: say what ends it.
     if (to === 'paused') {
       this.line(
