@@ -1,28 +1,14 @@
-// What `npm test`, `npm run soak`, `npm run demo` and `npm run bench` need from the machine besides npm
-// packages, checked before anything is installed, built or run: every missing piece is listed
-// in one message with how to get it, instead of the suite failing minutes in, one at a time.
+// Checks what `npm test`, `npm run soak`, `npm run demo` and `npm run bench` need from the machine
+// besides npm packages (the table: scripts/prerequisites-table.mjs), before anything is built or
+// run: every missing piece at once, instead of the suite failing minutes in, one at a time.
+// scripts/setup.mjs installs what it can and lists the rest.
 // Node built-ins only: this runs before dependencies are installed.
 import { spawnSync } from 'node:child_process';
+import { NEEDS, PREREQUISITES } from './prerequisites-table.mjs';
 import { canConnect } from './redis.mjs';
 
 const MIN_NODE = [20, 19];
-
-const HOW_TO = {
-  node: 'install Node.js 20.19 or newer (https://nodejs.org, or `nvm install 24`)',
-  redis:
-    'set REDIS_URL to a reachable Redis, start one on 127.0.0.1:6379, or install redis-server ' +
-    '(apt-get install -y redis-server | brew install redis | docker compose up -d redis)',
-  prometheus:
-    'apt-get install -y prometheus | brew install prometheus | a release from ' +
-    'https://prometheus.io/download/ with PROMETHEUS_BIN=/path/to/prometheus',
-  promtool:
-    'ships with Prometheus: apt-get install -y prometheus | brew install prometheus | a release ' +
-    'from https://prometheus.io/download/ with PROMTOOL_BIN=/path/to/promtool',
-  'rsvg-convert': 'apt-get install -y librsvg2-bin | brew install librsvg',
-  chromium:
-    'apt-get install -y chromium | brew install --cask chromium | any Chrome or Chromium with ' +
-    'CHROMIUM_BIN=/path/to/chrome',
-};
+const HOW_TO = Object.fromEntries(Object.entries(PREREQUISITES).map(([id, p]) => [id, p.how]));
 
 /** Whether `program --version` runs (a path or a name looked up on PATH). */
 function runs(program, env) {
@@ -43,11 +29,16 @@ async function checkRedis(env) {
   if (env.REDIS_URL) {
     const target = redisTarget(env.REDIS_URL);
     if (target && (await canConnect(target.port, target.host, 1_000))) return null;
-    return { what: `Redis at REDIS_URL=${env.REDIS_URL} (not reachable)`, how: HOW_TO.redis };
+    return {
+      id: 'redis',
+      what: `Redis at REDIS_URL=${env.REDIS_URL} (not reachable)`,
+      how: HOW_TO.redis,
+    };
   }
   if (await canConnect(6379)) return null;
   if (runs('redis-server', env)) return null;
   return {
+    id: 'redis',
     what: 'Redis (REDIS_URL unset, nothing on 127.0.0.1:6379, no redis-server)',
     how: HOW_TO.redis,
   };
@@ -59,7 +50,7 @@ function checkProgram(name, override, env) {
   const program = custom || name;
   if (runs(program, env)) return null;
   const where = custom ? `${override}=${custom}` : `${name} on PATH`;
-  return { what: `${name} (${where} does not run)`, how: HOW_TO[name] };
+  return { id: name, what: `${name} (${where} does not run)`, how: HOW_TO[name] };
 }
 
 function checkNode(version = process.versions.node) {
@@ -67,22 +58,14 @@ function checkNode(version = process.versions.node) {
   const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
   return ok
     ? null
-    : { what: `Node.js >= ${MIN_NODE.join('.')} (this is ${version})`, how: HOW_TO.node };
+    : {
+        id: 'node',
+        what: `Node.js >= ${MIN_NODE.join('.')} (this is ${version})`,
+        how: HOW_TO.node,
+      };
 }
 
-/**
- * Programs each task needs. The test suite drives a real Prometheus and promtool (infra),
- * renders the eval chart SVG with rsvg-convert (control plane's results route) and opens the web
- * console in a headless Chromium (control plane's console tests).
- */
-const NEEDS = {
-  test: ['node', 'redis', 'prometheus', 'promtool', 'rsvg-convert', 'chromium'],
-  demo: ['node', 'redis'],
-  bench: ['node', 'redis'],
-  soak: ['node', 'redis'],
-};
-
-/** @returns {Promise<{what: string, how: string}[]>} everything task needs that is missing */
+/** @returns {Promise<{id: string, what: string, how: string}[]>} everything task needs that is missing */
 export async function missingPrerequisites(task, env = process.env) {
   const checks = {
     node: () => checkNode(),
@@ -92,16 +75,12 @@ export async function missingPrerequisites(task, env = process.env) {
     'rsvg-convert': () => checkProgram('rsvg-convert', null, env),
     chromium: () => checkProgram('chromium', 'CHROMIUM_BIN', env),
   };
-  const results = await Promise.all((NEEDS[task] ?? []).map((need) => checks[need]()));
-  return results.filter((missing) => missing !== null);
-}
-
-/** The one message listing everything missing. */
-export function describeMissing(task, missing) {
-  const lines = missing.map((m) => `  - ${m.what}\n      get it: ${m.how}`);
-  return (
-    `anneal: \`npm ${task === 'test' ? 'test' : `run ${task}`}\` needs ${missing.length} more ` +
-    `thing${missing.length === 1 ? '' : 's'} on this machine:\n${lines.join('\n')}\n` +
-    'Nothing was installed, built or run. (.ci/run installs them on Debian/Ubuntu.)'
-  );
+  // One at a time: the program probes are synchronous, and run beside the Redis probe they
+  // would block its connect past its timeout on a loaded machine (Redis read as unreachable).
+  const missing = [];
+  for (const need of NEEDS[task] ?? []) {
+    const result = await checks[need]();
+    if (result !== null) missing.push(result);
+  }
+  return missing;
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// Entry point of the root npm scripts: checks the machine's prerequisites (scripts/
-// prerequisites.mjs: one message listing whatever is missing), installs dependencies when
+// Entry point of the root npm scripts: makes the machine's prerequisites present (scripts/
+// setup.mjs: installs what is missing when the package manager may, else one message listing
+// whatever is missing), installs dependencies when
 // missing, builds dist/ (scripts/build.mjs, incremental), finds or starts Redis, then runs
 // the task (test, soak, bench, demo alike). Node built-ins only (it runs before `npm ci`).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeMissing, missingPrerequisites } from './prerequisites.mjs';
 import { ensureRedis } from './redis.mjs';
+import { ensurePrerequisites } from './setup.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
@@ -141,10 +142,6 @@ if (!task || !(task in tasks)) {
   console.error(`usage: node scripts/run.mjs <${Object.keys(tasks).join('|')}> [args…]`);
   process.exit(2);
 }
-const missing = await missingPrerequisites(task, env);
-if (missing.length > 0) {
-  console.error(describeMissing(task, missing));
-  process.exit(1);
-}
+if (!(await ensurePrerequisites(task, env))) process.exit(1);
 ensureDependencies();
 process.exit(await tasks[task](extra));

@@ -45,6 +45,7 @@ describe('npm test prerequisites', () => {
       /prometheus \(prometheus on PATH does not run\)\n\s+get it: apt-get/,
     );
     expect(run.stderr).toMatch(/promtool \(promtool on PATH does not run\)\n\s+get it: ships with/);
+    expect(run.stderr).toMatch(/Nothing was installed, built or run: no (apt-get|brew) on PATH/);
     expect(run.stderr).not.toMatch(/installing dependencies|build:|turbo/i);
     expect(run.ms).toBeLessThan(15_000);
   });

@@ -486,6 +486,21 @@ describe('the console in chromium', () => {
     await context.close();
   });
 
+  it('says a link with a malformed % is broken, instead of a blank page, and goes on', async () => {
+    const { page, context, problems } = await openConsole();
+    await signIn(page, TOKENS.acmeViewer);
+    await page.goto(`${base}/console/#/runs/run_%E0%A4%A/rollouts`);
+    await page.waitForSelector('main .error');
+    expect(await page.textContent('main .error')).toContain(
+      "this link is malformed: 'run_%E0%A4%A' is not valid percent-encoding",
+    );
+    expect(problems.filter((p) => p.startsWith('pageerror'))).toEqual([]);
+    // The page still follows links.
+    await page.click('#crumbs a:has-text("Runs")');
+    await page.waitForSelector('table.runs');
+    await context.close();
+  });
+
   it('pauses and resumes a run with a submitter token; a viewer token is refused', async () => {
     const id = acme.sft[10]!;
     const { page, context } = await openConsole();

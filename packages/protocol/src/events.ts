@@ -13,6 +13,8 @@ export const RunStateEvent = Type.Object(
     reason: Type.String(),
     at: Type.String({ format: 'date-time' }),
     by: Type.Optional(PauseSourceSchema),
+    /** Who asked for it (a cancel): the token's principal name (Transition.principal). */
+    principal: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );

@@ -75,6 +75,13 @@ export const Transition = Type.Object(
     reason: Type.String(),
     workerId: Type.Optional(Type.String()),
     by: Type.Optional(PauseSourceSchema),
+    principal: Type.Optional(
+      Type.String({
+        description:
+          'Who asked for it (a cancel): the principal name of the token, recorded by the ' +
+          "control plane. `reason` is the caller's own text and attributes nothing.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -15,8 +15,10 @@ export async function requestCancel(
   ctx: StoreContext,
   runId: string,
   reason: string,
+  principal?: string,
 ): Promise<boolean> {
-  if (!(await markCancelRequested(ctx, runId))) return false;
+  const asked = principal === undefined ? undefined : { principal, reason };
+  if (!(await markCancelRequested(ctx, runId, asked))) return false;
   await publishControl(ctx, { type: 'cancel', runId, reason });
   return true;
 }

@@ -163,12 +163,25 @@ if ARGV[4] ~= '' then
 end
 for i = 12, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
-local transition = {from = state, to = to, at = ARGV[5], reason = ARGV[3]}
+local reason = ARGV[3]
+-- A cancel someone asked for (markCancelRequested): its transition carries who asked, and the
+-- reason is their own text, whichever process (control plane or worker) ends the run.
+local principal = false
+if to == 'cancelled' then
+  local asked = redis.call('HMGET', KEYS[1], 'cancelPrincipal', 'cancelReason')
+  if asked[1] then
+    principal = asked[1]
+    reason = asked[2] or reason
+  end
+end
+local transition = {from = state, to = to, at = ARGV[5], reason = reason}
 if ARGV[4] ~= '' then transition.workerId = ARGV[4] end
 if ARGV[11] ~= '' then transition.by = ARGV[11] end
+if principal then transition.principal = principal end
 redis.call('RPUSH', KEYS[2], cjson.encode(transition))
-local event = {type = 'run:state', runId = runId, from = state, to = to, reason = ARGV[3], at = ARGV[5]}
+local event = {type = 'run:state', runId = runId, from = state, to = to, reason = reason, at = ARGV[5]}
 if ARGV[11] ~= '' then event.by = ARGV[11] end
+if principal then event.principal = principal end
 local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'event', cjson.encode(event))
 if to == 'running' then return {'ok', state, id, unpack(redis.call('HGETALL', KEYS[1]))} end
 return {'ok', state, id}

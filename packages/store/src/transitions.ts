@@ -271,11 +271,20 @@ export async function releaseRun(
 }
 
 /** Sets the run's cancelRequested flag (workers also check it at step boundaries). */
-export async function markCancelRequested(ctx: StoreContext, runId: string): Promise<boolean> {
+/** Flags the run for cancel. `asked`: who asked and their text; the `cancelled` transition
+ * records both (Transition.principal, reason), whoever makes it. */
+export async function markCancelRequested(
+  ctx: StoreContext,
+  runId: string,
+  asked?: { principal: string; reason: string },
+): Promise<boolean> {
   const key = keys(ctx.prefix).run(runId);
   return acknowledged(ctx, `cancel of run ${runId}`, async (redis) => {
     if (!(await redis.exists(key))) return false;
-    await redis.hset(key, 'cancelRequested', '1');
+    await redis.hset(key, {
+      cancelRequested: '1',
+      ...(asked && { cancelPrincipal: asked.principal, cancelReason: asked.reason }),
+    });
     return true;
   });
 }

@@ -2,6 +2,7 @@
 // SSE streams). ANNEAL_URL and ANNEAL_TOKEN come from the environment the command parsed;
 // problem+json errors become ApiError with code and issues.
 import { type HttpReply, send } from './http.ts';
+import { terminalSafe } from '../ops/terminal-text.ts';
 export interface Problem {
   code: string;
   title: string;
@@ -167,7 +168,8 @@ export function formatApiError(error: unknown): string {
     } else if (problem.detail) {
       lines.push(`  ${problem.detail}`);
     }
-    return lines.join('\n');
+    // Every field is the server's text: one line each, escaped (docs/security.md).
+    return lines.map(terminalSafe).join('\n');
   }
-  return `error: ${(error as Error).message}`;
+  return terminalSafe(`error: ${(error as Error).message}`);
 }

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { CheckpointList } from '@anneal/protocol';
 import { clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
+import { safeJson, writeErr, writeOut } from '../ops/terminal-text.ts';
 
 /** The metric a catalogue row shows: GRPO's reward, else the training loss. */
 const HEADLINE = ['reward/all', 'loss'] as const;
@@ -45,11 +46,9 @@ export function registerCheckpoints(runs: Command): void {
           'GET',
           `/v1/runs/${id}/checkpoints`,
         );
-        process.stdout.write(
-          options.json ? `${JSON.stringify(body, null, 2)}\n` : checkpointsTable(body),
-        );
+        writeOut(options.json ? `${safeJson(body, 2)}\n` : checkpointsTable(body));
       } catch (error) {
-        process.stderr.write(`${formatApiError(error)}\n`);
+        writeErr(`${formatApiError(error)}\n`);
         process.exitCode = 1;
       }
     });

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { ControlPlaneEnv, RunningControlPlane } from '@anneal/control-plane';
 import { exitOnStartupError } from './startup-errors.ts';
+import { writeErr, writeOut } from '../ops/terminal-text.ts';
 
 /**
  * The control plane app (Fastify and its plugins) is loaded only by the commands that run it,
@@ -45,7 +46,7 @@ async function envFrom(
 
 function announceLocalToken(plane: RunningControlPlane): void {
   if (plane.localToken?.generated) {
-    process.stderr.write(
+    writeErr(
       `anneal: local mode; operator token (shown once): ${plane.localToken.token}\n` +
         `anneal: export ANNEAL_TOKEN=${plane.localToken.token} ANNEAL_URL=${plane.url}\n`,
     );
@@ -60,9 +61,7 @@ function closeOnSignal(close: () => Promise<void>): Promise<void> {
       if (closing) return;
       closing = true;
       close()
-        .catch((error: unknown) =>
-          process.stderr.write(`anneal: shutdown error: ${String(error)}\n`),
-        )
+        .catch((error: unknown) => writeErr(`anneal: shutdown error: ${String(error)}\n`))
         .finally(resolve);
     };
     process.once('SIGINT', onSignal);
@@ -90,7 +89,7 @@ async function loadWorkerModule(): Promise<WorkerModule | null> {
     }
     return null;
   } catch (error) {
-    process.stderr.write(`anneal: worker unavailable (${(error as Error).message})\n`);
+    writeErr(`anneal: worker unavailable (${(error as Error).message})\n`);
     return null;
   }
 }
@@ -100,7 +99,7 @@ async function runControlPlane(flags: ServerFlags): Promise<void> {
   const { startControlPlane } = await controlPlaneApp();
   const plane = await startControlPlane({ env, secretEnv: process.env });
   announceLocalToken(plane);
-  process.stderr.write(`anneal: control plane listening on ${plane.url}\n`);
+  writeErr(`anneal: control plane listening on ${plane.url}\n`);
   await closeOnSignal(() => plane.close());
 }
 
@@ -142,7 +141,7 @@ async function runUp(flags: ServerFlags & { worker: boolean }): Promise<void> {
       throw error;
     }
   }
-  process.stdout.write(`ready ${plane.url}\n`);
+  writeOut(`ready ${plane.url}\n`);
   await closeOnSignal(async () => {
     await worker?.close();
     await plane.close();

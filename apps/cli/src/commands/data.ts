@@ -15,6 +15,7 @@ import {
 } from '@anneal/envs/datasets';
 import type { DatasetKind, RubricPromptRow } from '@anneal/envs/datasets';
 import type { ChatClient } from '@anneal/envs';
+import { writeErr, writeOut } from '../ops/terminal-text.ts';
 
 /** Invalid rows exit 2, like `anneal reward score` and usage errors. */
 const EXIT_INVALID = 2;
@@ -62,15 +63,15 @@ async function runValidate(
     });
   }
   const result = validateDatasetText(options.kind, read);
-  for (const error of result.errors) process.stderr.write(`${file}: ${formatRowError(error)}\n`);
+  for (const error of result.errors) writeErr(`${file}: ${formatRowError(error)}\n`);
   if (result.errors.length > 0) {
-    process.stderr.write(
+    writeErr(
       `${file}: ${result.errors.length} error(s); ${result.rows.length} valid ${options.kind} row(s)\n`,
     );
     process.exitCode = EXIT_INVALID;
     return;
   }
-  process.stdout.write(`${file}: ok, ${result.rows.length} ${options.kind} row(s)\n`);
+  writeOut(`${file}: ok, ${result.rows.length} ${options.kind} row(s)\n`);
 }
 
 interface CalibrateOptions {
@@ -109,8 +110,7 @@ async function runCalibrate(options: CalibrateOptions, command: Command): Promis
   const text = await readText(command, options.input, '--input');
   const validation = validateJsonl('rubric', text);
   if (validation.errors.length > 0) {
-    for (const error of validation.errors)
-      process.stderr.write(`${options.input}: ${formatRowError(error)}\n`);
+    for (const error of validation.errors) writeErr(`${options.input}: ${formatRowError(error)}\n`);
     return command.error(`error: ${options.input} has invalid rows; nothing was sampled`, {
       exitCode: EXIT_INVALID,
     });
@@ -147,7 +147,7 @@ async function runCalibrate(options: CalibrateOptions, command: Command): Promis
       concurrency: options.concurrency,
       ...(judge ? { judge } : {}),
       onResult: (r, done, total) =>
-        process.stderr.write(
+        writeErr(
           `[${done}/${total}] line ${validation.lines[r.index]}: ${r.passes}/${r.k} passed${r.kept ? '' : ' (dropped)'}\n`,
         ),
     });
@@ -158,7 +158,7 @@ async function runCalibrate(options: CalibrateOptions, command: Command): Promis
     .filter((r) => r.kept)
     .map((r) => rawLines[(validation.lines[r.index] as number) - 1] as string);
   const keptText = kept.map((line) => `${line}\n`).join('');
-  if (options.output === '-') process.stdout.write(keptText);
+  if (options.output === '-') writeOut(keptText);
   else await writeFile(options.output, keptText);
   if (options.report) {
     const report = results.map((r) =>
@@ -168,7 +168,7 @@ async function runCalibrate(options: CalibrateOptions, command: Command): Promis
   }
   const allPass = results.filter((r) => r.passes === r.k).length;
   const nonePass = results.filter((r) => r.passes === 0).length;
-  process.stderr.write(
+  writeErr(
     `kept ${kept.length} of ${results.length} prompts (all ${options.k} passed: ${allPass}, none passed: ${nonePass})\n`,
   );
 }

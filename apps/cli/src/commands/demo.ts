@@ -8,6 +8,7 @@ import { InvalidArgumentError } from 'commander';
 import { formatApiError } from '../api/client.ts';
 import { DemoRunError } from '../demo/api.ts';
 import { MAX_POLICY_LAG } from '../demo/specs.ts';
+import { writeErr } from '../ops/terminal-text.ts';
 
 interface DemoFlags {
   quick?: boolean;
@@ -43,7 +44,7 @@ function policyLagValue(value: string): number {
 async function demo(flags: DemoFlags): Promise<void> {
   const token = flags.token ?? process.env.ANNEAL_TOKEN;
   if (flags.url !== undefined && !token) {
-    process.stderr.write('anneal demo: --url needs --token (or ANNEAL_TOKEN)\n');
+    writeErr('anneal demo: --url needs --token (or ANNEAL_TOKEN)\n');
     process.exitCode = 2;
     return;
   }
@@ -52,7 +53,7 @@ async function demo(flags: DemoFlags): Promise<void> {
   const onSignal = () => {
     interrupts += 1;
     if (interrupts > 1) process.exit(130);
-    process.stderr.write('\nanneal demo: stopping (cancelling the current run, shutting down)…\n');
+    writeErr('\nanneal demo: stopping (cancelling the current run, shutting down)…\n');
     controller.abort(new Error('interrupted'));
   };
   process.on('SIGINT', onSignal);
@@ -85,13 +86,13 @@ async function demo(flags: DemoFlags): Promise<void> {
   } catch (error) {
     display.stop();
     if (controller.signal.aborted) {
-      process.stderr.write('anneal demo: interrupted\n');
+      writeErr('anneal demo: interrupted\n');
       process.exitCode = 130;
     } else if (error instanceof DemoRunError) {
-      process.stderr.write(`anneal demo: ${error.message}\n`);
+      writeErr(`anneal demo: ${error.message}\n`);
       process.exitCode = 1;
     } else {
-      process.stderr.write(`anneal demo: ${formatApiError(error).replace(/^error: /, '')}\n`);
+      writeErr(`anneal demo: ${formatApiError(error).replace(/^error: /, '')}\n`);
       process.exitCode = 1;
     }
   } finally {

@@ -11,6 +11,7 @@ import {
   probeTinkerServer,
 } from '../endpoints/check.ts';
 import { printJson, table } from '../ops/output.ts';
+import { writeErr, writeOut } from '../ops/terminal-text.ts';
 
 const MARK: Record<CheckRow['status'], string> = { ok: 'ok', warn: 'WARN', fail: 'FAIL' };
 
@@ -24,21 +25,19 @@ export function formatCheckTable(rows: readonly CheckRow[]): string {
 async function runCheck(flags: { config?: string; json?: boolean }): Promise<void> {
   const path = flags.config ?? process.env.ANNEAL_CONFIG;
   if (path === undefined) {
-    process.stderr.write('anneal endpoints check: pass --config <file> or set ANNEAL_CONFIG\n');
+    writeErr('anneal endpoints check: pass --config <file> or set ANNEAL_CONFIG\n');
     process.exit(2);
   }
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    process.stderr.write(
-      `anneal endpoints check: cannot read ${path}: ${(error as Error).message}\n`,
-    );
+    writeErr(`anneal endpoints check: cannot read ${path}: ${(error as Error).message}\n`);
     process.exit(2);
   }
   const parsed = parseOperatorConfig(text);
   if (!parsed.ok) {
-    process.stderr.write(`anneal endpoints check: ${path}:\n${formatIssues(parsed.errors)}\n`);
+    writeErr(`anneal endpoints check: ${path}:\n${formatIssues(parsed.errors)}\n`);
     process.exit(2);
   }
   // Loaded on use: other commands do not pay for the engines at start-up.
@@ -50,10 +49,10 @@ async function runCheck(flags: { config?: string; json?: boolean }): Promise<voi
     probeTinkerServer,
   });
   if (flags.json) printJson({ rows });
-  else process.stdout.write(`${formatCheckTable(rows)}\n`);
+  else writeOut(`${formatCheckTable(rows)}\n`);
   const failed = rows.filter((r) => r.status === 'fail').length;
   if (!flags.json) {
-    process.stderr.write(
+    writeErr(
       failed === 0
         ? `all ${rows.length} checks passed${rows.some((r) => r.status === 'warn') ? ' (with warnings)' : ''}\n`
         : `${failed} of ${rows.length} checks failed\n`,

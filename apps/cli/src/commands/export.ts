@@ -1,9 +1,10 @@
 // `anneal runs export ID [--step N] --out DIR`: a kept checkpoint's weights in the format people
 // deploy, plus manifest.json (GET /v1/runs/{id}/checkpoints/{step}/export, docs/checkpoints.md).
 // Without --step: the run's latest kept checkpoint. The tar is unpacked as it arrives (node-tar
-// refuses absolute paths and `..`), into DIR, which must not hold an export already.
+// refuses absolute paths and `..`) into a temporary folder beside DIR, moved into DIR once whole;
+// DIR must not hold an export already.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,6 +12,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Command } from 'commander';
 import { type CheckpointList, EXPORT_MANIFEST_FILE, type ExportManifest } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
+import { writeErr, writeOut } from '../ops/terminal-text.ts';
 
 /** The latest kept checkpoint's step; throws when the run has none. */
 async function latestKeptStep(client: ApiClient, runId: string): Promise<number> {
@@ -37,14 +39,51 @@ export async function exportCheckpoint(
     headers: { accept: 'application/x-tar' },
   });
   if (!response.body) throw new Error(`export of ${runId} step ${step}: empty response`);
-  await mkdir(out, { recursive: true });
-  // loaded here, not at start-up: registering the commands loads no heavy module (startup-imports)
-  const { x: extract } = await import('tar');
-  await pipeline(
-    Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>),
-    extract({ cwd: out, strict: true }),
-  );
-  return JSON.parse(await readFile(path.join(out, EXPORT_MANIFEST_FILE), 'utf8')) as ExportManifest;
+  // Unpacked beside DIR under a temporary name, moved into DIR only once whole: a download cut
+  // short leaves nothing behind (a half-written weights file looks like a model).
+  await mkdir(path.dirname(out), { recursive: true });
+  const temp = await mkdtemp(path.join(path.dirname(out), `.${path.basename(out)}.partial-`));
+  let received = 0;
+  let manifest: ExportManifest;
+  try {
+    // loaded here, not at start-up: registering the commands loads no heavy module (startup-imports)
+    const { x: extract } = await import('tar');
+    const body = Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>);
+    body.on('data', (chunk: Uint8Array) => (received += chunk.length));
+    await pipeline(body, extract({ cwd: temp, strict: true }));
+    manifest = JSON.parse(
+      await readFile(path.join(temp, EXPORT_MANIFEST_FILE), 'utf8'),
+    ) as ExportManifest;
+  } catch (error) {
+    await rm(temp, { recursive: true, force: true });
+    const expected = response.headers.get('content-length');
+    throw new Error(
+      `export of ${runId} step ${step}: the download stopped after ${received} ` +
+        `${expected ? `of ${expected} ` : ''}bytes (${(error as Error).message}); nothing ` +
+        `was written to ${out}. Run the same command again.`,
+      { cause: error },
+    );
+  }
+  try {
+    await moveInto(temp, out);
+  } finally {
+    await rm(temp, { recursive: true, force: true });
+  }
+  return manifest;
+}
+
+/** Moves the unpacked export into `out`: the whole folder when `out` does not exist, else each
+ * entry, the manifest last (an export is complete once its manifest is there). */
+async function moveInto(temp: string, out: string): Promise<void> {
+  if (!existsSync(out)) {
+    await rename(temp, out);
+    return;
+  }
+  const names = (await readdir(temp)).filter((name) => name !== EXPORT_MANIFEST_FILE);
+  const order = [...names, EXPORT_MANIFEST_FILE];
+  const taken = order.find((name) => existsSync(path.join(out, name)));
+  if (taken) throw new Error(`${path.join(out, taken)} already exists; choose another --out`);
+  for (const name of order) await rename(path.join(temp, name), path.join(out, name));
 }
 
 function parseStep(value: string): number {
@@ -65,13 +104,13 @@ export function registerExport(runs: Command): void {
     .action(async (id: string, options: { step?: number; out: string }) => {
       try {
         const manifest = await exportCheckpoint(clientFromEnv(process.env), id, options);
-        process.stdout.write(
+        writeOut(
           `exported ${manifest.run.id} step ${manifest.step} (${manifest.weights.format}, base ` +
             `${manifest.baseModel.name}) to ${path.resolve(options.out)}: ` +
             `${[EXPORT_MANIFEST_FILE, ...manifest.weights.files].join(', ')}\n`,
         );
       } catch (error) {
-        process.stderr.write(`${formatApiError(error)}\n`);
+        writeErr(`${formatApiError(error)}\n`);
         process.exitCode = 1;
       }
     });

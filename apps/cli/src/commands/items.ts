@@ -3,13 +3,14 @@
 import type { Command } from 'commander';
 import type { EvalItem, EvalItemPage } from '@anneal/protocol';
 import { printJson, withApi } from '../ops/output.ts';
-import { clip, num, printable, setSort } from './record-format.ts';
+import { clip, num, setSort } from './record-format.ts';
+import { terminalSafe, writeOut } from '../ops/terminal-text.ts';
 
 export function itemBlock(x: EvalItem): string {
   const reward = x.reward === undefined ? '' : `  s ${num(x.reward)}`;
   const verdict = x.correct ? '✓ correct' : '✗ wrong';
   return [
-    `── step ${x.step} · checkpoint ${x.checkpoint} · b ${x.budget} · ${printable(x.id)}  ${verdict} (${x.grader})${x.abstained ? ' · abstained' : ''}${reward}`,
+    `── step ${x.step} · checkpoint ${x.checkpoint} · b ${x.budget} · ${terminalSafe(x.id)}  ${verdict} (${x.grader})${x.abstained ? ' · abstained' : ''}${reward}`,
     `   ${x.finish} · ${x.toolCalls} tool calls (${x.brokenCalls} broken, ${x.searchCalls} searched) · ${x.promptTokens} prompt / ${x.completionTokens} completion tokens · attempt ${x.attempt}`,
     `   answer: ${x.answer === null ? '(none)' : clip(x.answer)}`,
   ].join('\n');
@@ -64,10 +65,10 @@ export function registerItems(runs: Command): void {
           `/v1/runs/${encodeURIComponent(id)}/items?${itemQuery(flags)}`,
         );
         if (flags.json) return printJson(body);
-        process.stdout.write(
+        writeOut(
           body.items.length === 0 ? 'no items\n' : `${body.items.map(itemBlock).join('\n')}\n`,
         );
-        if (body.nextCursor) process.stdout.write(`\nmore: --cursor ${body.nextCursor}\n`);
+        if (body.nextCursor) writeOut(`\nmore: --cursor ${body.nextCursor}\n`);
       });
     });
 }

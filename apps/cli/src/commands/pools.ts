@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import type { PoolStatus } from '@anneal/protocol';
 import { formatAge, printJson, table, withApi } from '../ops/output.ts';
+import { writeOut } from '../ops/terminal-text.ts';
 
 const HEADER = [
   'POOL',
@@ -46,7 +47,7 @@ export function register(program: Command): void {
       await withApi(async (client) => {
         const { body } = await client.request<{ pools: PoolStatus[] }>('GET', '/v1/pools');
         if (options.json) return printJson(body);
-        process.stdout.write(`${table([HEADER, ...body.pools.map(poolRow)])}\n`);
+        writeOut(`${table([HEADER, ...body.pools.map(poolRow)])}\n`);
       });
     });
 }

@@ -1,21 +1,14 @@
 // Shared by the commands that print a run's records (rollouts, eval items): clipped text, fixed
 // digits, and the `--sort -key` flag.
 
+import { terminalSafe } from '../ops/terminal-text.ts';
+
 /** Longest text shown of a prompt, a turn, an answer (the JSON has all of it). */
 const CLIP = 240;
 
-/** Model output is printed to a terminal: control characters (an ESC would start an escape
- * sequence) are shown as U+FFFD instead. Whitespace is handled before. */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-
-export function printable(text: string): string {
-  return text.replace(CONTROL, '\ufffd');
-}
-
 /** `text` on one line, printable, at most `max` characters (… marks a cut). */
 export function clip(text: string, max = CLIP): string {
-  const flat = printable(text.replace(/\s+/g, ' ').trim());
+  const flat = terminalSafe(text.replace(/\s+/g, ' ').trim());
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { EvalCell, EvalResults } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
+import { safeJson, writeErr, writeOut } from '../ops/terminal-text.ts';
 
 export const RESULT_FORMATS = ['table', 'json', 'csv'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
@@ -210,7 +211,7 @@ async function withClient(action: (client: ApiClient) => Promise<void>): Promise
   try {
     await action(clientFromEnv(process.env));
   } catch (error) {
-    process.stderr.write(`${formatApiError(error)}\n`);
+    writeErr(`${formatApiError(error)}\n`);
     process.exitCode = 1;
   }
 }
@@ -233,9 +234,9 @@ export function registerResults(runs: Command): void {
       await withClient(async (client) => {
         const results = await fetchResults(client, id);
         const format = options.format as ResultFormat;
-        process.stdout.write(
+        writeOut(
           format === 'json'
-            ? `${JSON.stringify(results, null, 2)}\n`
+            ? `${safeJson(results, 2)}\n`
             : format === 'csv'
               ? resultsCsv(results)
               : resultsTable(results),
@@ -251,7 +252,7 @@ export function registerResults(runs: Command): void {
     .action(async (a: string, b: string) => {
       await withClient(async (client) => {
         const [ra, rb] = await Promise.all([fetchResults(client, a), fetchResults(client, b)]);
-        process.stdout.write(compareTable(ra, rb));
+        writeOut(compareTable(ra, rb));
       });
     });
 }

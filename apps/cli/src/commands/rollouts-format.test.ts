@@ -113,8 +113,9 @@ describe('rollout printing', () => {
         ],
       }),
     );
-    expect(text).toContain('answer: Dan\ufffd[2Jube\ufffd');
-    expect(text).toContain('turn 1: x\ufffdy');
+    // Escaped visibly (ops/terminal-text.ts), not replaced: a reader sees what the model wrote.
+    expect(text).toContain('answer: Dan\\x1b[2Jube\\x9b');
+    expect(text).toContain('turn 1: x\\x07y');
     // eslint-disable-next-line no-control-regex
     expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
   });

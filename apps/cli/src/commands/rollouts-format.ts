@@ -2,7 +2,8 @@
 // advantage and IS ratios, then prompt, turns with their tool calls, answer and rubric checks),
 // and `--vs RUN` as two columns per prompt. Pure functions over the API's records.
 import type { ListedRollout, RolloutRecord } from '@anneal/protocol';
-import { clip, num, printable, signed } from './record-format.ts';
+import { clip, num, signed } from './record-format.ts';
+import { terminalSafe } from '../ops/terminal-text.ts';
 
 export function rolloutHeader(r: ListedRollout): string {
   const version = r.policyVersion === null ? 'reference model' : `policy v${r.policyVersion}`;
@@ -41,7 +42,9 @@ export function rolloutBlock(r: ListedRollout | RolloutRecord): string {
         call.status === 'ok'
           ? `${call.resultCount} results: ${clip(call.result, 120)}`
           : `${call.status}${call.error ? `: ${clip(call.error, 120)}` : ''}`;
-      lines.push(printable(`  → ${call.name}(${JSON.stringify(call.arguments.query)}) ${outcome}`));
+      lines.push(
+        terminalSafe(`  → ${call.name}(${JSON.stringify(call.arguments.query)}) ${outcome}`),
+      );
     }
   });
   lines.push(`answer: ${r.answer === null ? '(none)' : clip(r.answer)}`);
@@ -55,19 +58,19 @@ export function rolloutBlock(r: ListedRollout | RolloutRecord): string {
     );
   }
   // every line printable: the dataset's ids and the model's tool calls reach here unclipped
-  return lines.map(printable).join('\n');
+  return lines.map(terminalSafe).join('\n');
 }
 
 /** Fits `text` to `width` columns (clipped or padded). */
 function cell(text: string, width: number): string {
-  const flat = printable(text.replace(/[\r\n\t]+/g, ' ')); // one line; indentation kept
+  const flat = terminalSafe(text.replace(/[\r\n\t]+/g, ' ')); // one line; indentation kept
   return flat.length <= width ? flat.padEnd(width) : `${flat.slice(0, width - 1)}…`;
 }
 
 function shortLine(r: ListedRollout): string[] {
   const calls = r.turns.flatMap((t) =>
     t.calls.map((c) =>
-      printable(`${c.name}(${JSON.stringify(c.arguments.query)})${c.failed ? '!' : ''}`),
+      terminalSafe(`${c.name}(${JSON.stringify(c.arguments.query)})${c.failed ? '!' : ''}`),
     ),
   );
   return [

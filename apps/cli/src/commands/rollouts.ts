@@ -7,6 +7,7 @@ import type { ApiClient } from '../api/client.ts';
 import { printJson, withApi } from '../ops/output.ts';
 import { setSort } from './record-format.ts';
 import { rolloutBlock, versusBlock } from './rollouts-format.ts';
+import { writeOut } from '../ops/terminal-text.ts';
 
 interface RolloutFlags {
   step?: string;
@@ -90,7 +91,7 @@ export function registerRollouts(runs: Command): void {
             `${rolloutsPath(id)}/${encodeURIComponent(rolloutId)}`,
           );
           if (flags.json) return printJson(body);
-          process.stdout.write(`${rolloutBlock(body)}\n`);
+          writeOut(`${rolloutBlock(body)}\n`);
           return;
         }
         const { body: page } = await client.request<RolloutPage>(
@@ -101,8 +102,8 @@ export function registerRollouts(runs: Command): void {
         const text = flags.vs
           ? await versus(client, page, flags.vs, flags)
           : page.rollouts.map(rolloutBlock).join('\n\n');
-        process.stdout.write(page.rollouts.length === 0 ? 'no rollouts\n' : `${text}\n`);
-        if (page.nextCursor) process.stdout.write(`\nmore: --cursor ${page.nextCursor}\n`);
+        writeOut(page.rollouts.length === 0 ? 'no rollouts\n' : `${text}\n`);
+        if (page.nextCursor) writeOut(`\nmore: --cursor ${page.nextCursor}\n`);
       });
     });
 }

@@ -12,12 +12,13 @@ import { registerResults } from './results.ts';
 import { registerItems } from './items.ts';
 import { registerRollouts } from './rollouts.ts';
 import { registerWatch } from './watch.ts';
+import { safeJson, writeErr, writeOut } from '../ops/terminal-text.ts';
 
 async function withClient(action: (client: ApiClient) => Promise<void>): Promise<void> {
   try {
     await action(clientFromEnv(process.env));
   } catch (error) {
-    process.stderr.write(`${formatApiError(error)}\n`);
+    writeErr(`${formatApiError(error)}\n`);
     process.exitCode = 1;
   }
 }
@@ -63,9 +64,8 @@ export function register(program: Command): void {
             headers: { 'idempotency-key': options.idempotencyKey },
           }),
         });
-        process.stdout.write(options.json ? `${JSON.stringify(run, null, 2)}\n` : `${run.id}\n`);
-        if (status === 200)
-          process.stderr.write(`anneal: existing run ${run.id} (same Idempotency-Key)\n`);
+        writeOut(options.json ? `${safeJson(run, 2)}\n` : `${run.id}\n`);
+        if (status === 200) writeErr(`anneal: existing run ${run.id} (same Idempotency-Key)\n`);
       });
     });
 
@@ -105,7 +105,7 @@ export function register(program: Command): void {
             `/v1/runs?${query}`,
           );
           if (options.json) {
-            process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+            writeOut(`${safeJson(body, 2)}\n`);
             return;
           }
           const rows = body.runs.map((r) => [
@@ -117,7 +117,7 @@ export function register(program: Command): void {
             r.lastStep === undefined ? '-' : String(r.lastStep),
             r.createdAt,
           ]);
-          process.stdout.write(
+          writeOut(
             `${table([['ID', 'KIND', 'STATE', 'POOL', 'PRIORITY', 'STEP', 'CREATED'], ...rows])}\n`,
           );
         });
@@ -134,13 +134,13 @@ export function register(program: Command): void {
           'GET',
           `/v1/runs/${encodeURIComponent(id)}`,
         );
-        process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+        writeOut(`${safeJson(body, 2)}\n`);
         // On stderr: stdout stays the run's JSON for scripts.
         const { body: usage } = await client.request<RunUsage>(
           'GET',
           `/v1/runs/${encodeURIComponent(id)}/usage`,
         );
-        process.stderr.write(`${usageLine(usage)}\n`);
+        writeErr(`${usageLine(usage)}\n`);
       });
     });
 
@@ -152,7 +152,7 @@ export function register(program: Command): void {
     .action(async (id: string, options: { reason?: string }) => {
       await withClient(async (client) => {
         const { status, body } = await runAction(client, id, 'cancel', options.reason);
-        process.stdout.write(
+        writeOut(
           status === 202
             ? `cancel requested ${body.id} (running; it stops at the next step boundary)\n`
             : `cancelled ${body.id}\n`,
@@ -171,7 +171,7 @@ export function register(program: Command): void {
     .action(async (id: string, options: { reason?: string }) => {
       await withClient(async (client) => {
         const { status, body } = await runAction(client, id, 'pause', options.reason);
-        process.stdout.write(
+        writeOut(
           status === 202
             ? `pause requested ${body.id} (running; it pauses at the next step boundary)\n`
             : `paused ${body.id}\n`,
@@ -187,7 +187,7 @@ export function register(program: Command): void {
     .action(async (id: string, options: { reason?: string }) => {
       await withClient(async (client) => {
         const { body } = await runAction(client, id, 'resume', options.reason);
-        process.stdout.write(
+        writeOut(
           body.state === 'queued'
             ? `resumed ${body.id} (queued)\n`
             : `${body.id} is ${body.state}\n`,
@@ -226,9 +226,7 @@ async function dryRun(client: ApiClient, file: string, text: string, flags: Subm
     `/v1/runs/estimate${query.size > 0 ? `?${query}` : ''}`,
     { body: text, contentType: contentTypeOf(file, text) },
   );
-  process.stdout.write(
-    flags.json ? `${JSON.stringify(body, null, 2)}\n` : `${estimateLines(body).join('\n')}\n`,
-  );
+  writeOut(flags.json ? `${safeJson(body, 2)}\n` : `${estimateLines(body).join('\n')}\n`);
 }
 
 async function readStdin(): Promise<string> {

@@ -9,6 +9,7 @@ import { withApi } from '../ops/output.ts';
 import { usageLine } from '../ops/usage.ts';
 import { WatchRenderer } from '../watch/render.ts';
 import { followEvents } from '../watch/stream.ts';
+import { safeJson, writeOut } from '../ops/terminal-text.ts';
 
 interface WatchFlags {
   json?: boolean;
@@ -71,7 +72,7 @@ export function registerWatch(runs: Command): void {
           flags.metrics,
         );
         if (!flags.json) renderer.start();
-        let final: { to: string; reason: string } | undefined;
+        let final: { to: string; reason: string; by: string } | undefined;
         await followEvents({
           client,
           path: `/v1/runs/${encodeURIComponent(run.id)}/events`,
@@ -89,7 +90,7 @@ export function registerWatch(runs: Command): void {
           onEvent: (sse) => {
             const event = JSON.parse(sse.data) as RunEvent;
             if (flags.json) {
-              process.stdout.write(`${JSON.stringify({ id: sse.id, ...event })}\n`);
+              writeOut(`${safeJson({ id: sse.id, ...event })}\n`);
             } else if (event.type === 'step:committed') {
               renderer.step(event.step, event.metrics, event.at);
             } else if (event.type === 'checkpoint:saved') {
@@ -99,10 +100,14 @@ export function registerWatch(runs: Command): void {
             } else if (event.type === 'guardrail:fired') {
               renderer.notice(`anneal: guardrail ${event.action}: ${event.reason}`, process.stderr);
             } else {
-              renderer.stateChange(event.from, event.to, event.reason);
+              renderer.stateChange(event.from, event.to, event.reason, event.principal);
             }
             if (event.type === 'run:state' && TERMINAL.has(event.to)) {
-              final = { to: event.to, reason: event.reason };
+              final = {
+                to: event.to,
+                reason: event.reason,
+                by: event.principal === undefined ? '' : ` by ${event.principal}`,
+              };
               return 'stop';
             }
             return 'continue';
@@ -110,12 +115,12 @@ export function registerWatch(runs: Command): void {
         });
         if (!final) throw new Error('the event stream ended without a terminal state');
         if (!flags.json) {
-          renderer.finish(`run ${run.id} ${final.to} (${final.reason})`);
+          renderer.finish(`run ${run.id} ${final.to}${final.by} (${final.reason})`);
           const { body: usage } = await client.request<RunUsage>(
             'GET',
             `/v1/runs/${encodeURIComponent(run.id)}/usage`,
           );
-          process.stdout.write(`${usageLine(usage)}\n`);
+          writeOut(`${usageLine(usage)}\n`);
         }
         process.exitCode = final.to === 'succeeded' ? 0 : 1;
       });

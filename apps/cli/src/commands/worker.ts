@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { exitOnStartupError } from './startup-errors.ts';
+import { writeErr } from '../ops/terminal-text.ts';
 
 interface WorkerFlags {
   config?: string;
@@ -41,13 +42,11 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     });
   } catch (error) {
     if (!(error instanceof WorkerConfigError)) throw error;
-    process.stderr.write(`anneal worker: ${error.message}\n`);
+    writeErr(`anneal worker: ${error.message}\n`);
     process.exit(2);
   }
   const worker = await startWorker(config).catch(exitOnStartupError); // e.g. Redis unreachable
-  process.stderr.write(
-    `anneal: worker ${worker.id} (pool ${worker.pool}) metrics ${worker.metricsUrl}\n`,
-  );
+  writeErr(`anneal: worker ${worker.id} (pool ${worker.pool}) metrics ${worker.metricsUrl}\n`);
   await new Promise<void>((resolve) => {
     const onSignal = () => {
       process.off('SIGINT', onSignal);
@@ -55,7 +54,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       // Backstop in case shutdown itself hangs (e.g. Redis unreachable).
       setTimeout(() => process.exit(1), (config.shutdownGraceSeconds + 10) * 1000).unref();
       worker.close().then(resolve, (error: unknown) => {
-        process.stderr.write(`anneal worker: shutdown failed: ${String(error)}\n`);
+        writeErr(`anneal worker: shutdown failed: ${String(error)}\n`);
         process.exit(1);
       });
     };

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { WorkerRecord } from '@anneal/protocol';
 import { ageOf, formatAge, printJson, table, withApi } from '../ops/output.ts';
+import { writeOut } from '../ops/terminal-text.ts';
 
 const HEADER = ['ID', 'POOL', 'STATUS', 'SLOTS', 'RUNS', 'HEARTBEAT', 'UP', 'VERSION'];
 
@@ -39,7 +40,7 @@ export function register(program: Command): void {
         const shown = body.workers.filter((w) => !options.pool || w.pool === options.pool);
         if (options.json) return printJson({ workers: shown });
         const now = new Date();
-        process.stdout.write(`${table([HEADER, ...shown.map((w) => workerRow(w, now))])}\n`);
+        writeOut(`${table([HEADER, ...shown.map((w) => workerRow(w, now))])}\n`);
       });
     });
 
@@ -74,7 +75,7 @@ export function register(program: Command): void {
           const what = release
             ? 'its runs checkpoint and return to the queue'
             : 'its runs finish first';
-          process.stdout.write(`draining ${body.id} (${held}; ${what})\n`);
+          writeOut(`draining ${body.id} (${held}; ${what})\n`);
         });
       },
     );

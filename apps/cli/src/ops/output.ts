@@ -1,9 +1,12 @@
 // Output helpers of the operator commands (pools, workers, runs watch): aligned tables, ages,
 // and errors as `error: <code>: <detail>` (exit 1; usage errors exit 2 through commander).
 import { ApiError, type ApiClient, clientFromEnv } from '../api/client.ts';
+import { safeJson, terminalSafe, writeErr, writeOut } from './terminal-text.ts';
 
 /** Left-aligned columns separated by two spaces; trailing blanks trimmed. */
-export function table(rows: readonly (readonly string[])[]): string {
+export function table(unsafeRows: readonly (readonly string[])[]): string {
+  // Cells hold server text (names, labels, reasons): escaped before they are measured.
+  const rows = unsafeRows.map((r) => r.map(terminalSafe));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   return rows
     .map((r) =>
@@ -43,9 +46,9 @@ export function formatError(error: unknown): string {
       const line = issue.line === undefined ? '' : ` (line ${issue.line})`;
       lines.push(`  ${issue.path || '(document)'}${line}: ${issue.message}`);
     }
-    return lines.join('\n');
+    return lines.map(terminalSafe).join('\n');
   }
-  return `error: ${(error as Error).message}`;
+  return terminalSafe(`error: ${(error as Error).message}`);
 }
 
 /** Runs a REST command against ANNEAL_URL / ANNEAL_TOKEN; any error is printed, exit code 1. */
@@ -53,11 +56,11 @@ export async function withApi(action: (client: ApiClient) => Promise<void>): Pro
   try {
     await action(clientFromEnv(process.env));
   } catch (error) {
-    process.stderr.write(`${formatError(error)}\n`);
+    writeErr(`${formatError(error)}\n`);
     process.exitCode = 1;
   }
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  writeOut(`${safeJson(value, 2)}\n`);
 }

@@ -29,6 +29,27 @@ describe('watch rendering', () => {
     expect(progressBar(20, 10, 4)).toBe('[████]');
   });
 
+  it('escapes server text in state lines, checkpoint paths, notices and the summary, on a terminal too', () => {
+    const hostile = '\u001b]0;title\u0007\u001b[2J\u202e';
+    for (const tty of [false, true]) {
+      const { out, text } = sink(tty);
+      const err = sink(false);
+      const r = new WatchRenderer({ runId: 'run_1', kind: 'sft', state: 'queued' }, out);
+      r.stateChange('queued', 'paused', hostile);
+      r.stateChange('paused', 'cancelled', hostile, `ops${hostile}`);
+      r.checkpoint(3, `/a${hostile}`);
+      r.notice(`anneal: notice [x]: ${hostile}`, err.out);
+      r.finish(`run run_1 cancelled (${hostile})`);
+      const printed = text() + err.text();
+      // The renderer's own status-line codes (CR, erase line) only on a terminal; nothing else.
+      const withoutOwn = printed.replaceAll('\r\u001b[2K', '');
+      // eslint-disable-next-line no-control-regex
+      expect(withoutOwn.replaceAll('\n', '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+      expect(printed).toContain('paused -> cancelled by ops\\x1b]0;title');
+      expect(printed).toContain('notice [x]: \\x1b]0;title\\x07\\x1b[2J\\u202e');
+    }
+  });
+
   it('prints plain lines without control codes when not a terminal', () => {
     const { out, text } = sink(false);
     const r = new WatchRenderer(

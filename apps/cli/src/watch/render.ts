@@ -3,6 +3,7 @@
 // Without a terminal the same rows and lines are printed plainly, with no control codes.
 import type { RunKind, RunState, WireStepMetrics } from '@anneal/protocol';
 import { formatAge } from '../ops/output.ts';
+import { terminalSafe } from '../ops/terminal-text.ts';
 
 /** Step-record metrics shown by default per run kind (apps/worker/src/executors/metrics.ts). */
 export const DEFAULT_COLUMNS: Readonly<Record<RunKind, readonly string[]>> = {
@@ -107,9 +108,11 @@ export class WatchRenderer {
     this.line(this.row(cells));
   }
 
-  stateChange(from: RunState | null, to: RunState, reason: string): void {
+  /** `principal`: who asked (a cancel), shown apart from the reason, which is their own text. */
+  stateChange(from: RunState | null, to: RunState, reason: string, principal?: string): void {
     this.state = to;
-    this.line(`state: ${from ?? '-'} -> ${to} (${reason})`);
+    const by = principal === undefined ? '' : ` by ${principal}`;
+    this.line(`state: ${from ?? '-'} -> ${to}${by} (${reason})`);
     // The watch goes on through a pause: say what ends it.
     if (to === 'paused') {
       this.line(
@@ -125,14 +128,14 @@ export class WatchRenderer {
   /** A message about the connection (drops, reconnects): on stderr in plain mode. */
   notice(text: string, err: Output): void {
     if (this.tty) this.line(text);
-    else err.write(`${text}\n`);
+    else err.write(`${terminalSafe(text)}\n`);
   }
 
   /** Removes the status line (before exit), leaving a final summary line. */
   finish(summary: string): void {
     if (this.statusShown) this.out.write(CLEAR_LINE);
     this.statusShown = false;
-    this.out.write(`${summary}\n`);
+    this.out.write(`${terminalSafe(summary)}\n`);
   }
 
   /** The progress line: bar, steps, state, elapsed time between steps and an estimate. */
@@ -167,7 +170,10 @@ export class WatchRenderer {
       .trimEnd();
   }
 
-  private line(text: string): void {
+  /** Every line printed: reasons, paths and notices are the server's text, escaped here (the
+   * status line's own control codes are added after). */
+  private line(unsafe: string): void {
+    const text = terminalSafe(unsafe);
     if (!this.tty) {
       this.out.write(`${text}\n`);
       return;

@@ -37,8 +37,9 @@ async function show(notice?: string): Promise<void> {
     renderSignIn(main, notice);
     return;
   }
-  const route = parseRoute(window.location.hash);
   try {
+    // Inside the try: a malformed link is an error on the page, not a blank one.
+    const route = parseRoute(window.location.hash);
     switch (route.page) {
       case 'runs':
         breadcrumbs([['Runs', undefined]]);
@@ -69,7 +70,9 @@ async function show(notice?: string): Promise<void> {
         break;
     }
   } catch (error) {
-    if (!controller.signal.aborted) fill(main, errorLine(error));
+    if (controller.signal.aborted) return;
+    breadcrumbs([['Runs', '#/runs']]);
+    fill(main, errorLine(error));
   }
 }
 

@@ -6,10 +6,21 @@ export type Route =
   | { page: 'rollouts'; id: string; query: URLSearchParams }
   | { page: 'items'; id: string; query: URLSearchParams };
 
+/** A part of the link that is not valid percent-encoding (a `%` not followed by two hex digits
+ * of UTF-8): named, so the page can say which link is broken instead of staying blank. */
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new Error(`this link is malformed: '${part}' is not valid percent-encoding`);
+  }
+}
+
+/** Throws (a message naming the broken part) for a malformed link. */
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?', 2);
   const query = new URLSearchParams(search);
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = path.split('/').filter(Boolean).map(decodePart);
   if (parts[0] === 'runs' && parts[1] !== undefined) {
     if (parts[2] === 'rollouts') return { page: 'rollouts', id: parts[1], query };
     if (parts[2] === 'items') return { page: 'items', id: parts[1], query };

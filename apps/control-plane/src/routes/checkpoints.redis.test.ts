@@ -155,10 +155,14 @@ describe('GET /v1/runs/{id}/checkpoints/{step}/export', () => {
       code: 'ANNEAL_ERR_CHECKPOINT_NOT_FOUND',
     });
     // Step 4's export was never written under this plane's artifact root.
-    expect(await problem(4)).toMatchObject({
+    const missing = await problem(4);
+    expect(missing).toMatchObject({
       status: 409,
       code: 'ANNEAL_ERR_EXPORT_UNAVAILABLE',
       detail: expect.stringContaining('ANNEAL_ARTIFACT_DIR'),
     });
+    // Said to a viewer: never where the server keeps its files.
+    expect(missing.detail).not.toContain(plane.artifactDir);
+    expect(missing.detail).not.toMatch(/(^|[\s(])\/\w/);
   });
 });

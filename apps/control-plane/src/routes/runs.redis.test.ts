@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { appendStep, heartbeatWorker, startRun } from '@anneal/store';
+import { appendStep, finishRun, heartbeatWorker, readEvents, startRun } from '@anneal/store';
 import { TOKENS, type TestPlane, auth, submit, testPlane } from '../../test/helpers.ts';
 
 let plane: TestPlane;
@@ -53,6 +53,61 @@ describe('GET /v1/runs/{id}', () => {
     expect(malformed.json()).toMatchObject({
       code: 'ANNEAL_ERR_VALIDATION',
       errors: [{ path: '/params/id' }],
+    });
+  });
+});
+
+describe('POST /v1/runs/{id}/cancel: who cancelled', () => {
+  const cancel = (id: string, body: object) =>
+    plane.app.inject({
+      method: 'POST',
+      url: `/v1/runs/${id}/cancel`,
+      headers: { ...auth(TOKENS.acmeSubmitter), 'content-type': 'application/json' },
+      payload: body,
+    });
+  const lastTransition = async (id: string) =>
+    (await get(`/v1/runs/${id}`))
+      .json<{ transitions: Record<string, unknown>[] }>()
+      .transitions.at(-1);
+  // What a submitter might write to pass their cancel off as someone else's.
+  const IMPERSONATION = 'cancelled by ops-oncall (operator)';
+
+  it('a waiting run: the reason is the caller’s text as written, the principal recorded apart', async () => {
+    const id = (await submit(plane.app, 'kind: sft')).json().id;
+    expect((await cancel(id, { reason: IMPERSONATION })).statusCode).toBe(200);
+    expect(await lastTransition(id)).toMatchObject({
+      to: 'cancelled',
+      reason: IMPERSONATION,
+      principal: 'acme-submitter',
+    });
+    const events = await readEvents(plane.store, id);
+    expect(events.at(-1)?.event).toMatchObject({ type: 'run:state', principal: 'acme-submitter' });
+
+    const plain = (await submit(plane.app, 'kind: sft')).json().id;
+    await cancel(plain, {});
+    expect(await lastTransition(plain)).toMatchObject({
+      reason: 'cancel requested',
+      principal: 'acme-submitter',
+    });
+  });
+
+  it('a running run: the worker’s cancelled transition carries who asked and their text', async () => {
+    const id = (await submit(plane.app, 'kind: sft')).json().id;
+    await startRun(plane.store, id, 'w1');
+    expect((await cancel(id, { reason: IMPERSONATION })).statusCode).toBe(202);
+    // As the worker ends it at its next step boundary (outcome.ts).
+    await finishRun(
+      plane.store,
+      id,
+      { state: 'cancelled', reason: 'cancelled: cancel requested' },
+      'w1',
+    );
+    expect(await lastTransition(id)).toMatchObject({
+      from: 'running',
+      to: 'cancelled',
+      reason: IMPERSONATION,
+      principal: 'acme-submitter',
+      workerId: 'w1',
     });
   });
 });

@@ -138,8 +138,12 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const reason = request.body.reason ?? `cancelled by ${principal.name}`;
-      const result = await cancelRun(ctx, principal.tenant, request.params.id, reason);
+      // The caller's text is the reason, as written; who asked is recorded beside it
+      // (Transition.principal), so a reason cannot claim to be someone else's cancel.
+      const result = await cancelRun(ctx, principal.tenant, request.params.id, {
+        principal: principal.name,
+        reason: request.body.reason ?? 'cancel requested',
+      });
       return reply.code(result.immediate ? 200 : 202).send(result.run);
     },
   );

@@ -22,8 +22,9 @@ export async function cancelRun(
   ctx: AppContext,
   tenant: string,
   runId: string,
-  reason: string,
+  asked: { principal: string; reason: string },
 ): Promise<CancelResult> {
+  const { reason } = asked;
   const run = await getRun(ctx.store, runId, { tenant });
   if (!run) throw runNotFound(runId);
   // Already cancelled: the same shape as the first cancel's answer (transitions included).
@@ -32,7 +33,7 @@ export async function cancelRun(
     throw new AnnealError('ANNEAL_ERR_RUN_FINISHED', `run ${runId} already ${run.state}`);
   }
   if (run.state === 'queued' || run.state === 'retrying' || run.state === 'paused') {
-    await markCancelRequested(ctx.store, runId);
+    await markCancelRequested(ctx.store, runId, asked);
     const result = await transitionRun(ctx.store, runId, {
       to: 'cancelled',
       from: ['queued', 'retrying', 'paused'],
@@ -45,7 +46,7 @@ export async function cancelRun(
     }
   }
   // Running (or it started while we tried): the owning worker stops it at a step boundary.
-  await requestCancel(ctx.store, runId, reason);
+  await requestCancel(ctx.store, runId, reason, asked.principal);
   return { run: await mustGet(ctx, tenant, runId), immediate: false };
 }
 

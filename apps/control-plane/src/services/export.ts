@@ -77,9 +77,11 @@ async function filesOf(dir: string, what: string): Promise<TarEntry[]> {
   try {
     names = (await readdir(dir)).sort();
   } catch {
+    // The detail reaches any viewer of the tenant: it says what is wrong, never where the
+    // server keeps its files (docs/security.md).
     throw new AnnealError(
       'ANNEAL_ERR_EXPORT_UNAVAILABLE',
-      `${what}: its files are not under this control plane's ANNEAL_ARTIFACT_DIR (${dir})`,
+      `${what}: its files are not under this control plane's ANNEAL_ARTIFACT_DIR`,
     );
   }
   const entries: TarEntry[] = [];
@@ -101,11 +103,14 @@ async function embeddedWeights(
 ): Promise<Weights> {
   const dir = embeddedExportDir(ctx.artifactDir, trainer, samplerPath);
   if (dir === null) {
-    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: sampler path ${samplerPath}`);
+    throw new AnnealError(
+      'ANNEAL_ERR_EXPORT_UNAVAILABLE',
+      `${what}: its sampler export is not one this control plane can read`,
+    );
   }
   const entries = await filesOf(dir, what);
   if (!entries.some((f) => f.name === 'model.onnx')) {
-    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: no model.onnx in ${dir}`);
+    throw new AnnealError('ANNEAL_ERR_EXPORT_UNAVAILABLE', `${what}: its export has no model.onnx`);
   }
   return { format: 'onnx', entries, cleanup: async () => undefined };
 }

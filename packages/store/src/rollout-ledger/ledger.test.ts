@@ -5,7 +5,8 @@ import { gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import { LedgerStepIndex, RolloutRecord, rolloutId } from '@anneal/protocol';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type * as FsPromises from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   REST_FILE,
   SAMPLE_FILE,
@@ -22,6 +23,25 @@ import {
   writeLedgerStep,
   type LedgerStepInput,
 } from './index.ts';
+
+// A disk that fills while a step is written: the named file gets half its bytes, then the write
+// fails as the kernel's would (ENOSPC). Every other write goes to the real fs.
+const disk = vi.hoisted(() => ({ fullAt: null as string | null }));
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof FsPromises>();
+  const writeFile: typeof fs.writeFile = async (file, data, options) => {
+    if (disk.fullAt !== null && String(file).endsWith(disk.fullAt) && Buffer.isBuffer(data)) {
+      await fs.writeFile(file, data.subarray(0, data.length >> 1), options);
+      throw Object.assign(new Error(`ENOSPC: no space left on device, write`), {
+        code: 'ENOSPC',
+        errno: -28,
+        syscall: 'write',
+      });
+    }
+    return fs.writeFile(file, data, options);
+  };
+  return { ...fs, writeFile, default: { ...fs, writeFile } };
+});
 
 function record(step: number, group: number, index: number, reference = false): RolloutRecord {
   const role = reference ? 'reference' : 'policy';
@@ -84,6 +104,7 @@ beforeEach(async () => {
   runDir = await mkdtemp(path.join(tmpdir(), 'anneal-ledger-'));
 });
 afterEach(async () => {
+  disk.fullAt = null;
   await rm(runDir, { recursive: true, force: true });
 });
 
@@ -206,5 +227,21 @@ describe('rollout ledger files', () => {
     });
     expect(result).toEqual({ promoted: [3], removed: ['step-000003'] });
     expect((await readLedgerIndex(runDir, 3))!.generation).toBe(1);
+  });
+
+  it('a full disk while writing a step leaves no .tmp copy, and says which step', async () => {
+    disk.fullAt = REST_FILE;
+    const failed = writeLedgerStep(runDir, stepInput(4, 1, 24));
+    await expect(failed).rejects.toMatchObject({
+      code: 'ENOSPC',
+      message: expect.stringMatching(/^rollout ledger: writing step 4 to .*\.tmp: ENOSPC/),
+    });
+    expect(await readdir(ledgerDir(runDir))).toEqual([]);
+    expect(await listLedgerSteps(runDir)).toEqual([]);
+    // Space again: the same step writes and commits whole.
+    disk.fullAt = null;
+    await writeLedgerStep(runDir, stepInput(4, 1, 24));
+    expect(await commitLedgerStep(runDir, 4, { attempt: 1, generation: 0 })).toBe('committed');
+    expect(await listLedgerSteps(runDir)).toEqual([4]);
   });
 });

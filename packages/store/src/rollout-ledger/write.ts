@@ -86,14 +86,30 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
   const target = copyDir(runDir, input.step, input.attempt, input.generation);
   const temp = `${target}.tmp`;
   await rm(temp, { recursive: true, force: true });
-  await mkdir(temp, { recursive: true });
-  await Promise.all([
-    writeFile(path.join(temp, SAMPLE_FILE), Buffer.concat(files[SAMPLE_FILE])),
-    writeFile(path.join(temp, REST_FILE), Buffer.concat(files[REST_FILE])),
-    writeFile(path.join(temp, INDEX_FILE), JSON.stringify(index)),
-  ]);
-  await rm(target, { recursive: true, force: true });
-  await rename(temp, target);
+  try {
+    await mkdir(temp, { recursive: true });
+    // allSettled: every write has finished (or failed) before a failure removes the folder.
+    const writes = await Promise.allSettled([
+      writeFile(path.join(temp, SAMPLE_FILE), Buffer.concat(files[SAMPLE_FILE])),
+      writeFile(path.join(temp, REST_FILE), Buffer.concat(files[REST_FILE])),
+      writeFile(path.join(temp, INDEX_FILE), JSON.stringify(index)),
+    ]);
+    const failed = writes.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+    if (failed) throw failed.reason;
+    await rm(target, { recursive: true, force: true });
+    await rename(temp, target);
+  } catch (error) {
+    // A full disk (ENOSPC) or any other failure leaves no half-written copy behind: the partial
+    // files would hold the space a retry needs and never be read.
+    await rm(temp, { recursive: true, force: true }).catch(() => {});
+    const cause = error as NodeJS.ErrnoException;
+    throw Object.assign(
+      new Error(`rollout ledger: writing step ${input.step} to ${temp}: ${cause.message}`, {
+        cause,
+      }),
+      { code: cause.code },
+    );
+  }
 }
 
 async function committedGeneration(dir: string): Promise<number | null> {

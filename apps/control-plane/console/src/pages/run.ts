@@ -158,7 +158,14 @@ function transitions(run: RunResource): HTMLElement {
       h(
         'thead',
         {},
-        h('tr', {}, h('th', {}, 'at'), h('th', {}, 'from → to'), h('th', {}, 'reason')),
+        h(
+          'tr',
+          {},
+          h('th', {}, 'at'),
+          h('th', {}, 'from → to'),
+          h('th', {}, 'by'),
+          h('th', {}, 'reason'),
+        ),
       ),
       h(
         'tbody',
@@ -169,6 +176,9 @@ function transitions(run: RunResource): HTMLElement {
             {},
             h('td', {}, when(t.at)),
             h('td', {}, t.from ?? '∅', ' → ', stateBadge(t.to)),
+            // Who asked (the token's principal, recorded by the control plane), apart from the
+            // reason, which is the caller's own text.
+            h('td', { class: 'principal' }, t.principal ?? t.by ?? ''),
             h('td', {}, t.reason),
           ),
         ),
@@ -180,7 +190,7 @@ function transitions(run: RunResource): HTMLElement {
 function describe(event: RunEvent): string {
   switch (event.type) {
     case 'run:state':
-      return `${event.from ?? '∅'} → ${event.to}: ${event.reason}`;
+      return `${event.from ?? '∅'} → ${event.to}${event.principal ? ` by ${event.principal}` : ''}: ${event.reason}`;
     case 'step:committed': {
       const shown = Object.entries(event.metrics)
         .slice(0, 4)
