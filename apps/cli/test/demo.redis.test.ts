@@ -54,6 +54,7 @@ it('runs the quick demo through the API and reports measured numbers', async () 
   const reportPath = path.join(dir, 'report.json');
   let output = '';
   let grpo: GrpoCheck | undefined;
+  let control: { runId: string; steps: StepRecord[] } | undefined;
   const result = await runDemo({
     seed: 1,
     stepsScale: 1,
@@ -65,6 +66,8 @@ it('runs the quick demo through the API and reports measured numbers', async () 
     // While the GRPO run's stack is still up (its series stay exported for the grace period).
     onRunSucceeded: async (phase, run, session) => {
       if (phase === 'grpo') grpo = await checkGrpo(session, run.id);
+      if (phase === 'control')
+        control = { runId: run.id, steps: await readSteps(session.client, run.id) };
     },
   });
 
@@ -92,7 +95,7 @@ it('runs the quick demo through the API and reports measured numbers', async () 
     report.grpo.rewardLast5Mean,
     report.grpo.klMax,
     report.grpo.gradNormMedian,
-    ...(['before', 'after'] as const).flatMap((k) => [
+    ...(['before', 'control', 'after'] as const).flatMap((k) => [
       report.eval[k].accuracy,
       report.eval[k].meanToolCalls,
       report.eval[k].meanToolCallsToolFree,
@@ -104,7 +107,35 @@ it('runs the quick demo through the API and reports measured numbers', async () 
   expect(report.eval.curve?.map((p) => p.budget)).toEqual(QUICK_SIZES.eval.budgets);
   expect(report.eval.chart).toBe('eval-curve.svg');
   const chart = await readFile(path.join(path.dirname(reportPath), report.eval.chart!), 'utf8');
-  expect(chart.match(/class="curve"/g)).toHaveLength(2);
+  expect(chart.match(/class="curve"/g)).toHaveLength(3); // SFT, control, GRPO
+  // The control arm: SFT continued from the SFT checkpoint for as many steps as GRPO took.
+  expect(control?.runId).toBe(report.runs.control);
+  expect(control?.steps.length).toBe(QUICK_SIZES.grpo.steps);
+  // Each recipe dimension of the three checkpoints, paired on the same questions, with p-values.
+  const comparison = report.eval.comparison!;
+  expect(comparison.budget).toBe(QUICK_SIZES.eval.maxToolCalls);
+  expect(comparison.questions).toBe(report.eval.examples);
+  expect(comparison.dimensions.map((d) => [d.name, d.test])).toEqual([
+    ['accuracy', 'mcnemar-exact'],
+    ['toolCalls', 'wilcoxon-signed-rank-exact'],
+    ['toolCallsToolFree', 'wilcoxon-signed-rank-exact'],
+    ['failedCalls', 'wilcoxon-signed-rank-exact'],
+    ['length', 'wilcoxon-signed-rank-exact'],
+    ['preference', 'wilcoxon-signed-rank-exact'],
+  ]);
+  const accuracy = comparison.dimensions[0]!;
+  expect(accuracy.sft).toBeCloseTo(report.eval.before.accuracy!, 12);
+  expect(accuracy.control).toBeCloseTo(report.eval.control.accuracy!, 12);
+  expect(accuracy.grpo).toBeCloseTo(report.eval.after.accuracy!, 12);
+  for (const d of comparison.dimensions) {
+    if (d.questions === 0) continue; // e.g. no tool-free question among the quick eval's few
+    for (const v of [d.sft, d.control, d.grpo]) expect(isFinite(v), `${d.name} mean`).toBe(true);
+    for (const p of [d.pGrpoVsControl, d.pGrpoVsSft]) {
+      expect(isFinite(p) && p >= 0 && p <= 1, `${d.name} p ${String(p)}`).toBe(true);
+    }
+  }
+  // The eval scored every answer with the demo's reward model: preference is measured.
+  expect(comparison.dimensions[5]!.questions).toBe(report.eval.examples);
   expect(report.rm.heldOutPairAccuracy).toBeGreaterThanOrEqual(0);
   expect(report.rm.heldOutPairAccuracy).toBeLessThanOrEqual(1);
 

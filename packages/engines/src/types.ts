@@ -116,6 +116,12 @@ export interface CreateModelOptions {
   head?: 'lm' | 'value';
 }
 
+/** What `TrainerModel.loadWeights` restores besides the weights. */
+export interface LoadWeightsOptions {
+  /** Also the checkpoint's optimizer state (a resume); false: a fresh optimizer (a fork). */
+  optimizer: boolean;
+}
+
 /** A model being trained (a Tinker `model_id`). */
 export interface TrainerModel {
   readonly id: string;
@@ -128,8 +134,14 @@ export interface TrainerModel {
   optimStep(params: AdamParams): Promise<OptimStepResult>;
   /** Full training state (weights + optimizer) under `name`; returns its path. */
   saveWeights(name: string): Promise<string>;
-  /** Restore a `saveWeights` path (right after creation). */
-  loadWeights(path: string): Promise<void>;
+  /**
+   * Restore a `saveWeights` path (right after creation): its weights, and its optimizer state
+   * (Adam moments and step count) only with `optimizer: true` — the tinker SDK's
+   * `load_state_with_optimizer`, for a resume of the run that saved it. `optimizer: false` is
+   * `load_state`: the weights only, the optimizer as created (moments 0, step 0), for a new run
+   * starting from another run's checkpoint (docs/checkpoints.md "Forks").
+   */
+  loadWeights(path: string, options: LoadWeightsOptions): Promise<void>;
   /** Weights for the sampler (ONNX export for embedded, LoRA adapter for vLLM). */
   saveWeightsForSampler(name: string): Promise<SamplerWeights>;
   /** Delete a `saveWeightsForSampler` export the sampler no longer serves; resolves false

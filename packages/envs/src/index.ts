@@ -19,6 +19,7 @@ export type { RolloutEnv } from './rollout/loop.ts';
 export * from './verify/normalize.ts';
 export * from './verify/answer.ts';
 export * from './eval/stats.ts';
+export * from './eval/paired-tests.ts';
 export * from './eval/results.ts';
 export * from './eval/abstain.ts';
 export * from './eval/language-mismatch.ts';

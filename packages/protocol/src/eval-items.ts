@@ -20,6 +20,12 @@ export const EvalItem = Type.Object(
     checkpoint: Type.Integer({ minimum: 0, description: 'Position in the spec `models`.' }),
     budget: Type.Integer({ minimum: 0, description: 'Tool-call budget b of the cell.' }),
     id: Type.String({ description: "The question's id in its dataset." }),
+    needsSearch: Type.Optional(
+      Type.Boolean({
+        description:
+          'Whether the question needs the search tool; false: answerable from the prompt (a tool-free question). Absent in items written before it was recorded.',
+      }),
+    ),
     correct: Type.Boolean(),
     grader: Type.Union([Type.Literal('verifier'), Type.Literal('llm')]),
     answer: Type.Union([Type.String(), Type.Null()], {

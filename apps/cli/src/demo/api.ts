@@ -1,6 +1,6 @@
 // What the demo does through the REST API (docs/api.md): submit a run, follow its events over
 // SSE until it ends, read its step history. Nothing here touches Redis or the worker directly.
-import type { RunEvent, RunResource, StepRecord } from '@anneal/protocol';
+import type { EvalItem, EvalItemPage, RunEvent, RunResource, StepRecord } from '@anneal/protocol';
 import type { ApiClient } from '../api/client.ts';
 import { followEvents } from '../watch/stream.ts';
 import type { RunSpecJson } from './specs.ts';
@@ -49,6 +49,22 @@ export async function readSteps(client: ApiClient, id: string): Promise<StepReco
     if (body.steps.length < 10_000 || last === undefined) return steps;
     fromStep = last.step + 1;
   }
+}
+
+/** Every answer of an eval run (GET /v1/runs/{id}/items, all pages). */
+export async function readItems(client: ApiClient, id: string): Promise<EvalItem[]> {
+  const items: EvalItem[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+    const { body } = await client.request<EvalItemPage>(
+      'GET',
+      `/v1/runs/${encodeURIComponent(id)}/items?limit=200${query}`,
+    );
+    items.push(...body.items);
+    cursor = body.nextCursor;
+  } while (cursor !== null);
+  return items;
 }
 
 export async function cancelRun(client: ApiClient, id: string, reason: string): Promise<void> {

@@ -5,7 +5,7 @@ import cliProgress, { type MultiBar, type SingleBar } from 'cli-progress';
 import type { WireStepMetrics } from '@anneal/protocol';
 import { formatValue } from '../watch/render.ts';
 
-export type Phase = 'sft' | 'rm' | 'grpo' | 'eval';
+export type Phase = 'sft' | 'rm' | 'control' | 'grpo' | 'eval';
 
 export interface DemoDisplay {
   /** A narration line (what happens next, where to look). */
@@ -31,6 +31,10 @@ export const GRPO_COLUMNS: ReadonlyArray<readonly [string, string]> = [
 /** The headline metric of a step per phase, for bars and plain lines. */
 const PHASE_METRICS: Readonly<Record<Phase, ReadonlyArray<readonly [string, string]>>> = {
   sft: [
+    ['loss', 'loss'],
+    ['grad', 'grad_norm'],
+  ],
+  control: [
     ['loss', 'loss'],
     ['grad', 'grad_norm'],
   ],

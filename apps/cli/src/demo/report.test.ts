@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { StepRecord } from '@anneal/protocol';
+import type { EvalItem, StepRecord } from '@anneal/protocol';
+import { mcnemarP, signedRankExact } from '@anneal/envs';
 import { buildReport, checkTargets, lastValue, median, series } from './report.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -8,7 +9,46 @@ const step = (n: number, metrics: Record<string, number | null>): StepRecord => 
   metrics,
   at,
 });
-const runs = { sft: 'run_a', rm: 'run_b', grpo: 'run_c', eval: 'run_d' };
+const runs = { sft: 'run_a', rm: 'run_b', control: 'run_e', grpo: 'run_c', eval: 'run_d' };
+
+/** An eval answer of checkpoint `checkpoint` (0 SFT, 1 control, 2 GRPO) to question `q`. */
+const item = (
+  checkpoint: number,
+  q: number,
+  correct: boolean,
+  toolCalls: number,
+  extra: Partial<EvalItem> = {},
+): EvalItem => ({
+  step: checkpoint + 1,
+  checkpoint,
+  budget: 5,
+  id: `q${q}`,
+  needsSearch: q % 2 === 0,
+  correct,
+  grader: 'verifier',
+  answer: 'a',
+  abstained: false,
+  languageMismatch: false,
+  toolCalls,
+  searchCalls: toolCalls,
+  brokenCalls: 0,
+  finish: 'answer',
+  promptTokens: 10,
+  completionTokens: 20 + toolCalls,
+  attempt: 1,
+  ...extra,
+});
+
+/** 40 questions: SFT and the control right on q < 10, GRPO on q < 30; on the tool-free
+ * (odd) questions SFT and the control call the tool twice, GRPO never. */
+const items: EvalItem[] = Array.from({ length: 40 }, (_, q) => {
+  const calls = q % 2 === 1 ? 2 : 1;
+  return [
+    item(0, q, q < 10, calls, { reward: 0 }),
+    item(1, q, q < 10, calls, { reward: 0.1 * (q % 3) }),
+    item(2, q, q < 30, q % 2 === 1 ? 0 : 1, { reward: 0.5 }),
+  ];
+}).flat();
 
 describe('report helpers', () => {
   it('series drops missing, null and non-finite values, keeping step order', () => {
@@ -58,6 +98,12 @@ describe('buildReport', () => {
         examples: 300,
       }),
       step(2, {
+        accuracy: 0.5,
+        tool_calls_per_rollout: 0.9,
+        'tool_calls_per_rollout/tool_free': 0.2,
+        examples: 300,
+      }),
+      step(3, {
         accuracy: 0.55,
         tool_calls_per_rollout: 0.8,
         'tool_calls_per_rollout/tool_free': 0.05,
@@ -83,6 +129,7 @@ describe('buildReport', () => {
       },
       eval: {
         before: { accuracy: 0.4, meanToolCalls: 1, meanToolCallsToolFree: 0.3 },
+        control: { accuracy: 0.5, meanToolCalls: 0.9, meanToolCallsToolFree: 0.2 },
         after: { accuracy: 0.55, meanToolCalls: 0.8, meanToolCallsToolFree: 0.05 },
         examples: 300,
       },
@@ -98,6 +145,8 @@ describe('buildReport', () => {
       ['RM held-out pair accuracy >= 0.8', true],
       ['eval accuracy after >= before + 0.10', true],
       ['fewer tool calls on tool-free questions', true],
+      ['GRPO accuracy > control (McNemar p < 0.05)', false], // no answers read: not measured
+      ['GRPO tool calls on tool-free questions < control (signed-rank p < 0.05)', false],
       ['KL recorded every step, finite, < 1e-2', true],
     ]);
     const missingKl = [...grpo.slice(0, 3), step(4, { 'reward/all': 1 })];
@@ -113,8 +162,79 @@ describe('buildReport', () => {
     ).toEqual([
       'whole demo <= 10 min',
       'eval accuracy after >= before + 0.10',
+      'GRPO accuracy > control (McNemar p < 0.05)',
+      'GRPO tool calls on tool-free questions < control (signed-rank p < 0.05)',
       'KL recorded every step, finite, < 1e-2',
     ]);
+  });
+
+  it('states each recipe dimension for SFT, control and GRPO with paired p-values', () => {
+    const r = buildReport({
+      wallSeconds: 1,
+      runs,
+      sft: [],
+      rm: [],
+      grpo: [],
+      eval: [],
+      evalItems: items,
+      evalBudget: 5,
+    });
+    const c = r.eval.comparison!;
+    expect(c).toMatchObject({ budget: 5, questions: 40 });
+    const dim = (name: string) => c.dimensions.find((d) => d.name === name)!;
+    expect(c.dimensions.map((d) => d.name)).toEqual([
+      'accuracy',
+      'toolCalls',
+      'toolCallsToolFree',
+      'failedCalls',
+      'length',
+      'preference',
+    ]);
+    // 20 questions only GRPO got right, none the other way: exact McNemar 2·0.5^20.
+    expect(dim('accuracy')).toMatchObject({
+      test: 'mcnemar-exact',
+      questions: 40,
+      sft: 0.25,
+      control: 0.25,
+      grpo: 0.75,
+    });
+    expect(dim('accuracy').pGrpoVsControl).toBeCloseTo(mcnemarP(0, 20), 15);
+    expect(dim('accuracy').pGrpoVsControl).toBeLessThan(0.05);
+    // Tool-free questions only (the 20 odd ones): 2 calls -> 0 on each.
+    expect(dim('toolCallsToolFree')).toMatchObject({
+      test: 'wilcoxon-signed-rank-exact',
+      questions: 20,
+      control: 2,
+      grpo: 0,
+    });
+    const toolFree = signedRankExact(new Array(20).fill(2), new Array(20).fill(0)).p;
+    expect(dim('toolCallsToolFree').pGrpoVsControl).toBeCloseTo(toolFree, 15);
+    expect(dim('failedCalls')).toMatchObject({ sft: 0, grpo: 0, pGrpoVsControl: 1 });
+    expect(dim('preference').grpo).toBe(0.5);
+    for (const d of c.dimensions) {
+      for (const p of [d.pGrpoVsControl, d.pGrpoVsSft]) {
+        expect(p).not.toBeNull();
+        expect(p!).toBeGreaterThanOrEqual(0);
+        expect(p!).toBeLessThanOrEqual(1);
+      }
+    }
+    const targets = checkTargets(r, []);
+    expect(targets.find((t) => t.name.startsWith('GRPO accuracy'))).toMatchObject({ met: true });
+    expect(targets.find((t) => t.name.startsWith('GRPO tool calls'))).toMatchObject({ met: true });
+    // Without reward scores the preference dimension is not measured: null, never made up.
+    const unscored = buildReport({
+      wallSeconds: 1,
+      runs,
+      sft: [],
+      rm: [],
+      grpo: [],
+      eval: [],
+      evalItems: items.map(({ reward: _r, ...rest }) => rest),
+      evalBudget: 5,
+    });
+    expect(unscored.eval.comparison!.dimensions.find((d) => d.name === 'preference')).toMatchObject(
+      { questions: 0, grpo: null, pGrpoVsControl: null },
+    );
   });
 
   it('reports null, not a made-up number, when a metric was never recorded', () => {
@@ -140,15 +260,23 @@ describe('buildReport', () => {
       sft: [],
       rm: [],
       grpo: [],
-      eval: [cell(1, 0, 0, 0.1), cell(2, 0, 5, 0.3), cell(3, 1, 0, 0.2), cell(4, 1, 5, 0.6)],
+      eval: [
+        cell(1, 0, 0, 0.1),
+        cell(2, 0, 5, 0.3),
+        cell(3, 1, 0, 0.15),
+        cell(4, 1, 5, 0.4),
+        cell(5, 2, 0, 0.2),
+        cell(6, 2, 5, 0.6),
+      ],
       evalBudget: 5,
     });
     expect(sweep.eval.before).toMatchObject({ accuracy: 0.3, meanToolCalls: 2.5 });
+    expect(sweep.eval.control).toMatchObject({ accuracy: 0.4 });
     expect(sweep.eval.after).toMatchObject({ accuracy: 0.6 });
     expect(sweep.eval.examples).toBe(8);
     expect(sweep.eval.curve).toEqual([
-      { budget: 0, before: 0.1, after: 0.2 },
-      { budget: 5, before: 0.3, after: 0.6 },
+      { budget: 0, before: 0.1, control: 0.15, after: 0.2 },
+      { budget: 5, before: 0.3, control: 0.4, after: 0.6 },
     ]);
   });
 

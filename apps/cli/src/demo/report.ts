@@ -1,8 +1,9 @@
 // `.anneal/demo/report.json`: every number comes from the runs' stored step records
 // (GET /v1/runs/{id}/metrics); nothing is computed from the terminal output or estimated.
 // Metric names: apps/worker/src/executors/metrics.ts.
-import type { GuardrailAction, GuardrailState, StepRecord } from '@anneal/protocol';
+import type { EvalItem, GuardrailAction, GuardrailState, StepRecord } from '@anneal/protocol';
 import { STEP_METRICS, recordKey } from '@anneal/telemetry';
+import { ARMS, type Comparison, compareArms } from './comparison.ts';
 
 export interface EvalNumbers {
   /** Share of eval questions answered correctly (search QA and tool-free together). */
@@ -31,25 +32,37 @@ export interface DemoReport {
     gradNormMedian: number | null;
   };
   eval: {
+    /** The SFT checkpoint (eval checkpoint 0). */
     before: EvalNumbers;
+    /** The same-compute control: SFT continued for GRPO's steps (eval checkpoint 1). */
+    control: EvalNumbers;
+    /** The GRPO checkpoint (eval checkpoint 2). */
     after: EvalNumbers;
     examples: number | null;
+    /** The recipe dimensions of the three checkpoints at the headline budget with paired
+     * tests (comparison.ts); absent when the eval's answers were not read. */
+    comparison?: Comparison;
     /** The tool-efficiency curves (docs/recipe.md §8.2), when the eval swept budgets. */
-    curve?: { budget: number; before: number | null; after: number | null }[];
+    curve?: {
+      budget: number;
+      before: number | null;
+      control: number | null;
+      after: number | null;
+    }[];
     /** The results chart (GET /v1/runs/{id}/results/curve.svg), saved beside the report. */
     chart?: string;
   };
   /** The demo's training runs run with the default guardrails on (docs/guardrails.md "Defaults"). */
   guardrails: GuardrailSummary;
-  runs: { sft: string; rm: string; grpo: string; eval: string };
+  runs: { sft: string; rm: string; control: string; grpo: string; eval: string };
 }
 
-type TrainingPhase = 'sft' | 'rm' | 'grpo';
+type TrainingPhase = 'sft' | 'rm' | 'control' | 'grpo';
 
 export interface GuardrailSummary {
-  /** Whether any guardrail rule fired on the SFT, RM or GRPO run. */
+  /** Whether any guardrail rule fired on the SFT, RM, control or GRPO run. */
   fired: boolean;
-  /** Rollbacks over the three runs. */
+  /** Rollbacks over the training runs. */
   rollbacks: number;
   firings: { run: TrainingPhase; step: number; rule: string; action: GuardrailAction }[];
 }
@@ -60,9 +73,11 @@ export interface DemoRecords {
   sft: readonly StepRecord[];
   rm: readonly StepRecord[];
   grpo: readonly StepRecord[];
-  /** Checkpoint 0 is the SFT one, 1 the GRPO one: one step per checkpoint × budget (keys
-   * `eval/checkpoint`, `eval/budget`), or, from a single-budget eval, steps 1 and 2. */
+  /** Checkpoint 0 is the SFT one, 1 the control, 2 the GRPO one: one step per checkpoint ×
+   * budget (keys `eval/checkpoint`, `eval/budget`), or, from a single-budget eval, steps 1–3. */
   eval: readonly StepRecord[];
+  /** The eval's answers (GET /v1/runs/{id}/items): the paired comparison's input. */
+  evalItems?: readonly EvalItem[];
   /** rollout.maxPolicyLag of the GRPO run (default 0). */
   maxPolicyLag?: number;
   /** The budget the before/after numbers are read at (default: the largest evaluated). */
@@ -131,11 +146,16 @@ function evalCurve(records: readonly StepRecord[]): DemoReport['eval']['curve'] 
     const v = evalStep(records, index, budget)?.metrics['accuracy'];
     return finite(v) ? v : null;
   };
-  return budgets.map((budget) => ({ budget, before: at(0, budget), after: at(1, budget) }));
+  return budgets.map((budget) => ({
+    budget,
+    before: at(ARMS.sft, budget),
+    control: at(ARMS.control, budget),
+    after: at(ARMS.grpo, budget),
+  }));
 }
 
 export function guardrailSummary(states: DemoRecords['guardrails'] = {}): GuardrailSummary {
-  const phases: TrainingPhase[] = ['sft', 'rm', 'grpo'];
+  const phases: TrainingPhase[] = ['sft', 'rm', 'control', 'grpo'];
   const firings = phases.flatMap((run) =>
     (states[run]?.firings ?? []).map((f) => ({
       run,
@@ -171,9 +191,11 @@ export function buildReport(records: DemoRecords): DemoReport {
       gradNormMedian: median(series(records.grpo, 'grad_norm')),
     },
     eval: {
-      before: evalNumbers(byIndex(0)),
-      after: evalNumbers(byIndex(1)),
+      before: evalNumbers(byIndex(ARMS.sft)),
+      control: evalNumbers(byIndex(ARMS.control)),
+      after: evalNumbers(byIndex(ARMS.grpo)),
       examples: finite(examples) ? examples : null,
+      ...(records.evalItems && { comparison: compareArms(records.evalItems, budget) }),
       ...(curve && { curve }),
     },
     guardrails: guardrailSummary(records.guardrails),
@@ -220,8 +242,28 @@ export function checkTargets(report: DemoReport, grpo: readonly StepRecord[]): T
         after.meanToolCallsToolFree < before.meanToolCallsToolFree,
       detail: `${fmt(before.meanToolCallsToolFree)} -> ${fmt(after.meanToolCallsToolFree)}`,
     },
+    beatsControl(report, 'accuracy'),
+    beatsControl(report, 'toolCallsToolFree'),
     klTarget(report, klEveryStep && grpo.length > 0),
   ];
+}
+
+/** GRPO against the same-compute control on a recipe dimension: better, with p < 0.05. */
+function beatsControl(report: DemoReport, name: 'accuracy' | 'toolCallsToolFree'): TargetCheck {
+  const d = report.eval.comparison?.dimensions.find((x) => x.name === name);
+  const label =
+    name === 'accuracy'
+      ? 'GRPO accuracy > control (McNemar p < 0.05)'
+      : 'GRPO tool calls on tool-free questions < control (signed-rank p < 0.05)';
+  if (!d || d.grpo === null || d.control === null || d.pGrpoVsControl === null) {
+    return { name: label, met: false, detail: 'not measured' };
+  }
+  const better = d.better === 'higher' ? d.grpo > d.control : d.grpo < d.control;
+  return {
+    name: label,
+    met: better && d.pGrpoVsControl < 0.05,
+    detail: `control ${fmt(d.control)} -> GRPO ${fmt(d.grpo)}, p = ${d.pGrpoVsControl.toPrecision(2)}`,
+  };
 }
 
 const sci = (v: number | null) => (v === null ? 'n/a' : v.toExponential(2));

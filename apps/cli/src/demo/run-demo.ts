@@ -1,12 +1,13 @@
 // `anneal demo`: the whole recipe through the REST API on a local stack — SFT -> reward model ->
-// GRPO from the SFT checkpoint, scored by that reward model -> eval of the SFT and GRPO
-// checkpoints — with live progress, a summary and `.anneal/demo/report.json`.
+// GRPO from the SFT checkpoint, scored by that reward model, beside a same-compute control (SFT
+// continued as many steps from the same checkpoint) -> eval of the SFT, control and GRPO
+// checkpoints with paired tests — with live progress, a summary and `.anneal/demo/report.json`.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunEvent, RunResource } from '@anneal/protocol';
 import { ApiClient } from '../api/client.ts';
-import { cancelRun, followRun, readChart, readSteps, submitRun } from './api.ts';
+import { cancelRun, followRun, readChart, readItems, readSteps, submitRun } from './api.ts';
 import type { DemoDisplay, Phase } from './display.ts';
 import { type DemoRedis, ensureRedis } from './redis.ts';
 import { type DemoReport, type TargetCheck, buildReport, checkTargets } from './report.ts';
@@ -14,6 +15,7 @@ import {
   DEMO_REWARD_MODEL,
   type DemoSizes,
   type RunSpecJson,
+  controlSpec,
   demoSizes,
   evalSpec,
   grpoSpec,
@@ -90,6 +92,8 @@ function phaseSummary(phase: Phase, sizes: DemoSizes, steps: number): string {
   switch (phase) {
     case 'sft':
       return `done, ${steps} steps of ${sizes.sft.batchSize} demonstrations`;
+    case 'control':
+      return `done, SFT continued ${steps} steps of ${sizes.sft.batchSize} demonstrations (fresh optimizer)`;
     case 'rm':
       return `done, ${steps} steps of ${sizes.rm.batchSize} preference pairs`;
     case 'grpo':
@@ -167,11 +171,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       current,
     );
     display.phaseEnd('grpo', phaseSummary('grpo', sizes, grpo.lastStep ?? 0));
+    const control = await runPhase(
+      options,
+      session,
+      'control',
+      controlSpec(sizes, seed, sft.id),
+      current,
+    );
+    display.phaseEnd('control', phaseSummary('control', sizes, control.lastStep ?? 0));
     const evaluation = await runPhase(
       options,
       session,
       'eval',
-      evalSpec(sizes, seed, sft.id, grpo.id),
+      evalSpec(sizes, seed, { sft: sft.id, control: control.id, grpo: grpo.id }, rewardModel),
       current,
     );
     display.phaseEnd('eval', phaseSummary('eval', sizes, evaluation.lastStep ?? 0));
@@ -181,14 +193,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     );
     const report = buildReport({
       wallSeconds: (performance.now() - started) / 1000,
-      runs: { sft: sft.id, rm: rm.id, grpo: grpo.id, eval: evaluation.id },
+      runs: { sft: sft.id, rm: rm.id, control: control.id, grpo: grpo.id, eval: evaluation.id },
       sft: sftSteps!,
       rm: rmSteps!,
       grpo: grpoSteps!,
       eval: evalSteps!,
+      evalItems: await readItems(session.client, evaluation.id),
       maxPolicyLag: sizes.grpo.maxPolicyLag,
       evalBudget: sizes.eval.maxToolCalls,
-      guardrails: { sft: sft.guardrails, rm: rm.guardrails, grpo: grpo.guardrails },
+      guardrails: {
+        sft: sft.guardrails,
+        rm: rm.guardrails,
+        control: control.guardrails,
+        grpo: grpo.guardrails,
+      },
     });
     await mkdir(path.dirname(options.reportPath), { recursive: true });
     const chartPath = path.join(path.dirname(options.reportPath), 'eval-curve.svg');

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { validateRunSpec } from '@anneal/protocol';
 import { register } from '../commands/demo.ts';
-import { demoSizes, grpoSpec } from './specs.ts';
+import { controlSpec, demoSizes, evalSpec, grpoSpec } from './specs.ts';
 
 /** The `demo` command as main.ts registers it, with its action replaced by a probe. */
 function parseDemo(args: string[]): { flags: Record<string, unknown> | null; stderr: string } {
@@ -53,5 +53,34 @@ describe('anneal demo --max-policy-lag', () => {
     expect(flags).toBeNull();
     expect(stderr).toContain("option '--max-policy-lag <k>' argument");
     expect(stderr).toContain('must be an integer 0..4');
+  });
+});
+
+describe('the control arm', () => {
+  it("continues SFT from the SFT checkpoint for GRPO's steps, with a fresh optimizer", () => {
+    const sizes = demoSizes({ seed: 0, stepsScale: 1, quick: false });
+    const sft = 'run_01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    const parsed = validateRunSpec(controlSpec(sizes, 0, sft));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    expect(parsed.value).toMatchObject({
+      kind: 'sft',
+      model: { checkpoint: { run: sft } },
+      steps: sizes.grpo.steps,
+      batchSize: sizes.sft.batchSize,
+      optimizer: { learningRate: sizes.sft.learningRate },
+    });
+    // A fork loads the weights only unless asked: the control must not carry SFT's moments.
+    expect(parsed.value.model?.checkpoint?.loadOptimizer).toBeUndefined();
+    const runs = {
+      sft,
+      control: 'run_01ARZ3NDEKTSV4RRFFQ69G5FAW',
+      grpo: 'run_01ARZ3NDEKTSV4RRFFQ69G5FAX',
+    };
+    const evaluation = validateRunSpec(evalSpec(sizes, 0, runs, 'demo-rm'));
+    if (!evaluation.ok) throw new Error(JSON.stringify(evaluation.errors));
+    expect(evaluation.value).toMatchObject({
+      models: [runs.sft, runs.control, runs.grpo].map((run) => ({ checkpoint: { run } })),
+      endpoints: { rewardModel: 'demo-rm' },
+    });
   });
 });

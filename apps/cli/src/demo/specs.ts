@@ -177,20 +177,45 @@ export function grpoSpec(
   };
 }
 
-/** One eval run over both checkpoints and the budget sweep: same questions, same sampling
- * seeds (paired); one step per checkpoint × budget. */
+/** The same-compute control arm: SFT continued from the SFT checkpoint for as many steps as
+ * GRPO takes, with the SFT data and learning rate and a fresh optimizer (a fork loads weights
+ * only), so the eval can tell GRPO's effect from that of more training steps. */
+export function controlSpec(sizes: DemoSizes, seed: number, sftRun: string): RunSpecJson {
+  const { batchSize, learningRate } = sizes.sft;
+  return {
+    ...sftSpec(sizes, seed),
+    name: 'demo control (sft continued)',
+    model: { checkpoint: { run: sftRun } },
+    steps: sizes.grpo.steps,
+    batchSize,
+    checkpointInterval: sizes.grpo.checkpointInterval,
+    optimizer: { learningRate },
+  };
+}
+
+/** The checkpoints the eval compares, in `models` order (checkpoint index 0, 1, 2). */
+export interface EvalRuns {
+  sft: string;
+  control: string;
+  grpo: string;
+}
+
+/** One eval run over the SFT, control and GRPO checkpoints and the budget sweep: same questions,
+ * same sampling seeds (paired); one step per checkpoint × budget. With a reward model, each
+ * answer gets its preference score. */
 export function evalSpec(
   sizes: DemoSizes,
   seed: number,
-  before: string,
-  after: string,
+  runs: EvalRuns,
+  rewardModel?: string,
 ): RunSpecJson {
   return {
     kind: 'eval',
-    name: 'demo eval (sft vs grpo)',
+    name: 'demo eval (sft, control, grpo)',
     labels: { demo: 'anneal' },
     seed,
-    models: [{ checkpoint: { run: before } }, { checkpoint: { run: after } }],
+    models: [runs.sft, runs.control, runs.grpo].map((run) => ({ checkpoint: { run } })),
+    ...(rewardModel !== undefined && { endpoints: { rewardModel } }),
     datasets: sizes.eval.datasets,
     examples: sizes.eval.examples,
     budgets: {

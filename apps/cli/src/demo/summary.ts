@@ -11,6 +11,22 @@ function evalRow(label: string, e: EvalNumbers): string {
   return `    ${label.padEnd(14)} ${num(e.accuracy).padStart(8)} ${num(e.meanToolCalls).padStart(11)} ${num(e.meanToolCallsToolFree).padStart(22)}`;
 }
 
+const pv = (p: number | null) => (p === null ? 'n/a' : p.toPrecision(2));
+
+/** Each recipe dimension of SFT, control and GRPO with the paired p-values. */
+function comparisonLines(r: DemoReport): string[] {
+  const c = r.eval.comparison;
+  if (!c) return [];
+  return [
+    `    paired on the same questions at b=${c.budget} (${c.questions} questions): SFT / control / GRPO, p GRPO vs control, p GRPO vs SFT`,
+    ...c.dimensions.map(
+      (d) =>
+        `      ${d.name.padEnd(18)} ${num(d.sft)} / ${num(d.control)} / ${num(d.grpo)}  ` +
+        `p ${pv(d.pGrpoVsControl)}, ${pv(d.pGrpoVsSft)} (${d.test}, n=${d.questions})`,
+    ),
+  ];
+}
+
 /** Whether the default guardrails fired on the training runs, and what they did. */
 function guardrailLine(r: DemoReport): string {
   const g = r.guardrails;
@@ -42,11 +58,13 @@ export function summaryLines(input: {
       `temperature ${sizes.eval.temperature}`,
     `    ${''.padEnd(14)} ${'accuracy'.padStart(8)} ${'tool calls'.padStart(11)} ${'tool calls (tool-free)'.padStart(22)}`,
     evalRow('before (SFT)', r.eval.before),
+    evalRow('control', r.eval.control),
     evalRow('after (GRPO)', r.eval.after),
+    ...comparisonLines(r),
     ...(r.eval.curve
       ? [
-          `    accuracy by tool budget b (SFT -> GRPO): ${r.eval.curve
-            .map((p) => `b=${p.budget} ${num(p.before, 2)}->${num(p.after, 2)}`)
+          `    accuracy by tool budget b (SFT / control / GRPO): ${r.eval.curve
+            .map((p) => `b=${p.budget} ${num(p.before, 2)}/${num(p.control, 2)}/${num(p.after, 2)}`)
             .join(', ')}`,
         ]
       : []),

@@ -67,7 +67,7 @@ function instrumentModel(model: TrainerModel, telemetry: TelemetryEmitter): Trai
     forwardBackward: (data, lossFn, config) => t(() => model.forwardBackward(data, lossFn, config)),
     optimStep: (params) => t(() => model.optimStep(params)),
     saveWeights: (name) => timed(telemetry, 'trainer', 'checkpoint', () => model.saveWeights(name)),
-    loadWeights: (path) => t(() => model.loadWeights(path)),
+    loadWeights: (path, options) => t(() => model.loadWeights(path, options)),
     saveWeightsForSampler: (name) => t(() => model.saveWeightsForSampler(name)),
     ...(remove && { deleteSamplerWeights: (path: string) => t(() => remove(path)) }),
     ...(removeWeights && { deleteWeights: (path: string) => t(() => removeWeights(path)) }),

@@ -7,6 +7,7 @@ import type {
   Datum,
   ForwardResult,
   LossFn,
+  LoadWeightsOptions,
   LossFnConfig,
   OptimStepResult,
   SamplerWeights,
@@ -189,19 +190,20 @@ export class EmbeddedTrainerModel implements TrainerModel {
   }
 
   /**
-   * Restores a checkpoint directory. Same architecture: weights and (unless `optimizer: false`)
-   * optimizer state. Another
-   * head (an LM checkpoint into a value model, docs/recipe.md §5 "shares the policy's backbone"): every
-   * tensor the two share is copied, the head keeps its initialisation, the optimizer restarts.
+   * Restores a checkpoint directory. Same architecture: the weights, and the optimizer state
+   * (moments and step count) with `optimizer: true`; with `optimizer: false` the optimizer starts
+   * fresh (moments 0, step 0). Another head (an LM checkpoint into a value model, docs/recipe.md
+   * §5 "shares the policy's backbone"): every tensor the two share is copied, the head keeps its
+   * initialisation, the optimizer restarts.
    */
-  loadWeights(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
+  loadWeights(dir: string, options: LoadWeightsOptions): Promise<void> {
     return this.serial(async () => {
       const checkpoint = await loadCheckpoint(dir);
       const source = paramLayout(checkpoint.config);
       const sameArchitecture = JSON.stringify(checkpoint.config) === JSON.stringify(this.config);
       if (sameArchitecture) {
         this.params.set(checkpoint.params);
-        const restore = options.optimizer !== false && checkpoint.adam;
+        const restore = options.optimizer && checkpoint.adam;
         this.adam = restore ? checkpoint.adam! : createAdamState(this.layout.size);
       } else {
         const { head: _a, ...mine } = this.config;

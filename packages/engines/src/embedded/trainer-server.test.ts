@@ -83,7 +83,7 @@ describe('embedded trainer over the Tinker HTTP API, driven by the production cl
     const saved = await model.saveWeights('ckpt-1');
     expect(saved).toBe(`tinker://${model.id}/weights/ckpt-1`);
     const restored = await client.createModel({ baseModel: 'tiny', loraRank: 1, seed: 9 });
-    await restored.loadWeights(saved);
+    await restored.loadWeights(saved, { optimizer: true });
     const again = await restored.forward(batch, 'cross_entropy');
     expect(again.logprobs.map((l) => Array.from(l))).toEqual(
       (await model.forward(batch, 'cross_entropy')).logprobs.map((l) => Array.from(l)),
@@ -122,7 +122,9 @@ describe('embedded trainer over the Tinker HTTP API, driven by the production cl
     expect(existsSync(resolve(saved))).toBe(false);
     expect(await model.deleteWeights(saved)).toBe(false); // already gone: 404
     await expect(
-      (await client.createModel({ baseModel: 'tiny', loraRank: 1 })).loadWeights(saved),
+      (await client.createModel({ baseModel: 'tiny', loraRank: 1 })).loadWeights(saved, {
+        optimizer: true,
+      }),
     ).rejects.toThrow();
     expect(await model.deleteSamplerWeights(exported.path)).toBe(true);
     expect(existsSync(resolve(exported.path))).toBe(false);

@@ -87,7 +87,7 @@ describe('EmbeddedTrainer', () => {
     const saved = await model.saveWeights('step-1');
     expect(saved).toBe(path.join(dir, model.id, 'weights', 'step-1'));
     const restored = await trainer.createModel({ baseModel: 'tiny', loraRank: 0, seed: 99 });
-    await restored.loadWeights(saved);
+    await restored.loadWeights(saved, { optimizer: true });
     const before = await model.forward(batch, 'cross_entropy');
     expect((await restored.forward(batch, 'cross_entropy')).logprobs).toEqual(before.logprobs);
     // the same next step on both: equal only if the Adam moments were restored too
@@ -108,9 +108,44 @@ describe('EmbeddedTrainer', () => {
     expect(value.params[wte.offset + 5]).not.toBe(0);
     expect(value.config.head).toBe('value');
     expect(source.size).toBe(wte.size);
-    await expect(model.loadWeights(path.join(dir, 'nowhere'))).rejects.toThrow(
+    await expect(model.loadWeights(path.join(dir, 'nowhere'), { optimizer: true })).rejects.toThrow(
       /not an embedded checkpoint/,
     );
+  });
+
+  it('a fork (optimizer: false) whose advantages are all 0 keeps the parent weights bit for bit; the parent optimizer moves them', async () => {
+    const parent = await trainer.createModel({ baseModel: 'tiny', loraRank: 0, seed: 6 });
+    const batch = words.slice(0, 4).map(copyDatum);
+    for (let i = 0; i < 3; i++) {
+      await parent.forwardBackward(batch, 'cross_entropy');
+      await parent.optimStep(adam);
+    }
+    const saved = await parent.saveWeights('fork-parent');
+    const parentParams = Array.from(parent.params);
+    /** The batch as GRPO data whose every advantage is 0 (no learning signal). */
+    const zeroAdvantage = batch.map((d) => {
+      const targets = d.lossFnInputs['target_tokens']!;
+      return {
+        modelInput: d.modelInput,
+        lossFnInputs: {
+          target_tokens: targets,
+          logprobs: new Float32Array(targets.length).fill(-1),
+          advantages: new Float32Array(targets.length),
+        },
+      };
+    });
+    const run = async (optimizer: boolean) => {
+      const fork = await trainer.createModel({ baseModel: 'tiny', loraRank: 0, seed: 7 });
+      await fork.loadWeights(saved, { optimizer });
+      for (let i = 0; i < 3; i++) {
+        await fork.forwardBackward(zeroAdvantage, 'importance_sampling');
+        await fork.optimStep(adam);
+      }
+      return Array.from(fork.params);
+    };
+    expect(await run(false)).toEqual(parentParams);
+    const withMoments = await run(true);
+    expect(withMoments.filter((p, i) => p !== parentParams[i]).length).toBeGreaterThan(0);
   });
 
   it('trains a Bradley–Terry value model on pairs (symmetric loss, pair accuracy)', async () => {

@@ -217,7 +217,7 @@ describe('Tinker training operations', () => {
     const path = await model.saveWeights('step-1');
     expect(path).toBe(`tinker://${model.id}/weights/step-1`);
     const restored = await engine.createModel({ baseModel: 'b', loraRank: 8 });
-    await restored.loadWeights(path);
+    await restored.loadWeights(path, { optimizer: true });
     const out = await restored.forward([sftDatum], 'cross_entropy');
     expect(out.logprobs[0]?.[0]).toBeCloseTo(fakeLogprob(2, 1), 6); // one step of training restored
     expect(await model.saveWeightsForSampler('sampler-1')).toEqual({
@@ -231,7 +231,7 @@ describe('Tinker training operations', () => {
     const { engine } = await setup({ pendingPolls: 1 });
     const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
     const error = (await model
-      .loadWeights('tinker://nowhere/weights/x')
+      .loadWeights('tinker://nowhere/weights/x', { optimizer: true })
       .catch((e: unknown) => e)) as EngineError;
     expect(error.code).toBe('ANNEAL_ERR_TRAINER_FUTURE_FAILED');
     expect(error.message).toMatch(

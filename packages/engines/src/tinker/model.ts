@@ -9,6 +9,7 @@ import type {
   AdamParams,
   Datum,
   ForwardResult,
+  LoadWeightsOptions,
   LossFn,
   LossFnConfig,
   OptimStepResult,
@@ -84,9 +85,12 @@ export class TinkerTrainerModel implements TrainerModel {
     return this.readPath(result, TINKER_ROUTES.saveWeights);
   }
 
-  async loadWeights(path: string): Promise<void> {
+  /** `load_weights` with `optimizer` as asked: the tinker SDK's `load_state` sends false and
+   * `load_state_with_optimizer` true (src/tinker/lib/public_interfaces/training_client.py
+   * `_load_state_impl`); SkyRL defaults an absent field to true, so it is always sent. */
+  async loadWeights(path: string, options: LoadWeightsOptions): Promise<void> {
     if (!path) throw new RangeError('loadWeights: path is empty');
-    const body: Omit<Wire.LoadWeightsRequest, 'model_id'> = { path, optimizer: true };
+    const body: Omit<Wire.LoadWeightsRequest, 'model_id'> = { path, optimizer: options.optimizer };
     await this.run(TINKER_ROUTES.loadWeights, body);
   }
 

@@ -232,6 +232,7 @@ export interface LoadWeightsRequest extends Sequenced {
   model_id: string;
   /** `tinker://<model_id>/weights/<name>` from `save_weights`. */
   path: string;
+  /** Also restore the optimizer state (SkyRL `load_optimizer`; its default when absent is true). */
   optimizer: boolean;
 }
 

@@ -14,6 +14,8 @@
 // (docs/engines.md "Conformance"): the loss reduction over the weights received and the gradient
 // each optim_step applies (losses.ts, `appliedGradients`), and what sampling a checkpoint does to
 // the model's adapter slot (adapter-slots.ts, `overwrites`); `skyrlBackend` picks JAX or FSDP.
+// Each model's weights and Adam state (fake-optimizer.ts, `models.get(id).training`): a
+// load_weights with `optimizer: false` keeps the new model's fresh optimizer, as SkyRL does.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -28,10 +30,19 @@ import { fakeSample } from './fake-sampling.ts';
 import { sampledWeights, type SlotOverwrite } from './adapter-slots.ts';
 import { computeLoss, type DatumGradient, type FakeBackend } from './losses.ts';
 import { validate } from './validate-request.ts';
+import {
+  adamUpdate,
+  copyTrainingState,
+  createTrainingState,
+  loadTrainingState,
+  paramGradient,
+  type FakeTrainingState,
+} from './fake-optimizer.ts';
 
 export type { FakeFlavor } from './fake-flavors.ts';
 export type { FakeBackend } from './losses.ts';
 export type { SlotOverwrite } from './adapter-slots.ts';
+export type { FakeTrainingState } from './fake-optimizer.ts';
 
 export type ScriptedReply =
   | { kind: 'reply'; status: number; body: unknown; headers?: Record<string, string> }
@@ -120,6 +131,10 @@ interface FakeModel {
   pending: { data: Wire.Datum[]; lossFn: Wire.WireLossFn; gradients: DatumGradient[] };
   applied: AppliedGradient[];
   saved: Map<string, number>; // training checkpoint name -> steps
+  /** The weights and Adam state being trained (fake-optimizer.ts). */
+  training: FakeTrainingState;
+  /** Training checkpoint name -> the weights and optimizer state it saved. */
+  savedTraining: Map<string, FakeTrainingState>;
   sampler: Map<string, number>; // sampler checkpoint name -> steps
   /** grad_clip_norm of the last optim_step as the server applied it (undefined = none). */
   lastClip: number | undefined;
@@ -354,6 +369,8 @@ export class FakeTinkerServer {
       pending: { data: [], lossFn: 'importance_sampling', gradients: [] },
       applied: [],
       saved: new Map(),
+      training: createTrainingState(),
+      savedTraining: new Map(),
       sampler: new Map(),
       lastClip: undefined,
       busyUntil: 0,
@@ -465,15 +482,18 @@ export class FakeTinkerServer {
     const name = body['path'] as string;
     if (route === 'save_weights') {
       model.saved.set(name, model.steps);
+      model.savedTraining.set(name, copyTrainingState(model.training));
       return { result: { path: `tinker://${id}/weights/${name}`, type: 'save_weights' } };
     }
     if (route === 'load_weights') {
       const match = /^tinker:\/\/([^/]+)\/weights\/(.+)$/.exec(name);
-      const steps = match
-        ? this.models.get(match[1] as string)?.saved.get(match[2] as string)
-        : undefined;
-      if (steps === undefined) return `Checkpoint not found: ${name}`;
+      const source = match ? this.models.get(match[1] as string) : undefined;
+      const steps = source?.saved.get(match![2] as string);
+      const saved = source?.savedTraining.get(match![2] as string);
+      if (steps === undefined || saved === undefined) return `Checkpoint not found: ${name}`;
       model.steps = steps;
+      // skyrl/tinker/api.py LoadWeightsRequest: `optimizer` absent = true.
+      model.training = loadTrainingState(saved, model.training, body['optimizer'] !== false);
       return { result: { type: 'load_weights', path: name } };
     }
     model.sampler.set(name, model.steps);
@@ -500,13 +520,15 @@ export class FakeTinkerServer {
     // since the last step; the summing backends apply the sum as it is.
     const count = model.pending.gradients.length;
     const scale = this.backend === 'skyrl-jax' && count > 0 ? 1 / count : 1;
-    model.applied.push({
+    const applied: AppliedGradient = {
       data: model.pending.data,
       lossFn: model.pending.lossFn,
       dLogp: model.pending.gradients.map((g) => g.dLogp.map((d) => d * scale)),
       logprobs: model.pending.gradients.map((g) => g.logprobs),
       adam: this.appliedAdam(params),
-    });
+    };
+    model.applied.push(applied);
+    adamUpdate(model.training, paramGradient(applied.data, applied.dLogp), applied.adam);
     model.pending = { data: [], lossFn: 'importance_sampling', gradients: [] };
     model.steps += 1;
     const clip = params.grad_clip_norm;

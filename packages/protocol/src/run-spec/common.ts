@@ -23,6 +23,12 @@ export const ModelRef = Type.Object(
                 "A kept checkpoint of that run (GET /v1/runs/{id}/checkpoints); omitted: the run's final checkpoint.",
             }),
           ),
+          loadOptimizer: Type.Optional(
+            Type.Boolean({
+              description:
+                "Also load that checkpoint's optimizer state (Adam moments and step count) — continuing that run's optimization. Omitted or false: its weights only, with a fresh optimizer (moments 0, step 0), as a new run starts; a resume of the same run always restores both. Eval models ignore it.",
+            }),
+          ),
         },
         {
           additionalProperties: false,

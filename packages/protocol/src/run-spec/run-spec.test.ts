@@ -121,6 +121,14 @@ describe('parseRunSpec errors', () => {
     });
   });
 
+  it("takes model.checkpoint.loadOptimizer as a boolean (the parent's optimizer state, opt-in)", () => {
+    const run = 'run_01HZZZZZZZZZZZZZZZZZZZZZZZ';
+    const spec = `kind: grpo\nmodel: {checkpoint: {run: ${run}, loadOptimizer: true}}`;
+    expect(ok(spec).model).toEqual({ checkpoint: { run, loadOptimizer: true } });
+    const bad = errors(`kind: grpo\nmodel: {checkpoint: {run: ${run}, loadOptimizer: 'yes'}}`);
+    expect(bad[0]?.path).toBe('/model/checkpoint/loadOptimizer');
+  });
+
   it('rejects malformed run ids and duplicate mix sources', () => {
     expect(errors('kind: sft\nmodel: {checkpoint: {run: abc}}')[0]?.path).toBe(
       '/model/checkpoint/run',

@@ -47,6 +47,7 @@ export function scoreItem(e: EvalExample, r: Rollout, at: ItemAt, grade: Grade):
   return {
     ...cell,
     id: e.id,
+    needsSearch: e.needsSearch,
     correct: grade.correct,
     grader: grade.grader,
     answer: r.answer === null ? null : r.answer.slice(0, ITEM_ANSWER_CHARS),

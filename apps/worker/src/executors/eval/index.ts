@@ -82,7 +82,7 @@ async function serve(
     await inference.loadWeights({ name, path: target.samplerPath });
     return name;
   }
-  const model = await openModelAt(ctx, target, 'lm');
+  const model = await openModelAt(ctx, target, 'lm', { optimizer: false }); // exported only
   await syncWeights(model, inference, name, name);
   return name;
 }

@@ -1,11 +1,11 @@
 // A guardrail rollback of a GRPO run (docs/guardrails.md "Rollback"): the trainer goes back to
 // the restored checkpoint — a model opened at it, so its weights and optimizer state are the
-// checkpoint's — and the sampler serves that checkpoint's weights as the policy version of the
+// checkpoint's (before the run's first checkpoint: its starting weights, loaded as at its start) — and the sampler serves that checkpoint's weights as the policy version of the
 // step, under the new generation's name, so no batch of the next steps samples weights the
 // rollback discarded. The frozen reference and its cached generations stay as they are.
 import type { TrainerModel } from '@anneal/engines';
 import type { Epoch } from '../common/guardrails/epoch.ts';
-import { openModelAt } from '../common/trainer-model.ts';
+import { openModelAt, restoreSource } from '../common/trainer-model.ts';
 import { syncWeights } from '../common/weight-sync.ts';
 import type { ExecutorContext, RestorePoint } from '../types.ts';
 import { PolicyVersions } from './policy-versions.ts';
@@ -20,9 +20,8 @@ export async function restoreGrpo(
 ): Promise<TrainerModel> {
   const { resources, runId } = ctx;
   await state.versions.releaseAll();
-  const source =
-    point.path === null ? resources.model : { ...resources.model, checkpoint: point.path };
-  const model = await openModelAt(ctx, source, 'lm');
+  const [source, load] = restoreSource(ctx, point);
+  const model = await openModelAt(ctx, source, 'lm', load);
   const discarded = state.model;
   const name = policyServingName(
     runId,

@@ -87,7 +87,11 @@ async function referenceEngine(
   if (resources.referenceInference) return { engine: resources.referenceInference };
   const name = servingNames(runId).reference;
   const ownModel = referenceNeedsOwnModel(resources.ownSampler?.backend);
-  const source = fresh && !ownModel ? policy : await openModelAt(ctx, resources.model, 'lm');
+  // Only its weights are exported: no optimizer state to load.
+  const source =
+    fresh && !ownModel
+      ? policy
+      : await openModelAt(ctx, resources.model, 'lm', { optimizer: false });
   const served = await syncWeights(source, resources.inference, `${runId}-reference`, name);
   return { engine: resources.inference, model: name, path: served.path };
 }
