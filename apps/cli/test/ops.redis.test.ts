@@ -249,7 +249,10 @@ describe('anneal runs watch', () => {
     await anneal(['runs', 'cancel', runId, '--reason', 'not needed'], clientEnv);
     const plain = await anneal(['runs', 'watch', runId], clientEnv);
     expect(plain.code).toBe(1);
-    expect(plain.stdout.trimEnd().split('\n').at(-2)).toBe(`run ${runId} cancelled (not needed)`);
+    // the cancel is attributed to the caller's principal, apart from the reason it wrote
+    expect(plain.stdout.trimEnd().split('\n').at(-2)).toBe(
+      `run ${runId} cancelled by local-operator (not needed)`,
+    );
     expect(plain.stdout.trimEnd().split('\n').at(-1)).toMatch(/^usage: 0 prompt · /);
 
     const json = await anneal(['runs', 'watch', runId, '--json'], clientEnv);
