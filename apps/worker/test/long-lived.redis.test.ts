@@ -14,10 +14,11 @@ import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
 import { recordResult } from './reliability/results.ts';
 import { type TestEnv, eventually, testEnv } from './helpers.ts';
 
-// Read here only (the test's own switch).
+// Read here only (the test's own switches; ANNEAL_SOAK_RUNS: a shorter or longer soak).
 const SOAK = process.env.ANNEAL_SOAK === '1';
-const RUNS = SOAK ? 300 : 6;
-const WARMUP = 50;
+const RUNS = SOAK ? Number(process.env.ANNEAL_SOAK_RUNS ?? 2000) : 6;
+/** RSS at this run is the baseline of the soak's bound (the issue's "after 200 runs"). */
+const WARMUP = Math.min(200, Math.floor(RUNS / 5));
 const RSS_BOUND_MIB = 64;
 
 const SFT = 'kind: sft\nsteps: 2\nbatchSize: 2\ncheckpointInterval: 2';
@@ -55,9 +56,16 @@ afterAll(async () => {
 
 const mib = (bytes: number) => bytes / 2 ** 20;
 
-function rssAfterGc(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  return process.memoryUsage().rss;
+/** What an operator's dashboard shows: no forced GC. */
+function memory() {
+  const m = process.memoryUsage();
+  return {
+    rssMiB: mib(m.rss),
+    heapMiB: mib(m.heapTotal),
+    heapUsedMiB: mib(m.heapUsed),
+    externalMiB: mib(m.external),
+    arrayBuffersMiB: mib(m.arrayBuffers),
+  };
 }
 
 async function runOne(yaml: string): Promise<void> {
@@ -76,10 +84,13 @@ async function runOne(yaml: string): Promise<void> {
 const modelsHeld = () => trainers.reduce((n, t) => n + t.modelIds().length, 0);
 
 async function series(kind: 'sft' | 'eval', yaml: string) {
-  const samples: Array<{ run: number; rssMiB: number }> = [];
+  const samples: Array<{ run: number } & ReturnType<typeof memory>> = [];
   for (let i = 1; i <= RUNS; i++) {
     await runOne(yaml);
-    if (i === 1 || i % 25 === 0 || i === RUNS) samples.push({ run: i, rssMiB: mib(rssAfterGc()) });
+    if (i === 1 || i % 25 === 0 || i === WARMUP || i === RUNS) {
+      samples.push({ run: i, ...memory() });
+      if (SOAK) console.log(`[long-lived ${kind}] ${JSON.stringify(samples.at(-1))}`);
+    }
   }
   // Each run's models are released once it ends (in the background): none left.
   await eventually(() => modelsHeld() === 0, 10_000, `${kind}: the trainer holds no model`);
