@@ -53,7 +53,8 @@ export interface CatalogueSummary {
   deleted: { count: number; firstStep: number | null; lastStep: number | null };
 }
 
-/** Indexes a catalogue written before the step indexes existed (once; O(1) after). */
+/** Indexes a catalogue its step indexes do not count (written before they existed, or by an
+ * older worker during an upgrade); O(1) when they do. */
 async function ensureIndexed(ctx: StoreContext, runId: string): Promise<void> {
   const k = keys(ctx.prefix);
   await runScript(

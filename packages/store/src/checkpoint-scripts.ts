@@ -8,21 +8,26 @@ import { FENCE } from './fence-script.ts';
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
 /** The catalogue's step indexes, sorted sets scored by step: `kept` and `deleted` (what paged
- * reads range over). A run catalogued before the indexes existed has neither: the first script
- * to touch it indexes the hash once (and compacts its deleted entries). */
+ * reads range over). A catalogue whose indexes do not count its entries (written before they
+ * existed, or by a worker of an older release during an upgrade) is indexed again from the hash
+ * by the first script that touches it (and its deleted entries compacted); O(1) otherwise. */
 const ENSURE_INDEX = `
 local function compact(entry)
   return cjson.encode({step = entry.step, at = entry.at, path = entry.path, samplerPath = entry.samplerPath, deletedAt = entry.deletedAt})
 end
 local function ensureIndex(catalogue, kept, deleted)
-  if redis.call('EXISTS', kept) == 1 or redis.call('EXISTS', deleted) == 1 then return end
+  if redis.call('HLEN', catalogue) == redis.call('ZCARD', kept) + redis.call('ZCARD', deleted) then
+    return
+  end
   local all = redis.call('HGETALL', catalogue)
   for i = 1, #all, 2 do
     local entry = cjson.decode(all[i + 1])
     if entry.deletedAt then
+      redis.call('ZREM', kept, all[i])
       redis.call('ZADD', deleted, tonumber(all[i]), all[i])
       redis.call('HSET', catalogue, all[i], compact(entry))
     else
+      redis.call('ZREM', deleted, all[i])
       redis.call('ZADD', kept, tonumber(all[i]), all[i])
     end
   end

@@ -281,7 +281,7 @@ describe('checkpoint catalogue', () => {
     });
   });
 
-  it('indexes a catalogue recorded before the step indexes existed, on first read or write', async () => {
+  it('indexes a catalogue its indexes do not count (an older release wrote it), on first read or write', async () => {
     await train(6, [2, 4, 6]);
     expect((await retireCheckpoint(store.ctx, runId, 2, { attempt })).status).toBe('retired');
     const k = keys(store.ctx.prefix);
@@ -315,5 +315,15 @@ describe('checkpoint catalogue', () => {
       kept: 1,
       deleted: { count: 2 },
     });
+    // An older worker during an upgrade: a checkpoint in the hash only, beside the indexes.
+    const older = { step: 7, at: 'x', path: 'p7' };
+    await appendStep(store.ctx, runId, 7, { loss: 3 }, { attempt });
+    await store.ctx.redis.hset(k.checkpoints(runId), '7', JSON.stringify(older));
+    expect((await catalogue()).map((c) => [c.step, c.status])).toEqual([
+      [2, 'deleted'],
+      [4, 'deleted'],
+      [6, 'kept'],
+      [7, 'kept'],
+    ]);
   });
 });
