@@ -18,9 +18,9 @@ import {
 } from '@anneal/store';
 import { TOKENS, type TestPlane, submit, testPlane } from './helpers.ts';
 
-// Read here only (the test's own switch).
+// Read here only (the test's own switches; ANNEAL_SOAK_STEPS: another soak length).
 const SOAK = process.env.ANNEAL_SOAK === '1';
-const STEPS = SOAK ? 100_000 : 5_000;
+const STEPS = SOAK ? Number(process.env.ANNEAL_SOAK_STEPS ?? 100_000) : 5_000;
 /** Retention: the newest KEEP checkpoints are kept, the rest retired as the run goes. */
 const KEEP = 3;
 
