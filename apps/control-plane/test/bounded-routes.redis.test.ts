@@ -49,18 +49,27 @@ async function buildRun(): Promise<void> {
   const res = await submit(plane.app, `kind: grpo\nsteps: ${STEPS}\nname: long-run`);
   expect(res.statusCode, res.body).toBe(201);
   runId = res.json<RunResource>().id;
-  await heartbeatWorker(plane.store, {
-    id: 'w-long',
-    pool: 'default',
-    slots: 1,
-    busy: 1,
-    runs: [runId],
-    startedAt: new Date().toISOString(),
-  });
+  // A worker's heartbeat, kept up as the run goes (a lapsed one is a lost worker: its run would
+  // be retried under a new attempt and these writes fenced).
+  const beat = () =>
+    heartbeatWorker(
+      plane.store,
+      {
+        id: 'w-long',
+        pool: 'default',
+        slots: 1,
+        busy: 1,
+        runs: [runId],
+        startedAt: new Date().toISOString(),
+      },
+      3600,
+    );
+  await beat();
   const started = await startRun(plane.store, runId, 'w-long');
   if (started.status !== 'started') throw new Error(`start: ${started.status}`);
   const fence = { attempt: started.attempt };
   for (let step = 1; step <= STEPS; step++) {
+    if (step % 1000 === 0) await beat();
     const committed = await appendStep(plane.store, runId, step, grpoMetrics(step), fence);
     if (committed.status !== 'committed') throw new Error(`step ${step}: ${committed.status}`);
     const path = `tinker://long/weights/step-${step}`;
