@@ -40,6 +40,14 @@ RUN npm ci --omit=dev --no-audit --no-fund
 # 4. Runtime: production node_modules + compiled JavaScript; no sources, no TypeScript tooling.
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# A worker lives for months (docs/reliability.md "A long-lived worker"): glibc's malloc makes up to
+# 8 arenas per core and onnxruntime's intra-op threads allocate from their own, so on a many-core
+# node freed native memory stays spread over arenas the process never gives back; two arenas
+# bound that. V8's old space is capped so that a leak fails the worker (restarted; its runs retry
+# from their checkpoints) instead of growing into the node's memory: raise it with NODE_OPTIONS
+# for large GRPO batches.
+ENV MALLOC_ARENA_MAX=2 \
+    NODE_OPTIONS=--max-old-space-size=1536
 WORKDIR /app
 COPY --from=deps /app ./
 COPY --from=build /out/ ./

@@ -14,6 +14,7 @@ import {
   createStoreContext,
   finishRun,
   heartbeatWorker,
+  retireCheckpoint,
   setCheckpoint,
   startRun,
 } from '@anneal/store';
@@ -271,4 +272,56 @@ describe('anneal runs watch', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^error: ANNEAL_ERR_RUN_NOT_FOUND: /);
   }, 180_000);
+});
+
+describe('anneal runs checkpoints', () => {
+  it('reads the catalogue a page at a time over HTTP and prints every entry once', async () => {
+    const runId = await submit('kind: sft\nsteps: 130\n');
+    await beat('w-ckpt', 1, [runId]);
+    const started = await startRun(store, runId, 'w-ckpt');
+    if (started.status !== 'started') throw new Error(started.status);
+    const fence = { attempt: started.attempt };
+    for (let step = 1; step <= 130; step++) {
+      await appendStep(store, runId, step, { loss: 1 / step }, fence);
+      await setCheckpoint(store, runId, { step, path: `/ckpt/${step}` }, fence);
+    }
+    for (let step = 1; step <= 30; step++) {
+      expect((await retireCheckpoint(store, runId, step, fence)).status).toBe('retired');
+    }
+    const rows = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((line) => /^\d+\s+(kept|deleted)(\s|$)/.test(line))
+        .map((line) => Number(line.split(/\s+/)[0]));
+    const range = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+    // 100 kept ones, 40 a request: three pages, each written as it arrives, one header.
+    const kept = await anneal(['runs', 'checkpoints', runId, '--page', '40'], clientEnv);
+    expect(kept.stderr).toBe('');
+    expect(rows(kept.stdout)).toEqual(range(31, 130));
+    expect(kept.stdout.match(/^STEP\s/gm)).toHaveLength(1);
+    expect(kept.stdout).toContain(
+      '100 kept, 30 deleted (steps 1–30; --status deleted); resume point: 130',
+    );
+    const deleted = await anneal(
+      ['runs', 'checkpoints', runId, '--status', 'deleted', '--from', '10', '--to', '12'],
+      clientEnv,
+    );
+    expect(rows(deleted.stdout)).toEqual([10, 11, 12]);
+    const json = await anneal(
+      ['runs', 'checkpoints', runId, '--status', 'all', '--page', '50', '--json'],
+      clientEnv,
+    );
+    const body = JSON.parse(json.stdout) as {
+      checkpoints: Array<{ step: number; status: string }>;
+      summary: { kept: number };
+    };
+    expect(body.checkpoints.map((c) => c.step)).toEqual(range(1, 130));
+    expect(body.checkpoints.filter((c) => c.status === 'deleted')).toHaveLength(30);
+    expect(body.summary.kept).toBe(100);
+    const bad = await anneal(['runs', 'checkpoints', runId, '--status', 'gone'], clientEnv);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--status must be kept, deleted or all');
+  }, 240_000);
 });

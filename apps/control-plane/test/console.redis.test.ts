@@ -14,6 +14,7 @@ import {
   engineArtifactDir,
   writeLedgerStep,
   heartbeatWorker,
+  retireCheckpoint,
   runArtifactDir,
   setCheckpoint,
   startRun,
@@ -520,6 +521,48 @@ describe('the console in chromium', () => {
     await page.click('.actions button:has-text("Resume")');
     await page.waitForSelector('.summary .state-queued');
     expect(await page.textContent('.transitions')).toContain('paused');
+    await context.close();
+  });
+
+  it('reads a long catalogue a page at a time: the newest 50, older on request, a new one alone', async () => {
+    const id = acme.sft[30]!;
+    for (let step = 1; step <= 60; step++) {
+      await appendStep(plane.store, id, step, { loss: 1 / step });
+      await setCheckpoint(plane.store, id, { step, path: `/artifacts/long-${step}` });
+    }
+    for (let step = 1; step <= 5; step++) {
+      expect((await retireCheckpoint(plane.store, id, step)).status).toBe('retired');
+    }
+    const { page, context, problems } = await openConsole();
+    const catalogueReads: string[] = [];
+    page.on('request', (request) => {
+      if (/\/checkpoints($|\?)/.test(request.url())) catalogueReads.push(request.url());
+    });
+    await signIn(page, TOKENS.acmeViewer);
+    await page.goto(`${base}/console/#/runs/${id}`);
+    await page.waitForSelector('.checkpoints tr[data-step="60"]');
+    const shown = `document.querySelectorAll('.checkpoints tbody tr').length`;
+    expect(await page.evaluate(shown)).toBe(50);
+    expect(await page.textContent('.checkpoints .catalogue-summary')).toBe(
+      '55 kept · 5 deleted by retention (steps 1–5)',
+    );
+    expect(await page.locator('.checkpoints tr[data-step="10"]').count()).toBe(0);
+    await page.click('.checkpoints button.older');
+    await until(page, `${shown} === 55`);
+    expect(await page.locator('.checkpoints button.older').count()).toBe(0);
+    expect(await page.locator('.checkpoints tr[data-step="5"]').count()).toBe(0);
+    // A new checkpoint: the newest page is read again (one page), the older rows stay.
+    await page.waitForSelector('.event-log h2:has-text("live")');
+    await appendStep(plane.store, id, 61, { loss: 0.01 });
+    await setCheckpoint(plane.store, id, { step: 61, path: '/artifacts/long-61' });
+    await page.waitForSelector('.checkpoints tr[data-step="61"]');
+    await until(page, `${shown} === 56`);
+    expect(await page.textContent('.checkpoints tr[data-step="61"]')).toContain('latest');
+    expect(await page.textContent('.checkpoints tr[data-step="60"]')).not.toContain('latest');
+    // Every read is one page (the replayed checkpoint events coalesce into a few re-reads).
+    expect(catalogueReads.length).toBeGreaterThanOrEqual(3);
+    for (const url of catalogueReads) expect(new URL(url).searchParams.get('limit')).toBe('50');
+    expect(problems).toEqual([]);
     await context.close();
   });
 });

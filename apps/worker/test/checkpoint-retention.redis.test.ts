@@ -45,7 +45,11 @@ it('keeps what the policy keeps, deletes the rest on the trainer, and forks from
   const local = (uri: string) =>
     resolveTinkerPath(engineArtifactDir(env.artifactDir, trainer), uri);
 
-  const catalogue = await listCheckpoints(env.store, source);
+  const { checkpoints: catalogue } = await listCheckpoints(env.store, source, {
+    status: 'all',
+    order: 'asc',
+    limit: 100,
+  });
   expect(catalogue.map((c) => [c.step, c.status])).toEqual([
     [1, 'deleted'],
     [2, 'deleted'],

@@ -3,8 +3,9 @@
 // embedded trainer holds no model (each run's models are released: before, every SFT run left
 // its weights, gradients and Adam moments on the trainer, ~2.7 MiB, for the worker's life) and
 // the worker no run. `npm test` runs a few of each; ANNEAL_SOAK=1 (`npm run soak`) runs
-// SOAK_RUNS of each kind and checks that the resident set stays flat: after a warm-up, RSS grows
-// by less than RSS_BOUND_MIB over the rest (docs/reliability.md "A long-lived worker").
+// RUNS of each kind (2,000; ANNEAL_SOAK_RUNS to change) and checks that the resident set stays
+// flat as an operator's dashboard reads it (no forced GC): RSS after the last run is within
+// RSS_BOUND_MIB of RSS after run 200 (docs/reliability.md "A long-lived worker").
 import { EmbeddedTrainer } from '@anneal/engines';
 import { getRun } from '@anneal/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,10 +15,11 @@ import { embeddedTrainerDirs } from '../src/resources/resolve.ts';
 import { recordResult } from './reliability/results.ts';
 import { type TestEnv, eventually, testEnv } from './helpers.ts';
 
-// Read here only (the test's own switch).
+// Read here only (the test's own switches; ANNEAL_SOAK_RUNS: a shorter or longer soak).
 const SOAK = process.env.ANNEAL_SOAK === '1';
-const RUNS = SOAK ? 300 : 6;
-const WARMUP = 50;
+const RUNS = SOAK ? Number(process.env.ANNEAL_SOAK_RUNS ?? 2000) : 6;
+/** RSS at this run is the baseline of the soak's bound (the issue's "after 200 runs"). */
+const WARMUP = Math.min(200, Math.floor(RUNS / 5));
 const RSS_BOUND_MIB = 64;
 
 const SFT = 'kind: sft\nsteps: 2\nbatchSize: 2\ncheckpointInterval: 2';
@@ -55,9 +57,16 @@ afterAll(async () => {
 
 const mib = (bytes: number) => bytes / 2 ** 20;
 
-function rssAfterGc(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  return process.memoryUsage().rss;
+/** What an operator's dashboard shows: no forced GC. */
+function memory() {
+  const m = process.memoryUsage();
+  return {
+    rssMiB: mib(m.rss),
+    heapMiB: mib(m.heapTotal),
+    heapUsedMiB: mib(m.heapUsed),
+    externalMiB: mib(m.external),
+    arrayBuffersMiB: mib(m.arrayBuffers),
+  };
 }
 
 async function runOne(yaml: string): Promise<void> {
@@ -76,10 +85,13 @@ async function runOne(yaml: string): Promise<void> {
 const modelsHeld = () => trainers.reduce((n, t) => n + t.modelIds().length, 0);
 
 async function series(kind: 'sft' | 'eval', yaml: string) {
-  const samples: Array<{ run: number; rssMiB: number }> = [];
+  const samples: Array<{ run: number } & ReturnType<typeof memory>> = [];
   for (let i = 1; i <= RUNS; i++) {
     await runOne(yaml);
-    if (i === 1 || i % 25 === 0 || i === RUNS) samples.push({ run: i, rssMiB: mib(rssAfterGc()) });
+    if (i === 1 || i % 25 === 0 || i === WARMUP || i === RUNS) {
+      samples.push({ run: i, ...memory() });
+      if (SOAK) console.log(`[long-lived ${kind}] ${JSON.stringify(samples.at(-1))}`);
+    }
   }
   // Each run's models are released once it ends (in the background): none left.
   await eventually(() => modelsHeld() === 0, 10_000, `${kind}: the trainer holds no model`);
@@ -110,7 +122,10 @@ describe('a long-lived worker gives back what each run used', () => {
         detectMs: null,
         recoverMs: null,
         detail:
-          `RSS after GC ${samples.map((s) => `${s.run}: ${s.rssMiB.toFixed(0)}`).join(', ')} MiB; ` +
+          `RSS without forced GC ${samples
+            .filter((s) => s.run === 1 || s.run % 200 === 0 || s.run === last.run)
+            .map((s) => `${s.run}: ${s.rssMiB.toFixed(0)}`)
+            .join(', ')} MiB; ` +
           `growth after run ${warm.run}: ${growth.toFixed(1)} MiB (${(perRun * 1024).toFixed(0)} KiB/run), bound ${RSS_BOUND_MIB} MiB`,
       });
       expect(growth).toBeLessThan(RSS_BOUND_MIB);

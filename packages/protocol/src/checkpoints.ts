@@ -88,11 +88,40 @@ export const CheckpointEntry = Type.Object(
 );
 export type CheckpointEntry = Static<typeof CheckpointEntry>;
 
+export const CheckpointSummary = Type.Object(
+  {
+    latest: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: 'The resume point (null: the run has not checkpointed).',
+    }),
+    kept: Type.Integer({ minimum: 0, description: 'How many checkpoints are kept.' }),
+    deleted: Type.Object(
+      {
+        count: Type.Integer({ minimum: 0 }),
+        firstStep: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+        lastStep: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'Checkpoints retention deleted, summarised (list them with `status=deleted`): how many, the oldest and newest step.',
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CheckpointSummary = Static<typeof CheckpointSummary>;
+
 export const CheckpointList = Type.Object(
   {
     runId: Type.String(),
     retention: CheckpointRetention,
-    checkpoints: Type.Array(CheckpointEntry, { description: 'Oldest first.' }),
+    summary: CheckpointSummary,
+    checkpoints: Type.Array(CheckpointEntry, {
+      description: 'One page, in the requested step order (`order`, default oldest first).',
+    }),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` (with the same other parameters) for the next page.',
+    }),
   },
   { additionalProperties: false },
 );

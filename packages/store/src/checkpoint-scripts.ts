@@ -8,7 +8,41 @@ import { PROGRESS_LUA } from './progress-script.ts';
 
 const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
 
-/** KEYS: run, events, steps, catalogue. ARGV: step, path, atIso, eventJson, maxLen, fence,
+/** The catalogue's step indexes, sorted sets scored by step: `kept` and `deleted` (what paged
+ * reads range over). A catalogue whose indexes do not count its entries (written before they
+ * existed, or by a worker of an older release during an upgrade) is indexed again from the hash
+ * by the first script that touches it (and its deleted entries compacted); O(1) otherwise. */
+const ENSURE_INDEX = `
+local function compact(entry)
+  return cjson.encode({step = entry.step, at = entry.at, path = entry.path, samplerPath = entry.samplerPath, deletedAt = entry.deletedAt})
+end
+local function ensureIndex(catalogue, kept, deleted)
+  if redis.call('HLEN', catalogue) == redis.call('ZCARD', kept) + redis.call('ZCARD', deleted) then
+    return
+  end
+  local all = redis.call('HGETALL', catalogue)
+  for i = 1, #all, 2 do
+    local entry = cjson.decode(all[i + 1])
+    if entry.deletedAt then
+      redis.call('ZREM', kept, all[i])
+      redis.call('ZADD', deleted, tonumber(all[i]), all[i])
+      redis.call('HSET', catalogue, all[i], compact(entry))
+    else
+      redis.call('ZREM', deleted, all[i])
+      redis.call('ZADD', kept, tonumber(all[i]), all[i])
+    end
+  end
+end
+`;
+
+/** KEYS: catalogue, kept, deleted. Indexes a catalogue written before the indexes existed. */
+export const INDEX_CHECKPOINTS = `
+${ENSURE_INDEX}
+ensureIndex(KEYS[1], KEYS[2], KEYS[3])
+return {'ok'}
+`;
+
+/** KEYS: run, events, steps, catalogue, kept, deleted. ARGV: step, path, atIso, eventJson, maxLen, fence,
  * requireStep, entryJson, then PROGRESS_LUA's (a new pointer resets the run job's stalled
  * count, progress-script.ts). Never moves backwards; the same pointer again is a no-op (no second
  * event: a write re-sent after a reconnect). \`requireStep\` = '1': only at a committed step (a
@@ -16,6 +50,7 @@ const luaJson = (value: unknown) => JSON.stringify(JSON.stringify(value));
  * catalogue entry is written with the pointer, so every resume point is catalogued. */
 export const SET_CHECKPOINT = `
 ${PROGRESS_LUA(9)}
+${ENSURE_INDEX}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
 ${FENCE(6)}
 local current = tonumber(redis.call('HGET', KEYS[1], 'checkpointStep') or '-1')
@@ -26,6 +61,9 @@ end
 if ARGV[7] == '1' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then return {'uncommitted'} end
 redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[8])
+ensureIndex(KEYS[4], KEYS[5], KEYS[6])
+redis.call('ZADD', KEYS[5], tonumber(ARGV[1]), ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
 progressed()
 local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'event', ARGV[4])
 return {'saved', id}
@@ -55,14 +93,17 @@ redis.call('HSET', KEYS[3], ARGV[2], cjson.encode({step = tonumber(ARGV[1]), atM
 return {'ok'}
 `;
 
-/** KEYS: run, catalogue, uses. ARGV: step, deletedAtIso, nowMs, prefix, pendingMs, fence.
- * Marks a catalogued checkpoint deleted unless something keeps it: the latest, the guardrails'
+/** KEYS: run, catalogue, uses, kept, deleted. ARGV: step, deletedAtIso, nowMs, prefix, pendingMs,
+ * fence. Marks a catalogued checkpoint deleted unless something keeps it: the latest, the guardrails'
  * safe checkpoint (what a rollback restores), a protected one, one a live run starts from. Reply: {'retired', entry} |
- * {'kept', why} | {'fenced', …} | {'unknown'}. */
+ * {'kept', why} | {'fenced', …} | {'unknown'}. The entry is compacted (step, at, paths, deletedAt)
+ * and moves from the kept index to the deleted one; the reply holds it whole. */
 export const RETIRE_CHECKPOINT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown'} end
 ${FENCE(6)}
 ${USE_IS_LIVE}
+${ENSURE_INDEX}
+ensureIndex(KEYS[2], KEYS[4], KEYS[5])
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 if not raw then return {'unknown'} end
 local entry = cjson.decode(raw)
@@ -82,9 +123,10 @@ for i = 1, #uses, 2 do
   end
 end
 entry.deletedAt = ARGV[2]
-local encoded = cjson.encode(entry)
-redis.call('HSET', KEYS[2], ARGV[1], encoded)
-return {'retired', encoded}
+redis.call('HSET', KEYS[2], ARGV[1], compact(entry))
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZADD', KEYS[5], tonumber(ARGV[1]), ARGV[1])
+return {'retired', cjson.encode(entry)}
 `;
 
 /** KEYS: catalogue. ARGV: step, protectionJson ('' = remove), owner. Adds (replacing the owner's

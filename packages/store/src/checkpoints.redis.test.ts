@@ -2,15 +2,21 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import {
   PENDING_USE_MS,
-  getCatalogueEntry,
   getCheckpoint,
-  listCheckpoints,
   protectCheckpoint,
   retireCheckpoint,
   setCheckpoint,
   unprotectCheckpoint,
   useCheckpoint,
 } from './checkpoints.ts';
+import {
+  type CheckpointQuery,
+  checkpointSummary,
+  getCatalogueEntry,
+  listCheckpoints,
+  listKeptCheckpoints,
+} from './checkpoint-catalogue.ts';
+import { keys } from './context.ts';
 import { setSafeCheckpoint } from './guardrails.ts';
 import { createRun, getRun } from './runs.ts';
 import { appendStep } from './steps.ts';
@@ -47,6 +53,11 @@ async function train(n: number, at: readonly number[]) {
   }
 }
 
+/** The whole catalogue, oldest first (one page: these runs hold a few). */
+const catalogue = async () =>
+  (await listCheckpoints(store.ctx, runId, { status: 'all', order: 'asc', limit: 200 }))
+    .checkpoints;
+
 beforeEach(async () => {
   store = await testStore();
   runId = await newRun();
@@ -61,7 +72,7 @@ afterEach(async () => {
 describe('checkpoint catalogue', () => {
   it('lists every checkpoint recorded, with its step metrics, the latest being the resume pointer', async () => {
     await train(6, [2, 4, 6]);
-    const list = await listCheckpoints(store.ctx, runId);
+    const list = await catalogue();
     expect(list.map((c) => [c.step, c.status, c.latest, c.metrics?.['loss']])).toEqual([
       [2, 'kept', false, 8],
       [4, 'kept', false, 6],
@@ -89,7 +100,7 @@ describe('checkpoint catalogue', () => {
     );
     const again = { step: 4, path: 'tinker://m/weights/s4', samplerPath: 'tinker://m/s4' };
     expect(await setCheckpoint(store.ctx, runId, again, { attempt })).toBe('saved');
-    expect((await listCheckpoints(store.ctx, runId)).map((c) => c.step)).toEqual([4]);
+    expect((await catalogue()).map((c) => c.step)).toEqual([4]);
   });
 
   it('retires a checkpoint unless it is the latest, protected, or used by a run that starts from it', async () => {
@@ -141,7 +152,7 @@ describe('checkpoint catalogue', () => {
       status: 'fenced',
     });
     expect((await retireCheckpoint(store.ctx, runId, 2, { attempt })).status).toBe('retired');
-    const list = await listCheckpoints(store.ctx, runId);
+    const list = await catalogue();
     expect(list.map((c) => [c.step, c.status])).toEqual([
       [2, 'deleted'],
       [4, 'deleted'],
@@ -195,5 +206,124 @@ describe('checkpoint catalogue', () => {
   it('keeps a fork’s parent on its record', async () => {
     const fork = await newRun('t', { parent: { run: runId, step: 4 } });
     expect((await getRun(store.ctx, fork))?.parent).toEqual({ run: runId, step: 4 });
+  });
+
+  it('reads a page at a time: cursor position, status and step-range filters, either order', async () => {
+    await train(12, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    for (const step of [1, 2, 3, 5, 8]) {
+      expect((await retireCheckpoint(store.ctx, runId, step, { attempt })).status).toBe('retired');
+    }
+    const steps = async (query: Partial<CheckpointQuery>) => {
+      const page = await listCheckpoints(store.ctx, runId, {
+        status: 'all',
+        order: 'asc',
+        limit: 3,
+        ...query,
+      });
+      return { steps: page.checkpoints.map((c) => c.step), more: page.more };
+    };
+    expect(await steps({})).toEqual({ steps: [1, 2, 3], more: true });
+    expect(await steps({ after: 3 })).toEqual({ steps: [4, 5, 6], more: true });
+    expect(await steps({ after: 9 })).toEqual({ steps: [10, 11, 12], more: false });
+    expect(await steps({ status: 'kept' })).toEqual({ steps: [4, 6, 7], more: true });
+    expect(await steps({ status: 'kept', after: 7 })).toEqual({ steps: [9, 10, 11], more: true });
+    expect(await steps({ status: 'deleted', limit: 10 })).toEqual({
+      steps: [1, 2, 3, 5, 8],
+      more: false,
+    });
+    expect(await steps({ order: 'desc' })).toEqual({ steps: [12, 11, 10], more: true });
+    expect(await steps({ order: 'desc', status: 'deleted', after: 5 })).toEqual({
+      steps: [3, 2, 1],
+      more: false,
+    });
+    expect(await steps({ from: 5, to: 8, limit: 10 })).toEqual({
+      steps: [5, 6, 7, 8],
+      more: false,
+    });
+    expect(await steps({ from: 5, to: 8, after: 6 })).toEqual({ steps: [7, 8], more: false });
+    // A cursor from before the range starts at the range.
+    expect(await steps({ from: 5, to: 8, after: 2, limit: 1 })).toEqual({ steps: [5], more: true });
+    expect(await steps({ order: 'desc', from: 5, to: 8, after: 11 })).toEqual({
+      steps: [8, 7, 6],
+      more: true,
+    });
+    expect(await checkpointSummary(store.ctx, runId)).toEqual({
+      latest: 12,
+      kept: 7,
+      deleted: { count: 5, firstStep: 1, lastStep: 8 },
+    });
+    expect((await listKeptCheckpoints(store.ctx, runId)).map((c) => c.step)).toEqual([
+      4, 6, 7, 9, 10, 11, 12,
+    ]);
+  });
+
+  it('compacts a retired entry to its step, times and paths', async () => {
+    await train(4, [2, 4]);
+    expect(await protectCheckpoint(store.ctx, runId, 2, { owner: 'u', reason: 'r' })).toBe('ok');
+    expect(await unprotectCheckpoint(store.ctx, runId, 2, 'u')).toBe('ok');
+    expect((await retireCheckpoint(store.ctx, runId, 2, { attempt })).status).toBe('retired');
+    const stored = await store.ctx.redis.hget(keys(store.ctx.prefix).checkpoints(runId), '2');
+    expect(Object.keys(JSON.parse(stored ?? '{}')).sort()).toEqual([
+      'at',
+      'deletedAt',
+      'path',
+      'samplerPath',
+      'step',
+    ]);
+    const [entry] = (
+      await listCheckpoints(store.ctx, runId, { status: 'deleted', order: 'asc', limit: 5 })
+    ).checkpoints;
+    expect(entry).toMatchObject({
+      step: 2,
+      status: 'deleted',
+      path: 'tinker://m/weights/s2',
+      protections: [],
+    });
+  });
+
+  it('indexes a catalogue its indexes do not count (an older release wrote it), on first read or write', async () => {
+    await train(6, [2, 4, 6]);
+    expect((await retireCheckpoint(store.ctx, runId, 2, { attempt })).status).toBe('retired');
+    const k = keys(store.ctx.prefix);
+    // What an older release left: the hash alone, a deleted entry whole.
+    await store.ctx.redis.del(k.checkpointsKept(runId), k.checkpointsDeleted(runId));
+    const legacy = {
+      step: 2,
+      at: 'x',
+      path: 'p2',
+      deletedAt: 'y',
+      protections: [{ owner: 'u', reason: 'r', at: 'z' }],
+    };
+    await store.ctx.redis.hset(k.checkpoints(runId), '2', JSON.stringify(legacy));
+    expect((await catalogue()).map((c) => [c.step, c.status])).toEqual([
+      [2, 'deleted'],
+      [4, 'kept'],
+      [6, 'kept'],
+    ]);
+    expect(await getCatalogueEntry(store.ctx, runId, 2)).toEqual({
+      step: 2,
+      path: 'p2',
+      deleted: true,
+    });
+    // compacted as it was indexed
+    expect(
+      JSON.parse((await store.ctx.redis.hget(k.checkpoints(runId), '2')) ?? '{}'),
+    ).not.toHaveProperty('protections');
+    await store.ctx.redis.del(k.checkpointsKept(runId), k.checkpointsDeleted(runId));
+    expect((await retireCheckpoint(store.ctx, runId, 4, { attempt })).status).toBe('retired');
+    expect(await checkpointSummary(store.ctx, runId)).toMatchObject({
+      kept: 1,
+      deleted: { count: 2 },
+    });
+    // An older worker during an upgrade: a checkpoint in the hash only, beside the indexes.
+    const older = { step: 7, at: 'x', path: 'p7' };
+    await appendStep(store.ctx, runId, 7, { loss: 3 }, { attempt });
+    await store.ctx.redis.hset(k.checkpoints(runId), '7', JSON.stringify(older));
+    expect((await catalogue()).map((c) => [c.step, c.status])).toEqual([
+      [2, 'deleted'],
+      [4, 'deleted'],
+      [6, 'kept'],
+      [7, 'kept'],
+    ]);
   });
 });

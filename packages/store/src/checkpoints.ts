@@ -1,12 +1,13 @@
 // A run's checkpoints: the resume pointer (the latest checkpoint path + step, so a retried run
-// resumes) and the catalogue of every checkpoint the run recorded (`run:<id>:checkpoints`, one
-// entry per step), with retention's deletions, protections, and the runs that start from one.
+// resumes) and the writes to the catalogue of every checkpoint the run recorded
+// (`run:<id>:checkpoints`, one entry per step, indexed by step: checkpoint-catalogue.ts reads it),
+// with retention's deletions, protections, and the runs that start from one.
 import type {
-  CheckpointEntry,
   CheckpointPointer,
   CheckpointProtection,
   CheckpointSavedEvent,
 } from '@anneal/protocol';
+import { type StoredEntry, parseCatalogueEntry } from './checkpoint-catalogue.ts';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { runJobKeyParts } from './run-job-key.ts';
@@ -18,16 +19,6 @@ export type SetCheckpointResult = 'saved' | 'stale' | 'fenced' | 'uncommitted';
 export interface SetCheckpointOptions extends WriteOptions {
   /** Refuse (`uncommitted`) a step the run's step history does not hold. */
   requireStep?: boolean;
-}
-
-/** What a catalogue entry stores (the rest of CheckpointEntry is derived when it is read). */
-interface StoredEntry {
-  step: number;
-  at: string;
-  path: string;
-  samplerPath?: string;
-  deletedAt?: string;
-  protections?: CheckpointProtection[];
 }
 
 /** Records a checkpoint: `stale` (ignored) if older than the current pointer, `fenced` (refused,
@@ -50,7 +41,14 @@ export async function setCheckpoint(
     runScript(
       redis,
       'annealSetCheckpoint',
-      [k.run(runId), k.events(runId), k.steps(runId), k.checkpoints(runId)],
+      [
+        k.run(runId),
+        k.events(runId),
+        k.steps(runId),
+        k.checkpoints(runId),
+        k.checkpointsKept(runId),
+        k.checkpointsDeleted(runId),
+      ],
       [
         step,
         path,
@@ -81,73 +79,6 @@ export async function getCheckpoint(
   );
   if (step == null || path == null) return null;
   return { step: Number(step), path, at: at ?? '' };
-}
-
-function parseEntry(runId: string, raw: string): StoredEntry {
-  const entry = JSON.parse(raw) as StoredEntry;
-  if (!Number.isInteger(entry.step) || typeof entry.path !== 'string') {
-    throw new Error(`run ${runId}: malformed checkpoint catalogue entry ${raw.slice(0, 200)}`);
-  }
-  // Lua's cjson writes an empty array as {}.
-  if (!Array.isArray(entry.protections)) delete entry.protections;
-  return entry;
-}
-
-/** The run's catalogue, oldest first, each entry with its step record's metrics and the runs
- * that start from it. */
-export async function listCheckpoints(
-  ctx: StoreContext,
-  runId: string,
-): Promise<CheckpointEntry[]> {
-  const k = keys(ctx.prefix);
-  const [catalogue, uses, latest] = await Promise.all([
-    ctx.redis.hgetall(k.checkpoints(runId)),
-    ctx.redis.hgetall(k.checkpointUses(runId)),
-    ctx.redis.hget(k.run(runId), 'checkpointStep'),
-  ]);
-  const entries = Object.values(catalogue)
-    .map((raw) => parseEntry(runId, raw))
-    .sort((a, b) => a.step - b.step);
-  if (entries.length === 0) return [];
-  const records = await ctx.redis.hmget(k.steps(runId), ...entries.map((e) => String(e.step)));
-  const usedBy = new Map<number, string[]>();
-  for (const [user, raw] of Object.entries(uses)) {
-    const { step } = JSON.parse(raw) as { step: number };
-    usedBy.set(step, [...(usedBy.get(step) ?? []), user]);
-  }
-  return entries.map((e, i) => {
-    const record = records[i];
-    const metrics = record ? (JSON.parse(record) as { metrics: CheckpointEntry['metrics'] }) : null;
-    return {
-      step: e.step,
-      at: e.at,
-      path: e.path,
-      ...(e.samplerPath !== undefined && { samplerPath: e.samplerPath }),
-      status: e.deletedAt === undefined ? 'kept' : 'deleted',
-      ...(e.deletedAt !== undefined && { deletedAt: e.deletedAt }),
-      latest: latest !== null && Number(latest) === e.step,
-      protections: e.protections ?? [],
-      usedBy: (usedBy.get(e.step) ?? []).sort(),
-      metrics: metrics?.metrics ?? null,
-    };
-  });
-}
-
-/** One catalogue entry (without metrics or uses), or null when the run never recorded it. */
-export async function getCatalogueEntry(
-  ctx: StoreContext,
-  runId: string,
-  step: number,
-): Promise<{ step: number; path: string; samplerPath?: string; deleted: boolean } | null> {
-  const raw = await ctx.redis.hget(keys(ctx.prefix).checkpoints(runId), String(step));
-  if (raw === null) return null;
-  const e = parseEntry(runId, raw);
-  return {
-    step: e.step,
-    path: e.path,
-    ...(e.samplerPath !== undefined && { samplerPath: e.samplerPath }),
-    deleted: e.deletedAt !== undefined,
-  };
 }
 
 export type UseCheckpointResult = 'ok' | 'missing' | 'unknown' | 'deleted';
@@ -208,12 +139,18 @@ export async function retireCheckpoint(
     runScript(
       redis,
       'annealRetireCheckpoint',
-      [k.run(runId), k.checkpoints(runId), k.checkpointUses(runId)],
+      [
+        k.run(runId),
+        k.checkpoints(runId),
+        k.checkpointUses(runId),
+        k.checkpointsKept(runId),
+        k.checkpointsDeleted(runId),
+      ],
       [step, now.toISOString(), now.getTime(), ctx.prefix, PENDING_USE_MS, options.attempt ?? ''],
     ),
   );
   if (status === 'retired') {
-    const entry = parseEntry(runId, detail);
+    const entry = parseCatalogueEntry(runId, detail);
     return {
       status,
       path: entry.path,

@@ -75,6 +75,9 @@ function buildKeys(prefix: string) {
     rolledBackSteps: (id: string) => `${prefix}:run:${id}:steps:rolled-back`,
     /** Hash step -> catalogue entry JSON (checkpoints.ts). */
     checkpoints: (id: string) => `${prefix}:run:${id}:checkpoints`,
+    /** Sorted sets of catalogued steps (score = step): kept ones and deleted ones. */
+    checkpointsKept: (id: string) => `${prefix}:run:${id}:checkpoints:kept`,
+    checkpointsDeleted: (id: string) => `${prefix}:run:${id}:checkpoints:deleted`,
     /** Hash run id -> {step, atMs}: runs that start from one of this run's checkpoints. */
     checkpointUses: (id: string) => `${prefix}:run:${id}:checkpoint-uses`,
     tenantRuns: (tenant: string) => `${prefix}:tenant:${tenant}:runs`,

@@ -33,6 +33,7 @@ export * from './steps.ts';
 export * from './events.ts';
 export * from './notices.ts';
 export * from './checkpoints.ts';
+export * from './checkpoint-catalogue.ts';
 export * from './workers.ts';
 export * from './lost-workers.ts';
 export * from './audit.ts';

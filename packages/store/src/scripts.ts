@@ -8,6 +8,7 @@ import { BUDGET_AT_START, METER_LUA, METER_SLOT } from './usage-scripts.ts';
 import { PROGRESS_LUA } from './progress-script.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
 import {
+  INDEX_CHECKPOINTS,
   PROTECT_CHECKPOINT,
   RETIRE_CHECKPOINT,
   SET_CHECKPOINT,
@@ -273,9 +274,10 @@ export const SCRIPTS = {
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 8, lua: APPEND_STEP },
   annealMeterSlot: { numberOfKeys: 5, lua: METER_SLOT },
-  annealSetCheckpoint: { numberOfKeys: 4, lua: SET_CHECKPOINT },
+  annealSetCheckpoint: { numberOfKeys: 6, lua: SET_CHECKPOINT },
+  annealIndexCheckpoints: { numberOfKeys: 3, lua: INDEX_CHECKPOINTS },
   annealUseCheckpoint: { numberOfKeys: 3, lua: USE_CHECKPOINT },
-  annealRetireCheckpoint: { numberOfKeys: 3, lua: RETIRE_CHECKPOINT },
+  annealRetireCheckpoint: { numberOfKeys: 5, lua: RETIRE_CHECKPOINT },
   annealProtectCheckpoint: { numberOfKeys: 1, lua: PROTECT_CHECKPOINT },
   annealRequestPause: { numberOfKeys: 1, lua: REQUEST_PAUSE },
   annealWithdrawPause: { numberOfKeys: 1, lua: WITHDRAW_PAUSE },

@@ -104,12 +104,13 @@ export interface ReadStepsOptions {
   limit?: number;
 }
 
-/** Step records ordered by step number. */
-export async function readSteps(
+/** Step records ordered by step number, as stored (JSON text of StepRecord): a reader that
+ * sends them on need not parse them. At most `limit` (default 1,000, at most 100,000). */
+export async function readStepsJson(
   ctx: StoreContext,
   runId: string,
-  options: ReadStepsOptions = {},
-): Promise<StepRecord[]> {
+  options: Omit<ReadStepsOptions, 'names'> = {},
+): Promise<string[]> {
   const k = keys(ctx.prefix);
   const limit = Math.max(1, Math.min(options.limit ?? 1000, 100_000));
   const steps = await ctx.redis.zrangebyscore(
@@ -122,20 +123,31 @@ export async function readSteps(
   );
   if (steps.length === 0) return [];
   const raw = await ctx.redis.hmget(k.steps(runId), ...steps);
+  return raw.filter((entry): entry is string => entry !== null);
+}
+
+/** Step records ordered by step number. */
+export async function readSteps(
+  ctx: StoreContext,
+  runId: string,
+  options: ReadStepsOptions = {},
+): Promise<StepRecord[]> {
+  const raw = await readStepsJson(ctx, runId, options);
   const wanted = options.names && options.names.length > 0 ? new Set(options.names) : null;
   return raw
-    .filter((entry): entry is string => entry !== null)
     .map((entry) => JSON.parse(entry) as StepRecord)
-    .map((record) =>
-      wanted
-        ? {
-            ...record,
-            metrics: Object.fromEntries(
-              Object.entries(record.metrics).filter(([name]) => wanted.has(name)),
-            ),
-          }
-        : record,
-    );
+    .map((record) => (wanted ? onlyMetrics(record, wanted) : record));
+}
+
+/** The record with only the `wanted` metrics. */
+export function onlyMetrics<T extends { metrics: Record<string, unknown> }>(
+  record: T,
+  wanted: ReadonlySet<string>,
+): T {
+  return {
+    ...record,
+    metrics: Object.fromEntries(Object.entries(record.metrics).filter(([n]) => wanted.has(n))),
+  };
 }
 
 /** The run's committed step numbers, ascending: what a reader of the run's files keeps (an

@@ -14,13 +14,16 @@ import { type CheckpointList, EXPORT_MANIFEST_FILE, type ExportManifest } from '
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { writeErr, writeOut } from '../ops/terminal-text.ts';
 
-/** The latest kept checkpoint's step; throws when the run has none. */
+/** The resume point's step (always kept), else the newest kept one; throws when the run has
+ * none. One page of one entry, whatever the catalogue's length. */
 async function latestKeptStep(client: ApiClient, runId: string): Promise<number> {
-  const { body } = await client.request<CheckpointList>('GET', `/v1/runs/${runId}/checkpoints`);
-  const kept = body.checkpoints.filter((c) => c.status === 'kept');
-  const latest = kept.find((c) => c.latest) ?? kept.at(-1);
-  if (!latest) throw new Error(`run ${runId} has no kept checkpoint to export`);
-  return latest.step;
+  const { body } = await client.request<CheckpointList>(
+    'GET',
+    `/v1/runs/${runId}/checkpoints?status=kept&order=desc&limit=1`,
+  );
+  const step = body.summary.latest ?? body.checkpoints[0]?.step;
+  if (step === undefined) throw new Error(`run ${runId} has no kept checkpoint to export`);
+  return step;
 }
 
 export async function exportCheckpoint(

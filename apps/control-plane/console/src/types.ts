@@ -23,6 +23,6 @@ export interface EvalItemPage {
   nextCursor: string | null;
 }
 
-export type { CheckpointList, CheckpointRetention } from '@anneal/protocol';
+export type { CheckpointEntry, CheckpointList, CheckpointRetention } from '@anneal/protocol';
 
 export type { RunUsage } from '@anneal/protocol';

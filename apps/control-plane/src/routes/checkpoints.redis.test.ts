@@ -59,6 +59,76 @@ describe('GET /v1/runs/{id}/checkpoints', () => {
   });
 });
 
+describe('GET /v1/runs/{id}/checkpoints: pages', () => {
+  it('pages kept or deleted entries by cursor in either order, a step range, with the summary', async () => {
+    const res = await submit(plane.app, 'kind: sft\nsteps: 130');
+    const id = res.json<RunResource>().id;
+    const started = await startRun(plane.store, id, 'w1');
+    if (started.status !== 'started') throw new Error('start');
+    const { attempt } = started;
+    for (let step = 1; step <= 130; step++) {
+      await appendStep(plane.store, id, step, { loss: 1 / step }, { attempt });
+      await setCheckpoint(plane.store, id, { step, path: `/ckpt/${step}` }, { attempt });
+    }
+    for (let step = 1; step <= 30; step++) {
+      expect((await retireCheckpoint(plane.store, id, step, { attempt })).status).toBe('retired');
+    }
+    const read = async (query: string) => {
+      const steps: number[] = [];
+      let pages = 0;
+      let cursor: string | null = null;
+      let last: CheckpointList | undefined;
+      do {
+        const url: string = `/v1/runs/${id}/checkpoints?${query}${cursor ? `&cursor=${cursor}` : ''}`;
+        const page = await get(url);
+        expect(page.statusCode, page.body).toBe(200);
+        last = page.json<CheckpointList>();
+        steps.push(...last.checkpoints.map((c) => c.step));
+        cursor = last.nextCursor;
+        pages++;
+      } while (cursor !== null);
+      return { steps, pages, summary: last.summary };
+    };
+    const range = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    // Default: the kept ones, 50 a page, oldest first.
+    const kept = await read('');
+    expect(kept).toEqual({
+      steps: range(31, 130),
+      pages: 2,
+      summary: { latest: 130, kept: 100, deleted: { count: 30, firstStep: 1, lastStep: 30 } },
+    });
+    expect((await read('status=deleted&order=desc&limit=7')).steps).toEqual(range(1, 30).reverse());
+    expect(await read('status=all&from=25&to=40&limit=5')).toMatchObject({
+      steps: range(25, 40),
+      pages: 4,
+    });
+    const first = (
+      await get(`/v1/runs/${id}/checkpoints?limit=1&order=desc`)
+    ).json<CheckpointList>();
+    expect(first.checkpoints.map((c) => [c.step, c.latest, c.metrics?.['loss']])).toEqual([
+      [130, true, 1 / 130],
+    ]);
+
+    const problem = async (query: string) => {
+      const bad = await get(`/v1/runs/${id}/checkpoints?${query}`);
+      expect(bad.statusCode).toBe(400);
+      expect(String(bad.headers['content-type'])).toMatch(/^application\/problem\+json/);
+      const body = bad.json<{ code: string; errors: Array<{ path: string }> }>();
+      return [body.code, body.errors[0]?.path];
+    };
+    expect(await problem('cursor=garbage')).toEqual(['ANNEAL_ERR_VALIDATION', '/query/cursor']);
+    // A cursor of another listing (other filters) is refused, not reinterpreted.
+    expect(await problem(`status=deleted&cursor=${first.nextCursor}`)).toEqual([
+      'ANNEAL_ERR_VALIDATION',
+      '/query/cursor',
+    ]);
+    expect(await problem('from=9&to=3')).toEqual(['ANNEAL_ERR_VALIDATION', '/query/to']);
+    expect((await problem('limit=201'))[0]).toBe('ANNEAL_ERR_VALIDATION');
+    expect((await problem('status=gone'))[0]).toBe('ANNEAL_ERR_VALIDATION');
+  });
+});
+
 describe('fork: model.checkpoint {run, step}', () => {
   it('records the parent and a use that keeps the source checkpoint from retention', async () => {
     const { id, attempt } = await trainedRun();

@@ -1,4 +1,4 @@
-// Checkpoint routes: GET /v1/runs/{id}/checkpoints (the catalogue) and
+// Checkpoint routes: GET /v1/runs/{id}/checkpoints (the catalogue, paged) and
 // GET /v1/runs/{id}/checkpoints/{step}/export (the weights and a manifest, as a tar). Viewer role,
 // tenant-scoped like GET /v1/runs/{id}.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -10,7 +10,24 @@ import { principalOf } from '../plugins/auth.ts';
 import { checkpointList } from '../services/checkpoints.ts';
 import { checkpointExport } from '../services/export.ts';
 import { tarStream } from '../services/tar-stream.ts';
-import { RunIdParams, problemResponses } from './schemas.ts';
+import { RunIdParams, StringEnum, pageQueryFields, problemResponses } from './schemas.ts';
+
+const CatalogueQuery = Type.Object(
+  {
+    status: Type.Optional(
+      StringEnum(
+        ['kept', 'deleted', 'all'] as const,
+        'kept (default), deleted by retention, or all; the summary counts both whatever this is.',
+      ),
+    ),
+    from: Type.Optional(Type.Integer({ minimum: 0, description: 'Steps from this one.' })),
+    to: Type.Optional(Type.Integer({ minimum: 0, description: 'Steps up to this one.' })),
+    order: pageQueryFields.order,
+    limit: pageQueryFields.limit,
+    cursor: pageQueryFields.cursor,
+  },
+  { additionalProperties: false },
+);
 
 export const checkpointRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
   app,
@@ -22,14 +39,20 @@ export const checkpointRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = 
       config: { role: 'viewer' },
       schema: {
         summary:
-          'Checkpoint catalogue: every checkpoint the run recorded (kept or deleted by retention), with its step metrics and the runs that start from it',
+          'Checkpoint catalogue, paged: the checkpoints the run recorded (kept, or deleted by retention) in step order, with their step metrics and the runs that start from them, and a summary of the whole catalogue',
         params: RunIdParams,
+        querystring: CatalogueQuery,
         response: { 200: CheckpointList, ...problemResponses },
       },
     },
     async (request) => {
       const { tenant } = principalOf(request);
-      return checkpointList(ctx, tenant, request.params.id);
+      const { status, order, ...query } = request.query;
+      return checkpointList(ctx, tenant, request.params.id, {
+        ...query,
+        status: status ?? 'kept',
+        order: order ?? 'asc',
+      });
     },
   );
 

@@ -21,7 +21,7 @@ import {
   type ModelRef,
   type RunResource,
 } from '@anneal/protocol';
-import { engineArtifactDir, getRun, listCheckpoints } from '@anneal/store';
+import { engineArtifactDir, getCheckpointEntry, getRun } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
 import { canonicalJson } from './submit.ts';
@@ -173,7 +173,7 @@ export async function checkpointExport(
 ): Promise<CheckpointExport> {
   const run = await getRun(ctx.store, runId, { tenant });
   if (!run) throw runNotFound(runId);
-  const entry = (await listCheckpoints(ctx.store, runId)).find((c) => c.step === step);
+  const entry = await getCheckpointEntry(ctx.store, runId, step);
   if (!entry || entry.status === 'deleted') {
     throw new AnnealError(
       'ANNEAL_ERR_CHECKPOINT_NOT_FOUND',

@@ -59,7 +59,9 @@ it('retires a rolled-back line first and keeps the newest of the current one', a
   // steps 4 and 6 belong to the line the rollback took back; 2 is the safe checkpoint
   const retired = await retireCheckpoints(env.store, runId, { keepLast: 1 }, fence);
   expect(retired.map((r) => r.step)).toEqual([4, 6]);
-  expect((await listCheckpoints(env.store, runId)).map((c) => [c.step, c.status])).toEqual([
+  const all = { status: 'all', order: 'asc', limit: 100 } as const;
+  const { checkpoints } = await listCheckpoints(env.store, runId, all);
+  expect(checkpoints.map((c) => [c.step, c.status])).toEqual([
     [2, 'kept'],
     [3, 'kept'],
     [4, 'deleted'],

@@ -5,7 +5,7 @@
 // same script that marks it deleted; checkpoints of a line a guardrail rollback took back are
 // retired too. The caller deletes the retired ones' files on the trainer.
 import { type CheckpointRetention, type RunSpec, stepsToDrop } from '@anneal/protocol';
-import { type StoreContext, listCheckpoints, retireCheckpoint } from '@anneal/store';
+import { type StoreContext, listKeptCheckpoints, retireCheckpoint } from '@anneal/store';
 import type { RetiredCheckpoint } from '../executors/types.ts';
 
 export function retentionOf(spec: RunSpec): CheckpointRetention {
@@ -19,7 +19,7 @@ export async function retireCheckpoints(
   fence: { attempt: number },
 ): Promise<RetiredCheckpoint[]> {
   if (Object.keys(policy).length === 0) return []; // keeps everything: nothing to read
-  const kept = (await listCheckpoints(store, runId)).filter((c) => c.status === 'kept');
+  const kept = await listKeptCheckpoints(store, runId);
   // The resume point is the newest checkpoint of the run's current line: one above it was saved
   // on a line a guardrail rollback took back (its steps re-run and re-checkpoint over it), so it
   // goes first and never counts as one of the newest.

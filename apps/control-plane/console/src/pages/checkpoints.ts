@@ -1,11 +1,13 @@
-// A run's checkpoint catalogue (GET /v1/runs/{id}/checkpoints): every checkpoint it saved, kept
-// or deleted by retention, the latest (resume point) marked, protections, the runs forked from
-// it, and the step's key metrics. Refetched when the event stream reports a new checkpoint.
+// A run's checkpoint catalogue (GET /v1/runs/{id}/checkpoints, paged): the kept checkpoints,
+// newest first, the latest (resume point) marked, protections, the runs forked from each, and the
+// step's key metrics, beside the catalogue's summary (deleted ones as a count and a step range).
+// Read a page at a time: the newest page on load and again when the event stream reports a new
+// checkpoint, older pages on request; never the whole catalogue.
 import { apiGet, apiJson, runPath } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num, when } from '../format.ts';
 import { runHref } from '../router.ts';
-import type { CheckpointList, CheckpointRetention } from '../types.ts';
+import type { CheckpointEntry, CheckpointList, CheckpointRetention } from '../types.ts';
 
 /** The step metrics worth a glance next to a checkpoint, by run kind, first found wins. */
 const KEY_METRICS = ['reward/all', 'loss', 'heldout_pair_accuracy', 'pair_accuracy', 'grad_norm'];
@@ -42,23 +44,45 @@ function exportButton(runId: string, step: number, signal: AbortSignal): HTMLEle
   return h('div', {}, button, status);
 }
 
+/** Entries a request asks for: the newest page on load and on each new checkpoint, then one
+ * more page each time "older" is clicked. */
+export const CHECKPOINT_PAGE = 50;
+
+function summaryText(list: CheckpointList): string {
+  const { kept, deleted } = list.summary;
+  const gone =
+    deleted.count === 0
+      ? ''
+      : ` · ${deleted.count} deleted by retention (steps ${deleted.firstStep}–${deleted.lastStep})`;
+  return `${kept} kept${gone}`;
+}
+
 export class Checkpoints {
   readonly element = h('section', { class: 'checkpoints' }, h('h2', {}, 'Checkpoints'));
   private loading: Promise<void> | undefined;
   private again = false;
+  /** Kept checkpoints shown, by step. */
+  private readonly rows = new Map<number, CheckpointEntry>();
+  private last: CheckpointList | undefined;
+  /** Where the next older page starts (null: none older; undefined: not loaded yet). */
+  private older: string | null | undefined;
 
   constructor(
     private readonly runId: string,
     private readonly signal: AbortSignal,
   ) {}
 
-  /** Loads the catalogue; a call while one is in flight loads once more after it. */
+  /** Reloads the newest page; a call while one is in flight loads once more after it. */
   refresh(): void {
+    this.queue(() => this.loadNewest());
+  }
+
+  private queue(load: () => Promise<void>): void {
     if (this.loading) {
       this.again = true;
       return;
     }
-    this.loading = this.load().finally(() => {
+    this.loading = load().finally(() => {
       this.loading = undefined;
       if (this.again) {
         this.again = false;
@@ -67,18 +91,60 @@ export class Checkpoints {
     });
   }
 
-  private async load(): Promise<void> {
-    let list: CheckpointList;
+  private async fetchPage(cursor?: string): Promise<CheckpointList | undefined> {
+    const query = new URLSearchParams({
+      status: 'kept',
+      order: 'desc',
+      limit: String(CHECKPOINT_PAGE),
+      ...(cursor !== undefined && { cursor }),
+    });
     try {
-      list = await apiJson<CheckpointList>(`${runPath(this.runId)}/checkpoints`, this.signal);
+      return await apiJson<CheckpointList>(
+        `${runPath(this.runId)}/checkpoints?${query}`,
+        this.signal,
+      );
     } catch (error) {
       if (!this.signal.aborted) fill(this.element, h('h2', {}, 'Checkpoints'), errorLine(error));
-      return;
+      return undefined;
     }
-    const rows = [...list.checkpoints].reverse();
+  }
+
+  /** The newest page replaces the rows it covers (from its oldest step up); older pages already
+   * shown stay. */
+  private async loadNewest(): Promise<void> {
+    const list = await this.fetchPage();
+    if (!list) return;
+    const oldest = list.nextCursor === null ? -1 : (list.checkpoints.at(-1)?.step ?? -1);
+    for (const step of this.rows.keys()) if (step >= oldest) this.rows.delete(step);
+    for (const c of list.checkpoints) this.rows.set(c.step, c);
+    if (this.older === undefined || list.nextCursor === null) this.older = list.nextCursor;
+    this.last = list;
+    this.render();
+  }
+
+  private async loadOlder(): Promise<void> {
+    if (typeof this.older !== 'string') return;
+    const list = await this.fetchPage(this.older);
+    if (!list) return;
+    for (const c of list.checkpoints) this.rows.set(c.step, c);
+    this.older = list.nextCursor;
+    this.last = list;
+    this.render();
+  }
+
+  private render(): void {
+    const list = this.last;
+    if (!list) return;
+    const rows = [...this.rows.values()].sort((a, b) => b.step - a.step);
+    const more =
+      typeof this.older === 'string'
+        ? h('button', { type: 'button', class: 'link older' }, 'older checkpoints')
+        : null;
+    more?.addEventListener('click', () => this.queue(() => this.loadOlder()));
     fill(
       this.element,
       h('h2', {}, 'Checkpoints ', h('span', { class: 'sub' }, retentionText(list.retention))),
+      h('p', { class: 'sub catalogue-summary' }, summaryText(list)),
       rows.length === 0
         ? h('p', { class: 'empty' }, 'None saved yet.')
         : h(
@@ -124,6 +190,7 @@ export class Checkpoints {
               }),
             ),
           ),
+      more,
     );
   }
 }
