@@ -22,9 +22,9 @@ import {
 import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { cancelRun } from '../services/cancel.ts';
-import { pauseRun, resumePausedRun } from '../services/pause.ts';
-import { waitingReason } from '../services/waiting.ts';
+import { cancelRun } from '../services/runs/cancel.ts';
+import { pauseRun, resumePausedRun } from '../services/runs/pause.ts';
+import { waitingReason } from '../services/runs/waiting.ts';
 import { RunIdParams, StringEnum, emptyBodyAsObject, problemResponses } from './schemas.ts';
 
 const ListQuery = Type.Object(

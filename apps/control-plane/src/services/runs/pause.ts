@@ -4,8 +4,8 @@
 // a budget cap the run would spend past holds (services/usage.ts).
 import { type RunResource, isTerminal } from '@anneal/protocol';
 import { getRun, requestPause, resumeRun } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 import { checkResumeBudget } from './usage.ts';
 
 export interface PauseResult {

@@ -3,8 +3,8 @@
 // Tenant-scoped like GET /v1/runs/{id}.
 import type { CheckpointList, CheckpointRetention } from '@anneal/protocol';
 import { getRun, listCheckpoints } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { runNotFound } from '../../errors.ts';
 
 export async function checkpointList(
   ctx: AppContext,
