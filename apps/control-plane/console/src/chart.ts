@@ -32,7 +32,12 @@ export function tickLabel(value: number, step: number): string {
 }
 
 /** The y domain rounded out to whole ticks, and the ticks. */
-export function yScale(values: number[]): { lo: number; hi: number; ticks: number[]; step: number } {
+export function yScale(values: number[]): {
+  lo: number;
+  hi: number;
+  ticks: number[];
+  step: number;
+} {
   let lo = Infinity;
   let hi = -Infinity;
   for (const v of values) {
