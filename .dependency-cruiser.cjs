@@ -93,10 +93,26 @@ const forbidden = [
   {
     name: 'control-plane-routes-above-services',
     comment:
-      'Routes call services, services never call routes or plugins (routes → services → store).',
+      'Routes and plugins call services, jobs and infra; none of those calls back up into a route or plugin.',
+    severity: 'error',
+    from: { path: '^apps/control-plane/src/(services|jobs|infra)/' },
+    to: { path: '^apps/control-plane/src/(routes|plugins)/' },
+  },
+  {
+    name: 'control-plane-services-start-no-jobs',
+    comment:
+      'Request logic (services/) never reaches into a background loop (jobs/): app.ts starts and stops those.',
     severity: 'error',
     from: { path: '^apps/control-plane/src/services/' },
-    to: { path: '^apps/control-plane/src/(routes|plugins)/' },
+    to: { path: '^apps/control-plane/src/jobs/' },
+  },
+  {
+    name: 'control-plane-infra-at-the-bottom',
+    comment:
+      'Infrastructure (infra/: event hub, file cache, tar stream, paging) knows nothing of the request logic or loops above it.',
+    severity: 'error',
+    from: { path: '^apps/control-plane/src/infra/' },
+    to: { path: '^apps/control-plane/src/(routes|plugins|services|jobs)/' },
   },
   {
     name: 'packages-no-apps',

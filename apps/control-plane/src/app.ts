@@ -15,7 +15,7 @@ import {
   replicatedSince,
 } from '@anneal/store';
 import { type AppContext, type AppSettings, DEFAULT_SETTINGS } from './context.ts';
-import { createEnqueueRelay } from './services/outbox.ts';
+import { createEnqueueRelay } from './jobs/outbox.ts';
 import { createTokenIndex, installAuth } from './plugins/auth.ts';
 import { defaultConsoleDir, installConsole } from './plugins/console.ts';
 import { installDocs } from './plugins/docs.ts';
@@ -39,10 +39,10 @@ import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { workerRoutes } from './routes/workers.ts';
-import { EventHub } from './services/event-hub.ts';
-import { FileCache } from './services/file-cache.ts';
-import { createLostDataAudit } from './services/audit.ts';
-import { createLostWorkerSweeper } from './services/lost-workers.ts';
+import { EventHub } from './infra/event-hub.ts';
+import { FileCache } from './infra/file-cache.ts';
+import { createLostDataAudit } from './jobs/audit.ts';
+import { createLostWorkerSweeper } from './jobs/lost-workers.ts';
 
 export interface AppDeps {
   operator: OperatorConfig;

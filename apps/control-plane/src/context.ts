@@ -4,9 +4,9 @@ import type { Redis } from 'ioredis';
 import type { DatasetFacts, OperatorConfig } from '@anneal/protocol';
 import type { PoolQueues, StoreContext } from '@anneal/store';
 import type { MetricsSink } from '@anneal/telemetry';
-import type { EventHub } from './services/event-hub.ts';
-import type { FileCache } from './services/file-cache.ts';
-import type { EnqueueRelay } from './services/outbox.ts';
+import type { EventHub } from './infra/event-hub.ts';
+import type { FileCache } from './infra/file-cache.ts';
+import type { EnqueueRelay } from './jobs/outbox.ts';
 
 export interface AppSettings {
   /** Request body limit in bytes (POST /v1/runs and other bodies). */
@@ -23,7 +23,7 @@ export interface AppSettings {
   /** How often Node checks open connections against requestTimeoutMs. */
   connectionsCheckMs: number;
   /** How often unfinished runs are checked for data a Redis failover lost (also at start-up
-   * and after each reconnect; services/audit.ts). */
+   * and after each reconnect; jobs/audit.ts). */
   lostDataAuditMs: number;
   /** Open SSE streams allowed per token, and per control plane (429 beyond). */
   sseMaxStreamsPerToken: number;

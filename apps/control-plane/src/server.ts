@@ -12,7 +12,7 @@ import {
 import { buildApp } from './app.ts';
 import { type LoadedOperatorConfig, loadOperatorConfig } from './config.ts';
 import type { ControlPlaneEnv } from './env.ts';
-import { reconcile } from './services/reconcile.ts';
+import { reconcile } from './jobs/reconcile.ts';
 
 export interface RunningControlPlane {
   app: FastifyInstance;

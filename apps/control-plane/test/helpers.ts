@@ -11,7 +11,7 @@ import { createStoreContext, deleteKeysWithPrefix, type StoreContext } from '@an
 import { buildApp } from '../src/app.ts';
 import type { AppSettings } from '../src/context.ts';
 import { sha256Hex } from '../src/plugins/auth.ts';
-import { reconcile } from '../src/services/reconcile.ts';
+import { reconcile } from '../src/jobs/reconcile.ts';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -1,5 +1,5 @@
 // After a Redis failover to a replica that was behind, unfinished runs whose data it lacked
-// (services/audit.ts, store/audit.ts): a run without its BullMQ job is queued again (a running
+// (jobs/audit.ts, store/audit.ts): a run without its BullMQ job is queued again (a running
 // one released first), a run whose step history cannot be completed (steps missing below its
 // checkpoint) fails; each says so with a `run:notice` redis_data_lost on its event stream.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import {
   setCheckpoint,
   startRun,
 } from '@anneal/store';
-import { createLostDataAudit } from '../src/services/audit.ts';
+import { createLostDataAudit } from '../src/jobs/audit.ts';
 import { type TestPlane, eventually, submit, testPlane } from './helpers.ts';
 
 let plane: TestPlane;

@@ -2,7 +2,7 @@
 // handed to clients only once a Redis replica holds it, so a failover can never take back an
 // event a client has seen. A private primary and replica (@anneal/testing's startRedisServer);
 // the replica is paused (SIGSTOP) to fall behind. Live events (the event hub) and a replay after
-// Last-Event-ID (services/confirmed-events.ts) are both held back until it catches up.
+// Last-Event-ID (services/runs/confirmed-events.ts) are both held back until it catches up.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';

@@ -3,7 +3,7 @@
 // without one, or with the wait turned off, they do not), a run can be left with a step history
 // that has a hole or a checkpoint pointer past its last step, or with no BullMQ job although
 // it still waits or runs (nobody would ever run it). The control plane audits its unfinished
-// runs at start-up and after each reconnect (apps/control-plane services/audit.ts) and repairs
+// runs at start-up and after each reconnect (apps/control-plane jobs/audit.ts) and repairs
 // or fails them loudly.
 import type { Queue } from 'bullmq';
 import { type StoreContext, keys } from './context.ts';

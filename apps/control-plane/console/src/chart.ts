@@ -14,10 +14,10 @@ const W = 360;
 const H = 150;
 const PAD = { left: 52, right: 10, top: 10, bottom: 22 };
 /** More points than this are thinned to one per pixel column (min and max kept). */
-const MAX_POINTS = 2 * (W - PAD.left - PAD.right);
+export const MAX_POINTS = 2 * (W - PAD.left - PAD.right);
 
 /** 1, 2 or 5 times a power of ten: the tick spacing for about `count` ticks over `range`. */
-function niceStep(range: number, count: number): number {
+export function niceStep(range: number, count: number): number {
   const raw = range / count;
   const power = 10 ** Math.floor(Math.log10(raw));
   const f = raw / power;
@@ -25,14 +25,19 @@ function niceStep(range: number, count: number): number {
 }
 
 /** As many decimals as the tick spacing needs (1.0005 next to 1.001, not "1" twice). */
-function tickLabel(value: number, step: number): string {
+export function tickLabel(value: number, step: number): string {
   const decimals = Math.max(0, -Math.floor(Math.log10(step)));
   if (decimals > 4 || Math.abs(value) >= 1e6) return num(value);
   return value.toFixed(decimals);
 }
 
 /** The y domain rounded out to whole ticks, and the ticks. */
-function yScale(values: number[]): { lo: number; hi: number; ticks: number[]; step: number } {
+export function yScale(values: number[]): {
+  lo: number;
+  hi: number;
+  ticks: number[];
+  step: number;
+} {
   let lo = Infinity;
   let hi = -Infinity;
   for (const v of values) {
@@ -52,7 +57,7 @@ function yScale(values: number[]): { lo: number; hi: number; ticks: number[]; st
 }
 
 /** Keeps each pixel column's lowest and highest point, so spikes survive thinning. */
-function thin(points: [number, number][], x: (step: number) => number): [number, number][] {
+export function thin(points: [number, number][], x: (step: number) => number): [number, number][] {
   if (points.length <= MAX_POINTS) return points;
   const out: [number, number][] = [];
   let column = -1;
@@ -78,7 +83,7 @@ function thin(points: [number, number][], x: (step: number) => number): [number,
 }
 
 /** Polyline runs between gaps. */
-function runs(points: [number, number | null][]): [number, number][][] {
+export function runs(points: [number, number | null][]): [number, number][][] {
   const out: [number, number][][] = [];
   let current: [number, number][] = [];
   for (const [step, value] of points) {

@@ -10,7 +10,7 @@ import { knownWorkers, runCounts } from '@anneal/store';
 import { type MetricsSink, createMetrics } from '@anneal/telemetry';
 import type { AppContext } from '../context.ts';
 import { observePools } from '../services/pools.ts';
-import { type TransitionFollower, followTransitions } from '../services/transition-metrics.ts';
+import { type TransitionFollower, followTransitions } from '../jobs/transition-metrics.ts';
 
 export const CONTROL_PLANE_VERSION = '0.1.0';
 

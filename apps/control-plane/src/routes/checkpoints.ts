@@ -7,9 +7,9 @@ import { Type } from '@sinclair/typebox';
 import { CheckpointList, RUN_ID_PATTERN } from '@anneal/protocol';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { checkpointList } from '../services/checkpoints.ts';
-import { checkpointExport } from '../services/export.ts';
-import { tarStream } from '../services/tar-stream.ts';
+import { checkpointList } from '../services/results/checkpoints.ts';
+import { checkpointExport } from '../services/results/export.ts';
+import { tarStream } from '../infra/tar-stream.ts';
 import { RunIdParams, StringEnum, pageQueryFields, problemResponses } from './schemas.ts';
 
 const CatalogueQuery = Type.Object(

@@ -1,6 +1,6 @@
 // GET /v1/runs/{id}/events: Server-Sent Events from the run's Redis stream. Replays after
 // Last-Event-ID, then follows live through the control plane's one shared subscription
-// (services/event-hub.ts); ends after the terminal run:state event, or when the control plane
+// (infra/event-hub.ts); ends after the terminal run:state event, or when the control plane
 // shuts down (the client resumes elsewhere with Last-Event-ID). Open streams are capped per
 // token and per control plane (429 beyond).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -10,8 +10,8 @@ import { compareEventIds, getRun, isEventId, lastEventId } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { readConfirmedEvents } from '../services/confirmed-events.ts';
-import { StreamLimitError } from '../services/event-hub.ts';
+import { readConfirmedEvents } from '../services/runs/confirmed-events.ts';
+import { StreamLimitError } from '../infra/event-hub.ts';
 import { RunIdParams, problemResponses } from './schemas.ts';
 
 const EventsQuery = Type.Object(

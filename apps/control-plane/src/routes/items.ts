@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { EvalItemPage, ROLLOUT_FINISHES } from '@anneal/protocol';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { ITEM_SORTS, evalItemPage } from '../services/eval-items.ts';
+import { ITEM_SORTS, evalItemPage } from '../services/results/eval-items.ts';
 import { RunIdParams, StringEnum, pageQueryFields, problemResponses } from './schemas.ts';
 
 const ItemQuery = Type.Object(

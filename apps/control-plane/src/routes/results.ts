@@ -6,8 +6,8 @@ import { Type } from '@sinclair/typebox';
 import { EvalResults } from '@anneal/protocol';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { evalChartSvg } from '../services/eval-chart.ts';
-import { evalResults } from '../services/eval-results.ts';
+import { evalChartSvg } from '../services/results/eval-chart.ts';
+import { evalResults } from '../services/results/eval-results.ts';
 import { RunIdParams, problemResponses } from './schemas.ts';
 
 export const resultRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (

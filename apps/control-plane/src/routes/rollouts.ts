@@ -14,7 +14,7 @@ import {
 } from '@anneal/protocol';
 import type { AppContext } from '../context.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { ROLLOUT_SORTS, rolloutById, rolloutPage } from '../services/rollouts.ts';
+import { ROLLOUT_SORTS, rolloutById, rolloutPage } from '../services/results/rollouts.ts';
 import { RunIdParams, StringEnum, pageQueryFields, problemResponses } from './schemas.ts';
 
 const RolloutQuery = Type.Object(

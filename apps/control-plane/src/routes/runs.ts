@@ -15,10 +15,10 @@ import { getRun, getRunView, listRuns, runViewJson } from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { cancelRun } from '../services/cancel.ts';
-import { stepHistoryJson } from '../services/step-history.ts';
-import { pauseRun, resumePausedRun } from '../services/pause.ts';
-import { waitingReason } from '../services/waiting.ts';
+import { cancelRun } from '../services/runs/cancel.ts';
+import { stepHistoryJson } from '../services/results/step-history.ts';
+import { pauseRun, resumePausedRun } from '../services/runs/pause.ts';
+import { waitingReason } from '../services/runs/waiting.ts';
 import { RunIdParams, StringEnum, emptyBodyAsObject, problemResponses } from './schemas.ts';
 
 const ListQuery = Type.Object(

@@ -14,7 +14,7 @@ import {
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { submitRun, validateSubmission } from '../services/submit.ts';
+import { submitRun, validateSubmission } from '../services/runs/submit.ts';
 import { problemResponses } from './schemas.ts';
 
 const SPEC_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'];

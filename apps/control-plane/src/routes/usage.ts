@@ -6,7 +6,7 @@ import { BUDGET_PERIODS, RESOURCE_NAME_PATTERN, RunUsage, TenantUsageList } from
 import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { runUsage, tenantUsage } from '../services/usage.ts';
+import { runUsage, tenantUsage } from '../services/runs/usage.ts';
 import { RunIdParams, StringEnum, problemResponses } from './schemas.ts';
 
 const PERIOD_PATTERN = { day: /^\d{4}-\d{2}-\d{2}$/, month: /^\d{4}-\d{2}$/ } as const;

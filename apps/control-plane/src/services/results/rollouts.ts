@@ -22,8 +22,8 @@ import {
   runArtifactDir,
   stepDir,
 } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 import {
   type Position,
   type SortOrder,
@@ -32,7 +32,7 @@ import {
   encodeCursor,
   firstInOrder,
   listingDigest,
-} from './record-page.ts';
+} from '../../infra/record-page.ts';
 
 export const ROLLOUT_SORTS = ['reward', 'advantage', 'ratio', 'length', 'toolCalls'] as const;
 export type RolloutSort = (typeof ROLLOUT_SORTS)[number];

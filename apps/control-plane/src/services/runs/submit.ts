@@ -22,8 +22,8 @@ import {
 } from '@anneal/store';
 import { checkGuardrailMetrics } from './guardrail-metric.ts';
 import { checkRetentionMetric } from './retention-metric.ts';
-import type { AppContext } from '../context.ts';
-import { AnnealError } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError } from '../../errors.ts';
 import { checkTenantBudget } from './usage.ts';
 
 export interface SubmitRequest {

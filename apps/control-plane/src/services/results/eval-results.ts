@@ -4,8 +4,8 @@
 import { evalCurves, pricesFor } from '@anneal/envs/eval';
 import { type EvalResults, type ModelRef, validateRunSpec } from '@anneal/protocol';
 import { getRun, readSteps } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 
 /** Steps of one eval are at most 16 checkpoints × 101 budgets. */
 const MAX_STEPS = 16 * 101;

@@ -1,11 +1,11 @@
 // POST /v1/runs/{id}/pause and /resume: a waiting run pauses at once; a running one is asked to,
 // and its worker pauses it at the next step boundary after a checkpoint (store/pause.ts). Resume
 // queues a paused run again, or withdraws a pause its worker has not acted on yet; refused while
-// a budget cap the run would spend past holds (services/usage.ts).
+// a budget cap the run would spend past holds (usage.ts).
 import { type RunResource, isTerminal } from '@anneal/protocol';
 import { getRun, requestPause, resumeRun } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 import { checkResumeBudget } from './usage.ts';
 
 export interface PauseResult {

@@ -4,7 +4,7 @@
 // goes through the event hub, which fences its reads the same way.
 import type { StoredRunEvent } from '@anneal/protocol';
 import { readEvents, readGeneration, replicatedSince } from '@anneal/store';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../context.ts';
 
 /** How long a replay waits for a replica to confirm a page before the stream ends (the client
  * reconnects with its Last-Event-ID). */

@@ -8,8 +8,8 @@ import {
   usagePeriods,
 } from '@anneal/protocol';
 import { budgetPeriodOf, getRun, readRunUsage, readTenantUsage } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 
 const budgetStatus = (maxUsd: number, spent: number) => ({
   maxUsd,

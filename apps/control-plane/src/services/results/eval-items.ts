@@ -5,8 +5,8 @@
 import path from 'node:path';
 import type { EvalItem, EvalItemPage, RolloutFinishReason } from '@anneal/protocol';
 import { EVAL_ITEMS_FILE, committedSteps, getRun, runArtifactDir } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 import {
   type Position,
   type SortOrder,
@@ -14,7 +14,7 @@ import {
   encodeCursor,
   listingDigest,
   pageRecords,
-} from './record-page.ts';
+} from '../../infra/record-page.ts';
 
 export const ITEM_SORTS = ['reward', 'toolCalls', 'length', 'promptTokens'] as const;
 export type ItemSort = (typeof ITEM_SORTS)[number];

@@ -22,10 +22,10 @@ import {
   type RunResource,
 } from '@anneal/protocol';
 import { engineArtifactDir, getCheckpointEntry, getRun } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
-import { canonicalJson } from './submit.ts';
-import type { TarEntry } from './tar-stream.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
+import { canonicalJson } from '../runs/submit.ts';
+import type { TarEntry } from '../../infra/tar-stream.ts';
 
 /** Fork chains are short (the worker's model-ref.ts caps them at 16 runs too). */
 const MAX_CHAIN = 16;

@@ -3,7 +3,7 @@
 // naming the rule's field (docs/guardrails.md "Rules"). Operator default rules are not checked
 // here: a default naming a metric a kind does not record does not apply to that kind.
 import type { Issue, RunSpec } from '@anneal/protocol';
-import { AnnealError } from '../errors.ts';
+import { AnnealError } from '../../errors.ts';
 import { stepMetricKeys } from './retention-metric.ts';
 
 export function checkGuardrailMetrics(spec: RunSpec): void {

@@ -4,7 +4,7 @@
 // does not record does not apply to it (it is dropped from the resolved spec).
 import type { RunKind, RunSpec } from '@anneal/protocol';
 import { STEP_METRICS, type StepMetricDefinition, recordBindings } from '@anneal/telemetry';
-import { AnnealError } from '../errors.ts';
+import { AnnealError } from '../../errors.ts';
 
 const FIELD = '/checkpointRetention/keepBest/metric';
 

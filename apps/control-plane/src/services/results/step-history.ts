@@ -6,7 +6,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { StepRecord } from '@anneal/protocol';
 import { onlyMetrics, readRolledBackSteps, readStepsJson } from '@anneal/store';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../context.ts';
 
 /** Records parsed between two yields to the event loop. */
 const SLICE = 200;

@@ -10,9 +10,14 @@ import {
   getRun,
   listCheckpoints,
 } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
-import { type SortOrder, decodeCursor, encodeCursor, listingDigest } from './record-page.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
+import {
+  type SortOrder,
+  decodeCursor,
+  encodeCursor,
+  listingDigest,
+} from '../../infra/record-page.ts';
 
 export interface CheckpointListQuery {
   status: CheckpointStatusFilter;

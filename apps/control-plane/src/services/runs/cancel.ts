@@ -9,8 +9,8 @@ import {
   requestCancel,
   transitionRun,
 } from '@anneal/store';
-import type { AppContext } from '../context.ts';
-import { AnnealError, runNotFound } from '../errors.ts';
+import type { AppContext } from '../../context.ts';
+import { AnnealError, runNotFound } from '../../errors.ts';
 
 export interface CancelResult {
   run: RunResource;
