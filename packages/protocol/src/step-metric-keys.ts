@@ -483,3 +483,13 @@ export function stepMetricIssue(kind: RunKind, metric: string, path: string): Is
   const list = [...known].sort().join(', ');
   return { path, message: `'${metric}' is not a step metric of ${kind} runs (known: ${list})` };
 }
+
+/**
+ * The issue for an operator default (a guardrail rule or `keepBest`) naming a metric at `path`
+ * that no run kind records: it would be dropped silently from every run. A metric some kind
+ * records applies to those kinds only.
+ */
+export function defaultMetricIssue(metric: string, path: string): Issue | undefined {
+  if (kindsRecording(metric).length > 0) return undefined;
+  return { path, message: `'${metric}' is not a step metric any run kind records` };
+}

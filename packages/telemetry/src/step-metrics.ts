@@ -494,7 +494,6 @@ export const STEP_METRICS: Joined = Object.fromEntries(
 
 export {
   keyPattern,
-  kindRecordKeys,
   labelValues,
   recordBindings,
   recordKey,
