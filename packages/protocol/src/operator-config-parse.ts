@@ -13,7 +13,7 @@ import { TRAINER_BACKEND_TRAITS } from './capabilities.ts';
 import { TRAINER_LOSSES, OperatorConfig } from './operator-config.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 import { guardrailRuleIssues } from './run-spec/guardrails.ts';
-import { defaultMetricIssue } from './step-metric-keys.ts';
+import { defaultMetricIssue } from './step-metric-records.ts';
 
 /** Section of the config each `defaults` entry must name. */
 const DEFAULT_TARGETS = {

@@ -2,7 +2,7 @@
 // rejects unknown names (naming the field) and runs the endpoints cannot do (trainer losses,
 // GRPO sampling settings the IS ratio cannot correct).
 import { mergeRetention } from './checkpoints.ts';
-import { kindRecordKeys } from './step-metric-keys.ts';
+import { kindRecordKeys } from './step-metric-records.ts';
 import {
   TRAINER_BACKEND_TRAITS,
   grpoSamplingIssues,

@@ -10,7 +10,7 @@ import {
   schemaIssues,
   withDefaults,
 } from '../document.ts';
-import { stepMetricIssue } from '../step-metric-keys.ts';
+import { stepMetricIssue } from '../step-metric-records.ts';
 import { RUN_KINDS, type RunKind } from './common.ts';
 import { EvalSpec } from './eval.ts';
 import { guardrailRuleIssues } from './guardrails.ts';
