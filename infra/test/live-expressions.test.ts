@@ -36,9 +36,20 @@ const controlPlane = createMetrics(new Registry(), {
 // stays quiet like every other alert here.
 worker.emit('guardrail:fired', {
   runId: RUN_ID,
-  rule: 'kl-above',
+  step: 1,
+  rule: {
+    name: 'kl-above',
+    metric: 'train_inference_kl',
+    when: 'above',
+    value: 0.5,
+    forSteps: 1,
+    action: 'notify',
+    origin: 'spec',
+  },
+  values: [{ step: 1, value: 0.75 }],
   action: 'notify',
-  atMs: Date.now(),
+  reason: 'train_inference_kl 0.75 above 0.5',
+  at: new Date().toISOString(),
 });
 
 /** One training step and its worker activity, as the worker reports them. */

@@ -37,6 +37,25 @@ describe('loadOperatorConfig', () => {
     expect(String((error as Error).message)).toMatch(/\/tokens\/0\/role \(line 4\)/);
   });
 
+  it('refuses to start on a default guardrail rule naming a metric no kind records', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'anneal-config-'));
+    const path = join(dir, 'anneal.yaml');
+    await writeFile(
+      path,
+      `pools: {default: {}}\ntenants: {acme: {}}\n` +
+        `tokens:\n  - {name: a, sha256: ${'a'.repeat(64)}, role: operator, tenant: acme}\n` +
+        'guardrails:\n  rules:\n' +
+        '    - {metric: loss, when: nonFinite, action: rollback}\n' +
+        '    - {metric: advantage/abs_max, when: nonFinite, action: rollback}\n' +
+        '    - {metric: grad_nrom, when: above, value: 100, action: pause}\n',
+    );
+    const error = await loadOperatorConfig({ configPath: path }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OperatorConfigError);
+    expect((error as Error).message).toMatch(
+      /\/guardrails\/rules\/2\/metric \(line 9\): 'grad_nrom' is not a step metric any run kind records/,
+    );
+  });
+
   it('validates registered datasets at start-up, naming dataset and line; records judge needs', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'anneal-config-'));
     const qa = join(dir, 'qa.jsonl');

@@ -1,6 +1,6 @@
 // Typed `noun:verb` events: stored in a per-run Redis stream and served over SSE.
 import { Type, type Static } from '@sinclair/typebox';
-import { GUARDRAIL_ACTIONS, GuardrailRule } from './run-spec/guardrails.ts';
+import { GuardrailActionSchema, GuardrailRule } from './run-spec/guardrails.ts';
 import { PauseSourceSchema, RunStateSchema } from './run-state.ts';
 import { StepGeneration, WireStepMetrics } from './step-record.ts';
 
@@ -65,8 +65,6 @@ export const GuardrailValue = Type.Union([
   Type.Null(),
 ]);
 export type GuardrailValue = Static<typeof GuardrailValue>;
-
-const GuardrailActionSchema = Type.Union(GUARDRAIL_ACTIONS.map((a) => Type.Literal(a)));
 
 /** One firing of a guardrail rule (docs/guardrails.md "Auditing a firing"). */
 export const GuardrailFiring = Type.Object(

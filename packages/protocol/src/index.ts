@@ -5,6 +5,8 @@ export * from './run-spec/index.ts';
 export * from './run-spec/kind.ts';
 export * from './run-state.ts';
 export * from './step-record.ts';
+export * from './step-metric-keys.ts';
+export * from './step-metric-records.ts';
 export * from './eval-results.ts';
 export * from './rollouts.ts';
 export * from './ledger-config.ts';

@@ -13,6 +13,7 @@ import { TRAINER_BACKEND_TRAITS } from './capabilities.ts';
 import { TRAINER_LOSSES, OperatorConfig } from './operator-config.ts';
 import { RUN_KINDS } from './run-spec/common.ts';
 import { guardrailRuleIssues } from './run-spec/guardrails.ts';
+import { defaultMetricIssue } from './step-metric-records.ts';
 
 /** Section of the config each `defaults` entry must name. */
 const DEFAULT_TARGETS = {
@@ -85,6 +86,20 @@ function baseModelIssues(config: OperatorConfig): Issue[] {
   });
 }
 
+/** Default guardrail rules and `keepBest` must name a metric some run kind records (each then
+ * applies only to the kinds that record it): a misspelt one would be dropped from every run. */
+function defaultMetricIssues(config: OperatorConfig): Issue[] {
+  const named: [string, string][] = (config.guardrails.rules ?? []).map((rule, i) => [
+    rule.metric,
+    joinPointer('guardrails', 'rules', i, 'metric'),
+  ]);
+  const keepBest = config.defaults.checkpointRetention?.keepBest;
+  if (keepBest) {
+    named.push([keepBest.metric, '/defaults/checkpointRetention/keepBest/metric']);
+  }
+  return named.flatMap(([metric, path]) => defaultMetricIssue(metric, path) ?? []);
+}
+
 function crossReferenceIssues(config: OperatorConfig): Issue[] {
   const issues: Issue[] = [];
   const known = (section: keyof typeof config) => Object.keys(config[section] as object);
@@ -101,6 +116,7 @@ function crossReferenceIssues(config: OperatorConfig): Issue[] {
   issues.push(...trainerIssues(config));
   issues.push(...baseModelIssues(config));
   issues.push(...guardrailRuleIssues(config.guardrails.rules ?? [], '/guardrails/rules'));
+  issues.push(...defaultMetricIssues(config));
   for (const name of Object.keys(config.datasets)) {
     if (BUILTIN_DATASET_NAMES.includes(name)) {
       issues.push({

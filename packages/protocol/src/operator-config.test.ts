@@ -189,4 +189,31 @@ describe('operator guardrail defaults', () => {
       }),
     ]);
   });
+
+  it('refuse a default rule or keepBest naming a metric no kind records, naming its path', () => {
+    const rules = [
+      '    - { metric: loss, when: nonFinite, action: rollback }',
+      // recorded by grpo only: applies to grpo runs, not refused
+      '    - { metric: advantage/abs_max, when: nonFinite, action: rollback }',
+      '    - { metric: grad_nrom, when: above, value: 100, action: pause }',
+    ].join('\n');
+    const bad = errorsOf(
+      `${VALID.replace('baseModel: qwen3-8b}', 'baseModel: qwen3-8b, checkpointRetention: {keepBest: {metric: acuracy, count: 2, order: max}}}')}` +
+        `guardrails:\n  rules:\n${rules}\n`,
+    );
+    expect(bad).toEqual([
+      expect.objectContaining({
+        path: '/guardrails/rules/2/metric',
+        message: "'grad_nrom' is not a step metric any run kind records",
+      }),
+      expect.objectContaining({
+        path: '/defaults/checkpointRetention/keepBest/metric',
+        message: "'acuracy' is not a step metric any run kind records",
+      }),
+    ]);
+    const good = parseOperatorConfig(
+      `${VALID}guardrails:\n  rules:\n${rules.split('\n').slice(0, 2).join('\n')}\n`,
+    );
+    expect(good.ok).toBe(true);
+  });
 });

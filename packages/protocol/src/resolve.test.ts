@@ -26,6 +26,18 @@ describe('resolveRunSpec', () => {
     expect(sft.ok && sft.value.endpoints).toEqual({ trainer: 'embedded' });
   });
 
+  it('applies a default keepBest only to the kinds that record its metric', () => {
+    const keepBest = { metric: 'reward/all', order: 'max' as const, count: 2 };
+    const config = { ...local, defaults: { ...local.defaults, checkpointRetention: { keepBest } } };
+    const grpo = resolveRunSpec(spec('kind: grpo'), config);
+    const retention = (r: typeof grpo) =>
+      r.ok && r.value.kind !== 'eval' ? r.value.checkpointRetention : 'refused';
+    expect(retention(grpo)).toEqual({ keepBest });
+    const sft = resolveRunSpec(spec('kind: sft\ncheckpointRetention: {keepLast: 2}'), config);
+    expect(retention(sft)).toEqual({ keepLast: 2 });
+    expect(config.defaults.checkpointRetention).toEqual({ keepBest });
+  });
+
   it('names the field of an unknown resource', () => {
     const result = resolveRunSpec(spec('kind: grpo\npool: gpu\nendpoints: {search: bing}'), local);
     expect(result.ok).toBe(false);

@@ -2,6 +2,7 @@
 // rejects unknown names (naming the field) and runs the endpoints cannot do (trainer losses,
 // GRPO sampling settings the IS ratio cannot correct).
 import { mergeRetention } from './checkpoints.ts';
+import { kindRecordKeys } from './step-metric-records.ts';
 import {
   TRAINER_BACKEND_TRAITS,
   grpoSamplingIssues,
@@ -287,11 +288,20 @@ export function resolveRunSpec(
   const endpoints = defaultedEndpoints(spec, config);
   const pool = spec.pool ?? defaults.pool;
   const model = spec.model ?? (defaults.baseModel ? { base: defaults.baseModel } : undefined);
-  // Training kinds keep checkpoints by the spec's retention over the operator defaults.
+  // Training kinds keep checkpoints by the spec's retention over the operator defaults; a
+  // default keepBest on a metric this kind does not record does not apply to it (the spec's own
+  // was checked by validateRunSpec).
   const retention =
     spec.kind === 'eval'
       ? {}
       : mergeRetention(spec.checkpointRetention, defaults.checkpointRetention);
+  if (
+    spec.kind !== 'eval' &&
+    retention.keepBest &&
+    !kindRecordKeys(spec.kind).has(retention.keepBest.metric)
+  ) {
+    delete retention.keepBest;
+  }
   const resolved = {
     ...spec,
     endpoints,

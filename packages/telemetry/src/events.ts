@@ -2,7 +2,7 @@
 // (logEvents) subscribe. Payloads carry only what the metrics and logs need, in plain numbers;
 // `step:committed` carries the step record itself, mapped by the step-metric table.
 import type { EngineName, Outcome, QueueState, Subsystem, WorkerState } from './labels.ts';
-import type { GuardrailAction, RunKind, RunState, Usage, UsageCost } from '@anneal/protocol';
+import type { GuardrailFiredEvent, RunKind, RunState, Usage, UsageCost } from '@anneal/protocol';
 
 /**
  * One committed step record, as the executor committed it (protocol WireStepMetrics: record key ->
@@ -27,14 +27,9 @@ export interface TelemetryEvents {
     atMs: number;
   };
   'step:committed': StepCommitted;
-  /** A guardrail rule fired (docs/guardrails.md); a rollback names the step it restored. */
-  'guardrail:fired': {
-    runId: string;
-    rule: string;
-    action: GuardrailAction;
-    restoredStep?: number;
-    atMs: number;
-  };
+  /** A guardrail rule fired (docs/guardrails.md): the run stream's event (protocol
+   * GuardrailFiredEvent) without its `type`; a rollback's `restored` names the step restored. */
+  'guardrail:fired': Omit<GuardrailFiredEvent, 'type'>;
   /** Usage metered with a committed step or an attempt's slot time (docs/usage.md): the
    * increment, never a running total; a duplicate step commit emits nothing. */
   'usage:metered': { tenant: string; usage: Usage; costUsd: UsageCost };

@@ -49,7 +49,6 @@ export {
   STEP_METRICS,
   STEP_SECTIONS,
   keyPattern,
-  kindRecordKeys,
   labelValues,
   recordBindings,
   recordKey,

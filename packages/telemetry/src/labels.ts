@@ -1,27 +1,30 @@
 // Every label an `anneal_*` metric may carry, with its closed value set where one exists.
 // Closed sets keep cardinality bounded and give the events their TypeScript types. Run kinds
-// and states are the protocol's own (@anneal/protocol), not copies.
-import { GUARDRAIL_ACTIONS, RUN_KINDS } from '@anneal/protocol';
+// and states, and the values step-record keys vary over, are the protocol's own
+// (@anneal/protocol), not copies.
+import {
+  GUARDRAIL_ACTIONS,
+  KL_ESTIMATORS,
+  LAG_CLASSES,
+  RATIO_STATS,
+  REWARD_COMPONENTS,
+  RUN_KINDS,
+  STEP_PHASES,
+} from '@anneal/protocol';
 
-/** Train–inference KL estimators of docs/recipe.md §2. */
-export const KL_ESTIMATORS = ['k1', 'k3'] as const;
-export type KlEstimator = (typeof KL_ESTIMATORS)[number];
-
-export const RATIO_STATS = ['mean', 'min', 'max'] as const;
-export type RatioStat = (typeof RATIO_STATS)[number];
-
-/** `all` = every rollout of the step; `qa` / `rubric` = the data-mix components (docs/recipe.md §3, §7). */
-export const REWARD_COMPONENTS = ['all', 'qa', 'rubric'] as const;
-export type RewardComponent = (typeof REWARD_COMPONENTS)[number];
-
-/** Policy lag of rollouts (docs/recipe.md "Pipelined GRPO"): fresh = sampled by the weights being
- * trained (lag 0), lagged = by an older policy version. */
-export const LAG_CLASSES = ['fresh', 'lagged'] as const;
-export type LagClass = (typeof LAG_CLASSES)[number];
-
-/** Phases of one GRPO step (docs/architecture.md "One GRPO step"). */
-export const STEP_PHASES = ['rollout', 'reward', 'train', 'weight_sync', 'checkpoint'] as const;
-export type StepPhase = (typeof STEP_PHASES)[number];
+// The value sets step-record keys vary over are protocol's (the step-metric key table).
+export {
+  KL_ESTIMATORS,
+  LAG_CLASSES,
+  RATIO_STATS,
+  REWARD_COMPONENTS,
+  STEP_PHASES,
+  type KlEstimator,
+  type LagClass,
+  type RatioStat,
+  type RewardComponent,
+  type StepPhase,
+} from '@anneal/protocol';
 
 /** Where a worker-side failure happened. */
 export const SUBSYSTEMS = [

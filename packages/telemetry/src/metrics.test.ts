@@ -140,6 +140,37 @@ describe('step:committed', () => {
     expect(await valueOf(r, 'anneal_run_loss', { run_id: 'r1' })).toBe(0.1);
   });
 
+  it('counts a firing by action; steps re-run after a rollback count again', async () => {
+    const sink = workerSink();
+    sink.emit('step:committed', step('r1', 1));
+    sink.emit('step:committed', step('r1', 2));
+    const rule = {
+      name: 'nonfinite-loss',
+      metric: 'loss',
+      when: 'nonFinite',
+      forSteps: 1,
+      action: 'rollback',
+      origin: 'operator',
+    } as const;
+    sink.emit('guardrail:fired', {
+      runId: 'r1',
+      step: 2,
+      rule,
+      values: [{ step: 2, value: 'NaN' }],
+      action: 'rollback',
+      restored: { step: 1, path: null },
+      rollback: 1,
+      reason: 'loss non-finite',
+      at: new Date(0).toISOString(),
+    });
+    sink.emit('step:committed', step('r1', 2));
+    const r = sink.registry;
+    expect(
+      await valueOf(r, 'anneal_run_guardrail_firings_total', { run_id: 'r1', action: 'rollback' }),
+    ).toBe(1);
+    expect(await valueOf(r, 'anneal_run_rollout_tokens_total', { run_id: 'r1' })).toBe(3000);
+  });
+
   it('rejects malformed numbers with the field name', () => {
     const sink = workerSink();
     expect(() => sink.emit('step:committed', step('r1', -1))).toThrow(/step must be an integer/);

@@ -156,7 +156,7 @@ export function workerHandlers(
     'guardrail:fired': (e) => {
       w.inc('anneal_run_guardrail_firings_total', { run_id: e.runId, action: e.action });
       // The re-run steps after a rollback sample and train again: their counters count again.
-      if (e.restoredStep !== undefined) lastStep.set(e.runId, e.restoredStep);
+      if (e.restored !== undefined) lastStep.set(e.runId, e.restored.step);
     },
     'worker:heartbeat': (e) =>
       w.set('anneal_worker_heartbeat_timestamp_seconds', me, e.atMs / 1000),

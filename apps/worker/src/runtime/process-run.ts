@@ -7,6 +7,7 @@ import {
   RunJobPayload,
   formatIssues,
   guardrailPolicy,
+  kindRecordKeys,
   validateRunSpec,
   type RunResource,
   type RunSpec,
@@ -22,7 +23,7 @@ import {
   runArtifactDir,
   startRun,
 } from '@anneal/store';
-import { kindRecordKeys, type TelemetryEmitter } from '@anneal/telemetry';
+import type { TelemetryEmitter } from '@anneal/telemetry';
 import type { WorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
 import { type ExecutorResult, type ExecutorTable, executorFor } from '../executors/types.ts';

@@ -131,17 +131,8 @@ export function createExecutorContext(
   };
   const { artifactDir, guardrails, metering, ...rest } = input;
   let budgetTold = false;
-  const emitFiring = (
-    firing: { rule: { name: string }; action: GuardrailFiring['action'] },
-    restoredStep?: number,
-  ) =>
-    telemetry.emit('guardrail:fired', {
-      runId,
-      rule: firing.rule.name,
-      action: firing.action,
-      ...(restoredStep !== undefined && { restoredStep }),
-      atMs: Date.now(),
-    });
+  const emitFiring = (firing: GuardrailFiring) =>
+    telemetry.emit('guardrail:fired', { runId, ...firing });
   /** A guardrail write refused because the run is no longer this attempt's. */
   const guardLost = async (
     what: string,
@@ -195,8 +186,7 @@ export function createExecutorContext(
           { step: request.firing.step, to: request.firing.restored },
           request.firing.reason,
         );
-        if (result.status === 'rolled-back')
-          emitFiring(request.firing, request.firing.restored.step);
+        if (result.status === 'rolled-back') emitFiring(request.firing);
         return true;
       }
       await guardLost(`rollback ${request.firing.rollback}`, result);

@@ -38,6 +38,33 @@ describe('guardrails in the run spec', () => {
     ]);
   });
 
+  it('refuses a rule or keepBest naming a metric the kind does not record', () => {
+    const parsed = parseRunSpec(
+      'kind: sft\ncheckpointRetention: {keepBest: {metric: reward/all}}\n' +
+        'guardrails: { rules: [{ metric: grad_norm, when: nonFinite, action: stop },' +
+        ' { metric: advantage/abs_max, when: nonFinite, action: stop }] }',
+    );
+    expect(parsed.ok ? [] : parsed.errors).toEqual([
+      {
+        path: '/guardrails/rules/1/metric',
+        message: expect.stringMatching(
+          /^'advantage\/abs_max' is not a step metric of sft runs \(known: .*grad_norm/,
+        ),
+        line: 3,
+      },
+      {
+        path: '/checkpointRetention/keepBest/metric',
+        message: expect.stringMatching(/^'reward\/all' is not a step metric of sft runs/),
+        line: 2,
+      },
+    ]);
+    expect(
+      parseRunSpec(
+        grpo('{ rules: [{ metric: advantage/abs_max, when: nonFinite, action: stop }] }'),
+      ).ok,
+    ).toBe(true);
+  });
+
   it('refuses an unknown action by schema', () => {
     const parsed = parseRunSpec(
       grpo('{ rules: [{ metric: loss, when: above, value: 1, action: panic }] }'),

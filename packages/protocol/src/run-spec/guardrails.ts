@@ -1,7 +1,7 @@
 // Guardrails of a training run (docs/guardrails.md): declarative rules over the step metrics,
-// each a condition on one step-record key and an action when it holds. The metric names are
-// checked against the step-metric table at submission (the control plane; that table lives in
-// @anneal/telemetry, which depends on this package); the field combinations are checked here.
+// each a condition on one step-record key and an action when it holds. The field combinations
+// are checked here; the metric names against the step-metric key table (../step-metric-keys.ts)
+// by the run spec's semantic checks (index.ts) and validateOperatorConfig.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Issue } from '../document.ts';
 import { SPEC_METRIC_PATTERN } from '../names.ts';
@@ -12,6 +12,14 @@ export type GuardrailCondition = (typeof GUARDRAIL_CONDITIONS)[number];
 /** Mildest first: when several rules fire at one step, the most severe action is taken. */
 export const GUARDRAIL_ACTIONS = ['notify', 'pause', 'rollback', 'stop'] as const;
 export type GuardrailAction = (typeof GUARDRAIL_ACTIONS)[number];
+/** The one schema of an action: a rule's (spec, operator config) and a firing's (events, API). */
+export const GuardrailActionSchema = Type.Union(
+  GUARDRAIL_ACTIONS.map((a) => Type.Literal(a)),
+  {
+    description:
+      'notify: event + series; pause: checkpoint and pause; rollback: restore the last clean checkpoint; stop: fail the run.',
+  },
+);
 
 /** Values a spike rule's median is taken over when `window` is left out. */
 export const DEFAULT_SPIKE_WINDOW = 20;
@@ -57,13 +65,7 @@ export const GuardrailRule = Type.Object(
       default: 1,
       description: 'Consecutive steps the condition must hold before the rule fires.',
     }),
-    action: Type.Union(
-      GUARDRAIL_ACTIONS.map((a) => Type.Literal(a)),
-      {
-        description:
-          'notify: event + series; pause: checkpoint and pause; rollback: restore the last clean checkpoint; stop: fail the run.',
-      },
-    ),
+    action: GuardrailActionSchema,
     learningRateScale: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,

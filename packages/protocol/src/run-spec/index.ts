@@ -10,6 +10,7 @@ import {
   schemaIssues,
   withDefaults,
 } from '../document.ts';
+import { stepMetricIssue } from '../step-metric-records.ts';
 import { RUN_KINDS, type RunKind } from './common.ts';
 import { EvalSpec } from './eval.ts';
 import { guardrailRuleIssues } from './guardrails.ts';
@@ -53,7 +54,8 @@ function isRunKind(value: unknown): value is RunKind {
 }
 
 /** Checks JSON Schema cannot express: exactly-one model source, distinct mix sources, guardrail
- * field combinations. */
+ * field combinations, and that guardrail rules and `keepBest` name a step metric the kind
+ * records (the step-metric key table, ../step-metric-keys.ts). */
 function semanticIssues(spec: RunSpec): Issue[] {
   const issues: Issue[] = [];
   if (spec.model) {
@@ -74,8 +76,16 @@ function semanticIssues(spec: RunSpec): Issue[] {
       seen.add(entry.source);
     });
   }
-  if ('guardrails' in spec) {
+  if (spec.kind !== 'eval') {
     issues.push(...guardrailRuleIssues(spec.guardrails.rules, '/guardrails/rules'));
+    spec.guardrails.rules.forEach((rule, i) => {
+      const issue = stepMetricIssue(spec.kind, rule.metric, `/guardrails/rules/${i}/metric`);
+      if (issue) issues.push(issue);
+    });
+    const keepBest = spec.checkpointRetention?.keepBest;
+    const path = '/checkpointRetention/keepBest/metric';
+    const issue = keepBest && stepMetricIssue(spec.kind, keepBest.metric, path);
+    if (issue) issues.push(issue);
   }
   return issues;
 }

@@ -20,8 +20,6 @@ import {
   releaseCheckpointUse,
   useCheckpoint,
 } from '@anneal/store';
-import { checkGuardrailMetrics } from './guardrail-metric.ts';
-import { checkRetentionMetric } from './retention-metric.ts';
 import type { AppContext } from '../../context.ts';
 import { AnnealError } from '../../errors.ts';
 import { checkTenantBudget } from './usage.ts';
@@ -160,8 +158,6 @@ export async function validateSubmission(ctx: AppContext, tenant: string, body: 
   if (overLimit.length > 0) {
     throw new AnnealError('ANNEAL_ERR_RUN_SPEC_OVER_LIMIT', formatIssues(overLimit), overLimit);
   }
-  checkRetentionMetric(parsed.value, resolved.value);
-  checkGuardrailMetrics(resolved.value);
   const refs = checkpointRefs(resolved.value);
   const parent = await checkCheckpointRefs(ctx, tenant, refs);
   return { submitted: parsed.value, resolved: resolved.value, refs, parent };
