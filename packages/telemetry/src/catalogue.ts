@@ -7,7 +7,8 @@
 import { RUN_STATES } from '@anneal/protocol';
 import { evalCellDefinitions, type EvalCellSeriesName } from './eval-series.ts';
 import { QUEUE_STATES, WORKER_STATES, type LabelName } from './labels.ts';
-import { STEP_METRICS, keyPattern, type StepMetricTable } from './step-metrics.ts';
+import { STEP_METRICS, type StepMetricTable } from './step-metrics.ts';
+import { keyPattern } from '@anneal/protocol';
 
 import type { MetricDefinition } from './metric-types.ts';
 

@@ -2,7 +2,8 @@
 // compares the file to this).
 import { buildCatalogue, type MetricDefinition, type MetricScope } from './catalogue.ts';
 import { FORBIDDEN_LABELS, LABELS, type LabelDefinition } from './labels.ts';
-import { STEP_METRICS, keyPattern, type StepMetricTable } from './step-metrics.ts';
+import { STEP_METRICS, type StepMetricTable } from './step-metrics.ts';
+import { keyPattern } from '@anneal/protocol';
 
 const SCOPE_TITLES: Record<MetricScope, string> = {
   run: 'Per run (worker; removed when the run ends)',

@@ -6,7 +6,7 @@
 // every write), one series per cell and gauge; removed with the run's other series when it ends.
 import { EvalSpec, TOOL_LIMIT_CAPS } from '@anneal/protocol';
 import type { MetricDefinition, MetricUnit } from './metric-types.ts';
-import type { StepRecordKey } from './step-metrics.ts';
+import type { StepRecordKey } from '@anneal/protocol';
 
 /** Record keys holding a cell's labels (telemetry's evalCheckpoint and evalBudget rows). */
 export const EVAL_CELL_LABEL_KEYS = {

@@ -12,20 +12,6 @@ import {
   STEP_PHASES,
 } from '@anneal/protocol';
 
-// The value sets step-record keys vary over are protocol's (the step-metric key table).
-export {
-  KL_ESTIMATORS,
-  LAG_CLASSES,
-  RATIO_STATS,
-  REWARD_COMPONENTS,
-  STEP_PHASES,
-  type KlEstimator,
-  type LagClass,
-  type RatioStat,
-  type RewardComponent,
-  type StepPhase,
-} from '@anneal/protocol';
-
 /** Where a worker-side failure happened. */
 export const SUBSYSTEMS = [
   'rollout',

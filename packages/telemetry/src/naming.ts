@@ -3,7 +3,8 @@
 import { METRIC_NAME_PATTERN } from '@anneal/protocol';
 import type { MetricDefinition, MetricUnit } from './catalogue.ts';
 import { FORBIDDEN_LABELS, LABELS, type LabelDefinition } from './labels.ts';
-import { labelValues, recordBindings, type StepMetricTable } from './step-metrics.ts';
+import { type StepMetricTable } from './step-metrics.ts';
+import { labelValues, recordBindings } from '@anneal/protocol';
 
 const NAME_PATTERN = /^anneal_[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
 const LABEL_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;

@@ -1,16 +1,15 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { lintStepTable } from './naming.ts';
 import { stepRecordError, stepRecordSchema } from './step-record-schema.ts';
+import { STEP_METRICS, type StepMetricTable } from './step-metrics.ts';
 import {
-  STEP_METRICS,
   recordBindings,
   recordKey,
   singleKeys,
   toStepRecord,
-  type StepMetricTable,
   type StepRecordKey,
   type StepRecordMetrics,
-} from './step-metrics.ts';
+} from '@anneal/protocol';
 
 describe('the step-metric table', () => {
   it('breaks none of its rules', () => {

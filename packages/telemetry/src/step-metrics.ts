@@ -491,19 +491,3 @@ export const STEP_METRICS: Joined = Object.fromEntries(
     { ...STEP_METRIC_KEYS[id], ...STEP_SERIES[id] },
   ]),
 ) as Joined;
-
-export {
-  keyPattern,
-  labelValues,
-  recordBindings,
-  recordKey,
-  singleKeys,
-  toStepRecord,
-  type RecordBinding,
-  type RowKey,
-  type RowLabelValue,
-  type SingleKeyIds,
-  type StepLabel,
-  type StepRecordKey,
-  type StepRecordMetrics,
-} from '@anneal/protocol';

@@ -5,12 +5,8 @@
 // at the setter).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import {
-  STEP_METRICS,
-  recordBindings,
-  type StepMetricDefinition,
-  type StepMetricTable,
-} from './step-metrics.ts';
+import { STEP_METRICS, type StepMetricDefinition, type StepMetricTable } from './step-metrics.ts';
+import { recordBindings } from '@anneal/protocol';
 
 const anyValue = () => Type.Union([Type.Number(), Type.Null()]);
 

@@ -2,7 +2,8 @@
 // (GET /v1/runs/{id}/metrics); nothing is computed from the terminal output or estimated.
 // Metric names: apps/worker/src/executors/metrics.ts.
 import type { EvalItem, GuardrailAction, GuardrailState, StepRecord } from '@anneal/protocol';
-import { STEP_METRICS, recordKey } from '@anneal/telemetry';
+import { STEP_METRICS } from '@anneal/telemetry';
+import { recordKey } from '@anneal/protocol';
 import { ARMS, type Comparison, compareArms } from './comparison.ts';
 
 export interface EvalNumbers {

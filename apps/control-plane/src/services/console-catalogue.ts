@@ -4,13 +4,8 @@
 // (@anneal/telemetry step-metrics.ts) the way the Grafana Run dashboard is: one panel per row,
 // one line per record key, grouped by the dashboard's sections.
 import { RUN_KINDS, RUN_STATES, type RunKind } from '@anneal/protocol';
-import {
-  STEP_METRICS,
-  STEP_SECTIONS,
-  type StepMetricDefinition,
-  keyPattern,
-  recordBindings,
-} from '@anneal/telemetry';
+import { STEP_METRICS, STEP_SECTIONS, type StepMetricDefinition } from '@anneal/telemetry';
+import { keyPattern, recordBindings } from '@anneal/protocol';
 
 export interface StepMetricPanel {
   id: string;

@@ -2,17 +2,11 @@
 // (packages/telemetry/src/step-metrics.ts): adding a metric is a row there, never an edit here.
 // The record in Redis and the anneal_run_* series carry the same numbers because the metrics
 // sink maps the committed record with that same table. `null` = the backend did not report it.
-import {
-  STEP_METRICS,
-  recordKey,
-  singleKeys,
-  type RewardComponent,
-  type StepCommitted,
-  type StepPhase,
-} from '@anneal/telemetry';
+import { STEP_METRICS, type StepCommitted } from '@anneal/telemetry';
+import { recordKey, singleKeys, type RewardComponent, type StepPhase } from '@anneal/protocol';
 
-export type { StepPhase } from '@anneal/telemetry';
-export type { StepRecordMetrics } from '@anneal/telemetry';
+export type { StepPhase } from '@anneal/protocol';
+export type { StepRecordMetrics } from '@anneal/protocol';
 
 /**
  * Record key of each single-key row, by row id (METRIC.loss = 'loss'), plus the keys executors

@@ -10,7 +10,7 @@
 // committed: a rollback takes the run back to its last clean checkpoint (the executor's
 // `restore`) and the loop goes on from the step after it, in the next generation.
 import type { TrainerModel } from '@anneal/engines';
-import { toStepRecord } from '@anneal/telemetry';
+import { toStepRecord } from '@anneal/protocol';
 import { NonFiniteStepError } from '../../errors.ts';
 import { METRIC, phaseKey, type StepRecordMetrics } from '../metrics.ts';
 import type { CommitOutcome, ExecutorContext, RestorePoint } from '../types.ts';

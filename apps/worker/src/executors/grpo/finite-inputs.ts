@@ -3,7 +3,7 @@
 // naming the step, the datum (the rollout's index in the batch) and the datum position, never a
 // NaN update; a guardrail on the metric it stands for may then roll the run back. The trainers refuse such datums too (embedded checkDatum, the Tinker-HTTP client
 // before sending); this check says which step and rollout it was.
-import type { StepRecordKey } from '@anneal/telemetry';
+import type { StepRecordKey } from '@anneal/protocol';
 import { NonFiniteStepError } from '../../errors.ts';
 import type { GeneratedLayout } from './advantages.ts';
 

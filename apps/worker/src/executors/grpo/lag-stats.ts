@@ -6,7 +6,7 @@
 // @anneal/rl kl.ts: r − 1 − log r cancels to 0 (or below) once |log r| < ~1e-8, where the
 // embedded engines' on-policy mismatch sits. The same pass gives each rollout's own ratio mean,
 // min, max and k3 (the rollout ledger's per-rollout numbers, no second pass over the tokens).
-import type { LagClass } from '@anneal/telemetry';
+import type { LagClass } from '@anneal/protocol';
 import type { GeneratedLayout } from './advantages.ts';
 
 export interface LagClassStats {

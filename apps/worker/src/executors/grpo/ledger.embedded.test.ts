@@ -23,7 +23,8 @@ import {
   readLedgerStep,
   stepDir,
 } from '@anneal/store';
-import { STEP_METRICS, recordKey } from '@anneal/telemetry';
+import { STEP_METRICS } from '@anneal/telemetry';
+import { recordKey } from '@anneal/protocol';
 import { Value } from '@sinclair/typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryContext, specOfKind } from '../../../test/executors/fakes.ts';

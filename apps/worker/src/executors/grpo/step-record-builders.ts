@@ -7,13 +7,8 @@
 // nothing, and the keys come from telemetry's step-metric table (via METRIC).
 import type { Rollout } from '@anneal/envs';
 import type { GroupScore } from '@anneal/rl';
-import {
-  LAG_CLASSES,
-  REWARD_COMPONENTS,
-  STEP_METRICS,
-  recordKey,
-  type RewardComponent,
-} from '@anneal/telemetry';
+import { STEP_METRICS } from '@anneal/telemetry';
+import { LAG_CLASSES, REWARD_COMPONENTS, recordKey, type RewardComponent } from '@anneal/protocol';
 import {
   METRIC,
   baseRewardKey,
