@@ -191,6 +191,42 @@ describe('acknowledged writes wait for the replica', () => {
     expect(sent).toBe(2);
     expect(reply).toBe(1); // merge kept the first reply
   });
+  it('a reconnect after a write to a primary with no replica to wait for re-sends it (a failover to the last replica)', async () => {
+    // The primary took the write and died; the promoted replica has none of its own (auto: need
+    // 0). The first reply proves nothing about the new primary, so the write goes again.
+    const lone = await startPrivateRedis(redisServerBinary()!);
+    try {
+      const durable = client(lone.url);
+      const ctx = createStoreContext(client(lone.url), `{anneal-repl-${randomUUID()}}`, {
+        durable: { redis: durable, replication: { replicas: 'auto', timeoutMs: 100 } },
+      });
+      const killer = client(lone.url);
+      const id = Number(await durable.client('ID'));
+      let sent = 0;
+      await ctx.durable!.guard.confirm('test write', async () => {
+        sent += 1;
+        const result = await durable.incr(`${ctx.prefix}:probe`);
+        if (sent === 1) {
+          const closed = new Promise((resolve) => durable.once('close', resolve));
+          await killer.client('KILL', 'ID', String(id));
+          await closed;
+        }
+        return result;
+      });
+      expect(sent).toBe(2);
+      // A reader's fence across the same kind of reconnect: what it read is not vouched for.
+      const reader = client(lone.url);
+      const since = readGeneration(ctx, reader);
+      const readerId = Number(await reader.client('ID'));
+      const closed = new Promise((resolve) => reader.once('close', resolve));
+      await killer.client('KILL', 'ID', String(readerId));
+      await closed;
+      expect(await replicatedSince(ctx, reader, since)).toBe(false);
+      expect(await replicatedSince(ctx, reader, readGeneration(ctx, reader))).toBe(true);
+    } finally {
+      await lone.stop();
+    }
+  });
 });
 
 describe('checks against lost acknowledged data', () => {

@@ -7,8 +7,9 @@
 // Two traps. A reconnect between the write and its WAIT (ioredis re-sends unanswered commands
 // after a failover, to the new primary) makes WAIT answer for a connection that wrote nothing:
 // the confirmation is void, so the write (every acknowledged write is idempotent) is sent again
-// and confirmed afresh. And WAIT for more replicas than are connected blocks for its whole
-// timeout: in `auto` mode the guard waits for one replica only on a primary that has had one.
+// and confirmed afresh — also when the new primary has no replica to wait for (a failover to
+// the last replica). And WAIT for more replicas than are connected blocks for its whole timeout:
+// in `auto` mode the guard waits for one replica only on a primary that has had one.
 import type { Redis } from 'ioredis';
 
 /** Replicas that must hold a write before Anneal acknowledges it: a count (0 = never wait), or
@@ -154,8 +155,10 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
         value = written && merge ? merge(value as T, reply) : reply;
         written = true;
         const need = await required();
-        if (need === 0) return value;
-        const acked = await waitFor(need, since);
+        // The connection changed after the write (before or while asking for replicas): the
+        // reply came from a primary that may be gone, and a new primary with no replica
+        // (need 0) says nothing about it. Send it again.
+        const acked = generation !== since ? null : need === 0 ? 0 : await waitFor(need, since);
         if (acked === null) {
           // The connection changed: that WAIT proved nothing about the write. Send it again.
           reconnects += 1;
@@ -178,6 +181,8 @@ function createGuard(redis: Redis, options: ReplicationOptions): ReplicationGuar
     },
     async fence(key, since) {
       const need = await required();
+      // What was read before a reconnect came from a primary that may be gone.
+      if (generation !== since) return false;
       if (need === 0) return true;
       await redis.set(key, String(Date.now()));
       const acked = await waitFor(need, since);
