@@ -82,6 +82,7 @@ export const RunList = Type.Object({
     description: 'Pass as `cursor` to get the next page; null at the end.',
   }),
 });
+export type RunList = Static<typeof RunList>;
 
 export const StepHistory = Type.Object({
   runId: Type.String(),
@@ -93,6 +94,7 @@ export const StepHistory = Type.Object({
     }),
   ),
 });
+export type StepHistory = Static<typeof StepHistory>;
 
 export const QueueCounts = Type.Object({
   waiting: Type.Integer(),

@@ -1,7 +1,7 @@
 // A run page: its record and transitions (GET /v1/runs/{id}), step curves (curves.ts), the event
 // stream as it happens (GET /v1/runs/{id}/events over fetch, sse.ts), its checkpoints and, for an
 // eval run, the results table and chart (GET /v1/runs/{id}/results[/curve.svg]).
-import type { RunEvent, RunResource } from '../types.ts';
+import type { RunEvent, RunResource } from '@anneal/protocol';
 import { apiJson, apiPost, runPath } from '../api.ts';
 import { catalogue } from '../catalogue.ts';
 import { StepCurves } from '../curves.ts';
