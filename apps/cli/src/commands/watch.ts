@@ -58,7 +58,7 @@ export function registerWatch(runs: Command): void {
           'GET',
           `/v1/runs/${encodeURIComponent(id)}`,
         );
-        const totalSteps = typeof run.spec.steps === 'number' ? run.spec.steps : undefined;
+        const totalSteps = 'steps' in run.spec ? run.spec.steps : undefined;
         const renderer = new WatchRenderer(
           {
             runId: run.id,
