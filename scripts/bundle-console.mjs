@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Bundles the web console (apps/control-plane/console/) into apps/control-plane/dist/console/:
 // index.html and console.css copied, src/main.ts bundled by esbuild into one console.js for the
-// browser (no framework, no runtime dependency). The control plane serves that folder at
-// /console (apps/control-plane/src/plugins/console.ts). Run by `npm run build` after tsc -b;
+// browser (no framework; of the repo's packages only the @anneal/protocol functions it calls).
+// The control plane serves that folder at /console (apps/control-plane/src/plugins/console.ts).
+// Run by `npm run build` after tsc -b;
 // tests call bundleConsole() with an outdir of their own, so they always serve the sources.
 import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +26,9 @@ export async function bundleConsole({ outdir = OUTDIR } = {}) {
     bundle: true,
     format: 'esm',
     platform: 'browser',
+    // @anneal/protocol from its sources, as the CLI bundle does; its package.json says it has no
+    // side effects, so only what the console calls (decodeLogprobs) is bundled, no schema.
+    conditions: ['@anneal/source'],
     // Browsers of the last few years: top-level await, private fields, optional chaining.
     target: ['chrome110', 'firefox115', 'safari16'],
     minify: true,

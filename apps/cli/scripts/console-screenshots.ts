@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { chromium } from 'playwright-core';
-import type { RunResource } from '@anneal/protocol';
+import { type RunResource, isTerminal } from '@anneal/protocol';
 import { deleteKeysWithPrefix } from '@anneal/store';
 import { demoSizes, grpoSpec, sftSpec } from '../src/demo/specs.ts';
 import { startStack } from '../src/demo/stack.ts';
@@ -22,7 +22,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const images = path.join(root, 'docs/images');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const chromiumBin = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 // The demo's specs (seed 0): its SFT run, then a shorter GRPO run (12 steps of 8 prompts × 4).
 const sizes = demoSizes({ seed: 0, stepsScale: 1, quick: false });
@@ -57,7 +56,7 @@ async function api<T>(method: string, route: string, body?: unknown): Promise<T>
 async function finished(id: string): Promise<RunResource> {
   for (;;) {
     const run = await api<RunResource>('GET', `/v1/runs/${id}`);
-    if (TERMINAL.has(run.state)) {
+    if (isTerminal(run.state)) {
       if (run.state !== 'succeeded') throw new Error(`${id} ${run.state}: ${run.error ?? ''}`);
       return run;
     }

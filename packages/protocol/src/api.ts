@@ -1,5 +1,6 @@
 // Response shapes of the REST API v1 (the same schemas feed OpenAPI at /docs).
 import { Type, type Static } from '@sinclair/typebox';
+import type { RunSpec } from './run-spec/index.ts';
 import { RunKindSchema } from './run-spec/kind.ts';
 import { PauseRequest, RunStateSchema, Transition } from './run-state.ts';
 import { RolledBackStepRecord, StepRecord } from './step-record.ts';
@@ -55,7 +56,9 @@ export const RunResource = Type.Object({
   priority: Type.Integer(),
   labels: Type.Record(Type.String(), Type.String()),
   name: Type.Optional(Type.String()),
-  spec: Type.Record(Type.String(), Type.Unknown()),
+  // On the wire an open object (the OpenAPI document stays small, the body is sent as stored);
+  // in TypeScript the resolved spec it is: validated at submission, stored as resolved.
+  spec: Type.Unsafe<RunSpec & { pool: string }>(Type.Record(Type.String(), Type.Unknown())),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
@@ -82,6 +85,7 @@ export const RunList = Type.Object({
     description: 'Pass as `cursor` to get the next page; null at the end.',
   }),
 });
+export type RunList = Static<typeof RunList>;
 
 export const StepHistory = Type.Object({
   runId: Type.String(),
@@ -93,6 +97,7 @@ export const StepHistory = Type.Object({
     }),
   ),
 });
+export type StepHistory = Static<typeof StepHistory>;
 
 export const QueueCounts = Type.Object({
   waiting: Type.Integer(),

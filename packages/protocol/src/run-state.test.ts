@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RUN_STATES, RUN_TRANSITIONS, canTransition, isTerminal } from './run-state.ts';
+import { RUN_TRANSITIONS, canTransition } from './run-state.ts';
+import { RUN_STATES, isTerminal } from './run-states.ts';
 
 describe('run state machine', () => {
   it('follows queued -> running -> terminal, with retrying after a lost worker', () => {

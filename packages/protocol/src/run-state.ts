@@ -3,23 +3,12 @@
 // and paused (stopped on request at a step boundary after a checkpoint; it holds no worker slot
 // until a resume queues it again, and it continues from that checkpoint).
 import { Type, type Static } from '@sinclair/typebox';
+import { RUN_STATES, type RunState } from './run-states.ts';
 
-export const RUN_STATES = [
-  'queued',
-  'running',
-  'retrying',
-  'paused',
-  'succeeded',
-  'failed',
-  'cancelled',
-] as const;
-export type RunState = (typeof RUN_STATES)[number];
 export const RunStateSchema = Type.Union(
   RUN_STATES.map((s) => Type.Literal(s)),
   { description: 'Run state.' },
 );
-
-export const TERMINAL_STATES: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Allowed transitions; anything else is rejected by the store. */
 export const RUN_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
@@ -32,10 +21,6 @@ export const RUN_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = 
   failed: [],
   cancelled: [],
 };
-
-export function isTerminal(state: RunState): boolean {
-  return TERMINAL_STATES.has(state);
-}
 
 export function canTransition(from: RunState, to: RunState): boolean {
   return RUN_TRANSITIONS[from].includes(to);

@@ -23,6 +23,12 @@ export const StepGeneration = Type.Integer({
   description: 'Rollbacks before this record was committed; absent: none.',
 });
 
+const StepAttempt = Type.Integer({
+  minimum: 1,
+  description:
+    'The attempt that committed it: whose rollouts the ledger keeps for the step (docs/reliability.md "The rollout ledger across killed attempts").',
+});
+
 export const StepRecord = Type.Object(
   {
     step: Type.Integer({
@@ -32,13 +38,7 @@ export const StepRecord = Type.Object(
     generation: Type.Optional(StepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time', description: 'When the step was committed.' }),
-    attempt: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        description:
-          'The attempt that committed it: whose rollouts the ledger keeps for the step (docs/reliability.md "The rollout ledger across killed attempts").',
-      }),
-    ),
+    attempt: Type.Optional(StepAttempt),
   },
   { additionalProperties: false },
 );
@@ -51,6 +51,7 @@ export const RolledBackStepRecord = Type.Object(
     generation: Type.Optional(StepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time', description: 'When the step ran.' }),
+    attempt: Type.Optional(StepAttempt),
     rolledBack: Type.Object(
       {
         rollback: Type.Integer({

@@ -3,28 +3,40 @@
 // `…:checkpoints:deleted`), so a page ranges over at most `limit + 1` steps of each, whatever the
 // run's length; deleted entries are stored compacted (step, at, paths, deletedAt) and counted in a
 // summary. Each entry carries its step record's metrics and the runs that start from it.
-import type { CheckpointEntry, CheckpointProtection } from '@anneal/protocol';
+import {
+  type CheckpointEntry,
+  CheckpointProtection,
+  WireStepMetrics,
+  checkStored,
+  parseStored,
+} from '@anneal/protocol';
+import { type Static, Type } from '@sinclair/typebox';
 import { type StoreContext, keys } from './context.ts';
 import { runScript } from './scripts.ts';
 
 /** What a catalogue entry stores (the rest of CheckpointEntry is derived when it is read). */
-export interface StoredEntry {
-  step: number;
-  at: string;
-  path: string;
-  samplerPath?: string;
-  deletedAt?: string;
-  protections?: CheckpointProtection[];
-}
+const StoredEntry = Type.Object({
+  step: Type.Integer({ minimum: 0 }),
+  at: Type.String(),
+  path: Type.String(),
+  samplerPath: Type.Optional(Type.String()),
+  deletedAt: Type.Optional(Type.String()),
+  protections: Type.Optional(Type.Array(CheckpointProtection)),
+});
+export type StoredEntry = Static<typeof StoredEntry>;
 
-export function parseCatalogueEntry(runId: string, raw: string): StoredEntry {
-  const entry = JSON.parse(raw) as StoredEntry;
-  if (!Number.isInteger(entry.step) || typeof entry.path !== 'string') {
-    throw new Error(`run ${runId}: malformed checkpoint catalogue entry ${raw.slice(0, 200)}`);
-  }
+/** A use of a checkpoint by another run (`…:checkpoint-uses`, keyed by the user run). */
+const CheckpointUse = Type.Object({ step: Type.Integer({ minimum: 0 }) });
+
+/** The step record's metrics, all a catalogue entry takes of it. */
+const StepMetrics = Type.Object({ metrics: WireStepMetrics });
+
+/** A catalogue entry as stored; `source` names it in errors (the key and the step). */
+export function parseCatalogueEntry(raw: string, source: string): StoredEntry {
+  const entry = parseStored(Type.Object({}), raw, source) as Record<string, unknown>;
   // Lua's cjson writes an empty array as {}.
   if (!Array.isArray(entry.protections)) delete entry.protections;
-  return entry;
+  return checkStored(StoredEntry, entry, source);
 }
 
 export type CheckpointStatusFilter = 'kept' | 'deleted' | 'all';
@@ -158,9 +170,10 @@ export async function getCatalogueEntry(
   runId: string,
   step: number,
 ): Promise<{ step: number; path: string; samplerPath?: string; deleted: boolean } | null> {
-  const raw = await ctx.redis.hget(keys(ctx.prefix).checkpoints(runId), String(step));
+  const key = keys(ctx.prefix).checkpoints(runId);
+  const raw = await ctx.redis.hget(key, String(step));
   if (raw === null) return null;
-  const e = parseCatalogueEntry(runId, raw);
+  const e = parseCatalogueEntry(raw, `${key} ${step}`);
   return {
     step: e.step,
     path: e.path,
@@ -187,15 +200,17 @@ async function readEntries(
   ]);
   const usedBy = new Map<number, string[]>();
   for (const [user, raw] of Object.entries(uses)) {
-    const { step } = JSON.parse(raw) as { step: number };
+    const { step } = parseStored(CheckpointUse, raw, `${k.checkpointUses(runId)} ${user}`);
     usedBy.set(step, [...(usedBy.get(step) ?? []), user]);
   }
   const entries: CheckpointEntry[] = [];
   raws.forEach((raw, i) => {
     if (raw === null) return;
-    const e = parseCatalogueEntry(runId, raw);
+    const e = parseCatalogueEntry(raw, `${k.checkpoints(runId)} ${fields[i]}`);
     const record = records[i];
-    const metrics = record ? (JSON.parse(record) as { metrics: CheckpointEntry['metrics'] }) : null;
+    const metrics = record
+      ? parseStored(StepMetrics, record, `${k.steps(runId)} ${fields[i]}`)
+      : null;
     entries.push({
       step: e.step,
       at: e.at,

@@ -150,7 +150,7 @@ export async function retireCheckpoint(
     ),
   );
   if (status === 'retired') {
-    const entry = parseCatalogueEntry(runId, detail);
+    const entry = parseCatalogueEntry(detail, `${k.checkpoints(runId)} ${step}`);
     return {
       status,
       path: entry.path,

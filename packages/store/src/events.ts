@@ -1,6 +1,6 @@
 // Per-run event stream (Redis Streams). Stream ids are SSE ids: resume after `Last-Event-ID`.
 import type { Redis } from 'ioredis';
-import type { RunEvent, StoredRunEvent } from '@anneal/protocol';
+import { RunEvent, type StoredRunEvent, parseStored } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 
 const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
@@ -14,10 +14,10 @@ export function isEventId(id: string): boolean {
   return match !== null && BigInt(match[1]!) <= U64_MAX && BigInt(match[2]!) <= U64_MAX;
 }
 
-function toEvents(entries: Array<[string, string[]]>): StoredRunEvent[] {
+function toEvents(key: string, entries: Array<[string, string[]]>): StoredRunEvent[] {
   return entries.map(([id, fields]) => {
     const index = fields.indexOf('event');
-    return { id, event: JSON.parse(fields[index + 1] ?? '{}') as RunEvent };
+    return { id, event: parseStored(RunEvent, fields[index + 1] ?? '{}', `${key} ${id}`) };
   });
 }
 
@@ -50,14 +50,9 @@ export async function readEvents(
   count = 1000,
 ): Promise<StoredRunEvent[]> {
   const start = after === '0' ? '-' : `(${after}`;
-  const entries = await ctx.redis.xrange(
-    keys(ctx.prefix).events(runId),
-    start,
-    '+',
-    'COUNT',
-    count,
-  );
-  return toEvents(entries as Array<[string, string[]]>);
+  const key = keys(ctx.prefix).events(runId);
+  const entries = await ctx.redis.xrange(key, start, '+', 'COUNT', count);
+  return toEvents(key, entries as Array<[string, string[]]>);
 }
 
 /** Waits up to `blockMs` for events of several runs at once, each after its own id; returns the
@@ -85,7 +80,7 @@ export async function readEventsOf(
   )) as Array<[string, Array<[string, string[]]>]> | null;
   for (const [key, entries] of reply ?? []) {
     const runId = runIds[streamKeys.indexOf(key)];
-    if (runId !== undefined) result.set(runId, toEvents(entries));
+    if (runId !== undefined) result.set(runId, toEvents(key, entries));
   }
   return result;
 }

@@ -7,11 +7,13 @@
 import {
   GUARDRAIL_FIRINGS_KEPT,
   type GuardrailFiredEvent,
-  type GuardrailFiring,
+  GuardrailFiring,
   type GuardrailState,
-  type RolledBackStepRecord,
+  RolledBackStepRecord,
   type StepRecord,
+  parseStored,
 } from '@anneal/protocol';
+import { Type } from '@sinclair/typebox';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
 import { EVENTS_MAX_LEN, runScript } from './scripts.ts';
@@ -194,9 +196,10 @@ export async function readRolledBackSteps(
   ctx: StoreContext,
   runId: string,
 ): Promise<RolledBackStepRecord[]> {
-  const raw = await ctx.redis.hvals(keys(ctx.prefix).rolledBackSteps(runId));
-  return raw
-    .map((entry) => JSON.parse(entry) as RolledBackStepRecord)
+  const key = keys(ctx.prefix).rolledBackSteps(runId);
+  const raw = await ctx.redis.hgetall(key);
+  return Object.entries(raw)
+    .map(([field, entry]) => parseStored(RolledBackStepRecord, entry, `${key} ${field}`))
     .sort(
       (a, b) =>
         a.step - b.step ||
@@ -205,8 +208,14 @@ export async function readRolledBackSteps(
     );
 }
 
-/** The run record's guardrail fields (undefined when the guardrails never wrote any). */
-export function guardrailStateFromHash(hash: Record<string, string>): GuardrailState | undefined {
+const GuardrailFirings = Type.Array(GuardrailFiring);
+
+/** The run record's guardrail fields (undefined when the guardrails never wrote any); `source`
+ * names the record in errors. */
+export function guardrailStateFromHash(
+  hash: Record<string, string>,
+  source: string,
+): GuardrailState | undefined {
   const { rollbacks, learningRateScale, safeCheckpointStep, safeCheckpointPath } = hash;
   const firings = hash.guardrailFirings;
   if (rollbacks === undefined && safeCheckpointStep === undefined && firings === undefined) {
@@ -218,6 +227,9 @@ export function guardrailStateFromHash(hash: Record<string, string>): GuardrailS
     ...(safeCheckpointStep !== undefined && {
       safeCheckpoint: { step: Number(safeCheckpointStep), path: safeCheckpointPath || null },
     }),
-    firings: firings === undefined ? [] : (JSON.parse(firings) as GuardrailFiring[]),
+    firings:
+      firings === undefined
+        ? []
+        : parseStored(GuardrailFirings, firings, `${source} guardrailFirings`),
   };
 }

@@ -4,7 +4,7 @@
 // has expired goes `retrying` at once, guarded so that a run meanwhile taken over (new attempt)
 // or a worker that heartbeats again is left alone. A run with a pause pending goes `paused`
 // instead: it was to stop at its last checkpoint anyway, and it waits for no worker.
-import type { PauseRequest } from '@anneal/protocol';
+import { PauseRequest, parseStored } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { pauseReason } from './pause.ts';
 import { transitionRun } from './transitions.ts';
@@ -37,7 +37,9 @@ export async function releaseRunsOfLostWorkers(
       if (state !== 'running' || !workerId) continue;
       if ((await ctx.redis.exists(k.worker(workerId))) === 1) continue;
       const lost = `worker ${workerId} lost (heartbeat expired)`;
-      const pause = pauseJson ? (JSON.parse(pauseJson) as PauseRequest) : null;
+      const pause = pauseJson
+        ? parseStored(PauseRequest, pauseJson, `${k.run(runId)} pause`)
+        : null;
       const result = await transitionRun(ctx, runId, {
         ...(pause
           ? { to: 'paused', reason: `${pauseReason(pause)} (${lost})`, by: pause.by }

@@ -7,7 +7,8 @@
 // checkpoint.
 import type { Queue } from 'bullmq';
 import {
-  type PauseRequest,
+  PauseRequest,
+  parseStored,
   type PauseSource,
   type RunResource,
   type RunState,
@@ -143,8 +144,9 @@ export async function getPauseRequest(
   ctx: StoreContext,
   runId: string,
 ): Promise<PauseRequest | null> {
-  const raw = await ctx.redis.hget(keys(ctx.prefix).run(runId), 'pause');
-  return raw ? (JSON.parse(raw) as PauseRequest) : null;
+  const key = keys(ctx.prefix).run(runId);
+  const raw = await ctx.redis.hget(key, 'pause');
+  return raw ? parseStored(PauseRequest, raw, `${key} pause`) : null;
 }
 
 /**
@@ -264,10 +266,10 @@ export async function readStopRequests(
   ctx: StoreContext,
   runId: string,
 ): Promise<{ cancel: boolean; pause: PauseRequest | null }> {
-  const [cancel, pause] = await ctx.redis.hmget(
-    keys(ctx.prefix).run(runId),
-    'cancelRequested',
-    'pause',
-  );
-  return { cancel: cancel === '1', pause: pause ? (JSON.parse(pause) as PauseRequest) : null };
+  const key = keys(ctx.prefix).run(runId);
+  const [cancel, pause] = await ctx.redis.hmget(key, 'cancelRequested', 'pause');
+  return {
+    cancel: cancel === '1',
+    pause: pause ? parseStored(PauseRequest, pause, `${key} pause`) : null,
+  };
 }

@@ -1,11 +1,12 @@
 // Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
-import type {
+import {
   PauseRequest,
-  RunKind,
+  type RunKind,
   RunResource,
-  RunSpec,
-  RunState,
-  Transition,
+  type RunSpec,
+  type RunState,
+  type Transition,
+  parseStored,
 } from '@anneal/protocol';
 import { guardrailStateFromHash } from './guardrails.ts';
 
@@ -48,6 +49,7 @@ export function runFromHash(
   transitions?: Transition[],
 ): RunResource | null {
   if (!hash.id) return null;
+  const source = `run ${hash.id}`;
   const checkpointStep = hash.checkpointStep;
   return {
     id: hash.id,
@@ -56,9 +58,9 @@ export function runFromHash(
     state: hash.state as RunState,
     pool: hash.pool ?? '',
     priority: Number(hash.priority ?? 0),
-    labels: JSON.parse(hash.labels ?? '{}') as Record<string, string>,
+    labels: parseStored(RunResource.properties.labels, hash.labels ?? '{}', `${source} labels`),
     ...optional('name', hash.name),
-    spec: JSON.parse(hash.spec ?? '{}') as Record<string, unknown>,
+    spec: parseStored(RunResource.properties.spec, hash.spec ?? '{}', `${source} spec`),
     createdAt: hash.createdAt ?? '',
     updatedAt: hash.updatedAt ?? '',
     ...optional('startedAt', hash.startedAt),
@@ -67,7 +69,7 @@ export function runFromHash(
     attempt: Number(hash.attempt ?? 0),
     ...optional('waitingReason', hash.waitingReason),
     cancelRequested: hash.cancelRequested === '1',
-    ...(hash.pause && { pause: JSON.parse(hash.pause) as PauseRequest }),
+    ...(hash.pause && { pause: parseStored(PauseRequest, hash.pause, `${source} pause`) }),
     ...optional('error', hash.error),
     ...(hash.lastStep !== undefined && { lastStep: Number(hash.lastStep) }),
     ...(checkpointStep !== undefined && {
@@ -81,18 +83,21 @@ export function runFromHash(
       parent: { run: hash.parentRun, step: Number(hash.parentStep ?? 0) },
     }),
     ...(transitions !== undefined && { transitions }),
-    ...guardrailsOf(hash),
+    ...guardrailsOf(hash, source),
   };
 }
 
-function guardrailsOf(hash: Record<string, string>): Pick<RunResource, 'guardrails'> {
-  const guardrails = guardrailStateFromHash(hash);
+function guardrailsOf(
+  hash: Record<string, string>,
+  source: string,
+): Pick<RunResource, 'guardrails'> {
+  const guardrails = guardrailStateFromHash(hash, source);
   return guardrails === undefined ? {} : { guardrails };
 }
 
 /** Parsed only for runs the guardrails wrote to (their firings are a JSON array in the hash). */
 function guardrailsJson(hash: Record<string, string>): string {
-  const guardrails = guardrailStateFromHash(hash);
+  const guardrails = guardrailStateFromHash(hash, `run ${hash.id}`);
   return guardrails === undefined ? '' : `,"guardrails":${JSON.stringify(guardrails)}`;
 }
 

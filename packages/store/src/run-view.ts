@@ -1,6 +1,10 @@
 // GET /v1/runs/{id} in one round trip: the run hash, its history and what a waiting run waits on.
-import type { RunResource, Transition } from '@anneal/protocol';
-import { DEFAULT_WORKER_TTL_SECONDS } from '@anneal/protocol';
+import {
+  DEFAULT_WORKER_TTL_SECONDS,
+  type RunResource,
+  Transition,
+  parseStored,
+} from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { runFromHash, runJsonFromHash } from './run-record.ts';
 import { runScriptRaw } from './scripts.ts';
@@ -66,7 +70,8 @@ export async function getRunView(
 }
 
 export function runViewResource(view: RunView): RunResource {
-  const transitions = view.transitionsJson?.map((t) => JSON.parse(t) as Transition);
+  const source = `run ${view.hash.id ?? '?'} transitions`;
+  const transitions = view.transitionsJson?.map((t) => parseStored(Transition, t, source));
   const run = runFromHash(view.hash, transitions);
   if (!run) throw new Error('run view without a run');
   return run;

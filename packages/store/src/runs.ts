@@ -1,13 +1,15 @@
 // Run records: create (with Idempotency-Key handling), get, list with filters and cursor.
 import { createHash } from 'node:crypto';
-import type {
-  RunEvent,
-  RunKind,
-  RunResource,
-  RunSpec,
-  RunState,
+import {
+  type RunEvent,
+  type RunKind,
+  type RunResource,
+  type RunSpec,
+  type RunState,
   Transition,
+  parseStored,
 } from '@anneal/protocol';
+import { Type } from '@sinclair/typebox';
 import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
@@ -39,6 +41,9 @@ export type CreateRunResult =
   | { status: 'created'; run: RunResource }
   | { status: 'existing'; run: RunResource }
   | { status: 'conflict'; runId: string };
+
+/** What an idempotency key holds: the run it created and the body it was created with. */
+const IdempotencyRecord = Type.Object({ runId: Type.String(), bodyHash: Type.String() });
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -95,7 +100,11 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
     first[0] === 'created' && (again[0] === 'duplicate' || again[0] === 'existing') ? first : again,
   );
   if (reply[0] === 'existing') {
-    const previous = JSON.parse(reply[1] ?? '{}') as { runId: string; bodyHash: string };
+    const previous = parseStored(
+      IdempotencyRecord,
+      reply[1] ?? '{}',
+      k.idempotency(input.tenant, idem ? sha256(idem.key) : 'none'),
+    );
     if (previous.bodyHash !== idem?.bodyHash) return { status: 'conflict', runId: previous.runId };
     const run = await getRun(ctx, previous.runId);
     if (!run) throw new Error(`idempotency key points at missing run ${previous.runId}`);
@@ -131,8 +140,9 @@ export async function getRun(
 }
 
 export async function getTransitions(ctx: StoreContext, runId: string): Promise<Transition[]> {
-  const raw = await ctx.redis.lrange(keys(ctx.prefix).transitions(runId), 0, -1);
-  return raw.map((entry) => JSON.parse(entry) as Transition);
+  const key = keys(ctx.prefix).transitions(runId);
+  const raw = await ctx.redis.lrange(key, 0, -1);
+  return raw.map((entry, i) => parseStored(Transition, entry, `${key}[${i}]`));
 }
 
 export interface ListRunsOptions {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { getCheckpoint, setCheckpoint } from './checkpoints.ts';
+import { keys } from './context.ts';
 import { readEvents, readEventsOf } from './events.ts';
 import { createRun, getRun } from './runs.ts';
 import { appendStep, committedSteps, readSteps } from './steps.ts';
@@ -62,6 +63,21 @@ describe('appendStep', () => {
     // numerically, not as the strings Redis holds ('10' < '2')
     expect(await committedSteps(store.ctx, runId)).toEqual([1, 2, 3, 10]);
     expect(await committedSteps(store.ctx, 'run_missing')).toEqual([]);
+  });
+});
+
+describe('stored records', () => {
+  it('a step record an older worker wrote fails naming its key, step and field', async () => {
+    await startRun(store.ctx, runId, 'w1');
+    await appendStep(store.ctx, runId, 1, { loss: 1 });
+    // As an older worker wrote it: no `at`; the reader stops at it, naming the step.
+    const k = keys(store.ctx.prefix);
+    const key = k.steps(runId);
+    await store.ctx.redis.hset(key, '2', JSON.stringify({ step: 2, metrics: { loss: 0.5 } }));
+    await store.ctx.redis.zadd(k.stepIndex(runId), 2, '2');
+    await expect(readSteps(store.ctx, runId)).rejects.toThrow(
+      `stored record ${key} 2 field /at: Expected required property`,
+    );
   });
 });
 

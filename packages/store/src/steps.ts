@@ -1,5 +1,10 @@
 // Per-step records: appended idempotently by step number, read back as history.
-import type { StepCommittedEvent, WireStepMetrics, StepRecord } from '@anneal/protocol';
+import {
+  type StepCommittedEvent,
+  type WireStepMetrics,
+  StepRecord,
+  parseStored,
+} from '@anneal/protocol';
 import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
@@ -111,6 +116,16 @@ export async function readStepsJson(
   runId: string,
   options: Omit<ReadStepsOptions, 'names'> = {},
 ): Promise<string[]> {
+  const { raw } = await readStepFields(ctx, runId, options);
+  return raw.filter((entry): entry is string => entry !== null);
+}
+
+/** The steps' hash fields from `fromStep` and their values (null: not in the hash). */
+async function readStepFields(
+  ctx: StoreContext,
+  runId: string,
+  options: Omit<ReadStepsOptions, 'names'>,
+): Promise<{ steps: string[]; raw: (string | null)[] }> {
   const k = keys(ctx.prefix);
   const limit = Math.max(1, Math.min(options.limit ?? 1000, 100_000));
   const steps = await ctx.redis.zrangebyscore(
@@ -121,9 +136,8 @@ export async function readStepsJson(
     0,
     limit,
   );
-  if (steps.length === 0) return [];
-  const raw = await ctx.redis.hmget(k.steps(runId), ...steps);
-  return raw.filter((entry): entry is string => entry !== null);
+  if (steps.length === 0) return { steps, raw: [] };
+  return { steps, raw: await ctx.redis.hmget(k.steps(runId), ...steps) };
 }
 
 /** Step records ordered by step number. */
@@ -132,10 +146,13 @@ export async function readSteps(
   runId: string,
   options: ReadStepsOptions = {},
 ): Promise<StepRecord[]> {
-  const raw = await readStepsJson(ctx, runId, options);
+  const { steps, raw } = await readStepFields(ctx, runId, options);
+  const key = keys(ctx.prefix).steps(runId);
   const wanted = options.names && options.names.length > 0 ? new Set(options.names) : null;
   return raw
-    .map((entry) => JSON.parse(entry) as StepRecord)
+    .flatMap((entry, i) =>
+      entry === null ? [] : [parseStored(StepRecord, entry, () => `${key} ${steps[i]}`)],
+    )
     .map((record) => (wanted ? onlyMetrics(record, wanted) : record));
 }
 

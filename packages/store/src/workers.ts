@@ -1,7 +1,6 @@
 // Worker registry: each worker refreshes a record with a TTL (heartbeat); drain requests live
 // in a separate key so a heartbeat never overwrites them.
-import type { WorkerRecord } from '@anneal/protocol';
-import { DEFAULT_WORKER_TTL_SECONDS } from '@anneal/protocol';
+import { DEFAULT_WORKER_TTL_SECONDS, WorkerRecord, parseStored } from '@anneal/protocol';
 import { type StoreContext, keys } from './context.ts';
 import { publishControl } from './control.ts';
 
@@ -100,20 +99,20 @@ export async function listWorkers(
   if (expired.length > 0) await ctx.redis.zrem(k.workers(), ...expired);
   // Per-pool indexes only need trimming by age (onlineWorkerCount counts by score).
   const cutoff = Date.now() - WORKER_INDEX_RETENTION_MS;
-  const pools = new Set(
-    raw.filter((e): e is string => e !== null).map((e) => (JSON.parse(e) as WorkerRecord).pool),
+  const workers = raw.flatMap((entry, i) =>
+    entry === null ? [] : [parseStored(WorkerRecord, entry, k.worker(ids[i]!))],
   );
+  const pools = new Set(workers.map((w) => w.pool));
   for (const pool of pools) await ctx.redis.zremrangebyscore(k.poolWorkers(pool), '-inf', cutoff);
-  return raw
-    .filter((entry): entry is string => entry !== null)
-    .map((entry) => JSON.parse(entry) as WorkerRecord)
+  return workers
     .filter((w) => options.pool === undefined || w.pool === options.pool)
     .sort((a, b) => a.id.localeCompare(b.id));
 }
 
 export async function getWorker(ctx: StoreContext, workerId: string): Promise<WorkerRecord | null> {
-  const raw = await ctx.redis.get(keys(ctx.prefix).worker(workerId));
-  return raw === null ? null : (JSON.parse(raw) as WorkerRecord);
+  const key = keys(ctx.prefix).worker(workerId);
+  const raw = await ctx.redis.get(key);
+  return raw === null ? null : parseStored(WorkerRecord, raw, key);
 }
 
 /**

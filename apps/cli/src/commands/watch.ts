@@ -4,7 +4,7 @@
 // it failed or was cancelled (or the watch itself failed).
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { RunEvent, RunResource, RunUsage } from '@anneal/protocol';
+import { type RunEvent, type RunResource, type RunUsage, isTerminal } from '@anneal/protocol';
 import { withApi } from '../ops/output.ts';
 import { usageLine } from '../ops/usage.ts';
 import { WatchRenderer } from '../watch/render.ts';
@@ -32,8 +32,6 @@ function metricList(value: string): string[] {
   return names;
 }
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-
 export function registerWatch(runs: Command): void {
   runs
     .command('watch')
@@ -60,7 +58,7 @@ export function registerWatch(runs: Command): void {
           'GET',
           `/v1/runs/${encodeURIComponent(id)}`,
         );
-        const totalSteps = typeof run.spec.steps === 'number' ? run.spec.steps : undefined;
+        const totalSteps = 'steps' in run.spec ? run.spec.steps : undefined;
         const renderer = new WatchRenderer(
           {
             runId: run.id,
@@ -102,7 +100,7 @@ export function registerWatch(runs: Command): void {
             } else {
               renderer.stateChange(event.from, event.to, event.reason, event.principal);
             }
-            if (event.type === 'run:state' && TERMINAL.has(event.to)) {
+            if (event.type === 'run:state' && isTerminal(event.to)) {
               final = {
                 to: event.to,
                 reason: event.reason,

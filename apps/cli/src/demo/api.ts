@@ -1,11 +1,16 @@
 // What the demo does through the REST API (docs/api.md): submit a run, follow its events over
 // SSE until it ends, read its step history. Nothing here touches Redis or the worker directly.
-import type { EvalItem, EvalItemPage, RunEvent, RunResource, StepRecord } from '@anneal/protocol';
+import {
+  type EvalItem,
+  type EvalItemPage,
+  type RunEvent,
+  type RunResource,
+  type StepRecord,
+  isTerminal,
+} from '@anneal/protocol';
 import type { ApiClient } from '../api/client.ts';
 import { followEvents } from '../watch/stream.ts';
 import type { RunSpecJson } from './specs.ts';
-
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** A demo run that did not succeed; `reason` is the run's own failure message. */
 export class DemoRunError extends Error {
@@ -92,7 +97,7 @@ export async function followRun(
     onEvent(raw) {
       const event = JSON.parse(raw.data) as RunEvent;
       onEvent(event);
-      if (event.type === 'run:state' && TERMINAL.has(event.to)) {
+      if (event.type === 'run:state' && isTerminal(event.to)) {
         terminal = { to: event.to, reason: event.reason };
         return 'stop';
       }

@@ -1,9 +1,8 @@
 // The run page's step curves: the run's step records (GET /v1/runs/{id}/metrics, paged), kept
 // current by the `step:committed` events of its stream, drawn as the catalogue's panels for the
 // run's kind: the Run dashboard's panels first, every other recorded metric on demand.
-import type { StepHistory } from './types.ts';
 import { apiJson, runPath, withQuery } from './api.ts';
-import type { ConsoleCatalogue, StepMetricPanel } from './catalogue.ts';
+import type { ConsoleCatalogue, StepHistory, StepMetricPanel } from '@anneal/protocol';
 import { type Series, lineChart } from './chart.ts';
 import { fill, h } from './dom.ts';
 import { num } from './format.ts';

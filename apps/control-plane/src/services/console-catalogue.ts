@@ -1,32 +1,17 @@
-// What the console takes from the server's own tables, served as /console/catalogue.json so the
-// browser bundle carries neither the tables nor the packages holding them: the run states and
-// kinds (filters), and the step-curve panels, derived from the step metric table
-// (@anneal/telemetry step-metrics.ts) the way the Grafana Run dashboard is: one panel per row,
-// one line per record key, grouped by the dashboard's sections.
-import { RUN_KINDS, RUN_STATES, type RunKind } from '@anneal/protocol';
+// What the console takes from the server's own tables, served as /console/catalogue.json
+// (@anneal/protocol ConsoleCatalogue) so the browser bundle carries neither the tables nor the
+// packages holding them: the run states and kinds (filters), and the step-curve panels, derived
+// from the step metric table (@anneal/telemetry step-metrics.ts) the way the Grafana Run
+// dashboard is: one panel per row, one line per record key, grouped by the dashboard's sections.
+import {
+  type ConsoleCatalogue,
+  RUN_KINDS,
+  RUN_STATES,
+  type StepMetricPanel,
+  keyPattern,
+  recordBindings,
+} from '@anneal/protocol';
 import { STEP_METRICS, STEP_SECTIONS, type StepMetricDefinition } from '@anneal/telemetry';
-import { keyPattern, recordBindings } from '@anneal/protocol';
-
-export interface StepMetricPanel {
-  id: string;
-  title: string;
-  /** A STEP_SECTIONS key; rows the dashboard does not chart are in `more`. */
-  section: string;
-  /** On the Run dashboard (the recipe's metrics to watch); the console shows the rest on demand. */
-  featured: boolean;
-  unit: string;
-  kinds: readonly RunKind[];
-  help: string;
-  /** One line each: the record key and, for labelled rows, the label value as its legend. */
-  lines: { key: string; legend: string }[];
-}
-
-export interface ConsoleCatalogue {
-  states: readonly string[];
-  kinds: readonly string[];
-  sections: { id: string; title: string }[];
-  panels: StepMetricPanel[];
-}
 
 export function consoleCatalogue(): ConsoleCatalogue {
   const panels: StepMetricPanel[] = [];
@@ -40,7 +25,7 @@ export function consoleCatalogue(): ConsoleCatalogue {
       section: row.series?.section ?? 'more',
       featured: row.series !== undefined,
       unit: row.unit,
-      kinds: row.kinds,
+      kinds: [...row.kinds],
       help: row.help,
       lines,
     });
@@ -49,5 +34,5 @@ export function consoleCatalogue(): ConsoleCatalogue {
     ...Object.entries(STEP_SECTIONS).map(([sid, title]) => ({ id: sid, title })),
     { id: 'more', title: 'More step metrics' },
   ];
-  return { states: RUN_STATES, kinds: RUN_KINDS, sections, panels };
+  return { states: [...RUN_STATES], kinds: [...RUN_KINDS], sections, panels };
 }

@@ -62,7 +62,7 @@ async function checkpointOf(store: StoreContext, runId: string, tenant: string, 
   return {
     checkpoint,
     ...(typeof sampler === 'string' && { samplerPath: sampler }),
-    parent: (run.spec as { model?: ModelRef }).model,
+    parent: run.spec.model,
   };
 }
 
@@ -86,7 +86,7 @@ async function catalogued(
   return {
     checkpoint: entry.path,
     ...(entry.samplerPath !== undefined && { samplerPath: entry.samplerPath }),
-    parent: (run.spec as { model?: ModelRef }).model,
+    parent: run.spec.model,
   };
 }
 
@@ -120,7 +120,7 @@ export async function resolveModel(
   for (let depth = 0; depth < MAX_CHAIN && ref?.checkpoint !== undefined; depth++) {
     const parent = await getRun(store, ref.checkpoint.run, { tenant });
     if (!parent) throw new RunSetupError(`${field}: ancestor run ${ref.checkpoint.run} is gone`);
-    ref = (parent.spec as { model?: ModelRef }).model;
+    ref = parent.spec.model;
   }
   if (ref?.checkpoint !== undefined) {
     throw new RunSetupError(`${field}: checkpoint chain longer than ${MAX_CHAIN} runs`);

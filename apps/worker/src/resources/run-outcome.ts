@@ -1,6 +1,11 @@
 // The outcome fields a worker stores on a finished run's record (beside the API fields):
 // `summary` (JSON) and `finalCheckpoint`, the path `model: {checkpoint: {run}}` resolves to.
+import { parseStored } from '@anneal/protocol';
 import { type StoreContext, keys } from '@anneal/store';
+import { Type } from '@sinclair/typebox';
+
+/** The summary an executor returned: an open object (each kind its own fields). */
+const RunSummary = Type.Record(Type.String(), Type.Unknown());
 
 export interface RunOutcome {
   summary: Record<string, unknown> | null;
@@ -18,13 +23,10 @@ export function outcomeFields(
 }
 
 export async function readRunOutcome(store: StoreContext, runId: string): Promise<RunOutcome> {
-  const [summary, finalCheckpoint] = await store.redis.hmget(
-    keys(store.prefix).run(runId),
-    'summary',
-    'finalCheckpoint',
-  );
+  const key = keys(store.prefix).run(runId);
+  const [summary, finalCheckpoint] = await store.redis.hmget(key, 'summary', 'finalCheckpoint');
   return {
-    summary: summary ? (JSON.parse(summary) as Record<string, unknown>) : null,
+    summary: summary ? parseStored(RunSummary, summary, `${key} summary`) : null,
     finalCheckpoint: finalCheckpoint || null,
   };
 }

@@ -82,10 +82,13 @@ export async function succeed(
   const checkpoint = await getCheckpoint(store, runId);
   const listed = `step(s) ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}`;
   if (missing.length > 0 && (checkpoint?.step ?? 0) < missing[0]!) {
-    return resync(deps, job, token, owner, {
-      kind: 'resync',
-      reason: `Redis lost ${listed} before the run could succeed`,
-    });
+    return handBack(
+      deps,
+      job,
+      token,
+      owner,
+      resyncReason(`Redis lost ${listed} before the run could succeed`),
+    );
   }
   const message =
     `Redis lost ${listed}, acknowledged before (a failover), and the run's checkpoint ` +
@@ -105,40 +108,41 @@ export async function succeed(
   throw new UnrecoverableError(message);
 }
 
-/** Redis lost writes this worker had acknowledged: hand the run back (it resumes from the
- * checkpoint Redis holds), unless another worker holds it or it ended meanwhile. */
-async function resync(
+const resyncReason = (lost: string) => `${lost}; resuming from the checkpoint Redis holds`;
+
+/** Hands the run back to the queue at a step boundary, to resume from the checkpoint Redis holds:
+ * a drain or shutdown (`release`), or Redis lost writes this worker had acknowledged (`resync`).
+ * Released (running -> retrying) while it is still this worker's, and its job waits again; a run
+ * another worker holds, or that ended meanwhile, is left alone. */
+async function handBack(
   deps: OutcomeDeps,
   job: Job,
   token: string,
   owner: RunOwner,
-  stop: StopRequest,
+  reason: string,
 ): Promise<RunEnd> {
   const runId = job.id as string;
   const run = await getRun(deps.store, runId);
   const ours = run?.state === 'running' && run.workerId === deps.workerId;
   if (ours) {
-    const reason = `${stop.reason}; resuming from the checkpoint Redis holds`;
     note(
       deps.logger,
       'released',
       await releaseRun(deps.store, runId, reason, deps.workerId, owner),
     );
   } else if (run?.state !== 'queued' && run?.state !== 'retrying') {
-    deps.logger.warn(
-      { runId, state: run?.state, reason: stop.reason },
-      'run lost data and is no longer ours',
-    );
+    deps.logger.warn({ runId, state: run?.state, reason }, 'run handed back is no longer ours');
     return 'released';
   }
   try {
     await job.moveToWait(token);
   } catch (error) {
-    // Its lock went with the lost data: BullMQ re-delivers the job when it finds it stalled.
+    // Its lock went (with lost data, or to the sweep): BullMQ re-delivers the job when it finds
+    // it stalled.
     deps.logger.warn({ runId, err: String(error) }, 'run handed back; its job lock is gone');
     return 'released';
   }
-  throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
+  throw new WaitingError(`run ${runId} handed back: ${reason}`);
 }
 
 /** The run is paused (its checkpoint recorded): running -> paused, and its job completes, so
@@ -179,7 +183,8 @@ export async function stopped(
   stop: StopRequest,
 ): Promise<RunEnd> {
   const runId = job.id as string;
-  if (stop.kind === 'resync') return resync(deps, job, token, owner, stop);
+  if (stop.kind === 'resync') return handBack(deps, job, token, owner, resyncReason(stop.reason));
+  if (stop.kind === 'release') return handBack(deps, job, token, owner, stop.reason);
   if (stop.kind === 'pause') return paused(deps, job, token, owner, stop);
   if (stop.kind === 'lost') {
     // Lost to another worker (its job lock expired and BullMQ re-delivered the job): leave it.
@@ -200,24 +205,16 @@ export async function stopped(
     deps.logger.warn({ runId, reason: stop.reason }, 'run lost; leaving its state alone');
     return 'released';
   }
-  if (stop.kind === 'cancel') {
-    const result = await finishRun(
-      deps.store,
-      runId,
-      { state: 'cancelled', reason: `cancelled: ${stop.reason}` },
-      deps.workerId,
-      owner,
-    );
-    note(deps.logger, 'cancelled', result);
-    return 'cancelled';
-  }
-  note(
-    deps.logger,
-    'released',
-    await releaseRun(deps.store, runId, stop.reason, deps.workerId, owner),
+  // cancel: the run ends as cancelled.
+  const result = await finishRun(
+    deps.store,
+    runId,
+    { state: 'cancelled', reason: `cancelled: ${stop.reason}` },
+    deps.workerId,
+    owner,
   );
-  await job.moveToWait(token);
-  throw new WaitingError(`run ${runId} handed back: ${stop.reason}`);
+  note(deps.logger, 'cancelled', result);
+  return 'cancelled';
 }
 
 /** Engine answers that a retry of the run would only meet again: the server refuses what the

@@ -1,7 +1,7 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import { LedgerStepIndex, RolloutRecord, rolloutId } from '@anneal/protocol';
@@ -15,6 +15,7 @@ import {
   ledgerDir,
   listLedgerSteps,
   pruneLedger,
+  readLedgerGroup,
   readLedgerIndex,
   readLedgerStep,
   readRollout,
@@ -128,6 +129,34 @@ describe('rollout ledger files', () => {
     expect(rest.toString().trim().split('\n')).toHaveLength(8);
     const sample = gunzipSync(readFileSync(path.join(stepDir(runDir, 4), SAMPLE_FILE)));
     expect(sample.toString().trim().split('\n')).toHaveLength(4);
+  });
+
+  it('an index or a record written by an older worker fails naming its file and field', async () => {
+    await writeLedgerStep(runDir, stepInput(5, 1, 1));
+    await commitLedgerStep(runDir, 5, { attempt: 1, generation: 0 });
+    const indexFile = path.join(stepDir(runDir, 5), 'index.json');
+    const index = JSON.parse(await readFile(indexFile, 'utf8')) as Record<string, unknown>;
+    // An older worker's records: one without the `extents` the reader seeks by, and a record
+    // whose `lengths` were a number.
+    const { extents, ...older } = index;
+    await writeFile(indexFile, JSON.stringify(older));
+    await expect(readLedgerIndex(runDir, 5)).rejects.toThrow(
+      `stored record ${indexFile} field /extents: Expected required property`,
+    );
+    await writeFile(indexFile, JSON.stringify({ ...older, extents }));
+    const good = (await readLedgerIndex(runDir, 5))!;
+    const extent = good.extents[0]!;
+    const mistyped = { ...record(5, 0, 0), lengths: 3 };
+    const member = gzipSync(JSON.stringify(mistyped) + '\n');
+    const file = path.join(stepDir(runDir, 5), 'old-worker.jsonl.gz');
+    await writeFile(file, member);
+    const moved = {
+      ...good,
+      extents: [{ ...extent, file: 'old-worker.jsonl.gz', offset: 0, length: member.length }],
+    };
+    await expect(readLedgerGroup(runDir, moved, extent.group)).rejects.toThrow(
+      `stored record ${file} group ${extent.group} record 1 field /lengths`,
+    );
   });
 
   it('a second commit of the step keeps the first copy', async () => {

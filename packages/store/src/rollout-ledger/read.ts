@@ -1,12 +1,15 @@
-// Reading the rollout ledger (layout.ts): the committed steps, a step's index (sort keys of every
-// rollout kept), and records by group or id — one gzip member inflated per group read. Only
-// committed step directories are read; attempt copies never are. A step pruned while it is read
-// (the rest file deleted under an index read before) reads as absent, never as an error.
+// Reading the rollout ledger (layout.ts), the one reader of its files (the control plane's
+// rollout routes, the worker's reconcile and prune): the committed steps, a step's index (sort
+// keys of every rollout kept), and records by group or id — one gzip member inflated per group
+// read. Only committed step directories are read by id; attempt copies never are. A step pruned
+// while it is read (the rest file deleted under an index read before) reads as absent, never as
+// an error. Indexes and records are checked against their protocol schemas: a file written by
+// another version fails naming the file and the field.
 import { open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { parseRolloutId, type LedgerStepIndex, type RolloutRecord } from '@anneal/protocol';
+import { LedgerStepIndex, RolloutRecord, parseRolloutId, parseStored } from '@anneal/protocol';
 import { INDEX_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
 
 const gunzipAsync = promisify(gunzip);
@@ -28,19 +31,29 @@ export async function listLedgerSteps(runDir: string): Promise<number[]> {
     .sort((a, b) => a - b);
 }
 
-/** The step's index; null when the ledger has no such committed step. */
-export async function readLedgerIndex(
-  runDir: string,
-  step: number,
-): Promise<LedgerStepIndex | null> {
+/** The committed step's index file. */
+export const ledgerIndexFile = (runDir: string, step: number): string =>
+  path.join(stepDir(runDir, step), INDEX_FILE);
+
+/** An index file's contents, checked; `file` names it in errors. */
+export function parseLedgerIndex(contents: string, file: string): LedgerStepIndex {
+  return parseStored(LedgerStepIndex, contents, file);
+}
+
+/** The index of a step directory (committed or an attempt's copy); null when it has none. */
+export async function readIndexIn(dir: string): Promise<LedgerStepIndex | null> {
+  const file = path.join(dir, INDEX_FILE);
   try {
-    return JSON.parse(
-      await readFile(path.join(stepDir(runDir, step), INDEX_FILE), 'utf8'),
-    ) as LedgerStepIndex;
+    return parseLedgerIndex(await readFile(file, 'utf8'), file);
   } catch (error) {
     if (isMissing(error)) return null;
     throw error;
   }
+}
+
+/** The step's index; null when the ledger has no such committed step. */
+export function readLedgerIndex(runDir: string, step: number): Promise<LedgerStepIndex | null> {
+  return readIndexIn(stepDir(runDir, step));
 }
 
 /** The records of one group (policy rollouts, then references); null when not kept. */
@@ -52,8 +65,9 @@ export async function readLedgerGroup(
   const extent = index.extents.find((e) => e.group === group);
   if (!extent) return null;
   let member: Buffer;
+  const name = path.join(stepDir(runDir, index.step), extent.file);
   try {
-    const file = await open(path.join(stepDir(runDir, index.step), extent.file), 'r');
+    const file = await open(name, 'r');
     try {
       member = Buffer.alloc(extent.length);
       const { bytesRead } = await file.read(member, 0, extent.length, extent.offset);
@@ -66,10 +80,11 @@ export async function readLedgerGroup(
     throw error;
   }
   const text = (await gunzipAsync(member)).toString('utf8');
+  const source = `${name} group ${group}`;
   return text
     .split('\n')
     .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as RolloutRecord);
+    .map((line, i) => parseStored(RolloutRecord, line, () => `${source} record ${i + 1}`));
 }
 
 /** One rollout by id (`<step>-<group>-<index>`, `<step>-<group>-r<index>`); null when absent. */

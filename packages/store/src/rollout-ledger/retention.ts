@@ -2,10 +2,11 @@
 // across killed attempts", docs/operations.md "Rollout ledger"):
 // a starting attempt reconciles the directory with the steps Redis holds, and steps that leave
 // the keep-all window are pruned to their retention sample.
-import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LedgerStepIndex } from '@anneal/protocol';
 import { INDEX_FILE, REST_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
+import { readIndexIn } from './read.ts';
 
 /** What Redis holds of a step: who committed it (attempt undefined: not recorded). */
 export interface CommittedStep {
@@ -29,7 +30,9 @@ export interface ReconcileResult {
 }
 
 async function readIndex(dir: string): Promise<LedgerStepIndex> {
-  return JSON.parse(await readFile(path.join(dir, INDEX_FILE), 'utf8')) as LedgerStepIndex;
+  const index = await readIndexIn(dir);
+  if (!index) throw new Error(`rollout ledger: ${dir} has no ${INDEX_FILE}`);
+  return index;
 }
 
 /** Makes the ledger hold exactly the steps Redis holds, each from the attempt and rollback
@@ -102,7 +105,7 @@ export async function pruneLedgerStep(runDir: string, step: number): Promise<boo
   const rest = path.join(dir, REST_FILE);
   if (!(await exists(rest))) return false;
   const indexFile = path.join(dir, INDEX_FILE);
-  const index = JSON.parse(await readFile(indexFile, 'utf8')) as LedgerStepIndex;
+  const index = await readIndex(dir);
   if (!index.pruned) {
     const kept = new Set(index.kept);
     const pruned: LedgerStepIndex = {

@@ -3,7 +3,7 @@
 // directory renamed to the attempt's own name, then — once Redis has the step record — renamed
 // to the committed name. Each rename is atomic, so a reader or a resumed attempt sees a step
 // whole or not at all.
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -15,6 +15,7 @@ import {
   type RolloutRecord,
 } from '@anneal/protocol';
 import { INDEX_FILE, REST_FILE, SAMPLE_FILE, copyDir, stepDir, type CopyOwner } from './layout.ts';
+import { readIndexIn } from './read.ts';
 
 const gzipAsync = promisify(gzip);
 
@@ -113,13 +114,7 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
 }
 
 async function committedGeneration(dir: string): Promise<number | null> {
-  try {
-    const index = JSON.parse(await readFile(path.join(dir, INDEX_FILE), 'utf8')) as LedgerStepIndex;
-    return index.generation;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
+  return (await readIndexIn(dir))?.generation ?? null;
 }
 
 /** After Redis committed the step for `owner`: its copy becomes the step's, replacing a copy of

@@ -7,7 +7,7 @@ import { apiGet, apiJson, runPath } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num, when } from '../format.ts';
 import { runHref } from '../router.ts';
-import type { CheckpointEntry, CheckpointList, CheckpointRetention } from '../types.ts';
+import type { CheckpointEntry, CheckpointList, CheckpointRetention } from '@anneal/protocol';
 
 /** The step metrics worth a glance next to a checkpoint, by run kind, first found wins. */
 const KEY_METRICS = ['reward/all', 'loss', 'heldout_pair_accuracy', 'pair_accuracy', 'grad_norm'];

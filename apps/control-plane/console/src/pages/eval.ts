@@ -1,7 +1,7 @@
 // An eval run's results: accuracy with its 95% interval, tool calls and cost per checkpoint and
 // budget (GET /v1/runs/{id}/results), and the server's chart (curve.svg), fetched with the
 // bearer header and shown through a blob: URL (an <img src> cannot send the header).
-import type { EvalResults } from '../types.ts';
+import type { EvalResults } from '@anneal/protocol';
 import { apiGet, apiJson, runPath } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num } from '../format.ts';

@@ -6,7 +6,7 @@ import { errorLine, fill, h } from '../dom.ts';
 import { type Field, apiQuery, filterForm } from '../filters.ts';
 import { num } from '../format.ts';
 import { hrefWith } from '../router.ts';
-import type { EvalItemPage } from '../types.ts';
+import type { EvalItemPage } from '@anneal/protocol';
 
 const yesNo = (name: string, label: string): Field => ({
   name,

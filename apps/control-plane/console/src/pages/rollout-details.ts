@@ -6,7 +6,7 @@ import { apiJson, runPath } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num } from '../format.ts';
 import { hrefWith } from '../router.ts';
-import type { RolloutRecord } from '../types.ts';
+import { decodeLogprobs, type RolloutRecord } from '@anneal/protocol';
 
 function facts(pairs: [string, string | number][]): HTMLElement {
   return h(
@@ -47,13 +47,6 @@ function turns(r: RolloutRecord): HTMLElement {
   );
 }
 
-/** Little-endian float32 from base64 (the ledger's logprob arrays). */
-function float32s(base64: string): Float32Array {
-  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const view = new DataView(bytes.buffer);
-  return Float32Array.from({ length: bytes.length / 4 }, (_, i) => view.getFloat32(4 * i, true));
-}
-
 async function tokenDiffs(
   section: HTMLElement,
   runId: string,
@@ -71,8 +64,8 @@ async function tokenDiffs(
     );
     return;
   }
-  const sampler = float32s(full.tokens.samplerLogprobs);
-  const trainer = float32s(full.tokens.trainerLogprobs);
+  const sampler = decodeLogprobs(full.tokens.samplerLogprobs);
+  const trainer = decodeLogprobs(full.tokens.trainerLogprobs);
   const rows = [...sampler.keys()]
     .map((i) => ({
       i,

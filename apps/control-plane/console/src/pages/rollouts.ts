@@ -8,7 +8,7 @@ import { errorLine, fill, h } from '../dom.ts';
 import { type Field, apiQuery, filterForm } from '../filters.ts';
 import { num } from '../format.ts';
 import { hrefWith } from '../router.ts';
-import type { RolloutPage, RolloutRecord } from '../types.ts';
+import type { RolloutPage, RolloutRecord } from '@anneal/protocol';
 import { rolloutDetails } from './rollout-details.ts';
 
 type Listed = RolloutPage['rollouts'][number];

@@ -1,7 +1,7 @@
 // A run page: its record and transitions (GET /v1/runs/{id}), step curves (curves.ts), the event
 // stream as it happens (GET /v1/runs/{id}/events over fetch, sse.ts), its checkpoints and, for an
 // eval run, the results table and chart (GET /v1/runs/{id}/results[/curve.svg]).
-import type { RunEvent, RunResource } from '../types.ts';
+import { type RunEvent, type RunResource, type RunState, isTerminal } from '@anneal/protocol';
 import { apiJson, apiPost, runPath } from '../api.ts';
 import { catalogue } from '../catalogue.ts';
 import { StepCurves } from '../curves.ts';
@@ -14,7 +14,6 @@ import { labelChips, stateBadge } from './runs.ts';
 import { runHref } from '../router.ts';
 import { followEvents } from '../sse.ts';
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Events kept on the page (newest first); older ones are in the API. */
 const MAX_EVENTS = 300;
 
@@ -55,7 +54,7 @@ function summary(run: RunResource, controls: HTMLElement | null): HTMLElement {
     ]);
   }
   if (run.waitingReason) facts.push(['waiting', run.waitingReason]);
-  if (run.cancelRequested && !TERMINAL.has(run.state)) facts.push(['cancel', 'requested']);
+  if (run.cancelRequested && !isTerminal(run.state)) facts.push(['cancel', 'requested']);
   if (run.pause) {
     const what = run.state === 'paused' ? 'paused' : 'pause requested';
     facts.push([what, `by ${run.pause.by}: ${run.pause.reason} (${when(run.pause.requestedAt)})`]);
@@ -79,7 +78,7 @@ function summary(run: RunResource, controls: HTMLElement | null): HTMLElement {
 
 /** Pause, resume and cancel (submitter role: a viewer's token gets the API's 403, shown). */
 function actions(run: RunResource, done: () => void): HTMLElement | null {
-  if (TERMINAL.has(run.state)) return null;
+  if (isTerminal(run.state)) return null;
   const status = h('span', { class: 'status' });
   const button = (label: string, action: string, confirmText?: string) => {
     const b = h('button', { type: 'button', class: `action-${action}` }, label);
@@ -263,7 +262,7 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
       shown = await apiJson<RunResource>(runPath(id), signal);
       showHead(shown);
       fill(trans, guardrails(shown), transitions(shown));
-      if (results && TERMINAL.has(shown.state)) void renderEvalResults(results, id, signal);
+      if (results && isTerminal(shown.state)) void renderEvalResults(results, id, signal);
     } finally {
       refreshing = false;
       if (again) {
@@ -282,7 +281,7 @@ export async function renderRun(main: HTMLElement, id: string, signal: AbortSign
   void followEvents(`${runPath(id)}/events`, {
     signal,
     isLast: (m) =>
-      m.event === 'run:state' && TERMINAL.has((JSON.parse(m.data) as { to: string }).to),
+      m.event === 'run:state' && isTerminal((JSON.parse(m.data) as { to: RunState }).to),
     onTrouble: (error) =>
       fill(
         streamStatus,

@@ -1,7 +1,7 @@
 // The runs list: GET /v1/runs one page at a time (newest first, the API's cursor paging), with
 // the API's own filters (state, kind, labels). Opening the page costs one request for one page,
 // however many runs the tenant has (bench/console measures it with 10,000).
-import type { RunList, RunResource } from '../types.ts';
+import type { RunList, RunResource } from '@anneal/protocol';
 import { apiJson, withQuery } from '../api.ts';
 import { catalogue } from '../catalogue.ts';
 import { errorLine, fill, h } from '../dom.ts';

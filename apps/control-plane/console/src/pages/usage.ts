@@ -3,7 +3,7 @@
 import { apiJson, runPath } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { num } from '../format.ts';
-import type { RunUsage } from '../types.ts';
+import type { RunUsage } from '@anneal/protocol';
 
 const MIN_INTERVAL_MS = 5000;
 const usd = (value: number) =>

@@ -3,7 +3,7 @@
 // it, beside a summary (kept count, deleted ones compacted to a count and a step range) and the
 // run's retention. A page reads at most `limit + 1` steps, whatever the run's length.
 // Tenant-scoped like GET /v1/runs/{id}.
-import type { CheckpointList, CheckpointRetention } from '@anneal/protocol';
+import type { CheckpointList } from '@anneal/protocol';
 import {
   type CheckpointStatusFilter,
   checkpointSummary,
@@ -45,7 +45,7 @@ export async function checkpointList(
   const { cursor, limit, ...listing } = q;
   const digest = listingDigest(listing);
   const after = cursor === undefined ? undefined : decodeCursor(cursor, digest).key;
-  const retention = (run.spec as { checkpointRetention?: CheckpointRetention }).checkpointRetention;
+  const retention = 'checkpointRetention' in run.spec ? run.spec.checkpointRetention : undefined;
   const [summary, page] = await Promise.all([
     checkpointSummary(ctx.store, runId),
     listCheckpoints(ctx.store, runId, {

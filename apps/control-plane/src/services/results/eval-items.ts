@@ -3,7 +3,12 @@
 // Only lines of committed cells are served: the worker appends a cell's lines before it commits
 // the cell's step, so a killed attempt can leave lines the retry answers again.
 import path from 'node:path';
-import type { EvalItem, EvalItemPage, RolloutFinishReason } from '@anneal/protocol';
+import {
+  EvalItem,
+  type EvalItemPage,
+  type RolloutFinishReason,
+  parseStoredLine,
+} from '@anneal/protocol';
 import { EVAL_ITEMS_FILE, committedSteps, getRun, runArtifactDir } from '@anneal/store';
 import type { AppContext } from '../../context.ts';
 import { AnnealError, runNotFound } from '../../errors.ts';
@@ -43,17 +48,13 @@ interface Line {
   ordinal: number;
 }
 
-function parseLines(contents: Buffer): Line[] {
+function parseLines(file: string, contents: Buffer): Line[] {
   const lines: Line[] = [];
   const perStep = new Map<number, number>();
-  for (const text of contents.toString('utf8').split('\n')) {
+  for (const [n, text] of contents.toString('utf8').split('\n').entries()) {
     if (text.length === 0) continue;
-    let item: EvalItem;
-    try {
-      item = JSON.parse(text) as EvalItem;
-    } catch {
-      continue; // the line a killed worker was writing
-    }
+    const item = parseStoredLine(EvalItem, text, () => `${file} line ${n + 1}`);
+    if (item === undefined) continue; // the line a killed worker was writing
     const ordinal = perStep.get(item.step) ?? 0;
     perStep.set(item.step, ordinal + 1);
     lines.push({ item, ordinal });
@@ -104,7 +105,7 @@ export async function evalItemPage(
   const after = cursor === undefined ? undefined : decodeCursor(cursor, digest);
   const file = path.join(runArtifactDir(ctx.artifactDir, runId), EVAL_ITEMS_FILE);
   const [lines, committed] = await Promise.all([
-    ctx.files.read(file, parseLines),
+    ctx.files.read(file, (contents) => parseLines(file, contents)),
     committedSteps(ctx.store, runId),
   ]);
   const steps = new Set(committed);

@@ -15,12 +15,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fetchSamplerWeights } from '@anneal/engines/archive';
-import {
-  EXPORT_MANIFEST_FILE,
-  type ExportManifest,
-  type ModelRef,
-  type RunResource,
-} from '@anneal/protocol';
+import { EXPORT_MANIFEST_FILE, type ExportManifest, type RunResource } from '@anneal/protocol';
 import { engineArtifactDir, getCheckpointEntry, getRun } from '@anneal/store';
 import type { AppContext } from '../../context.ts';
 import { AnnealError, runNotFound } from '../../errors.ts';
@@ -58,11 +53,11 @@ async function baseModelOf(
   ctx: AppContext,
   run: RunResource,
 ): Promise<ExportManifest['baseModel']> {
-  let ref = (run.spec as { model?: ModelRef }).model;
+  let ref = run.spec.model;
   for (let depth = 0; depth < MAX_CHAIN && ref?.checkpoint !== undefined; depth++) {
     const parent = await getRun(ctx.store, ref.checkpoint.run, { tenant: run.tenant });
     if (!parent) throw new Error(`run ${run.id}: ancestor run ${ref.checkpoint.run} is gone`);
-    ref = (parent.spec as { model?: ModelRef }).model;
+    ref = parent.spec.model;
   }
   const name = ref?.base ?? ctx.operator.defaults.baseModel;
   const entry = name === undefined ? undefined : ctx.operator.baseModels[name];
@@ -183,7 +178,7 @@ export async function checkpointExport(
     );
   }
   const what = `checkpoint ${step} of run '${runId}'`;
-  const trainer = (run.spec as { endpoints?: { trainer?: string } }).endpoints?.trainer;
+  const trainer = run.spec.endpoints.trainer;
   const endpoint = trainer === undefined ? undefined : ctx.operator.trainers[trainer];
   const samplerPath = entry.samplerPath;
   if (trainer === undefined || endpoint === undefined || samplerPath === undefined) {

@@ -1,8 +1,7 @@
-// A GRPO run's rollouts (GET /v1/runs/{id}/rollouts[/{rolloutId}]) from its rollout ledger
-// (@anneal/store rollout-ledger): filters and sort keys come from each step's index, so a page
+// A GRPO run's rollouts (GET /v1/runs/{id}/rollouts[/{rolloutId}]) from its rollout ledger, read
+// by the store's reader (@anneal/store rollout-ledger/read.ts) through the file cache: filters and sort keys come from each step's index, so a page
 // inflates only the groups whose records it shows — or, with a filter on the records' text
 // (grep, tool errors), the groups it scans in order until the page is full.
-import path from 'node:path';
 import {
   type LedgerStepIndex,
   type ListedRollout,
@@ -14,10 +13,11 @@ import {
   parseRolloutId,
 } from '@anneal/protocol';
 import {
-  INDEX_FILE,
   committedSteps,
   getRun,
+  ledgerIndexFile,
   listLedgerSteps,
+  parseLedgerIndex,
   readLedgerGroup,
   runArtifactDir,
   stepDir,
@@ -108,9 +108,9 @@ async function readableSteps(ctx: AppContext, runId: string, runDir: string): Pr
 }
 
 async function loadStep(ctx: AppContext, runDir: string, step: number): Promise<LoadedStep | null> {
-  const read = await ctx.files.readVersioned(
-    path.join(stepDir(runDir, step), INDEX_FILE),
-    (contents) => JSON.parse(contents.toString('utf8')) as LedgerStepIndex,
+  const file = ledgerIndexFile(runDir, step);
+  const read = await ctx.files.readVersioned(file, (contents) =>
+    parseLedgerIndex(contents.toString('utf8'), file),
   );
   return read ? { index: read.value, version: read.version } : null;
 }

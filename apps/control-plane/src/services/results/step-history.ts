@@ -4,8 +4,8 @@
 // was ~0.6 s of the event loop parsed and re-serialised, blocking every other request); with
 // `names`, records are parsed a slice at a time, yielding to the event loop between slices.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { StepRecord } from '@anneal/protocol';
-import { onlyMetrics, readRolledBackSteps, readStepsJson } from '@anneal/store';
+import { StepRecord, parseStored } from '@anneal/protocol';
+import { keys, onlyMetrics, readRolledBackSteps, readStepsJson } from '@anneal/store';
 import type { AppContext } from '../../context.ts';
 
 /** Records parsed between two yields to the event loop. */
@@ -29,8 +29,11 @@ export async function stepHistoryJson(
     steps = [];
     for (let i = 0; i < raw.length; i += SLICE) {
       if (i > 0) await yieldToLoop();
-      for (const entry of raw.slice(i, i + SLICE)) {
-        steps.push(JSON.stringify(onlyMetrics(JSON.parse(entry) as StepRecord, wanted)));
+      for (const [j, entry] of raw.slice(i, i + SLICE).entries()) {
+        const source = () =>
+          `${keys(ctx.store.prefix).steps(runId)}, record ${i + j + 1} from step ${q.fromStep}`;
+        const record = parseStored(StepRecord, entry, source);
+        steps.push(JSON.stringify(onlyMetrics(record, wanted)));
       }
     }
   }

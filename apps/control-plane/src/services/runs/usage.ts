@@ -23,7 +23,7 @@ export async function runUsage(ctx: AppContext, tenant: string, runId: string): 
     readRunUsage(ctx.store, runId),
   ]);
   if (!run) throw runNotFound(runId);
-  const maxUsd = (run.spec.budget as { maxUsd?: number } | undefined)?.maxUsd;
+  const maxUsd = run.spec.budget?.maxUsd;
   return {
     runId: run.id,
     tenant: run.tenant,
@@ -81,7 +81,7 @@ export async function checkTenantBudget(ctx: AppContext, tenant: string, now = n
  * problem) or its own `budget.maxUsd` (docs/usage.md "Budgets"). */
 export async function checkResumeBudget(ctx: AppContext, run: RunResource, now = new Date()) {
   await checkTenantBudget(ctx, run.tenant, now);
-  const maxUsd = (run.spec.budget as { maxUsd?: number } | undefined)?.maxUsd;
+  const maxUsd = run.spec.budget?.maxUsd;
   if (maxUsd === undefined) return;
   const spent = (await readRunUsage(ctx.store, run.id)).costUsd.total;
   if (spent < maxUsd) return;

@@ -5,8 +5,8 @@
 // (the partial cell is answered again), so no item is listed twice.
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { EvalItem, parseStoredLine } from '@anneal/protocol';
 import { EVAL_ITEMS_FILE } from '@anneal/store/files';
-import type { EvalItem } from './cell.ts';
 
 /** Item records kept per run (one line each); beyond it the numbers stay, the lines stop. */
 export const MAX_ITEM_RECORDS = 50_000;
@@ -19,16 +19,6 @@ async function readLines(file: string): Promise<string[]> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
-  }
-}
-
-/** The item of one line; undefined for a line cut short by a killed worker. */
-function parseItem(line: string): EvalItem | undefined {
-  if (line.length === 0) return undefined;
-  try {
-    return JSON.parse(line) as EvalItem;
-  } catch {
-    return undefined;
   }
 }
 
@@ -49,7 +39,12 @@ export class ItemLog {
       committed.size === 0
         ? []
         : (await readLines(file))
-            .map(parseItem)
+            // undefined: an empty line, or one cut short by a killed worker
+            .map((line, n) =>
+              line.length === 0
+                ? undefined
+                : parseStoredLine(EvalItem, line, () => `${file} line ${n + 1}`),
+            )
             .filter((x): x is EvalItem => x !== undefined && committed.has(x.step));
     // Written aside and renamed: a worker killed meanwhile leaves the old file whole.
     const next = `${file}.${process.pid}.tmp`;
