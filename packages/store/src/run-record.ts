@@ -1,5 +1,6 @@
 // Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
 import type {
+  AdapterDemand,
   PauseRequest,
   RunKind,
   RunResource,
@@ -17,6 +18,8 @@ export function newRunFields(input: {
   nowIso: string;
   idempotencyKey?: string;
   parent?: { run: string; step: number };
+  /** Adapter slots per endpoint (protocol `runAdapterDemand`); none: no field. */
+  adapterDemand?: readonly AdapterDemand[];
 }): Record<string, string> {
   const { id, tenant, spec, nowIso } = input;
   return {
@@ -35,6 +38,8 @@ export function newRunFields(input: {
     ...(spec.name !== undefined && { name: spec.name }),
     ...(input.idempotencyKey !== undefined && { idempotencyKey: input.idempotencyKey }),
     ...(input.parent && { parentRun: input.parent.run, parentStep: String(input.parent.step) }),
+    ...(input.adapterDemand !== undefined &&
+      input.adapterDemand.length > 0 && { adapterDemand: JSON.stringify(input.adapterDemand) }),
   };
 }
 
@@ -66,6 +71,9 @@ export function runFromHash(
     ...optional('workerId', hash.workerId),
     attempt: Number(hash.attempt ?? 0),
     ...optional('waitingReason', hash.waitingReason),
+    ...(hash.adapterDemand && {
+      adapterDemand: JSON.parse(hash.adapterDemand) as AdapterDemand[],
+    }),
     cancelRequested: hash.cancelRequested === '1',
     ...(hash.pause && { pause: JSON.parse(hash.pause) as PauseRequest }),
     ...optional('error', hash.error),
@@ -129,6 +137,7 @@ export function runJsonFromHash(
     jsonField('workerId', hash.workerId),
     `,"attempt":${Number(hash.attempt ?? 0)}`,
     jsonField('waitingReason', hash.waitingReason || waitingReason),
+    hash.adapterDemand ? `,"adapterDemand":${hash.adapterDemand}` : '',
     `,"cancelRequested":${hash.cancelRequested === '1'}`,
     hash.pause ? `,"pause":${hash.pause}` : '',
     jsonField('error', hash.error),
