@@ -34,7 +34,9 @@ import type { LogprobsMode } from '@anneal/protocol';
 import { firstPositionTop } from '../fake-logprobs-server.ts';
 
 export type ScriptedReply =
-  | { kind: 'reply'; status: number; body: unknown }
+  /** `body` as a function: built from the request (a completion's reply names the model the
+   * request named, as vLLM's does). */
+  | { kind: 'reply'; status: number; body: unknown | ((request: never) => unknown) }
   | { kind: 'drop' } // destroy the socket: a connection error
   | { kind: 'hang' }; // never answer (until the client gives up or `close`)
 
@@ -276,7 +278,13 @@ export class FakeVllmServer {
       res.on('close', () => (this.hanging -= 1));
       return;
     }
-    if (scripted) return send(res, scripted.status, scripted.body);
+    if (scripted) {
+      const reply =
+        typeof scripted.body === 'function'
+          ? (scripted.body as (request: unknown) => unknown)(body)
+          : scripted.body;
+      return send(res, scripted.status, reply);
+    }
     this.route(req, res, path, body);
   }
 
