@@ -103,7 +103,7 @@ async function attempt(
       tenant: run.tenant,
       spec: parsed.value,
     });
-    served = trackServedWeights(resolved.inference);
+    served = trackServedWeights(resolved.inference, run.id);
     trained = trackTrainerModels(resolved.trainer);
     // A cancel mid-step abandons the step's engine calls at once (runtime/abortable.ts).
     const resources = abortableResources(
