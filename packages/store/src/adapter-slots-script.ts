@@ -53,6 +53,9 @@ if to == 'running' and #adapterDemand > 0 then
         else
           reserved = reserved + otherSlots
           if #ahead < 5 then ahead[#ahead + 1] = other .. ' (' .. otherSlots .. ')' end
+          -- Already blocked: the rest of the line cannot change that (a retry every 2 s of
+          -- each waiting run must not read the whole line).
+          if held + reserved + d.slots > slots then break end
         end
       end
       if held + reserved + d.slots > slots then
