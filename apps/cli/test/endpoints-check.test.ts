@@ -147,7 +147,11 @@ describe('anneal endpoints check', () => {
 // api_server.py@0001948b (dev routes only under VLLM_SERVER_DEV_MODE).
 describe('anneal endpoints check: runtime LoRA exercised as a run uses it', () => {
   type Flags = Parameters<typeof FakeVllmServer.start>[0];
-  async function check(flags: Flags, script?: (fake: FakeVllmServer) => void) {
+  async function check(
+    flags: Flags,
+    script?: (fake: FakeVllmServer) => void,
+    declared: { maxLoras?: number } = {},
+  ) {
     const fake = await FakeVllmServer.start({
       servedModel: 'qwen3',
       logprobsMode: 'processed_logprobs',
@@ -158,7 +162,7 @@ describe('anneal endpoints check: runtime LoRA exercised as a run uses it', () =
     if (fresh.type !== 'vllm') throw new Error('vllm');
     const single: OperatorConfig = {
       ...operator,
-      inference: { lone: { ...fresh, replicas: [fake.url] } },
+      inference: { lone: { ...fresh, replicas: [fake.url], ...declared } },
       trainers: {},
     };
     try {
@@ -199,6 +203,23 @@ describe('anneal endpoints check: runtime LoRA exercised as a run uses it', () =
     const unknown = await check({});
     expect(find(unknown.rows, 'lone', 'lora capacity')[0]).toMatchObject({ status: 'warn' });
     expect(find(unknown.rows, 'lone', 'lora capacity')[0]?.detail).toMatch(/^not reported/);
+  });
+
+  it("fails when the declared maxLoras is not the server's --max-loras", async () => {
+    const wrong = await check({ maxLoras: 4 }, undefined, { maxLoras: 8 });
+    expect(wrong.code).toBe(1);
+    expect(failing(wrong.rows)).toEqual([
+      'declared maxLoras: the server runs --max-loras 4 but the operator config declares ' +
+        'maxLoras 8: runs would be admitted against the wrong number of adapter slots; set ' +
+        'maxLoras: 4, or restart vLLM with --max-loras 8',
+    ]);
+    const right = await check({ maxLoras: 4 }, undefined, { maxLoras: 4 });
+    expect(right.code).toBe(0);
+    expect(find(right.rows, 'lone', 'declared maxLoras')[0]).toMatchObject({ status: 'ok' });
+    const unreported = await check({}, undefined, { maxLoras: 4 });
+    expect(find(unreported.rows, 'lone', 'declared maxLoras')[0]).toMatchObject({
+      status: 'warn',
+    });
   });
 
   it('fails runtime LoRA updating without --enable-lora (the routes exist, loads fail)', async () => {

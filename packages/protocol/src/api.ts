@@ -7,6 +7,7 @@ import { RolledBackStepRecord, StepRecord } from './step-record.ts';
 import { WorkerRecord } from './control.ts';
 import { GuardrailFiring } from './events.ts';
 import { RunParent } from './checkpoints.ts';
+import { AdapterDemand } from './adapter-capacity.ts';
 
 export const CheckpointPointer = Type.Object(
   {
@@ -67,6 +68,12 @@ export const RunResource = Type.Object({
   attempt: Type.Integer({ minimum: 0, description: 'Times the run has been started.' }),
   waitingReason: Type.Optional(
     Type.String({ description: 'Why a queued/retrying run is not running yet.' }),
+  ),
+  adapterDemand: Type.Optional(
+    Type.Array(AdapterDemand, {
+      description:
+        'Adapter slots the run holds on each endpoint while it runs, computed at submission (docs/operations.md "Adapter capacity"); absent when it uses no endpoint with slots.',
+    }),
   ),
   cancelRequested: Type.Boolean(),
   pause: Type.Optional(PauseRequest),

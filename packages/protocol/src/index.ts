@@ -21,6 +21,7 @@ export * from './control.ts';
 export * from './operator-config.ts';
 export * from './operator-config-parse.ts';
 export * from './operator-config-vllm.ts';
+export * from './adapter-capacity.ts';
 export * from './spec-limits.ts';
 export * from './resolve.ts';
 export * from './capabilities.ts';

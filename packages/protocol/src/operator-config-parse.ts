@@ -61,6 +61,47 @@ function trainerIssues(config: OperatorConfig): Issue[] {
   });
 }
 
+/** vLLM's accepted `--max-lora-rank` values (`MaxLoRARanks`, vllm/config/lora.py@01230b40). */
+export const VLLM_MAX_LORA_RANKS: readonly number[] = [1, 8, 16, 32, 64, 128, 256, 320, 512];
+
+/** A vLLM endpoint's LoRA capacity as vLLM itself validates it (vllm/config/lora.py@01230b40
+ * `LoRAConfig`): a rank from its list, and `max_cpu_loras >= max_loras` (it defaults to
+ * `max_loras`, vLLM's own default 1, so a CPU cache size alone says nothing Anneal can check). */
+function loraCapacityIssues(config: OperatorConfig): Issue[] {
+  return Object.entries(config.inference).flatMap(([name, endpoint]): Issue[] => {
+    if (endpoint.type !== 'vllm') return [];
+    const issues: Issue[] = [];
+    const at = (field: string) => joinPointer('inference', name, field);
+    const rank = endpoint.maxLoraRank;
+    if (rank !== undefined && !VLLM_MAX_LORA_RANKS.includes(rank)) {
+      issues.push({
+        path: at('maxLoraRank'),
+        message: `vLLM accepts --max-lora-rank ${VLLM_MAX_LORA_RANKS.join(', ')} only, not ${rank}`,
+      });
+    }
+    const { maxLoras, maxCpuLoras } = endpoint;
+    if (maxCpuLoras !== undefined && maxLoras === undefined) {
+      issues.push({
+        path: at('maxCpuLoras'),
+        message: 'maxCpuLoras needs maxLoras (the batch slots runs are admitted against)',
+      });
+    }
+    if (maxCpuLoras !== undefined && maxLoras !== undefined && maxCpuLoras < maxLoras) {
+      issues.push({
+        path: at('maxCpuLoras'),
+        message: `maxCpuLoras ${maxCpuLoras} is below maxLoras ${maxLoras} (vLLM refuses to start with --max-cpu-loras < --max-loras)`,
+      });
+    }
+    if (endpoint.oversubscribe === true && maxLoras === undefined) {
+      issues.push({
+        path: at('oversubscribe'),
+        message: 'oversubscribe needs maxLoras (there is nothing to oversubscribe)',
+      });
+    }
+    return issues;
+  });
+}
+
 /** A template chat format reads the model's tokenizer files (so it needs `tokenizer: {type: hf}`)
  * and replaces the marker format (so `toolFormat` would be ignored: refuse it). */
 function baseModelIssues(config: OperatorConfig): Issue[] {
@@ -115,6 +156,7 @@ function crossReferenceIssues(config: OperatorConfig): Issue[] {
   }
   issues.push(...trainerIssues(config));
   issues.push(...baseModelIssues(config));
+  issues.push(...loraCapacityIssues(config));
   issues.push(...guardrailRuleIssues(config.guardrails.rules ?? [], '/guardrails/rules'));
   issues.push(...defaultMetricIssues(config));
   for (const name of Object.keys(config.datasets)) {

@@ -152,7 +152,29 @@ export const InferenceEndpointConfig = Type.Union([
           minimum: 1,
           maximum: 1024,
           description:
-            "The replicas' vLLM --max-lora-rank (vLLM's default 16): runs whose lora.rank is higher are refused at submission.",
+            "The replicas' vLLM --max-lora-rank (vLLM's default 16; one of 1, 8, 16, 32, 64, 128, 256, 320, 512): runs whose lora.rank is higher are refused at submission.",
+        }),
+      ),
+      maxLoras: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 1024,
+          description:
+            'The replicas\' vLLM --max-loras (adapters one batch can hold): the adapter slots the scheduler allocates to runs on this endpoint (docs/operations.md "Adapter capacity"). Undeclared: runs are not admitted by adapter slots.',
+        }),
+      ),
+      maxCpuLoras: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 4096,
+          description:
+            "The replicas' vLLM --max-cpu-loras (adapters kept in CPU memory; vLLM's default: --max-loras). Must be >= maxLoras.",
+        }),
+      ),
+      oversubscribe: Type.Optional(
+        Type.Boolean({
+          description:
+            'Admit runs past maxLoras (their requests then wait for batch slots and re-read evicted adapters); default false.',
         }),
       ),
       logprobsMode: Type.Optional(
@@ -219,6 +241,17 @@ export const TrainerEndpointConfig = Type.Union([
       url: Url,
       apiKeyEnv: Type.Optional(EnvVarName),
       capabilities: TrainerCapabilitiesConfig,
+      maxModels: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 4096,
+          description:
+            'Models the server holds at once (SkyRL JAX: max_lora_adapters - 1, 31 by default, docs/engines.md): the model slots the scheduler allocates to runs. Undeclared (hosted Tinker): unlimited.',
+        }),
+      ),
+      oversubscribe: Type.Optional(
+        Type.Boolean({ description: 'Admit runs past maxModels; default false.' }),
+      ),
       backend: Type.Optional(
         Type.Union(
           TINKER_BACKENDS.map((b) => Type.Literal(b)),

@@ -88,6 +88,9 @@ function buildKeys(prefix: string) {
     /** Hash of a tenant's usage in one UTC day (`YYYY-MM-DD`) or month (`YYYY-MM`). */
     tenantUsage: (tenant: string, period: string) => `${prefix}:tenant:${tenant}:usage:${period}`,
     poolWaiting: (pool: string) => `${prefix}:pool:${pool}:waiting`,
+    /** An endpoint's adapter slots (adapter-slots-script.ts): `:capacity` hash, `:held` hash run
+     * id -> slots, `:waiting` zset. */
+    endpointSlots: (role: string, endpoint: string) => `${prefix}:endpoint:${role}:${endpoint}`,
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
     outbox: () => `${prefix}:outbox`,
     workers: () => `${prefix}:workers`,

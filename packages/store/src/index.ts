@@ -40,6 +40,7 @@ export * from './audit.ts';
 export * from './control.ts';
 export * from './pause.ts';
 export * from './tenants.ts';
+export * from './adapter-slots.ts';
 export * from './usage.ts';
 export * from './queues.ts';
 export { EVENTS_MAX_LEN } from './scripts.ts';

@@ -1,5 +1,6 @@
 // Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
 import {
+  AdapterDemand,
   PauseRequest,
   type RunKind,
   RunResource,
@@ -8,7 +9,10 @@ import {
   type Transition,
   parseStored,
 } from '@anneal/protocol';
+import { Type } from '@sinclair/typebox';
 import { guardrailStateFromHash } from './guardrails.ts';
+
+const AdapterDemands = Type.Array(AdapterDemand);
 
 /** Hash fields of a new run (what createRun writes). */
 export function newRunFields(input: {
@@ -18,6 +22,8 @@ export function newRunFields(input: {
   nowIso: string;
   idempotencyKey?: string;
   parent?: { run: string; step: number };
+  /** Adapter slots per endpoint (protocol `runAdapterDemand`); none: no field. */
+  adapterDemand?: readonly AdapterDemand[];
 }): Record<string, string> {
   const { id, tenant, spec, nowIso } = input;
   return {
@@ -36,6 +42,8 @@ export function newRunFields(input: {
     ...(spec.name !== undefined && { name: spec.name }),
     ...(input.idempotencyKey !== undefined && { idempotencyKey: input.idempotencyKey }),
     ...(input.parent && { parentRun: input.parent.run, parentStep: String(input.parent.step) }),
+    ...(input.adapterDemand !== undefined &&
+      input.adapterDemand.length > 0 && { adapterDemand: JSON.stringify(input.adapterDemand) }),
   };
 }
 
@@ -68,6 +76,9 @@ export function runFromHash(
     ...optional('workerId', hash.workerId),
     attempt: Number(hash.attempt ?? 0),
     ...optional('waitingReason', hash.waitingReason),
+    ...(hash.adapterDemand && {
+      adapterDemand: parseStored(AdapterDemands, hash.adapterDemand, `${source} adapterDemand`),
+    }),
     cancelRequested: hash.cancelRequested === '1',
     ...(hash.pause && { pause: parseStored(PauseRequest, hash.pause, `${source} pause`) }),
     ...optional('error', hash.error),
@@ -134,6 +145,7 @@ export function runJsonFromHash(
     jsonField('workerId', hash.workerId),
     `,"attempt":${Number(hash.attempt ?? 0)}`,
     jsonField('waitingReason', hash.waitingReason || waitingReason),
+    hash.adapterDemand ? `,"adapterDemand":${hash.adapterDemand}` : '',
     `,"cancelRequested":${hash.cancelRequested === '1'}`,
     hash.pause ? `,"pause":${hash.pause}` : '',
     jsonField('error', hash.error),

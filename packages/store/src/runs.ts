@@ -1,6 +1,7 @@
 // Run records: create (with Idempotency-Key handling), get, list with filters and cursor.
 import { createHash } from 'node:crypto';
 import {
+  type AdapterDemand,
   type RunEvent,
   type RunKind,
   type RunResource,
@@ -35,6 +36,8 @@ export interface NewRun {
   id?: string;
   /** The run and step a fork's weights start from (kept on the record as `parent`). */
   parent?: { run: string; step: number };
+  /** Adapter slots the run holds per endpoint while running (protocol `runAdapterDemand`). */
+  adapterDemand?: readonly AdapterDemand[];
 }
 
 export type CreateRunResult =
@@ -66,6 +69,7 @@ export async function createRun(ctx: StoreContext, input: NewRun): Promise<Creat
     nowIso,
     ...(idem && { idempotencyKey: idem.key }),
     ...(input.parent && { parent: input.parent }),
+    ...(input.adapterDemand && { adapterDemand: input.adapterDemand }),
   });
   const write = (redis: Redis) =>
     runScript(

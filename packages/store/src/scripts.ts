@@ -7,6 +7,7 @@ import { FENCE } from './fence-script.ts';
 import { BUDGET_AT_START, METER_LUA, METER_SLOT } from './usage-scripts.ts';
 import { PROGRESS_LUA } from './progress-script.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
+import { ADAPTER_DEMAND, ADMIT_ADAPTERS, MOVE_ADAPTERS } from './adapter-slots-script.ts';
 import {
   INDEX_CHECKPOINTS,
   PROTECT_CHECKPOINT,
@@ -62,7 +63,9 @@ return {'created', ARGV[1]}
  * also replies with the run hash as the transition left it (field, value…): the starting worker
  * reads its attempt, spec and checkpoint from it instead of three more round trips. With
  * `runUsage` (the run's usage key) in the guard, entering `running` first checks the budgets
- * (BUDGET_AT_START, usage-scripts.ts): a run at its own or its tenant's cap does not start. */
+ * (BUDGET_AT_START, usage-scripts.ts): a run at its own or its tenant's cap does not start.
+ * Then its adapter slots (adapter-slots-script.ts): a run whose demand does not fit an endpoint
+ * is `blocked` like one at its tenant's cap; leaving `running` gives its slots back. */
 const TRANSITION = `
 local allowed = cjson.decode(${luaJson(RUN_TRANSITIONS)})
 local terminal = cjson.decode(${luaJson(Object.fromEntries([...TERMINAL_STATES].map((s) => [s, true])))})
@@ -107,6 +110,7 @@ for _, s in ipairs(allowed[state]) do
 end
 if not legal then return {'illegal', state} end
 local runId = ARGV[7]
+${ADAPTER_DEMAND}
 if to == 'running' and guard.runUsage and redis.call('SISMEMBER', tenantRunning, runId) == 0 then
   ${BUDGET_AT_START}
 end
@@ -120,6 +124,7 @@ if to == 'running' and redis.call('SISMEMBER', tenantRunning, runId) == 0 then
     return {'blocked', state, reason}
   end
 end
+${ADMIT_ADAPTERS}
 local fields = {'state', to, 'updatedAt', ARGV[5]}
 local kind = redis.call('HGET', KEYS[1], 'kind') or '?'
 local log = {'runId', runId, 'kind', kind, 'pool', redis.call('HGET', KEYS[1], 'pool') or '?', 'to', to}
@@ -145,6 +150,7 @@ if to == 'running' then
 else
   redis.call('SREM', tenantRunning, runId)
 end
+${MOVE_ADAPTERS}
 if to == 'retrying' or to == 'queued' then redis.call('ZADD', poolWaiting, ARGV[6], runId) end
 if to == 'paused' then
   redis.call('ZREM', poolWaiting, runId)

@@ -12,7 +12,7 @@ import { registerResults } from './results.ts';
 import { registerItems } from './items.ts';
 import { registerRollouts } from './rollouts.ts';
 import { registerWatch } from './watch.ts';
-import { safeJson, writeErr, writeOut } from '../ops/terminal-text.ts';
+import { safeJson, terminalSafe, writeErr, writeOut } from '../ops/terminal-text.ts';
 
 async function withClient(action: (client: ApiClient) => Promise<void>): Promise<void> {
   try {
@@ -136,6 +136,7 @@ export function register(program: Command): void {
         );
         writeOut(`${safeJson(body, 2)}\n`);
         // On stderr: stdout stays the run's JSON for scripts.
+        if (body.waitingReason) writeErr(`waiting: ${terminalSafe(body.waitingReason)}\n`);
         const { body: usage } = await client.request<RunUsage>(
           'GET',
           `/v1/runs/${encodeURIComponent(id)}/usage`,

@@ -159,6 +159,9 @@ async function checkInference(
         : `does not work (${lora === undefined ? 'not checked' : 'see the lora rows'})`,
     );
     at('lora capacity', ...loraCapacity(replica.maxLoras, runSlots(operator)));
+    if (endpoint.maxLoras !== undefined) {
+      at('declared maxLoras', ...declaredCapacity(endpoint.maxLoras, replica.maxLoras));
+    }
     at(
       'load_inplace',
       'ok',
@@ -259,6 +262,28 @@ function loraCapacity(maxLoras: number | undefined, runs: number): [CheckStatus,
     'ok',
     `--max-loras ${maxLoras} per batch (${runs} run(s) at once need ${needed}); ${cache}`,
   ];
+}
+
+/** Whether the operator config's `maxLoras` (the slots the scheduler admits runs against,
+ * docs/operations.md "Adapter capacity") is what the server runs with. `--max-cpu-loras` and
+ * `--max-lora-rank` are not reported by vLLM, so only `--max-loras` can be compared. */
+function declaredCapacity(declared: number, reported: number | undefined): [CheckStatus, string] {
+  if (reported === undefined) {
+    return [
+      'warn',
+      `maxLoras ${declared} declared; the server does not report --max-loras (no ` +
+        'vllm:lora_requests_info on /metrics), so it cannot be compared',
+    ];
+  }
+  if (reported !== declared) {
+    return [
+      'fail',
+      `the server runs --max-loras ${reported} but the operator config declares maxLoras ` +
+        `${declared}: runs would be admitted against the wrong number of adapter slots; set ` +
+        `maxLoras: ${reported}, or restart vLLM with --max-loras ${declared}`,
+    ];
+  }
+  return ['ok', `--max-loras ${reported} as declared: runs are admitted against ${declared} slots`];
 }
 
 function tinkerReachability(name: string, url: string, server: TinkerServerProbe): CheckRow {

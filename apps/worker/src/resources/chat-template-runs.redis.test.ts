@@ -96,7 +96,8 @@ function spec(text: string): RunSpec {
   return parsed.value;
 }
 
-/** A vLLM reply whose two choices are these assistant turns, each ended by <|im_end|>. */
+/** A vLLM reply whose two choices are these assistant turns, each ended by <|im_end|>; it names
+ * the adapter the request named, as vLLM's reply does (engines vllm/reply-model.ts). */
 function scriptedTurns(...turns: string[]) {
   const choices = turns.map((text) => {
     const tokens = [...reference.encode(text), IM_END];
@@ -110,7 +111,7 @@ function scriptedTurns(...turns: string[]) {
   return {
     kind: 'reply' as const,
     status: 200,
-    body: completionResponse('new', 'qwen3-base', [], choices),
+    body: (request: { model: string }) => completionResponse('new', request.model, [], choices),
   };
 }
 

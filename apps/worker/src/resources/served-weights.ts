@@ -4,6 +4,12 @@
 // A view, not an owner: which policy versions exist and when one is released is decided by the
 // executor (GRPO: executors/grpo/policy-versions.ts, docs/architecture.md "One GRPO step"); this
 // only remembers the names loaded and not yet released, as a safety net for the run's end.
+// Isolation (docs/security.md "Isolation between runs"): the engine is shared by every run of
+// the worker, so the view admits only the run's own names: every name it loads and every
+// adapter a rollout request names starts with `<runId>-` (the executors' names do:
+// executors/grpo/setup.ts `servingNames`, the eval's `<runId>-eval-<i>`); a request for the base
+// model names no adapter. Anything else is a bug that would sample another run's weights, and
+// fails the step.
 import type { InferenceEngine } from '@anneal/engines';
 
 export interface ServedWeights {
@@ -15,11 +21,25 @@ export interface ServedWeights {
   release(): Promise<Array<{ name: string; error: unknown }>>;
 }
 
-export function trackServedWeights(inner: InferenceEngine): ServedWeights {
+/** Refuses a weights name that is not the run's own (see the file comment). */
+function checkOwnName(runId: string, name: string, what: string): void {
+  if (name.startsWith(`${runId}-`)) return;
+  throw new Error(
+    `run ${runId}: ${what} '${name}', which is not one of this run's adapter names ` +
+      `('${runId}-…'): a run samples only its own weights (docs/security.md "Isolation between runs")`,
+  );
+}
+
+export function trackServedWeights(inner: InferenceEngine, runId: string): ServedWeights {
   const loaded = new Set<string>();
   const engine: InferenceEngine = {
-    sample: (request, signal) => inner.sample(request, signal),
+    sample: async (request, signal) => {
+      if (request.model !== undefined)
+        checkOwnName(runId, request.model, 'a rollout request names');
+      return inner.sample(request, signal);
+    },
     async loadWeights(weights) {
+      checkOwnName(runId, weights.name, 'weights are loaded as');
       loaded.add(weights.name); // before the call: a partial load still needs releasing
       await inner.loadWeights(weights);
     },

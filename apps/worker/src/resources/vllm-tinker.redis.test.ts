@@ -141,7 +141,7 @@ describe('vLLM + Tinker trainer weight sync', () => {
     const r = resolver(`, adapters: { root: ${JSON.stringify(root)} }`);
     const runId = 'run_e';
     const resources = await r.resolve({ id: runId, tenant: 'default', spec: grpoSpec() });
-    const served = trackServedWeights(resources.inference);
+    const served = trackServedWeights(resources.inference, runId);
     const model = await resources.trainer.createModel({
       baseModel: resources.model.baseModel,
       loraRank: 4,

@@ -37,7 +37,8 @@ import { BUDGET_NOTICE, budgetAtStartMessage, budgetMessage } from './budget.ts'
 import { AttemptMeter } from './metering.ts';
 import { type RunContextDeps, StepProgress, createExecutorContext } from './run-context.ts';
 
-/** A run blocked by its tenant's concurrency cap is offered again after this long. */
+/** A run blocked by its tenant's concurrency cap or its endpoints' adapter slots is offered again
+ * after this long. */
 export const BLOCKED_RETRY_MS = 2_000;
 
 /** Compiled once: the payload of every job is checked (BullMQ data is not ours to trust). */
@@ -103,7 +104,7 @@ async function attempt(
       tenant: run.tenant,
       spec: parsed.value,
     });
-    served = trackServedWeights(resolved.inference);
+    served = trackServedWeights(resolved.inference, run.id);
     trained = trackTrainerModels(resolved.trainer);
     // A cancel mid-step abandons the step's engine calls at once (runtime/abortable.ts).
     const resources = abortableResources(
@@ -244,7 +245,10 @@ export async function processRunJob(
   }
   const started = await startRun(deps.store, runId, deps.workerId);
   if (started.status === 'blocked') {
-    log.info({ reason: started.reason }, 'run blocked by its tenant cap; offered again later');
+    log.info(
+      { reason: started.reason },
+      'run blocked (tenant cap or adapter slots); offered again later',
+    );
     await job.moveToDelayed(Date.now() + BLOCKED_RETRY_MS, token);
     throw new DelayedError(started.reason);
   }

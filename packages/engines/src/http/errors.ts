@@ -20,6 +20,9 @@ export const ENGINE_ERROR_CODES = {
   /** The inference server is healthy but refuses these weights (vLLM: missing path, rank above
    * --max-lora-rank, full weights on a LoRA endpoint). Never retried; the replica stays up. */
   badAdapter: 'ANNEAL_ERR_ENGINE_BAD_ADAPTER',
+  /** A completion's reply names another model than the request (vLLM: the adapter it was
+   * served with, vllm/reply-model.ts). Never retried: the step fails. */
+  adapterMismatch: 'ANNEAL_ERR_ENGINE_ADAPTER_MISMATCH',
 } as const;
 
 export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[keyof typeof ENGINE_ERROR_CODES];

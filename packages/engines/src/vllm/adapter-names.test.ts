@@ -89,11 +89,11 @@ describe('vLLM adapter names across weight-sync instances', () => {
     expect(() => engineOn(fake, { adapterInstance: 'x'.repeat(17) })).toThrow(RangeError);
   });
 
-  it('default instance ids are 8 hex digits, different per engine', async () => {
+  it('default instance ids are 16 hex digits (64 random bits), different per engine', async () => {
     const fake = await FakeVllmServer.start();
     open.push(fake);
     const ids = Array.from({ length: 20 }, () => engineOn(fake).adapterInstance);
-    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
     expect(new Set(ids).size).toBe(ids.length);
   });
 });

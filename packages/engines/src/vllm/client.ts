@@ -24,6 +24,7 @@ import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
 import { ContextWindow, contextLimitOf } from './context-window.ts';
 import { isContextOverflow } from './errors.ts';
 import { parseCompletionReply } from './parse.ts';
+import { checkReplyModel } from './reply-model.ts';
 import type { ReplicaSnapshot } from './replicas.ts';
 import { VllmTransport } from './transport.ts';
 import type { VllmEvent } from './transport.ts';
@@ -152,12 +153,11 @@ export class VllmInferenceEngine implements InferenceEngine {
           onErrorReply: (reply) =>
             isContextOverflow(reply) ? { overflowLimit: contextLimitOf(reply) } : undefined,
         },
-        (reply, replica) =>
-          parseCompletionReply(
-            reply,
-            request.n,
-            this.transport.context(replica.url, COMPLETIONS_ROUTE),
-          ),
+        (reply, replica) => {
+          const context = this.transport.context(replica.url, COMPLETIONS_ROUTE);
+          checkReplyModel(reply, body.model, context);
+          return parseCompletionReply(reply, request.n, context);
+        },
       );
     } finally {
       linked.dispose();

@@ -55,9 +55,11 @@ const ALREADY_LOADED = /has already been loaded/;
 /** What an adapter instance id may be: short, and free of the `@`/`.` the name is split on. */
 const INSTANCE_ID = /^[A-Za-z0-9_-]{1,16}$/;
 
-/** A fresh weight-sync instance id: 8 random hex digits (drawn once per engine). */
+/** A fresh weight-sync instance id: 16 random hex digits, 64 bits from the CSPRNG (drawn once
+ * per engine), so nobody can guess another run's adapter names (docs/security.md "Isolation
+ * between runs"). */
 export function newAdapterInstance(): string {
-  return randomBytes(4).toString('hex');
+  return randomBytes(8).toString('hex');
 }
 
 /** The vLLM adapter name of version `version` of `name`, loaded by weight-sync instance

@@ -34,7 +34,9 @@ import type { LogprobsMode } from '@anneal/protocol';
 import { firstPositionTop } from '../fake-logprobs-server.ts';
 
 export type ScriptedReply =
-  | { kind: 'reply'; status: number; body: unknown }
+  /** `body` as a function: built from the request (a completion's reply names the model the
+   * request named, as vLLM's does). */
+  | { kind: 'reply'; status: number; body: unknown | ((request: never) => unknown) }
   | { kind: 'drop' } // destroy the socket: a connection error
   | { kind: 'hang' }; // never answer (until the client gives up or `close`)
 
@@ -99,6 +101,11 @@ export interface FakeVllmOptions {
   maxLoras?: number;
   /** `--max-cpu-loras` (vLLM's default: `maxLoras`). */
   maxCpuLoras?: number;
+  /** A faulty server (vLLM#47724: a request served with another tenant's adapter): given the
+   * adapter a completion names and the names loaded, the adapter that serves it instead, or
+   * undefined to serve it right. The reply names the adapter that served it, as vLLM's reply
+   * does (`model_name(lora_request)`, vllm/entrypoints/openai/serving_completion.py@00463e62). */
+  crossServe?: (requested: string, loaded: readonly string[]) => string | undefined;
 }
 
 export class FakeVllmServer {
@@ -122,6 +129,8 @@ export class FakeVllmServer {
   private port = 0;
   /** `model` of every completion request answered, in order (the adapter each one used). */
   readonly completedModels: string[] = [];
+  /** Every completion answered: the model it named and the model (adapter) that served it. */
+  readonly served: Array<{ requested: string; servedBy: string }> = [];
   private held: Promise<void> | undefined;
   private releaseHeld: (() => void) | undefined;
   readonly options: Required<
@@ -134,11 +143,18 @@ export class FakeVllmServer {
       | 'holdHeadersMs'
       | 'maxLoras'
       | 'maxCpuLoras'
+      | 'crossServe'
     >
   > &
     Pick<
       FakeVllmOptions,
-      'apiKey' | 'stopAfter' | 'tokensPerSecond' | 'holdHeadersMs' | 'maxLoras' | 'maxCpuLoras'
+      | 'apiKey'
+      | 'stopAfter'
+      | 'tokensPerSecond'
+      | 'holdHeadersMs'
+      | 'maxLoras'
+      | 'maxCpuLoras'
+      | 'crossServe'
     > & {
       version: string | null;
     };
@@ -262,7 +278,13 @@ export class FakeVllmServer {
       res.on('close', () => (this.hanging -= 1));
       return;
     }
-    if (scripted) return send(res, scripted.status, scripted.body);
+    if (scripted) {
+      const reply =
+        typeof scripted.body === 'function'
+          ? (scripted.body as (request: unknown) => unknown)(body)
+          : scripted.body;
+      return send(res, scripted.status, reply);
+    }
     this.route(req, res, path, body);
   }
 
@@ -325,8 +347,11 @@ export class FakeVllmServer {
     const choices = Array.from({ length: n }, (_, k) =>
       this.generate(request.prompt, maxTokens, seed + k, stopIds),
     );
-    const slot =
-      request.model === servedModel ? () => undefined : await this.lora.run(request.model);
+    const servedBy =
+      request.model === servedModel
+        ? servedModel
+        : (this.options.crossServe?.(request.model, [...this.adapters.keys()]) ?? request.model);
+    const slot = servedBy === servedModel ? () => undefined : await this.lora.run(servedBy);
     if (typeof slot !== 'function') {
       return send(res, 500, errorBody(shape, 500, 'InternalServerError', slot.failure));
     }
@@ -342,17 +367,18 @@ export class FakeVllmServer {
       return send(res, 500, errorBody(shape, 500, 'InternalServerError', message));
     }
     this.completedModels.push(request.model);
+    this.served.push({ requested: request.model, servedBy });
     const alternatives = Number(request['logprobs'] ?? 0);
     if (!(alternatives > 0 && tokensAsIds)) {
       // No alternatives to report: the reply written directly (same bytes, a fraction of the
       // cost of building and serialising its per-token objects).
-      const json = completionResponseJson(shape, request.model, request.prompt, choices, {
+      const json = completionResponseJson(shape, servedBy, request.prompt, choices, {
         tokensAsIds,
       });
       res.writeHead(200, { 'content-type': 'application/json' }).end(json);
       return;
     }
-    const reply = completionResponse(shape, request.model, request.prompt, choices, {
+    const reply = completionResponse(shape, servedBy, request.prompt, choices, {
       tokensAsIds,
     });
     // vllm/v1/sample/sampler.py: the reported values follow --logprobs-mode.

@@ -54,6 +54,12 @@ function summary(run: RunResource, controls: HTMLElement | null): HTMLElement {
     ]);
   }
   if (run.waitingReason) facts.push(['waiting', run.waitingReason]);
+  for (const demand of run.adapterDemand ?? []) {
+    facts.push([
+      `${demand.role} slots`,
+      `${demand.slots} on ${demand.endpoint} (${demand.detail})`,
+    ]);
+  }
   if (run.cancelRequested && !isTerminal(run.state)) facts.push(['cancel', 'requested']);
   if (run.pause) {
     const what = run.state === 'paused' ? 'paused' : 'pause requested';

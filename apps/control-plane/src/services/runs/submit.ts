@@ -7,10 +7,12 @@ import {
   type RunParent,
   type RunResource,
   type RunSpec,
+  adapterDemandIssues,
   checkSpecLimits,
   formatIssues,
   parseRunSpec,
   resolveRunSpec,
+  runAdapterDemand,
 } from '@anneal/protocol';
 import {
   createRun,
@@ -158,13 +160,18 @@ export async function validateSubmission(ctx: AppContext, tenant: string, body: 
   if (overLimit.length > 0) {
     throw new AnnealError('ANNEAL_ERR_RUN_SPEC_OVER_LIMIT', formatIssues(overLimit), overLimit);
   }
+  const adapterDemand = runAdapterDemand(resolved.value, ctx.operator);
+  const neverFits = adapterDemandIssues(adapterDemand, ctx.operator);
+  if (neverFits.length > 0) {
+    throw new AnnealError('ANNEAL_ERR_RUN_SPEC_OVER_LIMIT', formatIssues(neverFits), neverFits);
+  }
   const refs = checkpointRefs(resolved.value);
   const parent = await checkCheckpointRefs(ctx, tenant, refs);
-  return { submitted: parsed.value, resolved: resolved.value, refs, parent };
+  return { submitted: parsed.value, resolved: resolved.value, refs, parent, adapterDemand };
 }
 
 export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
-  const { submitted, resolved, refs, parent } = await validateSubmission(
+  const { submitted, resolved, refs, parent, adapterDemand } = await validateSubmission(
     ctx,
     request.tenant,
     request.body,
@@ -178,6 +185,7 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
     id,
     tenant: request.tenant,
     spec: resolved,
+    adapterDemand,
     ...(parent && { parent }),
     ...(key !== undefined && {
       idempotency: {
