@@ -121,7 +121,8 @@ try {
     const ledgerShare = ledger.cpuMs / 1000 / m('cpu');
     row(
       `rollout ledger per step, ${shape === 'text' ? 'model-like text' : "fake sampler's ids"}`,
-      `CPU ${(ledger.cpuMs / 1000).toFixed(3)} s (all threads), wall ${(ledger.wallMs / 1000).toFixed(3)} s, ` +
+      `CPU ${(ledger.cpuMs / 1000).toFixed(3)} s (all threads; main thread busy ` +
+        `${(ledger.mainMs / 1000).toFixed(3)} s), wall ${(ledger.wallMs / 1000).toFixed(3)} s, ` +
         `${(ledger.bytes / 1048576).toFixed(1)} MiB on disk`,
     );
     row(

@@ -20,3 +20,4 @@ export {
   type LedgerRecordInputs,
   type SharedParts,
 } from './executors/grpo/ledger-records.ts';
+export { LedgerWriter } from './executors/grpo/ledger-writer.ts';
