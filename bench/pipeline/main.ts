@@ -16,8 +16,10 @@ const GROUP_SIZE = 8;
 const PROMPTS_PER_REPLICA = 8;
 const MAX_TOKENS = 256;
 const ROLLOUT_SECONDS = 2; // the fakes' rollout time per step (production ~60 s, scaled down)
+const TIME_SCALE = 30; // production seconds per bench second
+/** forward_backward of a step's policy batch (its generated tokens), optim_step, export. */
+const FORWARD_BACKWARD_MS = 1500;
 const TRAINER_LATENCY_MS = {
-  forward_backward: 1500,
   optim_step: 300,
   save_weights_for_sampler: 200,
 };
@@ -35,6 +37,17 @@ const shape: EngineShape = {
   tokensPerSecond: tokensPerStep / replicas / ROLLOUT_SECONDS,
   trainerLatencyMs: TRAINER_LATENCY_MS,
   maxModelLen: 4096,
+};
+// forward and forward_backward cost their tokens plus SkyRL's fixed cost of a call (its engine
+// polls for pending requests every 100 ms, skyrl-tx/tx/tinker/engine.py@009abdce), scaled like
+// the rest: the mismatch probe's small forward then costs what it should, not a batch's. A
+// forward is a third of a forward_backward per token (≈ 2N of the 6N training FLOPs per token,
+// Kaplan et al. 2020, arXiv:2001.08361 §2.1).
+const batchTokens = promptsPerStep * GROUP_SIZE * MAX_TOKENS;
+const fbMsPerToken = FORWARD_BACKWARD_MS / batchTokens;
+shape.trainerTokenLatency = {
+  callMs: 100 / TIME_SCALE,
+  msPerToken: { forward_backward: fbMsPerToken, forward: fbMsPerToken / 3 },
 };
 const lagAvailable = Object.hasOwn(GrpoSpec.properties.rollout.properties, 'maxPolicyLag');
 
@@ -72,7 +85,9 @@ const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 console.log(
   `bench/pipeline: ${replicas} vLLM replica(s) × ${shape.tokensPerSecond.toFixed(0)} tokens/s, ` +
     `${promptsPerStep} prompts × ${GROUP_SIZE} rollouts × ${MAX_TOKENS} tokens (policy + reference), ` +
-    `trainer ${Object.entries(TRAINER_LATENCY_MS)
+    `trainer forward_backward ${(fbMsPerToken * 1000).toFixed(1)} µs/token (the batch's ` +
+    `${FORWARD_BACKWARD_MS} ms), forward a third of it, ${shape.trainerTokenLatency.callMs.toFixed(1)} ms a call, ` +
+    `${Object.entries(TRAINER_LATENCY_MS)
       .map(([op, ms]) => `${op} ${ms} ms`)
       .join(' + ')}; ${STEPS} steps per run`,
 );
@@ -86,7 +101,7 @@ try {
   const step0 = stepSeconds(lag0);
   const engineRollout = tokensPerStep / (shape.tokensPerSecond * replicas);
   const engineTrain =
-    (TRAINER_LATENCY_MS.forward_backward +
+    (FORWARD_BACKWARD_MS +
       TRAINER_LATENCY_MS.optim_step +
       TRAINER_LATENCY_MS.save_weights_for_sampler) /
     1000;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import type { TokenLatency } from '@anneal/engines/testing';
 import { parseOperatorConfig } from '@anneal/protocol';
 import { keys } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
@@ -23,6 +24,9 @@ export interface EngineShape {
   trainerLatencyMs: Partial<
     Record<'forward' | 'forward_backward' | 'optim_step' | 'save_weights_for_sampler', number>
   >;
+  /** forward / forward_backward in proportion to their tokens plus a fixed cost per call
+   * (FakeTinkerServer `tokenLatency`); replaces `trainerLatencyMs` for those two. */
+  trainerTokenLatency?: TokenLatency;
   /** vLLM's max_model_len (prompt + response). */
   maxModelLen: number;
 }

@@ -8,7 +8,7 @@ export type { FixtureChoice, VllmGeneration } from './vllm/fixtures.ts';
 export { FakeLogprobsServer } from './fake-logprobs-server.ts';
 export type { FakeLogprobsServerOptions } from './fake-logprobs-server.ts';
 export { FakeTinkerServer } from './tinker/fake-server.ts';
-export type { FakeFlavor as FakeTinkerFlavor } from './tinker/fake-server.ts';
+export type { FakeFlavor as FakeTinkerFlavor, TokenLatency } from './tinker/fake-server.ts';
 export type {
   AppliedGradient,
   FakeBackend as FakeTinkerBackend,
