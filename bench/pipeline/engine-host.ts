@@ -39,6 +39,7 @@ const replicas = await Promise.all(
       maxModelLen: shape.maxModelLen,
       checkAdapterFiles: false, // the fake trainer writes no adapter files
       ...(shape.tokensPerSecond > 0 && { tokensPerSecond: shape.tokensPerSecond }),
+      ...(shape.decodeTokensPerSecond && { decodeTokensPerSecond: shape.decodeTokensPerSecond }),
     }),
   ),
 );

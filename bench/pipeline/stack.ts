@@ -18,8 +18,11 @@ import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/work
 export interface EngineShape {
   /** Fake vLLM servers behind the inference endpoint. */
   replicas: number;
-  /** Generation throughput of each replica; 0 = instant. */
+  /** Generation throughput of each replica, its completions queued; 0 = instant. */
   tokensPerSecond: number;
+  /** Or: each sequence's decode speed under continuous batching (FakeVllmServer
+   * `decodeTokensPerSecond`: concurrent completions overlap). */
+  decodeTokensPerSecond?: number;
   /** Compute time of each trainer operation (absent = instant). */
   trainerLatencyMs: Partial<
     Record<'forward' | 'forward_backward' | 'optim_step' | 'save_weights_for_sampler', number>

@@ -47,6 +47,29 @@ describe('FakeVllmServer tokensPerSecond', () => {
   });
 });
 
+describe('FakeVllmServer decodeTokensPerSecond', () => {
+  it('answers a completion after one scheduler step plus its longest choice', async () => {
+    const fake = await FakeVllmServer.start({ decodeTokensPerSecond: 1000 });
+    open.push(fake);
+    const complete = async (maxTokens: number) => {
+      const reply = await post(`${fake.url}/v1/completions`, {
+        model: 'base-model',
+        prompt: [1, 2, 3],
+        n: 4,
+        max_tokens: maxTokens,
+      });
+      return { ...reply, at: performance.now() };
+    };
+    const start = performance.now();
+    const [long, short] = await Promise.all([complete(200), complete(50)]);
+    expect(long.status).toBe(200);
+    expect((long.body as { choices: unknown[] }).choices).toHaveLength(4);
+    // (1 + 200) and (1 + 50) steps at 1 ms a step: the n choices decode side by side
+    expect(long.at - start).toBeGreaterThanOrEqual(201 - SLACK_MS);
+    expect(short.at - start).toBeGreaterThanOrEqual(51 - SLACK_MS);
+  });
+});
+
 describe('FakeTinkerServer latencyMs', () => {
   const api = (fake: FakeTinkerServer, route: string) => `${fake.url}${TINKER_API_PREFIX}/${route}`;
   const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12 };
