@@ -3,13 +3,12 @@
 // turn with Qwen3's tokenizer, tool calls, reward parts, ratios) and the store's writer
 // (JSON lines, one gzip member per group on libuv's thread pool, temp + rename, then the commit
 // rename) over 32 groups × 16 rollouts × 4096 tokens with their 512 reference rollouts, written
-// as the worker writes it: records built on the calling thread from the turns the rollout loop
-// decoded (`sampledTurns`, decoded here before timing: the loop's cost, measured in the run),
-// JSON, gzip and files on the writer's thread (LedgerWriter). Tokens
+// as the worker writes it: records built from the turns the rollout loop decoded
+// (`sampledTurns`, decoded here before timing: the loop's cost, measured in the run). Tokens
 // are the fake sampler's of the run just measured ((seed + 7·t) mod 32,000: nearly every token
 // different, the worst case for the decoder and for gzip), and the references are new every step
 // (that run draws new prompts, so its reference cache rarely hits). CPU is process.cpuUsage over
-// all threads (the writer's thread and the gzip pool included), main = this thread's busy time
+// all threads (the gzip pool included), main = this thread's busy time
 // (performance.eventLoopUtilization); medians over the measured steps.
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,13 +17,8 @@ import path from 'node:path';
 import { loadChatTemplate, loadHfTokenizer } from '@anneal/engines';
 import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from '@anneal/engines/testing';
 import { createTemplateChatFormat, type Rollout } from '@anneal/envs';
-import { commitLedgerStep, listLedgerSteps, stepDir } from '@anneal/store';
-import {
-  LedgerWriter,
-  ledgerRecords,
-  type LedgerRecordInputs,
-  type SharedParts,
-} from '@anneal/worker';
+import { commitLedgerStep, listLedgerSteps, stepDir, writeLedgerStep } from '@anneal/store';
+import { ledgerRecords, type LedgerRecordInputs, type SharedParts } from '@anneal/worker';
 
 const GROUPS = 32;
 const GROUP_SIZE = 16;
@@ -116,7 +110,6 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
   const f64 = (n: number, f: (i: number) => number) =>
     Float64Array.from({ length: n }, (_, i) => f(i));
   const costs: LedgerCost[] = [];
-  const writer = new LedgerWriter();
   const decode = (t: number[]) => tokenizer.decode(t);
   try {
     for (let step = 1; step <= steps + 1; step++) {
@@ -176,7 +169,7 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
       const busy = performance.eventLoopUtilization();
       const start = performance.now();
       const records = ledgerRecords(inputs);
-      await writer.write(dir, {
+      await writeLedgerStep(dir, {
         step,
         attempt: 1,
         policyVersion: step - 1,
@@ -199,7 +192,6 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
       }
     }
   } finally {
-    await writer.close();
     await rm(dir, { recursive: true, force: true });
   }
   const median = (key: keyof LedgerCost) => {

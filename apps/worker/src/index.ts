@@ -20,4 +20,3 @@ export {
   type LedgerRecordInputs,
   type SharedParts,
 } from './executors/grpo/ledger-records.ts';
-export { LedgerWriter } from './executors/grpo/ledger-writer.ts';

@@ -112,9 +112,6 @@ export type { EmbeddedTrainerModel } from './embedded/trainer-model.ts';
 export { EmbeddedTrainerServer } from './embedded/trainer-server.ts';
 export type { TrainerServerOptions } from './embedded/trainer-server.ts';
 export { EmbeddedInferenceEngine } from './embedded/onnx-sampler.ts';
-// Request/response over a worker thread that runs the same from sources and dist/ (the worker's
-// rollout-ledger writer uses it too).
-export { RpcWorker, serveRpc, type RpcReply } from './embedded/worker-rpc.ts';
 export type { EmbeddedInferenceOptions } from './embedded/onnx-sampler.ts';
 export { exportOnnx, ONNX_EXPORT_FORMAT } from './embedded/onnx-export.ts';
 export type { OnnxExport } from './embedded/onnx-export.ts';

@@ -11,7 +11,7 @@ interface RpcRequest {
 
 type RpcResponse =
   | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: { name: string; message: string; code?: string } };
+  | { id: number; ok: false; error: { name: string; message: string } };
 
 export interface RpcReply {
   result: unknown;
@@ -47,11 +47,8 @@ export class RpcWorker {
       if (!call) return;
       this.pending.delete(message.id);
       if (message.ok) call.resolve(message.result);
-      else {
-        const { name, message: text, code } = message.error;
-        // The error's code survives the thread boundary (ENOSPC from a file write, say).
-        call.reject(Object.assign(new Error(text), { name }, code !== undefined && { code }));
-      }
+      else
+        call.reject(Object.assign(new Error(message.error.message), { name: message.error.name }));
     });
     this.worker.on('error', (err) => this.fail(err));
     this.worker.on('exit', (code) =>
@@ -99,15 +96,10 @@ export function serveRpc(handler: (payload: unknown) => Promise<RpcReply> | RpcR
           ),
         (err: unknown) => {
           const error = err instanceof Error ? err : new Error(String(err));
-          const code = (error as { code?: unknown }).code;
           port.postMessage({
             id: request.id,
             ok: false,
-            error: {
-              name: error.name,
-              message: error.message,
-              ...(typeof code === 'string' && { code }),
-            },
+            error: { name: error.name, message: error.message },
           } satisfies RpcResponse);
         },
       );

@@ -14,12 +14,12 @@ import {
   pruneLedger,
   pruneLedgerStep,
   reconcileLedger,
+  writeLedgerStep,
   type CommittedStep,
 } from '@anneal/store/files';
 import type { CommitOutcome, ExecutorContext } from '../types.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { groupRecords, type LedgerRecordInputs, type SharedParts } from './ledger-records.ts';
-import { LedgerWriter } from './ledger-writer.ts';
 
 /** The groups of `step` kept once it leaves the keep-all window: `count` of `groups`, drawn by
  * the run seed and the step (the same on every attempt). */
@@ -48,8 +48,6 @@ export class RolloutLedger {
   /** Decoded turns of rollouts seen before (cached reference groups recur across steps). */
   private readonly cache = new WeakMap<Rollout, SharedParts>();
   private readonly pending = new Map<number, PendingWrite>();
-  /** JSON, gzip and files on a thread of their own. */
-  private readonly writer = new LedgerWriter();
 
   private constructor(
     private readonly ctx: ExecutorContext<'grpo'>,
@@ -74,9 +72,8 @@ export class RolloutLedger {
     return new RolloutLedger(ctx, caps);
   }
 
-  /** Starts writing the step's copy: its records built in later event-loop turns, one group
-   * per turn, so the step's own work (the weight sync) goes on meanwhile, then serialised,
-   * compressed and written on the writer's thread; `beforeCommit(step)` awaits it. */
+  /** Starts writing the step's copy in later event-loop turns, one group per turn, so the
+   * step's own work (the weight sync) goes on meanwhile; `beforeCommit(step)` awaits it. */
   write(data: LedgerStepData): void {
     const { spec } = this.ctx;
     const inputs: LedgerRecordInputs = {
@@ -91,7 +88,7 @@ export class RolloutLedger {
         await nextTurn();
         groups.push(groupRecords(inputs, g));
       }
-      await this.writer.write(this.ctx.artifactDir, {
+      await writeLedgerStep(this.ctx.artifactDir, {
         step: data.step,
         attempt: this.ctx.attempt,
         generation: data.generation,
@@ -141,6 +138,5 @@ export class RolloutLedger {
     const pending = [...this.pending];
     this.pending.clear();
     await Promise.all(pending.map(([step, write]) => this.discard(step, write)));
-    await this.writer.close();
   }
 }
