@@ -2,11 +2,14 @@
 // rollout ledger"): the worker's own record builder (@anneal/worker ledgerRecords: decode every
 // turn with Qwen3's tokenizer, tool calls, reward parts, ratios) and the store's writer
 // (JSON lines, one gzip member per group on libuv's thread pool, temp + rename, then the commit
-// rename) over 32 groups × 16 rollouts × 4096 tokens with their 512 reference rollouts. Tokens
+// rename) over 32 groups × 16 rollouts × 4096 tokens with their 512 reference rollouts, written
+// as the worker writes it: records built from the turns the rollout loop decoded
+// (`sampledTurns`, decoded here before timing: the loop's cost, measured in the run). Tokens
 // are the fake sampler's of the run just measured ((seed + 7·t) mod 32,000: nearly every token
 // different, the worst case for the decoder and for gzip), and the references are new every step
 // (that run draws new prompts, so its reference cache rarely hits). CPU is process.cpuUsage over
-// all threads (the gzip pool included); medians over the measured steps.
+// all threads (the gzip pool included), main = this thread's busy time
+// (performance.eventLoopUtilization); medians over the measured steps.
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -33,6 +36,22 @@ const FAKE_VOCAB = 32_000; // bench/pipeline's fake vLLM samples ids below it
 /** What the rollouts' tokens are: `text`, English prose as Qwen3 encodes it (a model's output);
  * `fake`, the fake sampler's ids of the measured run. */
 export type TokenShape = 'text' | 'fake';
+
+/** The turns as the rollout loop keeps them (Rollout.sampledTurns): each generated run decoded. */
+function withSampledTurns(rollout: Rollout, decode: (ids: number[]) => string): Rollout {
+  const turns: Array<{ text: string; toolCalls: number }> = [];
+  const { tokens, lossMask } = rollout;
+  for (let t = rollout.promptLength; t < tokens.length;) {
+    if (lossMask[t] !== 1) {
+      t++;
+      continue;
+    }
+    const start = t;
+    while (t < tokens.length && lossMask[t] === 1) t++;
+    turns.push({ text: decode(tokens.slice(start, t)), toolCalls: turns.length === 0 ? 1 : 0 });
+  }
+  return { ...rollout, sampledTurns: turns };
+}
 
 function syntheticRollout(ids: readonly number[], seed: number, shape: TokenShape): Rollout {
   const prompt = 40;
@@ -72,6 +91,8 @@ function syntheticRollout(ids: readonly number[], seed: number, shape: TokenShap
 
 export interface LedgerCost {
   cpuMs: number;
+  /** This thread's busy time (the event loop's share). */
+  mainMs: number;
   wallMs: number;
   bytes: number;
 }
@@ -89,12 +110,16 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
   const f64 = (n: number, f: (i: number) => number) =>
     Float64Array.from({ length: n }, (_, i) => f(i));
   const costs: LedgerCost[] = [];
+  const decode = (t: number[]) => tokenizer.decode(t);
   try {
     for (let step = 1; step <= steps + 1; step++) {
       const rollouts = (offset: number) =>
         Array.from({ length: GROUPS }, (_, g) =>
           Array.from({ length: GROUP_SIZE }, (_, i) =>
-            syntheticRollout(ids, offset + step * 1024 + g * GROUP_SIZE + i, shape),
+            withSampledTurns(
+              syntheticRollout(ids, offset + step * 1024 + g * GROUP_SIZE + i, shape),
+              decode,
+            ),
           ),
         );
       const groups = rollouts(0);
@@ -141,6 +166,7 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
         cache,
       };
       const cpu = process.cpuUsage();
+      const busy = performance.eventLoopUtilization();
       const start = performance.now();
       const records = ledgerRecords(inputs);
       await writeLedgerStep(dir, {
@@ -154,10 +180,12 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
       });
       await commitLedgerStep(dir, step, { attempt: 1, generation: 0 });
       const used = process.cpuUsage(cpu);
+      const main = performance.eventLoopUtilization(busy).active;
       const bytes = (await ledgerBytesPerStep(dir)).at(-1)!;
       if (step > 1) {
         costs.push({
           cpuMs: (used.user + used.system) / 1000,
+          mainMs: main,
           wallMs: performance.now() - start,
           bytes,
         });
@@ -170,7 +198,12 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
     const xs = costs.map((c) => c[key]).sort((a, b) => a - b);
     return xs[Math.floor(xs.length / 2)]!;
   };
-  return { cpuMs: median('cpuMs'), wallMs: median('wallMs'), bytes: median('bytes') };
+  return {
+    cpuMs: median('cpuMs'),
+    mainMs: median('mainMs'),
+    wallMs: median('wallMs'),
+    bytes: median('bytes'),
+  };
 }
 
 /** Bytes of each committed step directory of a run's ledger. */

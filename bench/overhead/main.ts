@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { startStack, type StepTrace } from '../pipeline/stack.ts';
 import { runArtifactDir } from '@anneal/store';
+import { jsonParseCpuPerToken } from './baseline.ts';
 import { ledgerBytesPerStep, measureLedgerStep } from './ledger.ts';
 import { startProfiler, summarise, type CpuProfile } from './profile.ts';
 
@@ -24,8 +25,22 @@ const MAX_TOKENS = 4096;
 const STEPS = 3; // step 1 warms up; steps 2..3 are measured and profiled
 const MEASURED_FROM = 2;
 
-const { values } = parseArgs({ options: { prompts: { type: 'string', default: '32' } } });
-const prompts = Number(values.prompts); // 32 × 16 = 512 rollouts
+/** `--soak`: the orchestrator's CPU per token may be at most this many times what it was when
+ * the bound was set, each measured against the same-run baseline (baseline.ts). */
+const REGRESSION_BOUND = 2;
+/** Orchestrator CPU ÷ JSON.parse CPU for the same tokens, as measured when the bound was set
+ * (docs/performance.md "Orchestrator overhead"). */
+const RECORDED_RATIO = 2.8; // 2.76× in a --soak run at load 19–20 (2026-12-05)
+
+const { values } = parseArgs({
+  options: {
+    prompts: { type: 'string', default: '32' },
+    // a short run for `npm run soak`: 4 prompts, no separate ledger measure, exit 1 past the bound
+    soak: { type: 'boolean', default: false },
+  },
+});
+const soak = values.soak;
+const prompts = Number(soak ? '4' : values.prompts); // 32 × 16 = 512 rollouts
 if (!Number.isInteger(prompts) || prompts < 1) throw new Error('--prompts: an integer >= 1');
 
 const spec = `kind: grpo
@@ -88,6 +103,10 @@ try {
         .map((t) => t.metrics[`phase_seconds/${name}`] ?? 0),
     );
   const rolloutTokens = steps.at(-1)?.metrics['rollout_tokens'];
+  // The same-run baseline: JSON.parse of the step's policy tokens as vLLM replies.
+  const baselineMsPerToken = jsonParseCpuPerToken(prompts, GROUP_SIZE, MAX_TOKENS);
+  const policyTokens = prompts * GROUP_SIZE * MAX_TOKENS;
+  const ratio = (m('cpu') * 1000) / (baselineMsPerToken * policyTokens);
 
   row(
     'policy rollout tokens per step',
@@ -99,6 +118,14 @@ try {
   row('orchestrator busy (event loop, wall)', `${s(m('busy'))} = ${share(m('busy'))}`);
   row('orchestrator CPU (this process)', `${s(m('cpu'))} = ${share(m('cpu'))}`);
   row(
+    'policy tokens per orchestrator CPU-second',
+    `${(policyTokens / m('cpu') / 1000).toFixed(0)} k (all threads, one worker process)`,
+  );
+  row(
+    'baseline: JSON.parse of those as replies',
+    `${((baselineMsPerToken * policyTokens) / 1000).toFixed(2)} s CPU; orchestrator = ${ratio.toFixed(2)}× it`,
+  );
+  row(
     'phases (median, s)',
     ['rollout', 'reward', 'train', 'weight_sync', 'checkpoint']
       .map((p) => `${p} ${phase(p).toFixed(2)}`)
@@ -108,6 +135,14 @@ try {
     `target: < ${TARGET * 100} % of a ${PRODUCTION_STEP_SECONDS} s step`,
     `${m('cpu') / PRODUCTION_STEP_SECONDS < TARGET ? 'MET' : 'MISSED'} (orchestrator CPU ${share(m('cpu'))})`,
   );
+  if (soak) {
+    const bound = REGRESSION_BOUND * RECORDED_RATIO;
+    row(
+      `  bound: ≤ ${REGRESSION_BOUND}× the recorded ${RECORDED_RATIO}×`,
+      `${ratio <= bound ? 'MET' : 'MISSED'} (${ratio.toFixed(2)}× ≤ ${bound.toFixed(2)}×)`,
+    );
+    if (ratio > bound) process.exitCode = 1;
+  }
   // The ledger's own cost, measured here after the run on the same step shape (two token
   // shapes, overhead/ledger.ts), against the orchestrator CPU per step just measured (which
   // includes the ledger: it is on by default).
@@ -116,12 +151,13 @@ try {
     "  the run's own ledger on disk per step",
     `${(median(written) / 1048576).toFixed(1)} MiB (the fake sampler's ids: nearly incompressible)`,
   );
-  for (const shape of ['text', 'fake'] as const) {
+  for (const shape of soak ? [] : (['text', 'fake'] as const)) {
     const ledger = await measureLedgerStep(LEDGER_STEPS, shape);
     const ledgerShare = ledger.cpuMs / 1000 / m('cpu');
     row(
       `rollout ledger per step, ${shape === 'text' ? 'model-like text' : "fake sampler's ids"}`,
-      `CPU ${(ledger.cpuMs / 1000).toFixed(3)} s (all threads), wall ${(ledger.wallMs / 1000).toFixed(3)} s, ` +
+      `CPU ${(ledger.cpuMs / 1000).toFixed(3)} s (all threads; main thread busy ` +
+        `${(ledger.mainMs / 1000).toFixed(3)} s), wall ${(ledger.wallMs / 1000).toFixed(3)} s, ` +
         `${(ledger.bytes / 1048576).toFixed(1)} MiB on disk`,
     );
     row(

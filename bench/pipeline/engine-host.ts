@@ -1,7 +1,8 @@
 // The engines and the control plane of the GRPO benchmarks, in a child process of the bench so
 // that their work (generating and serialising tokens, the fake trainer's loss, the REST API) never
 // runs on the worker's event loop: `replicas` fake vLLM servers (each `tokensPerSecond`, 0 =
-// instant), a fake SkyRL trainer whose operations take `trainerLatencyMs` (long-polled futures,
+// instant), a fake SkyRL trainer whose operations take `trainerLatencyMs` (forward and
+// forward_backward `trainerTokenLatency`: per call plus per token; long-polled futures,
 // as SkyRL answers them), and the real control plane on Redis. Prints one JSON line (the control
 // plane's URL, its operator token, the operator config YAML the worker must use); samples its
 // event-loop busy milliseconds (the engines' own work) every 20 ms and sends the series when asked
@@ -38,6 +39,7 @@ const replicas = await Promise.all(
       maxModelLen: shape.maxModelLen,
       checkAdapterFiles: false, // the fake trainer writes no adapter files
       ...(shape.tokensPerSecond > 0 && { tokensPerSecond: shape.tokensPerSecond }),
+      ...(shape.decodeTokensPerSecond && { decodeTokensPerSecond: shape.decodeTokensPerSecond }),
     }),
   ),
 );
@@ -45,6 +47,7 @@ const trainer = await FakeTinkerServer.start({
   flavor: 'skyrl',
   pendingPolls: 0,
   latencyMs: shape.trainerLatencyMs,
+  ...(shape.trainerTokenLatency && { tokenLatency: shape.trainerTokenLatency }),
 });
 
 const yaml = `

@@ -16,13 +16,25 @@ const GROUP_SIZE = 8;
 const PROMPTS_PER_REPLICA = 8;
 const MAX_TOKENS = 256;
 const ROLLOUT_SECONDS = 2; // the fakes' rollout time per step (production ~60 s, scaled down)
+const TIME_SCALE = 30; // production seconds per bench second
+/** forward_backward of a step's policy batch (its generated tokens), optim_step, export. */
+const FORWARD_BACKWARD_MS = 1500;
 const TRAINER_LATENCY_MS = {
-  forward_backward: 1500,
   optim_step: 300,
   save_weights_for_sampler: 200,
 };
 
-const { values } = parseArgs({ options: { replicas: { type: 'string', default: '1' } } });
+/** `--soak`: exit 1 when a step takes more than this many times its same-run baseline (lag 0:
+ * rollout + train; lag 1: max(rollout, train)), e.g. a probe or a phase put on the critical
+ * path again. */
+const REGRESSION_BOUND = 2;
+
+const { values } = parseArgs({
+  options: {
+    replicas: { type: 'string', default: '1' },
+    soak: { type: 'boolean', default: false },
+  },
+});
 const replicas = Number(values.replicas);
 if (!Number.isInteger(replicas) || replicas < 1) throw new Error('--replicas: an integer >= 1');
 
@@ -30,11 +42,26 @@ const promptsPerStep = PROMPTS_PER_REPLICA * replicas;
 // Policy and reference rollouts (reference.cacheGenerations false: both every step), each
 // MAX_TOKENS long (the fakes never stop early).
 const tokensPerStep = 2 * promptsPerStep * GROUP_SIZE * MAX_TOKENS;
+// vLLM decodes every running sequence a token per step (continuous batching): a rollout of
+// MAX_TOKENS takes ROLLOUT_SECONDS however many run beside it, and a small request (the
+// mismatch probe's) is not queued behind a batch's.
 const shape: EngineShape = {
   replicas,
-  tokensPerSecond: tokensPerStep / replicas / ROLLOUT_SECONDS,
+  tokensPerSecond: 0,
+  decodeTokensPerSecond: MAX_TOKENS / ROLLOUT_SECONDS,
   trainerLatencyMs: TRAINER_LATENCY_MS,
   maxModelLen: 4096,
+};
+// forward and forward_backward cost their tokens plus SkyRL's fixed cost of a call (its engine
+// polls for pending requests every 100 ms, skyrl-tx/tx/tinker/engine.py@009abdce), scaled like
+// the rest: the mismatch probe's small forward then costs what it should, not a batch's. A
+// forward is a third of a forward_backward per token (≈ 2N of the 6N training FLOPs per token,
+// Kaplan et al. 2020, arXiv:2001.08361 §2.1).
+const batchTokens = promptsPerStep * GROUP_SIZE * MAX_TOKENS;
+const fbMsPerToken = FORWARD_BACKWARD_MS / batchTokens;
+shape.trainerTokenLatency = {
+  callMs: 100 / TIME_SCALE,
+  msPerToken: { forward_backward: fbMsPerToken, forward: fbMsPerToken / 3 },
 };
 const lagAvailable = Object.hasOwn(GrpoSpec.properties.rollout.properties, 'maxPolicyLag');
 
@@ -70,9 +97,11 @@ const s = (seconds: number) => `${seconds.toFixed(2)} s`;
 const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 
 console.log(
-  `bench/pipeline: ${replicas} vLLM replica(s) × ${shape.tokensPerSecond.toFixed(0)} tokens/s, ` +
+  `bench/pipeline: ${replicas} vLLM replica(s), each sequence ${shape.decodeTokensPerSecond} tokens/s, ` +
     `${promptsPerStep} prompts × ${GROUP_SIZE} rollouts × ${MAX_TOKENS} tokens (policy + reference), ` +
-    `trainer ${Object.entries(TRAINER_LATENCY_MS)
+    `trainer forward_backward ${(fbMsPerToken * 1000).toFixed(1)} µs/token (the batch's ` +
+    `${FORWARD_BACKWARD_MS} ms), forward a third of it, ${shape.trainerTokenLatency.callMs.toFixed(1)} ms a call, ` +
+    `${Object.entries(TRAINER_LATENCY_MS)
       .map(([op, ms]) => `${op} ${ms} ms`)
       .join(' + ')}; ${STEPS} steps per run`,
 );
@@ -84,9 +113,9 @@ try {
   const sequential = rollout + train;
   const ideal = Math.max(rollout, train);
   const step0 = stepSeconds(lag0);
-  const engineRollout = tokensPerStep / (shape.tokensPerSecond * replicas);
+  const engineRollout = (1 + MAX_TOKENS) / shape.decodeTokensPerSecond!;
   const engineTrain =
-    (TRAINER_LATENCY_MS.forward_backward +
+    (FORWARD_BACKWARD_MS +
       TRAINER_LATENCY_MS.optim_step +
       TRAINER_LATENCY_MS.save_weights_for_sampler) /
     1000;
@@ -106,6 +135,16 @@ try {
     `${s(step0)} = ${(step0 / sequential).toFixed(3)}× sequential, ${(step0 / ideal).toFixed(2)}× ideal`,
   );
   if (lagAvailable) row('  lag 0', busy(lag0));
+  const bounded = (label: string, ratio: number) => {
+    if (!values.soak) return;
+    const ok = ratio <= REGRESSION_BOUND;
+    row(
+      `regression bound: ${label} ≤ ${REGRESSION_BOUND}×`,
+      `${verdict(ok)} (${ratio.toFixed(3)}×)`,
+    );
+    if (!ok) process.exitCode = 1;
+  };
+  bounded('lag 0 ÷ sequential', step0 / sequential);
   if (lagAvailable) {
     const lag1 = await stack.run(spec(1));
     const step1 = stepSeconds(lag1);
@@ -115,6 +154,7 @@ try {
       `${s(step1)} = ${ratio.toFixed(3)}× ideal, ${(step1 / sequential).toFixed(2)}× sequential`,
     );
     row('  lag 1', busy(lag1));
+    bounded('lag 1 ÷ ideal', ratio);
     row(
       '  lag 1 phases (median)',
       `rollout ${s(phase(lag1, 'rollout'))}, train ${s(phase(lag1, 'train'))} + weight sync ` +

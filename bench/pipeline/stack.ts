@@ -8,6 +8,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import type { TokenLatency } from '@anneal/engines/testing';
 import { parseOperatorConfig } from '@anneal/protocol';
 import { keys } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
@@ -17,12 +18,18 @@ import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/work
 export interface EngineShape {
   /** Fake vLLM servers behind the inference endpoint. */
   replicas: number;
-  /** Generation throughput of each replica; 0 = instant. */
+  /** Generation throughput of each replica, its completions queued; 0 = instant. */
   tokensPerSecond: number;
+  /** Or: each sequence's decode speed under continuous batching (FakeVllmServer
+   * `decodeTokensPerSecond`: concurrent completions overlap). */
+  decodeTokensPerSecond?: number;
   /** Compute time of each trainer operation (absent = instant). */
   trainerLatencyMs: Partial<
     Record<'forward' | 'forward_backward' | 'optim_step' | 'save_weights_for_sampler', number>
   >;
+  /** forward / forward_backward in proportion to their tokens plus a fixed cost per call
+   * (FakeTinkerServer `tokenLatency`); replaces `trainerLatencyMs` for those two. */
+  trainerTokenLatency?: TokenLatency;
   /** vLLM's max_model_len (prompt + response). */
   maxModelLen: number;
 }

@@ -1,5 +1,6 @@
 // The fakes' compute-time knobs (benchmarks simulate production engines with them): a vLLM
-// replica's generation throughput and a trainer's per-operation latency, both queued, over HTTP.
+// replica's generation throughput and a trainer's per-operation latency (fixed, or per call plus
+// per token), both queued, over HTTP.
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeTinkerServer } from './tinker/fake-server.ts';
 import { TINKER_API_PREFIX } from '../src/tinker/wire.ts';
@@ -46,6 +47,29 @@ describe('FakeVllmServer tokensPerSecond', () => {
   });
 });
 
+describe('FakeVllmServer decodeTokensPerSecond', () => {
+  it('answers a completion after one scheduler step plus its longest choice', async () => {
+    const fake = await FakeVllmServer.start({ decodeTokensPerSecond: 1000 });
+    open.push(fake);
+    const complete = async (maxTokens: number) => {
+      const reply = await post(`${fake.url}/v1/completions`, {
+        model: 'base-model',
+        prompt: [1, 2, 3],
+        n: 4,
+        max_tokens: maxTokens,
+      });
+      return { ...reply, at: performance.now() };
+    };
+    const start = performance.now();
+    const [long, short] = await Promise.all([complete(200), complete(50)]);
+    expect(long.status).toBe(200);
+    expect((long.body as { choices: unknown[] }).choices).toHaveLength(4);
+    // (1 + 200) and (1 + 50) steps at 1 ms a step: the n choices decode side by side
+    expect(long.at - start).toBeGreaterThanOrEqual(201 - SLACK_MS);
+    expect(short.at - start).toBeGreaterThanOrEqual(51 - SLACK_MS);
+  });
+});
+
 describe('FakeTinkerServer latencyMs', () => {
   const api = (fake: FakeTinkerServer, route: string) => `${fake.url}${TINKER_API_PREFIX}/${route}`;
   const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12 };
@@ -76,6 +100,40 @@ describe('FakeTinkerServer latencyMs', () => {
     expect(second.status).toBe(200);
     expect(second.body).toHaveProperty('metrics');
     // the second optim_step starts when the first is done: 2 × 80 ms
+    expect(performance.now() - start).toBeGreaterThanOrEqual(160 - SLACK_MS);
+  });
+
+  it('tokenLatency: a forward costs the call plus its tokens, queued behind the one before', async () => {
+    const fake = await FakeTinkerServer.start({
+      tokenLatency: { callMs: 30, msPerToken: { forward: 10, forward_backward: 1000 } },
+      pendingPolls: 0,
+    });
+    open.push(fake);
+    const model_id = await modelOn(fake);
+    const datum = (n: number) => {
+      const tokens = Array.from({ length: n }, (_, i) => i + 1);
+      return {
+        model_input: { chunks: [{ type: 'encoded_text', tokens }] },
+        loss_fn_inputs: {
+          target_tokens: { data: tokens.map((t) => t + 1), dtype: 'int64', shape: [n] },
+          weights: { data: tokens.map(() => 1), dtype: 'float32', shape: [n] },
+        },
+      };
+    };
+    const forward = (seq_id: number, data: unknown[]) =>
+      post(api(fake, 'forward'), {
+        model_id,
+        seq_id,
+        forward_input: { loss_fn: 'cross_entropy', data },
+      });
+    const start = performance.now();
+    // 2 datums × 4 tokens, then 1 × 2: (30 + 8 × 10) + (30 + 2 × 10) = 160 ms, not 2 × 30
+    const ids = [await forward(1, [datum(4), datum(4)]), await forward(2, [datum(2)])].map(
+      (r) => (r.body as { request_id: string }).request_id,
+    );
+    const second = await post(api(fake, 'retrieve_future'), { request_id: ids[1] });
+    expect(second.status).toBe(200);
+    expect(second.body).toHaveProperty('loss_fn_outputs');
     expect(performance.now() - start).toBeGreaterThanOrEqual(160 - SLACK_MS);
   });
 

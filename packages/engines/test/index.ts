@@ -2,13 +2,14 @@
 // Tinker-compatible servers over real HTTP. Outside src/, so never built into dist/ nor shipped in
 // an image; the package exports it only under the "@anneal/source" condition (tests, tsx).
 export { FakeVllmServer } from './vllm/fake-server.ts';
+export { completionResponseJson } from './vllm/fixtures.ts';
 export type { FakeVllmOptions, ScriptedReply as VllmScriptedReply } from './vllm/fake-server.ts';
 export { completionResponse } from './vllm/fixtures.ts';
 export type { FixtureChoice, VllmGeneration } from './vllm/fixtures.ts';
 export { FakeLogprobsServer } from './fake-logprobs-server.ts';
 export type { FakeLogprobsServerOptions } from './fake-logprobs-server.ts';
 export { FakeTinkerServer } from './tinker/fake-server.ts';
-export type { FakeFlavor as FakeTinkerFlavor } from './tinker/fake-server.ts';
+export type { FakeFlavor as FakeTinkerFlavor, TokenLatency } from './tinker/fake-server.ts';
 export type {
   AppliedGradient,
   FakeBackend as FakeTinkerBackend,

@@ -83,6 +83,28 @@ export interface FakeTinkerOptions {
    * retrieve_future is held until its future is ready (at most `holdMs`); hosted Tinker answers
    * `try_again` until then. Default: every operation instant. */
   latencyMs?: Partial<Record<TrainingOperation, number>>;
+  /** Compute time in proportion to the tokens a forward or forward_backward carries, plus the
+   * server's fixed cost of a call (benchmarks); replaces `latencyMs` for those operations. */
+  tokenLatency?: TokenLatency;
+}
+
+/** An operation's compute time: `callMs` + the request's tokens × `msPerToken[op]`. */
+export interface TokenLatency {
+  /** What any call costs before its compute: SkyRL's engine picks pending requests up on a
+   * 100 ms polling loop (skyrl-tx/tx/tinker/engine.py@009abdce `process_pending_requests`:
+   * `time.sleep(0.1)`), so a queued call waits up to that long; scale it as the bench scales
+   * time. */
+  callMs: number;
+  msPerToken: Partial<Record<'forward' | 'forward_backward', number>>;
+}
+
+/** Tokens of a forward/forward_backward request's data (model_input chunks). */
+function requestTokens(input: Wire.ForwardBackwardInput | undefined): number {
+  let tokens = 0;
+  for (const datum of input?.data ?? []) {
+    for (const chunk of datum.model_input.chunks) tokens += chunk.tokens.length;
+  }
+  return tokens;
 }
 
 /** The queued operations of a model whose compute time `latencyMs` sets. */
@@ -427,7 +449,7 @@ export class FakeTinkerServer {
       if (typeof outcome === 'string') future.error = outcome;
       else future.result = outcome.result;
     }
-    const latency = this.options.latencyMs?.[route as TrainingOperation];
+    const latency = this.latencyOf(route, body);
     if (latency !== undefined) {
       model.busyUntil = Math.max(Date.now(), model.busyUntil) + latency;
       future.readyAt = model.busyUntil;
@@ -435,6 +457,17 @@ export class FakeTinkerServer {
     const reply = this.newFuture(future, modelId);
     if (seqId !== undefined) this.seqIds.set(key, { payload, requestId: reply.request_id });
     return [200, reply];
+  }
+
+  /** Compute time of an operation (`tokenLatency`, else `latencyMs`); undefined = instant. */
+  private latencyOf(route: string, body: Json): number | undefined {
+    const perToken = this.options.tokenLatency;
+    if (perToken && (route === 'forward' || route === 'forward_backward')) {
+      const input = body[route === 'forward' ? 'forward_input' : 'forward_backward_input'];
+      const tokens = requestTokens(input as Wire.ForwardBackwardInput | undefined);
+      return perToken.callMs + tokens * (perToken.msPerToken[route] ?? 0);
+    }
+    return this.options.latencyMs?.[route as TrainingOperation];
   }
 
   private newFuture(future: Future, modelId: string | undefined): Wire.UntypedFuture {

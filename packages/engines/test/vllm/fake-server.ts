@@ -92,6 +92,13 @@ export interface FakeVllmOptions {
    * completion is answered once its generated tokens (all `n` choices) would be done at this
    * rate, after the tokens of the completions before it. Default: instant. */
   tokensPerSecond?: number;
+  /** Decode speed of one sequence in tokens/s under continuous batching (benchmarks; replaces
+   * `tokensPerSecond`): every running sequence gains a token per scheduler step and a new
+   * request joins the running batch at the next step (vllm/v1/core/sched/scheduler.py@00024d31
+   * `Scheduler`: up to `max_num_seqs` requests in `running`, not modelled here), so a completion
+   * takes one step plus its longest choice, whatever else runs, and concurrent completions
+   * overlap instead of queueing. */
+  decodeTokensPerSecond?: number;
   /** A long generation, scaled: each completion sends nothing, headers included, for this many
    * ms before its reply (vLLM's non-streaming `/v1/completions` answers only once generation
    * has ended, vllm/entrypoints/openai/serving_completion.py). */
@@ -140,6 +147,7 @@ export class FakeVllmServer {
       | 'stopAfter'
       | 'version'
       | 'tokensPerSecond'
+      | 'decodeTokensPerSecond'
       | 'holdHeadersMs'
       | 'maxLoras'
       | 'maxCpuLoras'
@@ -151,6 +159,7 @@ export class FakeVllmServer {
       | 'apiKey'
       | 'stopAfter'
       | 'tokensPerSecond'
+      | 'decodeTokensPerSecond'
       | 'holdHeadersMs'
       | 'maxLoras'
       | 'maxCpuLoras'
@@ -401,7 +410,11 @@ export class FakeVllmServer {
   /** Waits out the generation (throughput, held headers, a test's hold). */
   private async generating(choices: FixtureChoice[]): Promise<void> {
     const generated = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
-    const generating = this.generationMs(generated) + (this.options.holdHeadersMs ?? 0);
+    const longest = choices.reduce((most, choice) => Math.max(most, choice.tokens.length), 0);
+    const decode = this.options.decodeTokensPerSecond;
+    const generating =
+      (decode === undefined ? this.generationMs(generated) : ((1 + longest) / decode) * 1000) +
+      (this.options.holdHeadersMs ?? 0);
     if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
     if (this.held) {
       this.waitingOn(1);

@@ -1,6 +1,6 @@
 import { loadChatTemplate, loadHfTokenizer } from '@anneal/engines';
 import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from '@anneal/engines/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FormatError } from '../format/toolCallFormat.ts';
 import { createTemplateChatFormat } from './templateFormat.ts';
 
@@ -30,6 +30,23 @@ describe('template chat format (Qwen3)', () => {
       kind: 'answer',
       answer: 'Oru',
     });
+  });
+
+  it('reads a turn from the text its caller decoded, without decoding again', () => {
+    const text = `<think>\nx\n</think>\n\n<tool_call>\n{"name": "search_web", "arguments": {"query": "北"}}\n</tool_call>`;
+    for (const stop of [IM_END, tokenizer.eosTokenId]) {
+      const ids = turn(text, stop);
+      const decoded = tokenizer.decode(ids);
+      const expected = format.parseTurn(ids);
+      expect(expected.kind).toBe('tool_calls');
+      const decode = vi.spyOn(tokenizer, 'decode');
+      try {
+        expect(format.parseTurn(ids, decoded)).toEqual(expected);
+        expect(decode).not.toHaveBeenCalled();
+      } finally {
+        decode.mockRestore();
+      }
+    }
   });
 
   it('ignores tool-call text inside the reasoning', () => {

@@ -186,6 +186,14 @@ export function createTemplateChatFormat(options: TemplateFormatOptions): Templa
       ? []
       : [{ role: 'system', content: strip(options.systemPrompt) }];
   const stops = new Set([endOfTurnId, tokenizer.eosTokenId, ...(options.extraStopTokenIds ?? [])]);
+  // Stops that are added tokens decode to their own text after the text before them (no byte
+  // merges across an added token), so a decoded turn minus that suffix is its body's decode.
+  const addedStopText = new Map(
+    [...stops].flatMap((id): Array<[number, string]> => {
+      const text = tokenizer.decode([id]);
+      return tokenizer.specialTokenId(text) === id ? [[id, text]] : [];
+    }),
+  );
   const readContent =
     (options.turnParser ?? 'serving') === 'serving' ? readAsServed : readLeniently;
 
@@ -234,10 +242,15 @@ export function createTemplateChatFormat(options: TemplateFormatOptions): Templa
       }),
     encodePrompt: (question) =>
       tokenizer.encode(render([...system, { role: 'user', content: strip(question) }], true)),
-    parseTurn(tokens): TurnAction {
+    parseTurn(tokens, decoded): TurnAction {
       const last = tokens.at(-1);
       if (last === undefined || !stops.has(last)) return { kind: 'incomplete' };
-      return readContent(tokenizer.decode(tokens.slice(0, -1)), thinking);
+      const stopText = addedStopText.get(last);
+      const body =
+        decoded !== undefined && stopText !== undefined && decoded.endsWith(stopText)
+          ? decoded.slice(0, decoded.length - stopText.length)
+          : tokenizer.decode(tokens.slice(0, -1));
+      return readContent(body, thinking);
     },
     encodeToolResults(outputs, maxTokens) {
       const contents = outputs.map(strip);

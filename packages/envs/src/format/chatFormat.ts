@@ -25,8 +25,10 @@ export interface ChatFormat {
   readonly stopTokenIds: readonly number[];
   /** The prompt of a question, ending where the model's answer starts. */
   encodePrompt(question: string): number[];
-  /** Read one sampled segment (ids as sampled, stop token last when it stopped). */
-  parseTurn(tokens: readonly number[]): TurnAction;
+  /** Read one sampled segment (ids as sampled, stop token last when it stopped). `decoded`:
+   * `tokenizer.decode(tokens)` when the caller already has it (the rollout loop keeps it for
+   * the ledger), so that a format reading text need not decode again. */
+  parseTurn(tokens: readonly number[], decoded?: string): TurnAction;
   /**
    * Ids appended after a turn that called tools: its tool outputs in call order, then whatever
    * leads into the next assistant turn. Outputs are clipped so the whole block fits `maxTokens`;

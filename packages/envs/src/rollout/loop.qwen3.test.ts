@@ -129,6 +129,13 @@ describe('rollout loop with Qwen3 ids in its chat template', () => {
       else expect(r!.logprobs[i]).toBeLessThan(0);
     });
 
+    // each sampled turn kept as decoded, with the calls parsed from it (what the ledger shows)
+    expect(r!.sampledTurns).toEqual([
+      { text: TURNS[0] + IM_END, toolCalls: 1 },
+      { text: TURNS[1] + IM_END, toolCalls: 2 },
+      { text: TURNS[2] + IM_END, toolCalls: 0 },
+    ]);
+
     // each continuation extends the previous context by the sampled ids and the tool delta
     expect(engine.requests).toHaveLength(3);
     const second = engine.requests[1]!.prompt;

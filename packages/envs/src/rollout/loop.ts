@@ -69,6 +69,7 @@ function finishRollout(
     answer,
     finish,
     truncated: finish === 'length' || finish === 'context_overflow',
+    sampledTurns: seq.turns,
   };
 }
 
@@ -86,9 +87,15 @@ async function continueRollout(
   let sample = first;
   for (let turn = 1; ; turn++) {
     seq.appendGenerated(sample);
+    // Decoded once: the turn's parse reads it, and the rollout keeps it for the ledger.
+    const text = format.tokenizer.decode(sample.tokens);
+    const action = format.parseTurn(sample.tokens, text);
+    if (sample.tokens.length > 0) {
+      const toolCalls = action.kind === 'tool_calls' ? action.calls.length : 0;
+      seq.turns.push({ text, toolCalls });
+    }
     if (sample.finishReason === 'context_overflow')
       return finishRollout(seq, session, 'context_overflow', null);
-    const action = format.parseTurn(sample.tokens);
     if (action.kind === 'answer') return finishRollout(seq, session, 'answer', action.answer);
     if (action.kind === 'no_answer') return finishRollout(seq, session, 'no_answer', null);
     if (action.kind === 'incomplete') {

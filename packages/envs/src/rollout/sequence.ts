@@ -1,11 +1,14 @@
 // The growing token sequence of one rollout, with mask and logprobs kept aligned.
 import type { SampledSequence } from '@anneal/engines';
+import type { SampledTurn } from './types.ts';
 
 export class RolloutSequence {
   readonly tokens: number[];
   readonly lossMask: number[];
   readonly logprobs: number[];
   readonly promptLength: number;
+  /** The non-empty sampled segments as read (Rollout.sampledTurns). */
+  readonly turns: SampledTurn[] = [];
 
   constructor(prompt: readonly number[]) {
     this.tokens = [...prompt];

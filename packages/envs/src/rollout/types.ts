@@ -46,6 +46,18 @@ export interface Rollout {
   finish: RolloutFinish;
   /** Stopped by a budget (context or max tokens) rather than by the model. */
   truncated: boolean;
+  /** Each non-empty sampled segment as the loop read it, in order (one per run of the loss
+   * mask): kept so that the rollout ledger need not decode the ids again. Absent on rollouts
+   * built elsewhere (tests, restored data); readers then decode. */
+  sampledTurns?: SampledTurn[];
+}
+
+/** One sampled segment as the rollout loop read it. */
+export interface SampledTurn {
+  /** `tokenizer.decode` of the segment's ids as sampled (its stop token included). */
+  text: string;
+  /** Tool calls the chat format parsed from it (malformed ones included). */
+  toolCalls: number;
 }
 
 /** One prompt, `n` rollouts (a GRPO group). */

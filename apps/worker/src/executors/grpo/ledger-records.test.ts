@@ -2,7 +2,7 @@
 // calls, the last turn's included, and what the judge said on each judged rubric.
 import type { RubricJudge } from '@anneal/envs';
 import type { ToolCallRecord } from '@anneal/envs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { format, rollout } from '../../../test/executors/fakes.ts';
 import { ledgerRecords } from './ledger-records.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
@@ -97,6 +97,40 @@ describe('rollout ledger records', () => {
     const [policy] = recordsOf(batchOf(rubricPrompt, [ended], [null]));
     expect(policy!.turns.map((t) => t.calls.map((c) => c.arguments.query))).toEqual([['a'], ['b']]);
     expect(policy!.turns.flatMap((t) => t.calls)).toHaveLength(policy!.toolCalls);
+  });
+
+  it("takes each turn's text and calls from what the rollout loop decoded, decoding nothing", () => {
+    const segments = [
+      { tokens: call('a'), generated: true },
+      { tokens: format.encodeResult('result of a'), generated: false },
+      { tokens: [...tok.encode('<|answer|>hello'), format.ids.eos], generated: true },
+    ];
+    const extra = { toolCalls: 1, calls: [record('a')], answer: 'hello' };
+    const decoded = recordsOf(
+      batchOf(rubricPrompt, [rollout(rubricPrompt.tokens, segments, extra)], [null]),
+    );
+    const sampledTurns = [segments[0]!, segments[2]!].map((s) => ({
+      text: tok.decode(s.tokens),
+      toolCalls: s === segments[0] ? 1 : 0,
+    }));
+    const kept = rollout(rubricPrompt.tokens, segments, { ...extra, sampledTurns });
+    const decode = vi.spyOn(tok, 'decode');
+    try {
+      const records = recordsOf(batchOf(rubricPrompt, [kept], [null]));
+      expect(decode).not.toHaveBeenCalled();
+      expect(records).toEqual(decoded);
+      expect(records[0]!.turns.map((t) => [t.assistant, t.calls.length])).toEqual(
+        sampledTurns.map((t) => [t.text, t.toolCalls]),
+      );
+    } finally {
+      decode.mockRestore();
+    }
+    // turns that do not match the loss mask's runs (not the loop's) are decoded instead
+    const stale = rollout(rubricPrompt.tokens, segments, {
+      ...extra,
+      sampledTurns: [sampledTurns[0]!],
+    });
+    expect(recordsOf(batchOf(rubricPrompt, [stale], [null]))).toEqual(decoded);
   });
 
   it('shows what the judge said on a rollout with r_base 0, and null where it was not asked', async () => {

@@ -5,7 +5,7 @@
 // format parses from it (the last turn's too: a rollout whose budget ran out after its calls
 // ran ends on them).
 import { createHash } from 'node:crypto';
-import { runCheck, type ChatFormat, type Rollout } from '@anneal/envs';
+import { runCheck, type ChatFormat, type Rollout, type SampledTurn } from '@anneal/envs';
 import {
   rolloutId,
   type RolloutRatio,
@@ -64,13 +64,23 @@ function generatedRuns(rollout: Rollout): Array<[number, number]> {
   return runs;
 }
 
+/** A run of the loss mask read as the loop reads a sampled segment (rollouts without
+ * `sampledTurns`). */
+function readTurn(ids: readonly number[], format: ChatFormat): SampledTurn {
+  const text = format.tokenizer.decode(ids);
+  const action = format.parseTurn(ids, text);
+  return { text, toolCalls: action.kind === 'tool_calls' ? action.calls.length : 0 };
+}
+
 function turnsOf(rollout: Rollout, format: ChatFormat, resultChars: number): RolloutTurn[] {
   let nextCall = 0;
-  return generatedRuns(rollout).map(([start, end]) => {
-    const ids = rollout.tokens.slice(start, end);
+  const runs = generatedRuns(rollout);
+  // What the rollout loop decoded, one per run; decoded here only when it is not that.
+  const sampled = rollout.sampledTurns?.length === runs.length ? rollout.sampledTurns : undefined;
+  return runs.map(([start, end], k) => {
     // The last turn too: a rollout whose budget ran out after its calls ran ends on them.
-    const action = format.parseTurn(ids);
-    const count = action.kind === 'tool_calls' ? action.calls.length : 0;
+    const turn = sampled?.[k] ?? readTurn(rollout.tokens.slice(start, end), format);
+    const count = turn.toolCalls;
     const calls = rollout.calls.slice(nextCall, nextCall + count).map((call) => ({
       name: 'search_web',
       arguments: { query: call.query },
@@ -82,7 +92,7 @@ function turnsOf(rollout: Rollout, format: ChatFormat, resultChars: number): Rol
       ...(call.error !== undefined && { error: call.error }),
     }));
     nextCall += count;
-    return { assistant: format.tokenizer.decode(ids), calls };
+    return { assistant: turn.text, calls };
   });
 }
 
