@@ -1,5 +1,12 @@
 // Per-step records: appended idempotently by step number, read back as history.
-import type { StepCommittedEvent, WireStepMetrics, StepRecord } from '@anneal/protocol';
+import {
+  type StepCommittedEvent,
+  type StepRecord,
+  type WireStepMetrics,
+  rollbacksFields,
+  stepJsonNeedsUpgrade,
+  upgradeStepRecord,
+} from '@anneal/protocol';
 import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
 import { acknowledged } from './durable.ts';
@@ -32,7 +39,7 @@ export interface AppendStepOptions extends WriteOptions {
    * no longer has it. */
   previous?: number;
   /** Rollbacks the run had taken when the step ran (guardrails.ts); 0 or absent: none. */
-  generation?: number;
+  rollbacks?: number;
   /** The step's usage and the attempt's slot time, metered with the commit (once per step). */
   usage?: UsageReport;
 }
@@ -50,15 +57,15 @@ export async function appendStep(
     throw new Error(`step must be a non-negative integer, got ${step}`);
   const k = keys(ctx.prefix);
   const at = now.toISOString();
-  const generation = options.generation ? { generation: options.generation } : {};
+  const rollbacks = rollbacksFields(options.rollbacks ?? 0);
   // The committing attempt is kept with the record: it names the step's rollout-ledger copy.
   const attempt = options.attempt !== undefined ? { attempt: options.attempt } : {};
-  const record: StepRecord = { step, ...generation, ...attempt, metrics, at };
+  const record: StepRecord = { step, ...rollbacks, ...attempt, metrics, at };
   const event: StepCommittedEvent = {
     type: 'step:committed',
     runId,
     step,
-    ...generation,
+    ...rollbacks,
     metrics,
     at,
   };
@@ -105,7 +112,9 @@ export interface ReadStepsOptions {
 }
 
 /** Step records ordered by step number, as stored (JSON text of StepRecord): a reader that
- * sends them on need not parse them. At most `limit` (default 1,000, at most 100,000). */
+ * sends them on need not parse them. Only a record an older worker wrote with `generation` alone
+ * is parsed, to add `rollbacks` (renamed-fields.ts). At most `limit` (default 1,000, at most
+ * 100,000). */
 export async function readStepsJson(
   ctx: StoreContext,
   runId: string,
@@ -123,7 +132,13 @@ export async function readStepsJson(
   );
   if (steps.length === 0) return [];
   const raw = await ctx.redis.hmget(k.steps(runId), ...steps);
-  return raw.filter((entry): entry is string => entry !== null);
+  return raw
+    .filter((entry): entry is string => entry !== null)
+    .map((entry) =>
+      stepJsonNeedsUpgrade(entry)
+        ? JSON.stringify(upgradeStepRecord(JSON.parse(entry) as StepRecord))
+        : entry,
+    );
 }
 
 /** Step records ordered by step number. */

@@ -7,7 +7,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { parseRolloutId, type LedgerStepIndex, type RolloutRecord } from '@anneal/protocol';
-import { INDEX_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
+import {
+  INDEX_FILE,
+  ledgerDir,
+  parseEntry,
+  parseLedgerIndex,
+  parseRolloutRecord,
+  stepDir,
+} from './layout.ts';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -34,9 +41,7 @@ export async function readLedgerIndex(
   step: number,
 ): Promise<LedgerStepIndex | null> {
   try {
-    return JSON.parse(
-      await readFile(path.join(stepDir(runDir, step), INDEX_FILE), 'utf8'),
-    ) as LedgerStepIndex;
+    return parseLedgerIndex(await readFile(path.join(stepDir(runDir, step), INDEX_FILE), 'utf8'));
   } catch (error) {
     if (isMissing(error)) return null;
     throw error;
@@ -69,7 +74,7 @@ export async function readLedgerGroup(
   return text
     .split('\n')
     .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as RolloutRecord);
+    .map(parseRolloutRecord);
 }
 
 /** One rollout by id (`<step>-<group>-<index>`, `<step>-<group>-r<index>`); null when absent. */

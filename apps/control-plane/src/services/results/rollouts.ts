@@ -12,12 +12,14 @@ import {
   type RolloutFinishReason,
   type RolloutRole,
   parseRolloutId,
+  withDeprecatedRolloutNames,
 } from '@anneal/protocol';
 import {
   INDEX_FILE,
   committedSteps,
   getRun,
   listLedgerSteps,
+  parseLedgerIndex,
   readLedgerGroup,
   runArtifactDir,
   stepDir,
@@ -110,7 +112,7 @@ async function readableSteps(ctx: AppContext, runId: string, runDir: string): Pr
 async function loadStep(ctx: AppContext, runDir: string, step: number): Promise<LoadedStep | null> {
   const read = await ctx.files.readVersioned(
     path.join(stepDir(runDir, step), INDEX_FILE),
-    (contents) => JSON.parse(contents.toString('utf8')) as LedgerStepIndex,
+    (contents) => parseLedgerIndex(contents.toString('utf8')),
   );
   return read ? { index: read.value, version: read.version } : null;
 }
@@ -172,7 +174,10 @@ function recordMatches(r: RolloutRecord, q: RolloutQuery): boolean {
   );
 }
 
-const listed = ({ tokens: _tokens, ...rest }: RolloutRecord): ListedRollout => rest;
+/** A record as the API lists it: no token ids and logprobs, and until DEPRECATED_NAMES_UNTIL the
+ * old names beside the new ones (docs/recipe.md "Renamed fields"). */
+const listed = ({ tokens: _tokens, ...rest }: RolloutRecord): ListedRollout =>
+  withDeprecatedRolloutNames(rest);
 
 export async function rolloutPage(
   ctx: AppContext,
@@ -248,5 +253,5 @@ export async function rolloutById(
   const records = await groupRecords(ctx, runDir, step, parsed.group);
   const record = records?.find((r) => r.id === rolloutId);
   if (!record) throw missing();
-  return record;
+  return withDeprecatedRolloutNames(record);
 }
