@@ -140,8 +140,8 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
           })),
           groups,
           references,
-          base: groups.map((group) => group.map((_, i) => i % 2)),
-          preference: groups.map((group) => group.map(() => 0.5)),
+          baseReward: groups.map((group) => group.map((_, i) => i % 2)),
+          preferenceScore: groups.map((group) => group.map(() => 0.5)),
           judged: groups.map((group) => group.map(() => null)),
           scores: groups.map(() => ({
             toolBaseline: 1,
@@ -161,7 +161,7 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
           .flat()
           .map((r) => ({ mean: 1, min: 0.9, max: 1.1, k3: 1e-4, tokens: r.generatedTokens })),
         trainerLogprobs: null,
-        tokens: false,
+        hasTokens: false,
         resultChars: 240,
         cache,
       };
@@ -174,11 +174,11 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
         attempt: 1,
         policyVersion: step - 1,
         groupSize: GROUP_SIZE,
-        tokens: false,
+        hasTokens: false,
         sample: [0, 1, 2, 3],
         groups: records,
       });
-      await commitLedgerStep(dir, step, { attempt: 1, generation: 0 });
+      await commitLedgerStep(dir, step, { attempt: 1, rollbacks: 0 });
       const used = process.cpuUsage(cpu);
       const main = performance.eventLoopUtilization(busy).active;
       const bytes = (await ledgerBytesPerStep(dir)).at(-1)!;

@@ -10,27 +10,31 @@ const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 const mean = (values: number[]): number => sum(values) / values.length;
 
 function groupRewards(group: RolloutRecord[], config: RewardConfig, seed: number): number[] {
-  const winners = group.filter((r) => r.base === 1);
+  const winners = group.filter((r) => r.baseReward === 1);
   const effective = (r: RolloutRecord) => r.toolCalls - r.toolErrors;
   const rng = createRng(deriveSeed(seed, group[0]!.group));
   const baseline =
     winners.length === 0
       ? null
       : rng.int(Math.min(...winners.map(effective)), Math.ceil(mean(winners.map(effective))));
-  const shaping = group.filter((r) => r.base === 1 && r.preference >= 0.5);
+  const shaping = group.filter((r) => r.baseReward === 1 && r.preferenceScore >= 0.5);
   const others = group.filter((r) => !shaping.includes(r));
   const bWin = mean(shaping.map((r) => r.refLength));
   const bLose = mean(others.map((r) => r.refLength));
   const cap = Math.max(...group.map((r) => r.refLength));
   return group.map((r) => {
     const p = baseline === null ? 0 : 1 - Math.exp(-Math.max(0, effective(r) - baseline));
-    const toolPenalty = r.base === 1 ? config.alphaWin * p : config.alphaLose * p + config.betaLose;
+    const toolPenalty =
+      r.baseReward === 1 ? config.alphaWin * p : config.alphaLose * p + config.betaLose;
     let lengthPenalty: number;
     if (r.length > cap) lengthPenalty = 1;
     else if (shaping.includes(r)) lengthPenalty = 1 - Math.exp(-Math.max(0, r.length / bWin - 1));
     else lengthPenalty = 1 - Math.exp(-Math.max(0, bLose / r.length - 1));
     const efficiency = config.lambdaTool * toolPenalty + config.lambdaLen * lengthPenalty;
-    return (config.gate ? r.base * r.preference : r.base + r.preference) - efficiency;
+    return (
+      (config.gate ? r.baseReward * r.preferenceScore : r.baseReward + r.preferenceScore) -
+      efficiency
+    );
   });
 }
 

@@ -10,8 +10,8 @@ export const GROUP_SIZE = 16;
 /** One rollout as a plain object (the baseline's input). */
 export interface RolloutRecord {
   group: string;
-  base: number;
-  preference: number;
+  baseReward: number;
+  preferenceScore: number;
   toolCalls: number;
   toolErrors: number;
   length: number;
@@ -44,8 +44,8 @@ export function generateStep(seed: number): FlatStep {
   const column = (draw: () => number) => Float64Array.from({ length: ROLLOUTS }, draw);
   const toolCalls = column(() => rng.int(0, 5));
   const outcomes: FlatStep['outcomes'] = {
-    base: column(() => (rng.next() < 0.6 ? 1 : 0)),
-    preference: column(() => rng.next()),
+    baseReward: column(() => (rng.next() < 0.6 ? 1 : 0)),
+    preferenceScore: column(() => rng.next()),
     toolCalls,
     toolErrors: toolCalls.map((calls) => rng.int(0, calls)),
     length: column(() => TOKENS_PER_ROLLOUT),
@@ -64,8 +64,8 @@ export function toRecords(step: FlatStep): RolloutRecord[] {
     const end = step.offsets[i + 1]!;
     return {
       group: step.groupIds[Math.floor(i / GROUP_SIZE)]!,
-      base: step.outcomes.base[i]!,
-      preference: step.outcomes.preference[i]!,
+      baseReward: step.outcomes.baseReward[i]!,
+      preferenceScore: step.outcomes.preferenceScore[i]!,
       toolCalls: step.outcomes.toolCalls[i]!,
       toolErrors: step.outcomes.toolErrors[i]!,
       length: step.outcomes.length[i]!,

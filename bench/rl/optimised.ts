@@ -51,10 +51,10 @@ export function plainArrays(step: FlatStep): StepArrays {
 
 /** Zero-copy views of group [start, end)'s outcome columns. */
 function columnsOf(step: FlatStep, start: number, end: number): GroupOutcomes {
-  const { base, preference, toolCalls, toolErrors, length, refLength } = step.outcomes;
+  const { baseReward, preferenceScore, toolCalls, toolErrors, length, refLength } = step.outcomes;
   return {
-    base: base.subarray(start, end),
-    preference: preference.subarray(start, end),
+    baseReward: baseReward.subarray(start, end),
+    preferenceScore: preferenceScore.subarray(start, end),
     toolCalls: toolCalls.subarray(start, end),
     toolErrors: toolErrors.subarray(start, end),
     length: length.subarray(start, end),

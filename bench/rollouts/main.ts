@@ -78,7 +78,7 @@ function record(step: number, group: number, index: number, policy: boolean): Ro
     source: 'search-qa',
     exampleId: `q${group}`,
     component: 'qa',
-    prompt: { text: `Question ${group}: ${text(20)}`, tokens: 40 },
+    prompt: { text: `Question ${group}: ${text(20)}` },
     turns: [
       {
         assistant: text(30),
@@ -99,13 +99,13 @@ function record(step: number, group: number, index: number, policy: boolean): Ro
     answer: `answer ${k}`,
     finish: 'answer',
     truncated: false,
-    lengths: { generated: 60 + (k % 40), response: 200, total: 240 },
+    lengths: { prompt: 40, generated: 60 + (k % 40), response: 200, total: 240 },
     toolCalls: 1,
     toolErrors: 0,
     rewards: policy
       ? {
-          base: k % 2,
-          preference: 0.5,
+          baseReward: k % 2,
+          preferenceScore: 0.5,
           toolPenalty: 0.01,
           lengthPenalty: 0.02,
           efficiencyPenalty: 0.03,
@@ -114,7 +114,7 @@ function record(step: number, group: number, index: number, policy: boolean): Ro
       : null,
     advantage: policy ? (k - 500) / 500 : null,
     ratio: policy
-      ? { mean: 1 + (k - 500) / 100_000, min: 0.9, max: 1.1, k3: 1e-4, tokens: 60 }
+      ? { mean: 1 + (k - 500) / 100_000, min: 0.9, max: 1.1, k3: 1e-4, generated: 60 }
       : null,
     checks: null,
   };
@@ -138,12 +138,12 @@ async function seed(
       attempt: 1,
       policyVersion: step - 1,
       groupSize: G,
-      tokens: false,
+      hasTokens: false,
       sample: [0, 1, 2, 3],
       groups,
     });
     await appendStep(store, runId, step, { loss: 0 }, { attempt: 1 });
-    await commitLedgerStep(runDir, step, { attempt: 1, generation: 0 });
+    await commitLedgerStep(runDir, step, { attempt: 1, rollbacks: 0 });
   }
 }
 

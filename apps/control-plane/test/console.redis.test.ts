@@ -82,7 +82,7 @@ function rollout(step: number, group: number, index: number, role: 'policy' | 'r
     source: 'search-qa',
     exampleId: `q${group}`,
     component: 'qa',
-    prompt: { text: `Question ${group}: what is the ${KNOWN.query}?`, tokens: 24 },
+    prompt: { text: `Question ${group}: what is the ${KNOWN.query}?` },
     turns: [
       {
         assistant: `<tool_call>search_web ${KNOWN.query}</tool_call>`,
@@ -105,22 +105,23 @@ function rollout(step: number, group: number, index: number, role: 'policy' | 'r
     answer: known ? KNOWN.answer : `Sydney ${step}.${index}`,
     finish: 'answer',
     truncated: false,
-    lengths: { generated: 20 + index, response: 40 + index, total: 64 + index },
+    lengths: { prompt: 24, generated: 20 + index, response: 40 + index, total: 64 + index },
     toolCalls,
     toolErrors: toolCalls > 1 ? 1 : 0,
     rewards:
       role === 'reference'
         ? null
         : {
-            base: known ? 1 : 0,
-            preference: 0.9,
+            baseReward: known ? 1 : 0,
+            preferenceScore: 0.9,
             toolPenalty: 0,
             lengthPenalty: 0,
             efficiencyPenalty: 0,
             reward: known ? KNOWN.reward : 0.1 * index,
           },
     advantage: role === 'reference' ? null : known ? 1.2 : -0.4,
-    ratio: role === 'reference' ? null : { mean: 1.01, min: 0.97, max: 1.04, k3: 1e-5, tokens: 20 },
+    ratio:
+      role === 'reference' ? null : { mean: 1.01, min: 0.97, max: 1.04, k3: 1e-5, generated: 20 },
     checks: null,
   };
   return record;
@@ -141,11 +142,11 @@ async function seedLedgerStep(step: number): Promise<void> {
     attempt: 1,
     policyVersion: step - 1,
     groupSize: 2,
-    tokens: false,
+    hasTokens: false,
     sample: [0],
     groups,
   });
-  expect(await commitLedgerStep(runDir, step, { attempt: 1, generation: 0 })).toBe('committed');
+  expect(await commitLedgerStep(runDir, step, { attempt: 1, rollbacks: 0 })).toBe('committed');
 }
 
 /** An eval run with two committed cells (checkpoint 0 and 1 at b = 2) of three questions. */

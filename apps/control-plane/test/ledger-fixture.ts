@@ -54,20 +54,20 @@ export function record(
     source: 'qa-set',
     exampleId: promptId.slice(2),
     component: 'qa',
-    prompt: { text: `Question about ${promptId}?`, tokens: 12 },
+    prompt: { text: `Question about ${promptId}?` },
     turns: [{ assistant: `thinking ${k}`, calls }],
     answer: k % 6 === 5 ? null : `answer ${k}`,
     finish: k % 6 === 5 ? 'no_answer' : 'answer',
     truncated: false,
-    lengths: { generated: 10 + (k % 9), response: 30 + k, total: 42 + k },
+    lengths: { prompt: 12, generated: 10 + (k % 9), response: 30 + k, total: 42 + k },
     toolCalls: calls.length,
     toolErrors: failed && calls.length > 0 ? 1 : 0,
     rewards:
       reward === null
         ? null
         : {
-            base: reward > 0 ? 1 : 0,
-            preference: 0.5,
+            baseReward: reward > 0 ? 1 : 0,
+            preferenceScore: 0.5,
             toolPenalty: 0,
             lengthPenalty: 0,
             efficiencyPenalty: 0,
@@ -75,7 +75,7 @@ export function record(
           },
     advantage: policy ? Math.round(((k % 7) - 3) * 10) / 10 : null,
     ratio: policy
-      ? { mean: 1 + (k % 11) / 1000, min: 0.9, max: 1.1, k3: 0.0001, tokens: 10 }
+      ? { mean: 1 + (k % 11) / 1000, min: 0.9, max: 1.1, k3: 0.0001, generated: 10 }
       : null,
     checks: null,
     tokens: {
@@ -108,7 +108,7 @@ export async function commitStep(
     attempt: 1,
     policyVersion: step - 1,
     groupSize: G,
-    tokens: true,
+    hasTokens: true,
     sample: [0],
     groups: groupsOf(step),
   });
@@ -116,5 +116,5 @@ export async function commitStep(
     const committed = await appendStep(store, id, step, { loss: 1 }, { attempt: 1 });
     expect(committed.status).toBe('committed');
   }
-  expect(await commitLedgerStep(runDir, step, { attempt: 1, generation: 0 })).toBe('committed');
+  expect(await commitLedgerStep(runDir, step, { attempt: 1, rollbacks: 0 })).toBe('committed');
 }

@@ -27,7 +27,7 @@ const withOutput = (w: WorkerProcess) => (error: unknown) => {
 };
 
 describe('guardrail rollback, worker killed during it', () => {
-  it('another worker resumes from the restored checkpoint; every step once per generation', async () => {
+  it('another worker resumes from the restored checkpoint; every step once per rollback count', async () => {
     const a = worker('guard-a');
     const runId = await env.submit(
       GUARDED_GRPO.replace('checkpointInterval: 2', 'checkpointInterval: 1'),
@@ -81,7 +81,7 @@ describe('guardrail rollback, worker killed during it', () => {
     expect(after.at(-1), told).toBe('succeeded');
     expect(history.filter((t) => t.from === 'running' && t.to === 'running')).toHaveLength(1);
     const steps = await readSteps(env.store, runId);
-    expect(steps.map((s) => [s.step, s.generation ?? 0])).toEqual([
+    expect(steps.map((s) => [s.step, s.rollbacks ?? 0])).toEqual([
       ...[1, 2, 3, 4, 5, 6].map((s) => [s, 0]),
       ...[7, 8, 9, 10].map((s) => [s, 1]),
     ]);
@@ -94,7 +94,7 @@ describe('guardrail rollback, worker killed during it', () => {
       [8, true],
     ]);
     const committed = (await readEvents(env.store, runId, '0', 10_000)).flatMap(({ event: e }) =>
-      e.type === 'step:committed' ? [`${e.step}/${e.generation ?? 0}`] : [],
+      e.type === 'step:committed' ? [`${e.step}/${e.rollbacks ?? 0}`] : [],
     );
     expect(committed).toEqual([
       ...[1, 2, 3, 4, 5, 6, 7].map((s) => `${s}/0`),

@@ -63,7 +63,7 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
 
     // the history: steps 1-10 once each; 7-10 re-run as generation 1 at half the learning rate
     const steps = await readSteps(env.store, runId);
-    expect(steps.map((s) => [s.step, s.generation ?? 0])).toEqual([
+    expect(steps.map((s) => [s.step, s.rollbacks ?? 0])).toEqual([
       ...[1, 2, 3, 4, 5, 6].map((s) => [s, 0]),
       ...[7, 8, 9, 10].map((s) => [s, 1]),
     ]);
@@ -96,7 +96,7 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
     const runDir = runArtifactDir(env.artifactDir, runId);
     expect(await listLedgerSteps(runDir)).toEqual(steps.map((s) => s.step));
     for (const s of steps) {
-      expect((await readLedgerIndex(runDir, s.step))?.generation).toBe(s.generation ?? 0);
+      expect((await readLedgerIndex(runDir, s.step))?.rollbacks).toBe(s.rollbacks ?? 0);
     }
     expect((await readdir(ledgerDir(runDir))).sort()).toEqual(
       steps.map((s) => path.basename(stepDir(runDir, s.step))),
@@ -111,7 +111,7 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
       rule: { name: 'kl-blowup', origin: 'spec' },
       restored: { step: 6 },
       rolledBackSteps: [7],
-      rollback: 1,
+      rollbacks: 1,
     });
     expect(firing!.values.map((v) => v.step)).toEqual([7, 8]);
     // the trainer went back to the checkpoint of step 6 (the one the pointer held at step 6)
@@ -123,7 +123,7 @@ describe('guardrail rollback (grpo, embedded engines)', () => {
 
     const events = (await readEvents(env.store, runId, '0', 10_000)).map((e) => e.event);
     const committed = events.flatMap((e) =>
-      e.type === 'step:committed' ? [`${e.step}/${e.generation ?? 0}`] : [],
+      e.type === 'step:committed' ? [`${e.step}/${e.rollbacks ?? 0}`] : [],
     );
     // exactly once per (step, generation): the rolled-back 7 and its re-run are distinct
     expect(committed).toEqual([

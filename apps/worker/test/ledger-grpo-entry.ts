@@ -14,9 +14,9 @@ const heldGrpo: Executor<'grpo'> = (ctx) => {
   const holds = (ctx.spec.labels['hold'] ?? '').split(',').map((h) => h.split(':'));
   const held = (when: string, step: number) =>
     holds.some(([a, w, s]) => Number(a) === ctx.attempt && w === when && Number(s) === step);
-  const commitStep: typeof ctx.commitStep = async (step, metrics, generation) => {
+  const commitStep: typeof ctx.commitStep = async (step, metrics, rollbacks) => {
     if (held('before', step)) await never();
-    const outcome = await ctx.commitStep(step, metrics, generation);
+    const outcome = await ctx.commitStep(step, metrics, rollbacks);
     if (held('after', step)) await never();
     return outcome;
   };

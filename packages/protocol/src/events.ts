@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { GuardrailActionSchema, GuardrailRule } from './run-spec/guardrails.ts';
 import { PauseSourceSchema, RunStateSchema } from './run-state.ts';
-import { StepGeneration, WireStepMetrics } from './step-record.ts';
+import { DeprecatedStepGeneration, StepRollbacks, WireStepMetrics } from './step-record.ts';
 
 export const RunStateEvent = Type.Object(
   {
@@ -24,7 +24,8 @@ export const StepCommittedEvent = Type.Object(
     type: Type.Literal('step:committed'),
     runId: Type.String(),
     step: Type.Integer({ minimum: 0 }),
-    generation: Type.Optional(StepGeneration),
+    rollbacks: Type.Optional(StepRollbacks),
+    generation: Type.Optional(DeprecatedStepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time' }),
   },
@@ -105,8 +106,14 @@ export const GuardrailFiring = Type.Object(
         description: 'rollback: committed steps now kept as rolled back (GET …/metrics).',
       }),
     ),
+    rollbacks: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "rollback: the run's n-th rollback (its rollbacks after it).",
+      }),
+    ),
     rollback: Type.Optional(
-      Type.Integer({ minimum: 1, description: "rollback: the run's n-th rollback." }),
+      Type.Integer({ minimum: 1, deprecated: true, description: 'Deprecated: rollbacks.' }),
     ),
     learningRateScale: Type.Optional(
       Type.Number({ description: 'rollback: learning-rate factor in force from now on.' }),

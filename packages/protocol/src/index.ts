@@ -15,6 +15,7 @@ export * from './ledger-config.ts';
 export * from './eval-items.ts';
 export * from './rollouts.ts';
 export * from './rollout-api.ts';
+export * from './renamed-fields.ts';
 export * from './events.ts';
 export * from './jobs.ts';
 export * from './control.ts';

@@ -30,6 +30,12 @@ export function parseRolloutId(
 }
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
+/** A field under its old name (docs/recipe.md "Renamed fields"): never stored, added to REST
+ * responses until DEPRECATED_NAMES_UNTIL (renamed-fields.ts). */
+const Deprecated = (renamedTo: string) =>
+  Type.Optional(
+    Type.Number({ deprecated: true, description: `Deprecated: the same as ${renamedTo}.` }),
+  );
 const Nullable = <T extends ReturnType<typeof Type.Number>>(value: T) =>
   Type.Union([value, Type.Null()], { description: value.description });
 
@@ -62,11 +68,18 @@ export const RolloutTurn = Type.Object(
 );
 export type RolloutTurn = Static<typeof RolloutTurn>;
 
-/** docs/recipe.md §4: R = r_base·s − pen_eff, pen_eff = λ_tool·pen_tool + λ_len·pen_len. */
+/** docs/recipe.md §4: R = r_base·s − pen_eff, pen_eff = λ_tool·pen_tool + λ_len·pen_len (names:
+ * docs/recipe.md "Glossary"). */
 export const RolloutRewards = Type.Object(
   {
-    base: Type.Number({ description: 'r_base ∈ {0, 1}: right answer / every rubric passes.' }),
-    preference: Type.Number({ description: 's: preference score against the paired reference.' }),
+    baseReward: Type.Number({
+      description: 'r_base ∈ {0, 1}: right answer / every rubric passes.',
+    }),
+    preferenceScore: Type.Number({
+      description: 's: preference score against the paired reference.',
+    }),
+    base: Deprecated('baseReward'),
+    preference: Deprecated('preferenceScore'),
     toolPenalty: Type.Number({ description: 'pen_tool (anchored on the group baseline b_g).' }),
     lengthPenalty: Type.Number({ description: 'pen_len (anchored on the reference length).' }),
     efficiencyPenalty: Type.Number({ description: 'pen_eff = λ_tool·pen_tool + λ_len·pen_len.' }),
@@ -83,7 +96,8 @@ export const RolloutRatio = Type.Object(
     min: Type.Number(),
     max: Type.Number(),
     k3: Type.Number({ description: 'mean(exp(−d) − 1 + d), d = logp_infer − logp_train.' }),
-    tokens: Count('Generated tokens the ratios are over.'),
+    generated: Count('|o_i|: generated tokens the ratios are over.'),
+    tokens: Deprecated('generated'),
   },
   { additionalProperties: false },
 );
@@ -143,7 +157,7 @@ export const RolloutRecord = Type.Object(
     exampleId: Type.String({ description: 'The example’s id in its dataset.' }),
     component: Type.Union([Type.Literal('qa'), Type.Literal('rubric')]),
     prompt: Type.Object(
-      { text: Type.String(), tokens: Count('Prompt tokens as the chat format encodes it.') },
+      { text: Type.String(), tokens: Deprecated('lengths.prompt') },
       { additionalProperties: false },
     ),
     turns: Type.Array(RolloutTurn),
@@ -159,7 +173,8 @@ export const RolloutRecord = Type.Object(
     truncated: Type.Boolean({ description: 'Stopped by a token budget, not by the model.' }),
     lengths: Type.Object(
       {
-        generated: Count('Model-generated tokens.'),
+        prompt: Count('Prompt tokens as the chat format encodes it.'),
+        generated: Count('|o_i|: model-generated tokens.'),
         response: Count('All tokens after the prompt (generated and tool output).'),
         total: Count('Prompt + response.'),
       },
@@ -216,7 +231,8 @@ export const LedgerGroupExtent = Type.Object(
 );
 export type LedgerGroupExtent = Static<typeof LedgerGroupExtent>;
 
-export const LEDGER_INDEX_VERSION = 1;
+/** 2: `hasTokens` and `rollbacks` (1: `tokens`, `generation`; renamed-fields.ts reads both). */
+export const LEDGER_INDEX_VERSION = 2;
 
 /** `index.json` of a step directory. */
 export const LedgerStepIndex = Type.Object(
@@ -224,14 +240,14 @@ export const LedgerStepIndex = Type.Object(
     version: Type.Literal(LEDGER_INDEX_VERSION),
     step: Type.Integer({ minimum: 1 }),
     attempt: Type.Integer({ minimum: 1, description: 'The attempt whose rollouts these are.' }),
-    generation: Type.Integer({
+    rollbacks: Type.Integer({
       minimum: 0,
-      description: 'Rollbacks the run had taken when the step ran (StepRecord.generation).',
+      description: 'Rollbacks the run had taken when the step ran (StepRecord.rollbacks).',
     }),
     policyVersion: Type.Integer({ minimum: 0 }),
     groups: Count('Groups the step had (kept or not).'),
     groupSize: Count('Rollouts per group.'),
-    tokens: Type.Boolean({ description: 'Records carry token ids and logprobs.' }),
+    hasTokens: Type.Boolean({ description: 'Records carry `tokens` (token ids and logprobs).' }),
     pruned: Type.Boolean({ description: 'Past the keep-all window: only `kept` groups remain.' }),
     kept: Type.Array(Type.Integer({ minimum: 0 }), { description: 'Groups whose records remain.' }),
     extents: Type.Array(LedgerGroupExtent),

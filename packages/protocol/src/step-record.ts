@@ -17,8 +17,8 @@ export const WireStepMetrics = Type.Record(
 export type WireStepMetrics = Static<typeof WireStepMetrics>;
 
 /** Rollbacks the run had taken when a step was committed (docs/guardrails.md "Rolled-back
- * steps"): a step re-run after the n-th rollback is committed with generation n. */
-export const StepGeneration = Type.Integer({
+ * steps"): a step re-run after the n-th rollback is committed with rollbacks n. */
+export const StepRollbacks = Type.Integer({
   minimum: 1,
   description: 'Rollbacks before this record was committed; absent: none.',
 });
@@ -29,13 +29,22 @@ const StepAttempt = Type.Integer({
     'The attempt that committed it: whose rollouts the ledger keeps for the step (docs/reliability.md "The rollout ledger across killed attempts").',
 });
 
+/** `rollbacks` under its old name (docs/recipe.md "Renamed fields"): written and served beside
+ * it until DEPRECATED_NAMES_UNTIL (renamed-fields.ts); an older worker wrote only this. */
+export const DeprecatedStepGeneration = Type.Integer({
+  minimum: 1,
+  deprecated: true,
+  description: 'Deprecated: the same as rollbacks.',
+});
+
 export const StepRecord = Type.Object(
   {
     step: Type.Integer({
       minimum: 0,
       description: 'Step number (0-based or 1-based; unique per run).',
     }),
-    generation: Type.Optional(StepGeneration),
+    rollbacks: Type.Optional(StepRollbacks),
+    generation: Type.Optional(DeprecatedStepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time', description: 'When the step was committed.' }),
     attempt: Type.Optional(StepAttempt),
@@ -48,16 +57,24 @@ export type StepRecord = Static<typeof StepRecord>;
 export const RolledBackStepRecord = Type.Object(
   {
     step: Type.Integer({ minimum: 1 }),
-    generation: Type.Optional(StepGeneration),
+    rollbacks: Type.Optional(StepRollbacks),
+    generation: Type.Optional(DeprecatedStepGeneration),
     metrics: WireStepMetrics,
     at: Type.String({ format: 'date-time', description: 'When the step ran.' }),
     attempt: Type.Optional(StepAttempt),
     rolledBack: Type.Object(
       {
-        rollback: Type.Integer({
+        rollbacks: Type.Integer({
           minimum: 1,
-          description: "The run's n-th rollback took it back.",
+          description: "The run's n-th rollback took it back (its rollbacks after it).",
         }),
+        rollback: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            deprecated: true,
+            description: 'Deprecated: the same as rollbacks.',
+          }),
+        ),
         at: Type.String({ format: 'date-time' }),
         fired: Type.Boolean({
           description:

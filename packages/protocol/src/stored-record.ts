@@ -58,11 +58,14 @@ export function checkStored<T extends TSchema>(
   );
 }
 
-/** JSON text read from `source`, parsed and checked against `schema` (checkStored). */
+/** JSON text read from `source`, parsed and checked against `schema` (checkStored). `upgrade`
+ * first brings an object an older version wrote under old field names to the current ones
+ * (renamed-fields.ts); it may mutate what it is given. */
 export function parseStored<T extends TSchema>(
   schema: T,
   text: string,
   source: StoredSource,
+  upgrade?: (value: object) => unknown,
 ): Static<T> {
   let value: unknown;
   try {
@@ -70,6 +73,7 @@ export function parseStored<T extends TSchema>(
   } catch (error) {
     throw new StoredRecordError(named(source), '', `not JSON (${(error as Error).message})`);
   }
+  if (upgrade && typeof value === 'object' && value !== null) value = upgrade(value);
   return checkStored(schema, value, source);
 }
 

@@ -5,30 +5,33 @@
 
 /** R of one rollout (docs/recipe.md §4). */
 export function compositeReward(
-  base: number,
-  preference: number,
+  baseReward: number,
+  preferenceScore: number,
   efficiencyPenalty: number,
   gate = true,
 ): number {
-  const preferenceCredit = gate ? base * preference : base + preference;
+  const preferenceCredit = gate ? baseReward * preferenceScore : baseReward + preferenceScore;
   return preferenceCredit - efficiencyPenalty;
 }
 
 /** R for every rollout of a group or batch (docs/recipe.md §4). */
 export function compositeRewards(
-  base: ArrayLike<number>,
-  preference: ArrayLike<number>,
+  baseReward: ArrayLike<number>,
+  preferenceScore: ArrayLike<number>,
   efficiencyPenalties: ArrayLike<number>,
   gate = true,
-  out: Float64Array = new Float64Array(base.length),
+  out: Float64Array = new Float64Array(baseReward.length),
 ): Float64Array {
-  if (preference.length !== base.length || efficiencyPenalties.length !== base.length) {
+  if (
+    preferenceScore.length !== baseReward.length ||
+    efficiencyPenalties.length !== baseReward.length
+  ) {
     throw new RangeError(
-      'compositeRewards: base, preference and efficiencyPenalties differ in length',
+      'compositeRewards: baseReward, preferenceScore and efficiencyPenalties differ in length',
     );
   }
-  for (let i = 0; i < base.length; i++) {
-    out[i] = compositeReward(base[i]!, preference[i]!, efficiencyPenalties[i]!, gate);
+  for (let i = 0; i < baseReward.length; i++) {
+    out[i] = compositeReward(baseReward[i]!, preferenceScore[i]!, efficiencyPenalties[i]!, gate);
   }
   return out;
 }

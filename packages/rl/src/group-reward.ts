@@ -44,8 +44,8 @@ export function scoreGroup(outcomes: GroupOutcomes, config: RewardConfig, rng: R
     config.lambdaLen,
   );
   const reward = compositeRewards(
-    outcomes.base,
-    outcomes.preference,
+    outcomes.baseReward,
+    outcomes.preferenceScore,
     efficiencyPenalty,
     config.gate,
   );

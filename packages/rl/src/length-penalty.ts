@@ -15,9 +15,9 @@ export const PREFERRED_THRESHOLD = 0.5;
 
 export interface LengthOutcomes {
   /** r_base ∈ {0, 1} (G,). */
-  base: ArrayLike<number>;
+  baseReward: ArrayLike<number>;
   /** s ∈ [0, 1] (G,). */
-  preference: ArrayLike<number>;
+  preferenceScore: ArrayLike<number>;
   /** L_i in tokens (G,). */
   length: ArrayLike<number>;
   /** L_i^ref: length of the paired reference-model generation (G,). */
@@ -54,16 +54,16 @@ function meanRefLength(
 
 /** pen_len for every rollout of one group (docs/recipe.md §4). */
 export function anchoredLengthPenalty(outcomes: LengthOutcomes): LengthPenalty {
-  const { base, preference, length, refLength } = outcomes;
-  const size = assertGroupLengths({ base, preference, length, refLength });
-  assertBinary(base, 'base');
-  assertUnitInterval(preference, 'preference');
+  const { baseReward, preferenceScore, length, refLength } = outcomes;
+  const size = assertGroupLengths({ baseReward, preferenceScore, length, refLength });
+  assertBinary(baseReward, 'baseReward');
+  assertUnitInterval(preferenceScore, 'preferenceScore');
   assertCounts(length, 'length');
   assertCounts(refLength, 'refLength');
   const inShapingSet = new Uint8Array(size);
   let hardCap = 0;
   for (let i = 0; i < size; i++) {
-    inShapingSet[i] = base[i] === 1 && preference[i]! >= PREFERRED_THRESHOLD ? 1 : 0;
+    inShapingSet[i] = baseReward[i] === 1 && preferenceScore[i]! >= PREFERRED_THRESHOLD ? 1 : 0;
     hardCap = Math.max(hardCap, refLength[i]!);
   }
   const winBaseline = meanRefLength(outcomes, inShapingSet, 1);

@@ -34,27 +34,46 @@ describe('efficiencyPenalty (docs/recipe.md §4)', () => {
 
 describe('compositeReward (docs/recipe.md §4)', () => {
   it.each([
-    { name: 'correct, gated', base: 1, s: 0.8, pen: 0.1, gate: true, expected: 0.7 },
+    {
+      name: 'correct, gated',
+      baseReward: 1,
+      preferenceScore: 0.8,
+      efficiencyPenalty: 0.1,
+      gate: true,
+      expected: 0.7,
+    },
     {
       name: 'wrong answer earns no preference credit',
-      base: 0,
-      s: 0.9,
-      pen: 0.1,
+      baseReward: 0,
+      preferenceScore: 0.9,
+      efficiencyPenalty: 0.1,
       gate: true,
       expected: -0.1,
     },
     {
       name: 'ungated linear sum lets preference compensate',
-      base: 0,
-      s: 0.9,
-      pen: 0.1,
+      baseReward: 0,
+      preferenceScore: 0.9,
+      efficiencyPenalty: 0.1,
       gate: false,
       expected: 0.8,
     },
-    { name: 'correct, ungated', base: 1, s: 0.5, pen: 0, gate: false, expected: 1.5 },
-  ])('$name', ({ base, s, pen, gate, expected }) => {
-    expect(compositeReward(base, s, pen, gate)).toBeCloseTo(expected, 12);
-    expect(compositeRewards([base], [s], [pen], gate)[0]).toBeCloseTo(expected, 12);
+    {
+      name: 'correct, ungated',
+      baseReward: 1,
+      preferenceScore: 0.5,
+      efficiencyPenalty: 0,
+      gate: false,
+      expected: 1.5,
+    },
+  ])('$name', ({ baseReward, preferenceScore, efficiencyPenalty, gate, expected }) => {
+    expect(compositeReward(baseReward, preferenceScore, efficiencyPenalty, gate)).toBeCloseTo(
+      expected,
+      12,
+    );
+    expect(
+      compositeRewards([baseReward], [preferenceScore], [efficiencyPenalty], gate)[0],
+    ).toBeCloseTo(expected, 12);
   });
 });
 
@@ -62,8 +81,8 @@ describe('scoreGroup (docs/recipe.md §4 → §2) with the default config', () =
   // c̃ = [2, 2, 3, 1]; winners {0, 1} both 2 → b_g = 2 whatever the seed; Δ = [0, 0, 1, 0].
   // Ŵ = {0} (s_1 = 0.4 < 0.5); b_win = 100; b_lose = (200 + 100 + 50) / 3; cap 200.
   const outcomes = {
-    base: [1, 1, 0, 0],
-    preference: [0.8, 0.4, 0.6, 0.2],
+    baseReward: [1, 1, 0, 0],
+    preferenceScore: [0.8, 0.4, 0.6, 0.2],
     toolCalls: [2, 2, 4, 1],
     toolErrors: [0, 0, 1, 0],
     length: [150, 90, 50, 250],
@@ -97,8 +116,8 @@ describe('scoreGroup (docs/recipe.md §4 → §2) with the default config', () =
 
   it('a group whose rewards tie has zero advantage and is flagged', () => {
     const tied = {
-      base: [0, 0],
-      preference: [0.3, 0.9],
+      baseReward: [0, 0],
+      preferenceScore: [0.3, 0.9],
       toolCalls: [0, 0],
       toolErrors: [0, 0],
       length: [10, 10],

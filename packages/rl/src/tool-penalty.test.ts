@@ -26,7 +26,7 @@ const P3 = 1 - Math.exp(-3);
 const cases = [
   {
     name: 'mixed group, b_g at the top of {2, 3}',
-    usage: { base: [1, 1, 0, 0], toolCalls: [2, 4, 5, 1], toolErrors: [0, 1, 0, 1] }, // c̃ = [2, 3, 5, 0]
+    usage: { baseReward: [1, 1, 0, 0], toolCalls: [2, 4, 5, 1], toolErrors: [0, 1, 0, 1] }, // c̃ = [2, 3, 5, 0]
     pick: 'hi' as const,
     range: [2, 3],
     baseline: 3,
@@ -34,7 +34,7 @@ const cases = [
   },
   {
     name: 'mixed group, b_g at the bottom of {2, 3}',
-    usage: { base: [1, 1, 0, 0], toolCalls: [2, 4, 5, 1], toolErrors: [0, 1, 0, 1] },
+    usage: { baseReward: [1, 1, 0, 0], toolCalls: [2, 4, 5, 1], toolErrors: [0, 1, 0, 1] },
     pick: 'lo' as const,
     range: [2, 3],
     baseline: 2,
@@ -42,7 +42,7 @@ const cases = [
   },
   {
     name: 'all winners (mean 2 → range {1, 2})',
-    usage: { base: [1, 1, 1], toolCalls: [1, 1, 4], toolErrors: [0, 0, 0] },
+    usage: { baseReward: [1, 1, 1], toolCalls: [1, 1, 4], toolErrors: [0, 0, 0] },
     pick: 'lo' as const,
     range: [1, 2],
     baseline: 1,
@@ -50,7 +50,7 @@ const cases = [
   },
   {
     name: 'tool errors equal to tool calls (c̃ = 0)',
-    usage: { base: [1, 0], toolCalls: [3, 2], toolErrors: [3, 0] },
+    usage: { baseReward: [1, 0], toolCalls: [3, 2], toolErrors: [3, 0] },
     pick: 'hi' as const,
     range: [0, 0],
     baseline: 0,
@@ -58,7 +58,7 @@ const cases = [
   },
   {
     name: 'one rollout',
-    usage: { base: [1], toolCalls: [2], toolErrors: [0] },
+    usage: { baseReward: [1], toolCalls: [2], toolErrors: [0] },
     pick: 'hi' as const,
     range: [2, 2],
     baseline: 2,
@@ -66,7 +66,7 @@ const cases = [
   },
   {
     name: 'ties: every winner used the same count',
-    usage: { base: [1, 1, 0], toolCalls: [2, 2, 2], toolErrors: [0, 0, 0] },
+    usage: { baseReward: [1, 1, 0], toolCalls: [2, 2, 2], toolErrors: [0, 0, 0] },
     pick: 'hi' as const,
     range: [2, 2],
     baseline: 2,
@@ -86,7 +86,7 @@ describe('anchoredToolPenalty (docs/recipe.md §4)', () => {
   it('no winners: baseline null, p = 0 for all, losers still get β_lose, RNG untouched', () => {
     const rng = pickingRng('hi');
     const result = anchoredToolPenalty(
-      { base: [0, 0], toolCalls: [3, 5], toolErrors: [0, 1] },
+      { baseReward: [0, 0], toolCalls: [3, 5], toolErrors: [0, 1] },
       params,
       rng,
     );
@@ -97,12 +97,18 @@ describe('anchoredToolPenalty (docs/recipe.md §4)', () => {
 
   it.each([
     {
-      usage: { base: [1], toolCalls: [1], toolErrors: [2] },
+      usage: { baseReward: [1], toolCalls: [1], toolErrors: [2] },
       error: /toolErrors\[0\]: exceeds toolCalls/,
     },
-    { usage: { base: [2], toolCalls: [1], toolErrors: [0] }, error: /base\[0\]/ },
-    { usage: { base: [1, 0], toolCalls: [1, -1], toolErrors: [0, 0] }, error: /toolCalls\[1\]/ },
-    { usage: { base: [1], toolCalls: [1, 2], toolErrors: [0] }, error: /toolCalls: 2 values/ },
+    { usage: { baseReward: [2], toolCalls: [1], toolErrors: [0] }, error: /baseReward\[0\]/ },
+    {
+      usage: { baseReward: [1, 0], toolCalls: [1, -1], toolErrors: [0, 0] },
+      error: /toolCalls\[1\]/,
+    },
+    {
+      usage: { baseReward: [1], toolCalls: [1, 2], toolErrors: [0] },
+      error: /toolCalls: 2 values/,
+    },
   ])('rejects $error', ({ usage, error }) => {
     expect(() => anchoredToolPenalty(usage, params, createRng(1))).toThrow(error);
   });
@@ -110,7 +116,7 @@ describe('anchoredToolPenalty (docs/recipe.md §4)', () => {
   it('property: b_g within its range, penalties within their ranges, deterministic per seed', () => {
     const rolloutArb = fc
       .record({
-        base: fc.constantFrom(0, 1),
+        baseReward: fc.constantFrom(0, 1),
         calls: fc.integer({ min: 0, max: 8 }),
         errors: fc.integer({ min: 0, max: 8 }),
       })
@@ -127,13 +133,15 @@ describe('anchoredToolPenalty (docs/recipe.md §4)', () => {
         fc.nat(),
         (rollouts, p, seed) => {
           const usage = {
-            base: rollouts.map((r) => r.base),
+            baseReward: rollouts.map((r) => r.baseReward),
             toolCalls: rollouts.map((r) => r.calls),
             toolErrors: rollouts.map((r) => r.errors),
           };
           const result = anchoredToolPenalty(usage, p, createRng(seed));
           expect(anchoredToolPenalty(usage, p, createRng(seed))).toEqual(result);
-          const winnerCalls = rollouts.filter((r) => r.base === 1).map((r) => r.calls - r.errors);
+          const winnerCalls = rollouts
+            .filter((r) => r.baseReward === 1)
+            .map((r) => r.calls - r.errors);
           if (winnerCalls.length === 0) expect(result.baseline).toBeNull();
           else {
             const mean = winnerCalls.reduce((a, b) => a + b, 0) / winnerCalls.length;
@@ -142,7 +150,7 @@ describe('anchoredToolPenalty (docs/recipe.md §4)', () => {
           }
           rollouts.forEach((r, i) => {
             const [low, high] =
-              r.base === 1 ? [0, p.alphaWin] : [p.betaLose, p.alphaLose + p.betaLose];
+              r.baseReward === 1 ? [0, p.alphaWin] : [p.betaLose, p.alphaLose + p.betaLose];
             expect(result.penalties[i]).toBeGreaterThanOrEqual(low - 1e-12);
             expect(result.penalties[i]).toBeLessThanOrEqual(high + 1e-12);
           });

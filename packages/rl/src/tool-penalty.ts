@@ -16,7 +16,7 @@ export interface ToolPenaltyParams {
 
 export interface ToolUsage {
   /** r_base ∈ {0, 1} per rollout. */
-  base: ArrayLike<number>;
+  baseReward: ArrayLike<number>;
   /** c_i: tool calls per rollout. */
   toolCalls: ArrayLike<number>;
   /** e_i: failed tool calls per rollout (<= c_i). */
@@ -32,15 +32,15 @@ export interface ToolPenalty {
 
 /** b_g drawn from the winners' effective call counts (docs/recipe.md §4); null without winners. */
 export function drawToolBaseline(
-  base: ArrayLike<number>,
+  baseReward: ArrayLike<number>,
   effectiveCalls: ArrayLike<number>,
   rng: Rng,
 ): number | null {
   let winnerCount = 0;
   let winnerMin = Infinity;
   let winnerSum = 0;
-  for (let i = 0; i < base.length; i++) {
-    if (base[i] !== 1) continue;
+  for (let i = 0; i < baseReward.length; i++) {
+    if (baseReward[i] !== 1) continue;
     winnerCount++;
     winnerSum += effectiveCalls[i]!;
     winnerMin = Math.min(winnerMin, effectiveCalls[i]!);
@@ -57,11 +57,11 @@ export function anchoredToolPenalty(
   rng: Rng,
 ): ToolPenalty {
   const size = assertGroupLengths({
-    base: usage.base,
+    baseReward: usage.baseReward,
     toolCalls: usage.toolCalls,
     toolErrors: usage.toolErrors,
   });
-  assertBinary(usage.base, 'base');
+  assertBinary(usage.baseReward, 'baseReward');
   assertCounts(usage.toolCalls, 'toolCalls');
   assertCounts(usage.toolErrors, 'toolErrors');
   for (const key of ['alphaWin', 'alphaLose', 'betaLose'] as const)
@@ -72,12 +72,12 @@ export function anchoredToolPenalty(
       throw new RangeError(`toolErrors[${i}]: exceeds toolCalls`);
     effectiveCalls[i] = usage.toolCalls[i]! - usage.toolErrors[i]!;
   }
-  const baseline = drawToolBaseline(usage.base, effectiveCalls, rng);
+  const baseline = drawToolBaseline(usage.baseReward, effectiveCalls, rng);
   const penalties = new Float64Array(size);
   for (let i = 0; i < size; i++) {
     const excessCalls = baseline === null ? 0 : Math.max(0, effectiveCalls[i]! - baseline); // Δ_i
     const smoothExcess = 1 - Math.exp(-excessCalls); // p_i
-    const isWinner = usage.base[i] === 1;
+    const isWinner = usage.baseReward[i] === 1;
     penalties[i] = isWinner
       ? params.alphaWin * smoothExcess
       : params.alphaLose * smoothExcess + params.betaLose;

@@ -49,10 +49,10 @@ const firing = (step: number, action: GuardrailFiring['action']): GuardrailFirin
   at: new Date().toISOString(),
 });
 
-async function commit(steps: number[], generation?: number) {
+async function commit(steps: number[], rollbacks?: number) {
   for (const step of steps) {
     const previous = step > 1 ? { previous: step - 1 } : {};
-    const options = { attempt, ...previous, ...(generation && { generation }) };
+    const options = { attempt, ...previous, ...(rollbacks && { rollbacks }) };
     expect((await appendStep(store.ctx, runId, step, { kl: step }, options)).status).toBe(
       'committed',
     );
@@ -126,7 +126,7 @@ describe('rollbackRun', () => {
       firing: {
         ...firing(6, 'rollback'),
         restored: { step: 2, path: '/c/2' },
-        rollback: 1,
+        rollbacks: 1,
         learningRateScale: 0.5,
       },
       fired: { step: 6, metrics: { kl: null }, at: new Date().toISOString() },
@@ -162,7 +162,7 @@ describe('rollbackRun', () => {
       learningRateScale: 0.5,
       safeCheckpoint: { step: 2, path: '/c/2' },
     });
-    expect(run?.guardrails?.firings[0]).toMatchObject({ rolledBackSteps: [3, 4, 5], rollback: 1 });
+    expect(run?.guardrails?.firings[0]).toMatchObject({ rolledBackSteps: [3, 4, 5], rollbacks: 1 });
     const transitions = await getTransitions(store.ctx, runId);
     expect(transitions.at(-1)).toMatchObject({
       from: 'running',
@@ -170,17 +170,17 @@ describe('rollbackRun', () => {
       reason: 'kl-above at step 6',
     });
 
-    // the re-run steps commit again, as generation 1; the taken-back ones stay as they were
+    // the re-run steps commit again, after 1 rollback; the taken-back ones stay as they were
     await commit([3, 4], 1);
     const steps = await readSteps(store.ctx, runId);
-    expect(steps.map((s) => [s.step, s.generation ?? 0])).toEqual([
+    expect(steps.map((s) => [s.step, s.rollbacks ?? 0])).toEqual([
       [1, 0],
       [2, 0],
       [3, 1],
       [4, 1],
     ]);
     const back = await readRolledBackSteps(store.ctx, runId);
-    expect(back.map((s) => [s.step, s.rolledBack.rollback, s.rolledBack.fired])).toEqual([
+    expect(back.map((s) => [s.step, s.rolledBack.rollbacks, s.rolledBack.fired])).toEqual([
       [3, 1, false],
       [4, 1, false],
       [5, 1, false],
@@ -190,15 +190,15 @@ describe('rollbackRun', () => {
     const committed = (await readEvents(store.ctx, runId))
       .map((e) => e.event)
       .filter((e) => e.type === 'step:committed')
-      .map((e) => `${e.step}/${e.generation ?? 0}`);
+      .map((e) => `${e.step}/${e.rollbacks ?? 0}`);
     expect(committed).toEqual(['1/0', '2/0', '3/0', '4/0', '5/0', '3/1', '4/1']);
   });
 
   it('to the starting weights: no checkpoint pointer left; a stale or fenced rollback is refused', async () => {
     await commit([1]);
-    const input = (rollback: number) => ({
-      key: `0:2:${rollback}`,
-      firing: { ...firing(2, 'rollback'), restored: { step: 0, path: null }, rollback },
+    const input = (rollbacks: number) => ({
+      key: `0:2:${rollbacks}`,
+      firing: { ...firing(2, 'rollback'), restored: { step: 0, path: null }, rollbacks },
       fired: { step: 2, metrics: {}, at: new Date().toISOString() },
     });
     expect((await rollbackRun(store.ctx, runId, input(2), { attempt })).status).toBe('stale');

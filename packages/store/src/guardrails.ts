@@ -11,7 +11,10 @@ import {
   type GuardrailState,
   RolledBackStepRecord,
   type StepRecord,
+  firingRollbacks,
   parseStored,
+  upgradeGuardrailFiring,
+  upgradeStepRecord,
 } from '@anneal/protocol';
 import { Type } from '@sinclair/typebox';
 import { type StoreContext, keys } from './context.ts';
@@ -41,7 +44,7 @@ function fencedOr(reply: string[], ok: string): GuardrailWriteResult {
 
 /**
  * Records the firings of one step (notify, pause, stop; a rollback records its own, rollbackRun)
- * as `guardrail:fired` events and on the run record. `key` (`generation:step`) makes a re-sent
+ * as `guardrail:fired` events and on the run record. `key` (`<rollbacks>:<step>`) makes a re-sent
  * write, or the same step re-run after a worker restart, a `duplicate`.
  */
 export async function recordGuardrailFirings(
@@ -93,11 +96,11 @@ export async function setSafeCheckpoint(
 }
 
 export interface RollbackInput {
-  /** `generation:step` of the firing step, as recordGuardrailFirings. */
+  /** `<rollbacks>:<step>` of the firing step, as recordGuardrailFirings. */
   key: string;
-  /** The firing, with `restored`, `rollback` (n) and `learningRateScale` set; the store fills
+  /** The firing, with `restored`, `rollbacks` (n) and `learningRateScale` set; the store fills
    * `rolledBackSteps`. */
-  firing: GuardrailFiring & { restored: { step: number; path: string | null }; rollback: number };
+  firing: GuardrailFiring & { restored: { step: number; path: string | null }; rollbacks: number };
   /** The step that fired, as it ran (never committed; non-finite values as null). */
   fired: StepRecord;
   /** The fired step's usage and the attempt's slot time, metered with the rollback (once). */
@@ -124,12 +127,18 @@ export async function rollbackRun(
 ): Promise<RollbackResult> {
   const k = keys(ctx.prefix);
   const at = (input.now ?? new Date()).toISOString();
-  const { restored, rollback } = input.firing;
+  const { restored, rollbacks } = input.firing;
   // Only this attempt writes the run's steps (fenced), so the steps read here are the ones the
   // script takes back.
   const above = await ctx.redis.zrangebyscore(k.stepIndex(runId), `(${restored.step}`, '+inf');
-  const firing: GuardrailFiring = { ...input.firing, rolledBackSteps: above.map(Number), at };
-  const marker = (fired: boolean) => ({ rollback, at, fired });
+  // until DEPRECATED_NAMES_UNTIL the firing also carries `rollbacks` as `rollback`
+  const firing: GuardrailFiring = {
+    ...input.firing,
+    ...firingRollbacks(rollbacks),
+    rolledBackSteps: above.map(Number),
+    at,
+  };
+  const marker = (fired: boolean) => ({ ...firingRollbacks(rollbacks), at, fired });
   const fired: RolledBackStepRecord = { ...input.fired, rolledBack: marker(true) };
   const transition = {
     from: 'running',
@@ -139,7 +148,7 @@ export async function rollbackRun(
     ...(input.workerId !== undefined && { workerId: input.workerId }),
   };
   const meter = meterArgs(ctx, runId, input.usage ?? { tenant: '', at: new Date(at) });
-  const reply = await acknowledged(ctx, `rollback ${rollback} of run ${runId}`, (redis) =>
+  const reply = await acknowledged(ctx, `rollback ${rollbacks} of run ${runId}`, (redis) =>
     runScript(
       redis,
       'annealRollback',
@@ -163,7 +172,7 @@ export async function rollbackRun(
         GUARDRAIL_FIRINGS_KEPT,
         restored.step,
         restored.path ?? '',
-        rollback,
+        rollbacks,
         firing.learningRateScale ?? 1,
         input.fired.step,
         JSON.stringify(fired),
@@ -199,16 +208,25 @@ export async function readRolledBackSteps(
   const key = keys(ctx.prefix).rolledBackSteps(runId);
   const raw = await ctx.redis.hgetall(key);
   return Object.entries(raw)
-    .map(([field, entry]) => parseStored(RolledBackStepRecord, entry, `${key} ${field}`))
+    .map(([field, entry]) =>
+      parseStored(RolledBackStepRecord, entry, `${key} ${field}`, upgradeStepRecord),
+    )
     .sort(
       (a, b) =>
         a.step - b.step ||
-        a.rolledBack.rollback - b.rolledBack.rollback ||
+        a.rolledBack.rollbacks - b.rolledBack.rollbacks ||
         Number(a.rolledBack.fired) - Number(b.rolledBack.fired),
     );
 }
 
 const GuardrailFirings = Type.Array(GuardrailFiring);
+/** Firings an older worker wrote (`rollback` only) under the current names. */
+const upgradeFirings = (value: object): unknown =>
+  Array.isArray(value)
+    ? value.map((f: unknown) =>
+        typeof f === 'object' && f !== null ? upgradeGuardrailFiring(f as GuardrailFiring) : f,
+      )
+    : value;
 
 /** The run record's guardrail fields (undefined when the guardrails never wrote any); `source`
  * names the record in errors. */
@@ -230,6 +248,6 @@ export function guardrailStateFromHash(
     firings:
       firings === undefined
         ? []
-        : parseStored(GuardrailFirings, firings, `${source} guardrailFirings`),
+        : parseStored(GuardrailFirings, firings, `${source} guardrailFirings`, upgradeFirings),
   };
 }

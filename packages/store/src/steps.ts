@@ -4,6 +4,9 @@ import {
   type WireStepMetrics,
   StepRecord,
   parseStored,
+  rollbacksFields,
+  stepJsonNeedsUpgrade,
+  upgradeStepRecord,
 } from '@anneal/protocol';
 import type { Redis } from 'ioredis';
 import { type StoreContext, keys } from './context.ts';
@@ -37,7 +40,7 @@ export interface AppendStepOptions extends WriteOptions {
    * no longer has it. */
   previous?: number;
   /** Rollbacks the run had taken when the step ran (guardrails.ts); 0 or absent: none. */
-  generation?: number;
+  rollbacks?: number;
   /** The step's usage and the attempt's slot time, metered with the commit (once per step). */
   usage?: UsageReport;
 }
@@ -55,15 +58,15 @@ export async function appendStep(
     throw new Error(`step must be a non-negative integer, got ${step}`);
   const k = keys(ctx.prefix);
   const at = now.toISOString();
-  const generation = options.generation ? { generation: options.generation } : {};
+  const rollbacks = rollbacksFields(options.rollbacks ?? 0);
   // The committing attempt is kept with the record: it names the step's rollout-ledger copy.
   const attempt = options.attempt !== undefined ? { attempt: options.attempt } : {};
-  const record: StepRecord = { step, ...generation, ...attempt, metrics, at };
+  const record: StepRecord = { step, ...rollbacks, ...attempt, metrics, at };
   const event: StepCommittedEvent = {
     type: 'step:committed',
     runId,
     step,
-    ...generation,
+    ...rollbacks,
     metrics,
     at,
   };
@@ -110,14 +113,22 @@ export interface ReadStepsOptions {
 }
 
 /** Step records ordered by step number, as stored (JSON text of StepRecord): a reader that
- * sends them on need not parse them. At most `limit` (default 1,000, at most 100,000). */
+ * sends them on need not parse them. Only a record an older worker wrote with `generation` alone
+ * is parsed, to add `rollbacks` (renamed-fields.ts). At most `limit` (default 1,000, at most
+ * 100,000). */
 export async function readStepsJson(
   ctx: StoreContext,
   runId: string,
   options: Omit<ReadStepsOptions, 'names'> = {},
 ): Promise<string[]> {
   const { raw } = await readStepFields(ctx, runId, options);
-  return raw.filter((entry): entry is string => entry !== null);
+  return raw
+    .filter((entry): entry is string => entry !== null)
+    .map((entry) =>
+      stepJsonNeedsUpgrade(entry)
+        ? JSON.stringify(upgradeStepRecord(JSON.parse(entry) as StepRecord))
+        : entry,
+    );
 }
 
 /** The steps' hash fields from `fromStep` and their values (null: not in the hash). */
@@ -151,7 +162,9 @@ export async function readSteps(
   const wanted = options.names && options.names.length > 0 ? new Set(options.names) : null;
   return raw
     .flatMap((entry, i) =>
-      entry === null ? [] : [parseStored(StepRecord, entry, () => `${key} ${steps[i]}`)],
+      entry === null
+        ? []
+        : [parseStored(StepRecord, entry, () => `${key} ${steps[i]}`, upgradeStepRecord)],
     )
     .map((record) => (wanted ? onlyMetrics(record, wanted) : record));
 }

@@ -159,7 +159,7 @@ describe('step:committed', () => {
       values: [{ step: 2, value: 'NaN' }],
       action: 'rollback',
       restored: { step: 1, path: null },
-      rollback: 1,
+      rollbacks: 1,
       reason: 'loss non-finite',
       at: new Date(0).toISOString(),
     });

@@ -16,7 +16,7 @@ ${Object.entries(REWARD_DEFAULTS)
   .join('\n')}
 
 Input: one GRPO group per line:
-  {"group": "<id>", "rollouts": [{"base": 0|1, "preference": <0..1>, "toolCalls": <int>,
+  {"group": "<id>", "rollouts": [{"baseReward": 0|1, "preferenceScore": <0..1>, "toolCalls": <int>,
    "toolErrors": <int>, "length": <int>, "refLength": <int>}, ...]}
   (counts are integers in [0, 2147483647])
 Output: one line per valid group, in input order:

@@ -15,7 +15,7 @@ const rollout = (over: Partial<ListedRollout> = {}): ListedRollout => ({
   source: 'nq',
   exampleId: 'q17',
   component: 'qa',
-  prompt: { text: 'Which river flows\nthrough Vienna?', tokens: 14 },
+  prompt: { text: 'Which river flows\nthrough Vienna?' },
   turns: [
     {
       assistant: 'Let me search.',
@@ -50,19 +50,19 @@ const rollout = (over: Partial<ListedRollout> = {}): ListedRollout => ({
   answer: 'Danube',
   finish: 'answer',
   truncated: false,
-  lengths: { generated: 40, response: 90, total: 104 },
+  lengths: { prompt: 14, generated: 40, response: 90, total: 104 },
   toolCalls: 2,
   toolErrors: 1,
   rewards: {
-    base: 1,
-    preference: 0.8,
+    baseReward: 1,
+    preferenceScore: 0.8,
     toolPenalty: 0.1,
     lengthPenalty: 0.2,
     efficiencyPenalty: 0.05,
     reward: 0.75,
   },
   advantage: 0.5321,
-  ratio: { mean: 1.0012, min: 0.97, max: 1.04, k3: 0.00031, tokens: 40 },
+  ratio: { mean: 1.0012, min: 0.97, max: 1.04, k3: 0.00031, generated: 40 },
   checks: null,
   ...over,
 });

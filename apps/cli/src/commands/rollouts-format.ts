@@ -16,7 +16,7 @@ export function rewardLine(r: ListedRollout): string {
   if (r.rewards) {
     const w = r.rewards;
     parts.push(
-      `R ${num(w.reward)} = r_base ${num(w.base, 0)} · s ${num(w.preference)} − pen ${num(w.efficiencyPenalty)} (tool ${num(w.toolPenalty)}, len ${num(w.lengthPenalty)})`,
+      `R ${num(w.reward)} = r_base ${num(w.baseReward, 0)} · s ${num(w.preferenceScore)} − pen ${num(w.efficiencyPenalty)} (tool ${num(w.toolPenalty)}, len ${num(w.lengthPenalty)})`,
     );
   }
   if (r.advantage !== null) parts.push(`Â ${signed(r.advantage)}`);
@@ -33,7 +33,7 @@ export function rolloutBlock(r: ListedRollout | RolloutRecord): string {
     rolloutHeader(r),
     rewardLine(r),
     `finish ${r.finish}${r.truncated ? ' (truncated)' : ''} · ${r.lengths.generated} generated / ${r.lengths.response} response tokens · ${r.toolCalls} tool calls, ${r.toolErrors} failed`,
-    `prompt (${r.prompt.tokens} tok, ${r.source}/${r.exampleId}): ${clip(r.prompt.text)}`,
+    `prompt (${r.lengths.prompt} tok, ${r.source}/${r.exampleId}): ${clip(r.prompt.text)}`,
   ];
   r.turns.forEach((turn, t) => {
     lines.push(`turn ${t + 1}: ${clip(turn.assistant)}`);

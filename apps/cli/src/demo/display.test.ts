@@ -3,7 +3,7 @@ import { PlainDisplay, grpoHeader, grpoRow, stepDetail } from './display.ts';
 import { demoSizes, FULL_SIZES, QUICK_SIZES } from './specs.ts';
 
 describe('demo display', () => {
-  it('GRPO rows line up with the header: reward, base, pref, tools, length, KL, grad', () => {
+  it('GRPO rows line up with the header: R, r_base, s, tools, length, KL, grad', () => {
     const header = grpoHeader();
     const row = grpoRow(12, {
       'reward/all': 0.25,
@@ -16,9 +16,9 @@ describe('demo display', () => {
     });
     expect(header.split(/ +/).filter(Boolean)).toEqual([
       'step',
-      'reward',
-      'base',
-      'pref',
+      'R',
+      'r_base',
+      's',
       'tools',
       'length',
       'KL',

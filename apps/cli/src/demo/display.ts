@@ -17,11 +17,12 @@ export interface DemoDisplay {
   stop(): void;
 }
 
-/** GRPO table columns: header, step-record metric (apps/worker/src/executors/metrics.ts). */
+/** GRPO table columns: header (the recipe's symbol where it has one: docs/recipe.md "Glossary"),
+ * step-record metric. */
 export const GRPO_COLUMNS: ReadonlyArray<readonly [string, string]> = [
-  ['reward', 'reward/all'],
-  ['base', 'base_reward/all'],
-  ['pref', 'preference_score'],
+  ['R', 'reward/all'],
+  ['r_base', 'base_reward/all'],
+  ['s', 'preference_score'],
   ['tools', 'tool_calls_per_rollout'],
   ['length', 'response_tokens'],
   ['KL', 'train_inference_kl'],

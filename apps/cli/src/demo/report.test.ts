@@ -372,7 +372,7 @@ describe('guardrails in the report', () => {
       reason: 'r',
       at,
       restored: { step: 6, path: 'p' },
-      rollback: 1,
+      rollbacks: 1,
     };
     const report = buildReport({
       ...records,

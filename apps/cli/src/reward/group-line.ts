@@ -1,8 +1,9 @@
 // One input line of `anneal reward score`: a GRPO group
-//   {"group": "<id>", "rollouts": [{"base": 0|1, "preference": 0..1, "toolCalls": int,
+//   {"group": "<id>", "rollouts": [{"baseReward": 0|1, "preferenceScore": 0..1, "toolCalls": int,
 //    "toolErrors": int, "length": int, "refLength": int}, ...]}
 // Every problem is reported with its field path; extra keys are ignored (recorded rollouts may
-// carry more, e.g. the text).
+// carry more, e.g. the text). The old names `base` and `preference` are read until
+// DEPRECATED_NAMES_UNTIL (docs/recipe.md "Renamed fields").
 import type { GroupOutcomes } from '@anneal/rl';
 import { describeValue, type FieldProblem } from './problems.ts';
 
@@ -29,9 +30,9 @@ const isCount: Check = (v) =>
     : `must be an integer in [0, ${MAX_COUNT}], got ${describeValue(v)}`;
 
 const ROLLOUT_FIELDS: ReadonlyArray<[keyof GroupOutcomes, Check]> = [
-  ['base', (v) => (v === 0 || v === 1 ? null : `must be 0 or 1, got ${describeValue(v)}`)],
+  ['baseReward', (v) => (v === 0 || v === 1 ? null : `must be 0 or 1, got ${describeValue(v)}`)],
   [
-    'preference',
+    'preferenceScore',
     (v) =>
       typeof v === 'number' && v >= 0 && v <= 1
         ? null
@@ -43,6 +44,12 @@ const ROLLOUT_FIELDS: ReadonlyArray<[keyof GroupOutcomes, Check]> = [
   ['refLength', isCount],
 ];
 
+/** Names a line may still use for a field until DEPRECATED_NAMES_UNTIL (2027-06-30). */
+const OLD_NAMES: Partial<Record<keyof GroupOutcomes, string>> = {
+  baseReward: 'base',
+  preferenceScore: 'preference',
+};
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -50,8 +57,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function emptyOutcomes(size: number): { [K in keyof GroupOutcomes]: number[] } {
   const column = () => new Array<number>(size).fill(0);
   return {
-    base: column(),
-    preference: column(),
+    baseReward: column(),
+    preferenceScore: column(),
     toolCalls: column(),
     toolErrors: column(),
     length: column(),
@@ -72,9 +79,11 @@ function readRollout(
     return;
   }
   for (const [key, check] of ROLLOUT_FIELDS) {
-    const value = raw[key];
+    const old = OLD_NAMES[key];
+    const name = raw[key] === undefined && old !== undefined && raw[old] !== undefined ? old : key;
+    const value = raw[name];
     const problem = value === undefined ? 'missing' : check(value);
-    if (problem !== null) problems.push({ field: `${path}.${key}`, problem });
+    if (problem !== null) problems.push({ field: `${path}.${name}`, problem });
     else columns[key][i] = value as number;
   }
   const { toolCalls, toolErrors } = raw;

@@ -7,9 +7,30 @@ const group = (id: string) =>
   JSON.stringify({
     group: id,
     rollouts: [
-      { base: 1, preference: 0.9, toolCalls: 0, toolErrors: 0, length: 10, refLength: 10 },
-      { base: 1, preference: 0.9, toolCalls: 9, toolErrors: 0, length: 10, refLength: 10 },
-      { base: 0, preference: 0.1, toolCalls: 3, toolErrors: 3, length: 10, refLength: 10 },
+      {
+        baseReward: 1,
+        preferenceScore: 0.9,
+        toolCalls: 0,
+        toolErrors: 0,
+        length: 10,
+        refLength: 10,
+      },
+      {
+        baseReward: 1,
+        preferenceScore: 0.9,
+        toolCalls: 9,
+        toolErrors: 0,
+        length: 10,
+        refLength: 10,
+      },
+      {
+        baseReward: 0,
+        preferenceScore: 0.1,
+        toolCalls: 3,
+        toolErrors: 3,
+        length: 10,
+        refLength: 10,
+      },
     ],
   });
 

@@ -114,7 +114,7 @@ describe('what the guardrails did, over REST', () => {
           reason: "guardrail 'nonfinite-loss' fired at step 4",
           at: new Date().toISOString(),
           restored: { step: 0, path: null },
-          rollback: 1,
+          rollbacks: 1,
           learningRateScale: 1,
         },
         fired: { step: 4, metrics: { loss: null, reward: 4 }, at: new Date().toISOString() },
@@ -122,7 +122,7 @@ describe('what the guardrails did, over REST', () => {
       fence,
     );
     expect(rolled.status).toBe('rolled-back');
-    await appendStep(plane.store, id, 1, { loss: 0.5, reward: 9 }, { ...fence, generation: 1 });
+    await appendStep(plane.store, id, 1, { loss: 0.5, reward: 9 }, { ...fence, rollbacks: 1 });
 
     const run = (await get(`/v1/runs/${id}`)).json();
     expect(run.guardrails).toMatchObject({
@@ -130,7 +130,15 @@ describe('what the guardrails did, over REST', () => {
       learningRateScale: 1,
       safeCheckpoint: { step: 0, path: null },
       firings: [
-        { step: 4, action: 'rollback', rolledBackSteps: [1, 2, 3], values: [{ value: 'NaN' }] },
+        {
+          step: 4,
+          action: 'rollback',
+          rolledBackSteps: [1, 2, 3],
+          values: [{ value: 'NaN' }],
+          // the rollback count, and until 2027-06-30 its old name
+          rollbacks: 1,
+          rollback: 1,
+        },
       ],
     });
     expect(run.transitions.at(-1)).toMatchObject({ from: 'running', to: 'running' });
@@ -147,11 +155,12 @@ describe('what the guardrails did, over REST', () => {
     ]);
     const all = (await get(`/v1/runs/${id}/metrics`)).json();
     expect(all.steps).toMatchObject([
-      { step: 1, generation: 1, metrics: { loss: 0.5, reward: 9 } },
+      { step: 1, rollbacks: 1, generation: 1, metrics: { loss: 0.5, reward: 9 } },
     ]);
     expect(
       all.rolledBack.map((s: { rolledBack: { fired: boolean } }) => s.rolledBack.fired),
     ).toEqual([false, false, false, true]);
+    expect(all.rolledBack[0].rolledBack).toMatchObject({ rollbacks: 1, rollback: 1 });
     expect((await get(`/v1/runs/${id}/metrics`, TOKENS.betaSubmitter)).statusCode).toBe(404);
   });
 });

@@ -5,8 +5,24 @@
 // sorted and filtered here; tenant scope and bad parameters named.
 import { Value } from '@sinclair/typebox/value';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RolloutPage, RolloutRecord, type ListedRollout } from '@anneal/protocol';
-import { pruneLedgerStep, runArtifactDir, startRun } from '@anneal/store';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import {
+  RolloutPage,
+  RolloutRecord,
+  type ListedRollout,
+  withDeprecatedRolloutNames,
+} from '@anneal/protocol';
+import {
+  INDEX_FILE,
+  REST_FILE,
+  SAMPLE_FILE,
+  pruneLedgerStep,
+  runArtifactDir,
+  startRun,
+  stepDir,
+} from '@anneal/store';
 import { TOKENS, type TestPlane, auth, submit, testPlane } from '../../test/helpers.ts';
 import { commitStep as commitLedger, groupsOf, record } from '../../test/ledger-fixture.ts';
 
@@ -32,7 +48,9 @@ async function grpoRun(token: string = TOKENS.acmeSubmitter): Promise<string> {
 const commitStep = (id: string, step: number, options: { inRedis?: boolean } = {}) =>
   commitLedger(plane.store, plane.artifactDir, id, step, options);
 
-const listedOf = ({ tokens: _t, ...rest }: RolloutRecord): ListedRollout => rest;
+/** As the API lists a record: no tokens, the old names beside the new until 2027-06-30. */
+const listedOf = ({ tokens: _t, ...rest }: RolloutRecord): ListedRollout =>
+  withDeprecatedRolloutNames(rest);
 
 async function all(url: string, from: string | null = null): Promise<ListedRollout[]> {
   const out: ListedRollout[] = [];
@@ -81,13 +99,65 @@ describe('GET /v1/runs/{id}/rollouts', () => {
     const one = await get(`/v1/runs/${id}/rollouts/2-1-r0`);
     expect(one.statusCode, one.body).toBe(200);
     expect(Value.Check(RolloutRecord, one.json())).toBe(true);
-    expect(one.json()).toEqual(record(2, 1, 0, 'reference'));
+    expect(one.json()).toEqual(withDeprecatedRolloutNames(record(2, 1, 0, 'reference')));
     // pruned (step 1 keeps group 0), not committed in Redis (step 3), never written (step 9)
     for (const missing of ['1-1-0', '3-0-0', '9-0-0']) {
       const res = await get(`/v1/runs/${id}/rollouts/${missing}`);
       expect(res.statusCode, missing).toBe(404);
       expect(res.json().code).toBe('ANNEAL_ERR_NOT_FOUND');
     }
+  });
+
+  it('serves a step an older worker wrote (old names) under the new names, the old ones beside', async () => {
+    const id = await grpoRun();
+    await commitStep(id, 2);
+    // Rewrite step 2 as a worker before the rename wrote it: index version 1 (`tokens`,
+    // `generation`), records with rewards.base/preference, prompt.tokens, ratio.tokens.
+    const dir = stepDir(runArtifactDir(plane.artifactDir, id), 2);
+    const index = JSON.parse(await readFile(path.join(dir, INDEX_FILE), 'utf8'));
+    const { hasTokens, rollbacks, ...rest } = index;
+    const oldRecord = (r: RolloutRecord) => {
+      const { prompt: promptLength, ...lengths } = r.lengths;
+      const { baseReward, preferenceScore, ...rewards } = r.rewards ?? {};
+      const { generated, ...ratio } = r.ratio ?? {};
+      return {
+        ...r,
+        prompt: { text: r.prompt.text, tokens: promptLength },
+        lengths,
+        rewards: r.rewards && { base: baseReward, preference: preferenceScore, ...rewards },
+        ratio: r.ratio && { ...ratio, tokens: generated },
+      };
+    };
+    let offset = 0;
+    const members = groupsOf(2).map((records) =>
+      gzipSync(records.map((r) => JSON.stringify(oldRecord(r))).join('\n') + '\n'),
+    );
+    const extents = members.map((m, group) => {
+      const extent = { group, file: SAMPLE_FILE, offset, length: m.length };
+      offset += m.length;
+      return extent;
+    });
+    await writeFile(path.join(dir, SAMPLE_FILE), Buffer.concat(members));
+    await writeFile(path.join(dir, REST_FILE), Buffer.alloc(0));
+    const oldIndex = { ...rest, version: 1, tokens: hasTokens, generation: rollbacks, extents };
+    await writeFile(path.join(dir, INDEX_FILE), JSON.stringify(oldIndex));
+
+    const listed = await all(`/v1/runs/${id}/rollouts?step=2`);
+    expect(listed).toEqual(groupsOf(2).flat().sort(natural).map(listedOf));
+    const policy = listed.find((r) => r.id === '2-0-1')!;
+    const expected = record(2, 0, 1, 'policy');
+    expect(policy.rewards).toMatchObject({
+      baseReward: expected.rewards!.baseReward,
+      preferenceScore: expected.rewards!.preferenceScore,
+      base: expected.rewards!.baseReward,
+      preference: expected.rewards!.preferenceScore,
+    });
+    expect(policy.lengths.prompt).toBe(expected.lengths.prompt);
+    expect(policy.prompt.tokens).toBe(expected.lengths.prompt);
+    expect(policy.ratio).toMatchObject({ generated: expected.ratio!.generated });
+    const one = await get(`/v1/runs/${id}/rollouts/2-0-1`);
+    expect(one.statusCode, one.body).toBe(200);
+    expect(one.json()).toEqual(withDeprecatedRolloutNames(expected));
   });
 
   it('sorts by reward, advantage, ratio and length in either order, nulls last, across pages', async () => {

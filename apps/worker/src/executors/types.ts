@@ -98,12 +98,12 @@ export interface ExecutorContext<K extends RunKind = RunKind> {
   committedSteps(): Promise<StepRecord[]>;
   /** Directory where this run may write artifacts (checkpoints, exports). */
   artifactDir: string;
-  /** Commits one step record; idempotent by step number (a repeat is ignored). `generation`:
+  /** Commits one step record; idempotent by step number (a repeat is ignored). `rollbacks`:
    * the rollbacks the run had taken when the step ran (docs/guardrails.md). */
   commitStep(
     step: number,
     metrics: Record<string, number | null>,
-    generation?: number,
+    rollbacks?: number,
   ): Promise<CommitOutcome>;
   /** Records a checkpoint (the resume pointer and its catalogue entry) after the trainer saved
    * state at `path` and, where the executor exported them, sampler weights at `samplerPath`. */
@@ -143,18 +143,18 @@ export interface GuardrailHooks {
   rollbacks: number;
   learningRateScale: number;
   safeCheckpoint: RestorePoint | null;
-  /** Records the firings of one step once (`key`: generation:step); `fired`: the metrics of a
+  /** Records the firings of one step once (`key`: `<rollbacks>:<step>`); `fired`: the metrics of a
    * step that fired a stop (never committed), whose usage is metered with the firings. */
   record(key: string, firings: GuardrailFiring[], fired?: StepRecord): Promise<void>;
   /** The last checkpoint at which no rule held. */
   markSafe(point: RestorePoint): Promise<void>;
   /** A `pause` rule fired: the run pauses at this step boundary (ExecutorContext.pause). */
   pause(reason: string): Promise<void>;
-  /** Takes the run back to `firing.restored` as its rollback `firing.rollback`; false when the
+  /** Takes the run back to `firing.restored` as its rollback `firing.rollbacks`; false when the
    * run is no longer this attempt's (the loop stops at the boundary, as after a lost write). */
   rollback(input: {
     key: string;
-    firing: GuardrailFiring & { restored: RestorePoint; rollback: number };
+    firing: GuardrailFiring & { restored: RestorePoint; rollbacks: number };
     fired: StepRecord;
   }): Promise<boolean>;
 }

@@ -46,7 +46,7 @@ it('retires a rolled-back line first and keeps the newest of the current one', a
         reason: 'non-finite loss at step 7',
         at: now,
         restored: { step: 2, path: 'p2' },
-        rollback: 1,
+        rollbacks: 1,
         learningRateScale: 0.5,
       },
       fired: { step: 7, metrics: { loss: null }, at: now },

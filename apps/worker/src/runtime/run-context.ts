@@ -189,7 +189,7 @@ export function createExecutorContext(
         if (result.status === 'rolled-back') emitFiring(request.firing);
         return true;
       }
-      await guardLost(`rollback ${request.firing.rollback}`, result);
+      await guardLost(`rollback ${request.firing.rollbacks}`, result);
       return false;
     },
   };
@@ -216,16 +216,15 @@ export function createExecutorContext(
     pause,
     // Up to the store's read limit: an eval has at most 16 checkpoints × 101 budgets steps.
     committedSteps: () => readSteps(store, runId, { limit: 100_000 }),
-    async commitStep(step, metrics, generation) {
+    async commitStep(step, metrics, rollbacks) {
       checkMetrics(step, metrics);
       // Steps are committed in order: the one before must still be there.
       const previous = step > 1 ? { previous: step - 1 } : {};
-      const gen = generation ? { generation } : {};
       const usage = metering?.report(metrics, input.spec.budget?.maxUsd);
       const result = await appendStep(store, runId, step, metrics, {
         ...fence,
         ...previous,
-        ...gen,
+        ...(rollbacks && { rollbacks }),
         ...(usage && { usage }),
       });
       switch (result.status) {

@@ -6,7 +6,7 @@
 //     sample.jsonl.gz                       the groups kept for ever (the retention sample)
 //     rest.jsonl.gz                         the other groups; deleted once the step is pruned
 //   <runDir>/rollouts/step-000012.a3/       written by attempt 3 before it commits the step
-//   <runDir>/rollouts/step-000012.a3.g1/    the same after the run's first rollback (generation 1)
+//   <runDir>/rollouts/step-000012.a3.g1/    the same after the run's first rollback (rollbacks 1)
 //   <runDir>/rollouts/step-000012.a3.tmp/   being written
 //   <runDir>/rollouts/step-000012.old/      a rolled-back copy being replaced
 //
@@ -27,15 +27,15 @@ const stepName = (step: number): string => `step-${String(step).padStart(6, '0')
 export const stepDir = (runDir: string, step: number): string =>
   path.join(ledgerDir(runDir), stepName(step));
 
-/** A copy of the step, written before its commit by attempt `attempt` in rollback generation
- * `generation` (docs/guardrails.md "Rolled-back steps"; 0: no rollback yet). */
-export const copyDir = (runDir: string, step: number, attempt: number, generation = 0): string =>
-  `${stepDir(runDir, step)}.a${attempt}${generation > 0 ? `.g${generation}` : ''}`;
+/** A copy of the step, written before its commit by attempt `attempt` after `rollbacks` rollbacks
+ * (docs/guardrails.md "Rolled-back steps"; 0: no rollback yet; the name's `.g<n>`). */
+export const copyDir = (runDir: string, step: number, attempt: number, rollbacks = 0): string =>
+  `${stepDir(runDir, step)}.a${attempt}${rollbacks > 0 ? `.g${rollbacks}` : ''}`;
 
 /** Who wrote a copy (and which step record it belongs to). */
 export interface CopyOwner {
   attempt: number;
-  generation: number;
+  rollbacks: number;
 }
 
 export type LedgerEntry =
@@ -50,6 +50,6 @@ export function parseEntry(name: string): LedgerEntry | null {
   const step = Number(match[1]);
   if (match[5]) return { kind: 'old', step, name };
   if (match[2] === undefined) return { kind: 'committed', step, name };
-  const owner = { attempt: Number(match[2]), generation: Number(match[3] ?? 0) };
+  const owner = { attempt: Number(match[2]), rollbacks: Number(match[3] ?? 0) };
   return { kind: match[4] ? 'partial' : 'copy', step, name, ...owner };
 }

@@ -59,26 +59,26 @@ function record(step: number, group: number, index: number, reference = false): 
     source: 'search-qa',
     exampleId: `q${group}`,
     component: 'qa',
-    prompt: { text: `question ${group}`, tokens: 7 },
+    prompt: { text: `question ${group}` },
     turns: [{ assistant: `answer ${step}.${group}.${index}`, calls: [] }],
     answer: 'x',
     finish: 'answer',
     truncated: false,
-    lengths: { generated: 3 + index, response: 3 + index, total: 10 + index },
+    lengths: { prompt: 7, generated: 3 + index, response: 3 + index, total: 10 + index },
     toolCalls: 0,
     toolErrors: 0,
     rewards: reference
       ? null
       : {
-          base: 1,
-          preference: 1,
+          baseReward: 1,
+          preferenceScore: 1,
           toolPenalty: 0,
           lengthPenalty: 0,
           efficiencyPenalty: 0,
           reward: index,
         },
     advantage: reference ? null : index - 0.5,
-    ratio: reference ? null : { mean: 1, min: 1, max: 1, k3: 0, tokens: 3 + index },
+    ratio: reference ? null : { mean: 1, min: 1, max: 1, k3: 0, generated: 3 + index },
     checks: null,
   };
 }
@@ -89,7 +89,7 @@ function stepInput(step: number, attempt: number, groups = 3): LedgerStepInput {
     attempt,
     policyVersion: step - 1,
     groupSize: 2,
-    tokens: false,
+    hasTokens: false,
     sample: [1],
     groups: Array.from({ length: groups }, (_, g) => [
       record(step, g, 0),
@@ -114,7 +114,7 @@ describe('rollout ledger files', () => {
     await writeLedgerStep(runDir, stepInput(4, 1));
     expect(await listLedgerSteps(runDir)).toEqual([]);
     expect(await readRollout(runDir, '4-2-1')).toBeNull();
-    expect(await commitLedgerStep(runDir, 4, { attempt: 1, generation: 0 })).toBe('committed');
+    expect(await commitLedgerStep(runDir, 4, { attempt: 1, rollbacks: 0 })).toBe('committed');
     expect(await listLedgerSteps(runDir)).toEqual([4]);
     const index = await readLedgerIndex(runDir, 4);
     expect(Value.Check(LedgerStepIndex, index)).toBe(true);
@@ -133,7 +133,7 @@ describe('rollout ledger files', () => {
 
   it('an index or a record written by an older worker fails naming its file and field', async () => {
     await writeLedgerStep(runDir, stepInput(5, 1, 1));
-    await commitLedgerStep(runDir, 5, { attempt: 1, generation: 0 });
+    await commitLedgerStep(runDir, 5, { attempt: 1, rollbacks: 0 });
     const indexFile = path.join(stepDir(runDir, 5), 'index.json');
     const index = JSON.parse(await readFile(indexFile, 'utf8')) as Record<string, unknown>;
     // An older worker's records: one without the `extents` the reader seeks by, and a record
@@ -161,11 +161,11 @@ describe('rollout ledger files', () => {
 
   it('a second commit of the step keeps the first copy', async () => {
     await writeLedgerStep(runDir, stepInput(1, 1));
-    await commitLedgerStep(runDir, 1, { attempt: 1, generation: 0 });
+    await commitLedgerStep(runDir, 1, { attempt: 1, rollbacks: 0 });
     const again = stepInput(1, 2);
     again.groups = [[{ ...record(1, 0, 0), answer: 'other' }]];
     await writeLedgerStep(runDir, again);
-    expect(await commitLedgerStep(runDir, 1, { attempt: 2, generation: 0 })).toBe('exists');
+    expect(await commitLedgerStep(runDir, 1, { attempt: 2, rollbacks: 0 })).toBe('exists');
     expect((await readRollout(runDir, '1-0-0'))!.answer).toBe('x');
     expect((await readdir(ledgerDir(runDir))).sort()).toEqual(['step-000001']);
   });
@@ -173,7 +173,7 @@ describe('rollout ledger files', () => {
   it('pruning keeps the sample groups only, and is idempotent', async () => {
     for (const step of [1, 2, 3]) {
       await writeLedgerStep(runDir, stepInput(step, 1));
-      await commitLedgerStep(runDir, step, { attempt: 1, generation: 0 });
+      await commitLedgerStep(runDir, step, { attempt: 1, rollbacks: 0 });
     }
     expect(await pruneLedger(runDir, 2)).toEqual([1, 2]);
     expect(await pruneLedger(runDir, 2)).toEqual([]);
@@ -190,7 +190,7 @@ describe('rollout ledger files', () => {
     // rename; step 3: written by attempt 1 and by attempt 2 (attempt 2 committed it, killed
     // before the rename); step 4: written by attempt 2, never committed; a partial write.
     await writeLedgerStep(runDir, stepInput(1, 1));
-    await commitLedgerStep(runDir, 1, { attempt: 1, generation: 0 });
+    await commitLedgerStep(runDir, 1, { attempt: 1, rollbacks: 0 });
     await writeLedgerStep(runDir, stepInput(2, 1));
     await writeLedgerStep(runDir, stepInput(3, 1));
     await writeLedgerStep(runDir, stepInput(3, 2));
@@ -201,9 +201,9 @@ describe('rollout ledger files', () => {
     const result = await reconcileLedger(runDir, {
       attempt: 3,
       committed: new Map([
-        [1, { attempt: 1, generation: 0 }],
-        [2, { attempt: 1, generation: 0 }],
-        [3, { attempt: 2, generation: 0 }],
+        [1, { attempt: 1, rollbacks: 0 }],
+        [2, { attempt: 1, rollbacks: 0 }],
+        [3, { attempt: 2, rollbacks: 0 }],
       ]),
     });
     expect(result.promoted.sort()).toEqual([2, 3]);
@@ -222,40 +222,40 @@ describe('rollout ledger files', () => {
 
   it('reconcile leaves the current attempt alone and drops steps Redis no longer holds', async () => {
     await writeLedgerStep(runDir, stepInput(1, 1));
-    await commitLedgerStep(runDir, 1, { attempt: 1, generation: 0 });
+    await commitLedgerStep(runDir, 1, { attempt: 1, rollbacks: 0 });
     await writeLedgerStep(runDir, stepInput(2, 3));
     const result = await reconcileLedger(runDir, { attempt: 3, committed: new Map() });
     expect(result.removed).toEqual(['step-000001']);
     expect((await readdir(ledgerDir(runDir))).sort()).toEqual(['step-000002.a3']);
-    await discardLedgerStep(runDir, 2, { attempt: 3, generation: 0 });
+    await discardLedgerStep(runDir, 2, { attempt: 3, rollbacks: 0 });
     expect((await readdir(ledgerDir(runDir))).sort()).toEqual([]);
   });
 
   it('a step run again after a rollback replaces the rolled-back copy, now and on reconcile', async () => {
     await writeLedgerStep(runDir, stepInput(2, 1));
-    await commitLedgerStep(runDir, 2, { attempt: 1, generation: 0 });
-    const again = { ...stepInput(2, 1), generation: 1 };
+    await commitLedgerStep(runDir, 2, { attempt: 1, rollbacks: 0 });
+    const again = { ...stepInput(2, 1), rollbacks: 1 };
     again.groups = [[{ ...record(2, 0, 0), answer: 'after rollback' }]];
     await writeLedgerStep(runDir, again);
-    expect(await commitLedgerStep(runDir, 2, { attempt: 1, generation: 1 })).toBe('committed');
+    expect(await commitLedgerStep(runDir, 2, { attempt: 1, rollbacks: 1 })).toBe('committed');
     expect((await readRollout(runDir, '2-0-0'))!.answer).toBe('after rollback');
     expect((await readdir(ledgerDir(runDir))).sort()).toEqual(['step-000002']);
-    // an older generation's commit never replaces a newer one
+    // an older rollbacks's commit never replaces a newer one
     await writeLedgerStep(runDir, stepInput(2, 1));
-    expect(await commitLedgerStep(runDir, 2, { attempt: 1, generation: 0 })).toBe('exists');
+    expect(await commitLedgerStep(runDir, 2, { attempt: 1, rollbacks: 0 })).toBe('exists');
     // killed between the rollback's re-run commit and the rename: the next attempt promotes it
-    await writeLedgerStep(runDir, { ...stepInput(3, 1), generation: 0 });
-    await commitLedgerStep(runDir, 3, { attempt: 1, generation: 0 });
-    await writeLedgerStep(runDir, { ...stepInput(3, 1), generation: 1 });
+    await writeLedgerStep(runDir, { ...stepInput(3, 1), rollbacks: 0 });
+    await commitLedgerStep(runDir, 3, { attempt: 1, rollbacks: 0 });
+    await writeLedgerStep(runDir, { ...stepInput(3, 1), rollbacks: 1 });
     const result = await reconcileLedger(runDir, {
       attempt: 2,
       committed: new Map([
-        [2, { attempt: 1, generation: 1 }],
-        [3, { attempt: 1, generation: 1 }],
+        [2, { attempt: 1, rollbacks: 1 }],
+        [3, { attempt: 1, rollbacks: 1 }],
       ]),
     });
     expect(result).toEqual({ promoted: [3], removed: ['step-000003'] });
-    expect((await readLedgerIndex(runDir, 3))!.generation).toBe(1);
+    expect((await readLedgerIndex(runDir, 3))!.rollbacks).toBe(1);
   });
 
   it('a full disk while writing a step leaves no .tmp copy, and says which step', async () => {
@@ -270,7 +270,7 @@ describe('rollout ledger files', () => {
     // Space again: the same step writes and commits whole.
     disk.fullAt = null;
     await writeLedgerStep(runDir, stepInput(4, 1, 24));
-    expect(await commitLedgerStep(runDir, 4, { attempt: 1, generation: 0 })).toBe('committed');
+    expect(await commitLedgerStep(runDir, 4, { attempt: 1, rollbacks: 0 })).toBe('committed');
     expect(await listLedgerSteps(runDir)).toEqual([4]);
   });
 });

@@ -9,7 +9,14 @@ import { open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { LedgerStepIndex, RolloutRecord, parseRolloutId, parseStored } from '@anneal/protocol';
+import {
+  LedgerStepIndex,
+  RolloutRecord,
+  parseRolloutId,
+  parseStored,
+  upgradeLedgerIndex,
+  upgradeRolloutRecord,
+} from '@anneal/protocol';
 import { INDEX_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
 
 const gunzipAsync = promisify(gunzip);
@@ -37,7 +44,7 @@ export const ledgerIndexFile = (runDir: string, step: number): string =>
 
 /** An index file's contents, checked; `file` names it in errors. */
 export function parseLedgerIndex(contents: string, file: string): LedgerStepIndex {
-  return parseStored(LedgerStepIndex, contents, file);
+  return parseStored(LedgerStepIndex, contents, file, upgradeLedgerIndex);
 }
 
 /** The index of a step directory (committed or an attempt's copy); null when it has none. */
@@ -84,7 +91,9 @@ export async function readLedgerGroup(
   return text
     .split('\n')
     .filter((line) => line.length > 0)
-    .map((line, i) => parseStored(RolloutRecord, line, () => `${source} record ${i + 1}`));
+    .map((line, i) =>
+      parseStored(RolloutRecord, line, () => `${source} record ${i + 1}`, upgradeRolloutRecord),
+    );
 }
 
 /** One rollout by id (`<step>-<group>-<index>`, `<step>-<group>-r<index>`); null when absent. */

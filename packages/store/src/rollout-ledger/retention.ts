@@ -11,13 +11,13 @@ import { readIndexIn } from './read.ts';
 /** What Redis holds of a step: who committed it (attempt undefined: not recorded). */
 export interface CommittedStep {
   attempt: number | undefined;
-  generation: number;
+  rollbacks: number;
 }
 
 export interface ReconcileInput {
   /** The attempt starting now (every older attempt is fenced: it can commit nothing more). */
   attempt: number;
-  /** Every step Redis holds (StepRecord attempt and generation, absent generation = 0). */
+  /** Every step Redis holds (StepRecord attempt and rollbacks, absent rollbacks = 0). */
   committed: ReadonlyMap<number, CommittedStep>;
 }
 
@@ -35,8 +35,8 @@ async function readIndex(dir: string): Promise<LedgerStepIndex> {
   return index;
 }
 
-/** Makes the ledger hold exactly the steps Redis holds, each from the attempt and rollback
- * generation that committed it. */
+/** Makes the ledger hold exactly the steps Redis holds, each from the attempt that committed it
+ * after as many rollbacks as its record says. */
 export async function reconcileLedger(
   runDir: string,
   input: ReconcileInput,
@@ -63,9 +63,9 @@ export async function reconcileLedger(
     // Without a rollback a committed directory is the record's own; after one, its index says.
     const stale =
       record === undefined ||
-      (record.generation > 0 &&
+      (record.rollbacks > 0 &&
         (await readIndex(path.join(dir, entry.name)).then(
-          (index) => index.generation !== record.generation || index.attempt !== record.attempt,
+          (index) => index.rollbacks !== record.rollbacks || index.attempt !== record.attempt,
         )));
     if (stale) await remove(entry.name);
     else committedDirs.add(entry.step);
@@ -77,7 +77,7 @@ export async function reconcileLedger(
     const isCommitted =
       entry.kind === 'copy' &&
       record?.attempt === entry.attempt &&
-      record.generation === entry.generation;
+      record.rollbacks === entry.rollbacks;
     if (isCommitted && !committedDirs.has(entry.step)) {
       await rename(path.join(dir, entry.name), stepDir(runDir, entry.step));
       committedDirs.add(entry.step);

@@ -27,11 +27,12 @@ export interface LedgerStepInput {
   step: number;
   /** The attempt writing it (the run's attempt number, the store's fence). */
   attempt: number;
-  /** Rollbacks the run had taken (the step record's generation); default 0. */
-  generation?: number;
+  /** Rollbacks the run had taken (the step record's `rollbacks`); default 0. */
+  rollbacks?: number;
   policyVersion: number;
   groupSize: number;
-  tokens: boolean;
+  /** Records carry `tokens` (the spec's `ledger.tokens`). */
+  hasTokens: boolean;
   /** Groups kept once the step leaves the keep-all window (the retention sample). */
   sample: readonly number[];
   /** Per group: its policy rollouts, then its reference rollouts. */
@@ -74,17 +75,17 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
     version: LEDGER_INDEX_VERSION,
     step: input.step,
     attempt: input.attempt,
-    generation: input.generation ?? 0,
+    rollbacks: input.rollbacks ?? 0,
     policyVersion: input.policyVersion,
     groups: input.groups.length,
     groupSize: input.groupSize,
-    tokens: input.tokens,
+    hasTokens: input.hasTokens,
     pruned: false,
     kept: [...sample].filter((g) => g < input.groups.length).sort((a, b) => a - b),
     extents,
     rollouts,
   };
-  const target = copyDir(runDir, input.step, input.attempt, input.generation);
+  const target = copyDir(runDir, input.step, input.attempt, input.rollbacks);
   const temp = `${target}.tmp`;
   await rm(temp, { recursive: true, force: true });
   try {
@@ -113,22 +114,22 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
   }
 }
 
-async function committedGeneration(dir: string): Promise<number | null> {
-  return (await readIndexIn(dir))?.generation ?? null;
+async function committedRollbacks(dir: string): Promise<number | null> {
+  return (await readIndexIn(dir))?.rollbacks ?? null;
 }
 
 /** After Redis committed the step for `owner`: its copy becomes the step's, replacing a copy of
- * an earlier rollback generation (a rolled-back step run again). `exists`: the step was already
+ * fewer rollbacks (a rolled-back step run again). `exists`: the step was already
  * there (this copy is removed); `missing`: `owner` wrote no copy. */
 export async function commitLedgerStep(
   runDir: string,
   step: number,
   owner: CopyOwner,
 ): Promise<'committed' | 'exists' | 'missing'> {
-  const source = copyDir(runDir, step, owner.attempt, owner.generation);
+  const source = copyDir(runDir, step, owner.attempt, owner.rollbacks);
   const target = stepDir(runDir, step);
-  const current = await committedGeneration(target);
-  if (current !== null && current >= owner.generation) {
+  const current = await committedRollbacks(target);
+  if (current !== null && current >= owner.rollbacks) {
     await rm(source, { recursive: true, force: true });
     return 'exists';
   }
@@ -142,7 +143,7 @@ export async function commitLedgerStep(
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT') throw error;
     // Another process promoted the same copy first (a resumed attempt's reconcile).
-    return (await committedGeneration(target)) === null ? 'missing' : 'exists';
+    return (await committedRollbacks(target)) === null ? 'missing' : 'exists';
   } finally {
     if (current !== null) await rm(`${target}.old`, { recursive: true, force: true });
   }
@@ -155,7 +156,7 @@ export async function discardLedgerStep(
   step: number,
   owner: CopyOwner,
 ): Promise<void> {
-  await rm(copyDir(runDir, step, owner.attempt, owner.generation), {
+  await rm(copyDir(runDir, step, owner.attempt, owner.rollbacks), {
     recursive: true,
     force: true,
   });

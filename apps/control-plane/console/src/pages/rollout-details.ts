@@ -70,10 +70,14 @@ async function tokenDiffs(
     .map((i) => ({
       i,
       id: full.tokens!.ids[full.tokens!.generated[i]!],
-      s: sampler[i]!,
-      t: trainer[i]!,
+      samplerLogprob: sampler[i]!,
+      trainerLogprob: trainer[i]!,
     }))
-    .sort((a, b) => Math.abs(b.s - b.t) - Math.abs(a.s - a.t))
+    .sort(
+      (a, b) =>
+        Math.abs(b.samplerLogprob - b.trainerLogprob) -
+        Math.abs(a.samplerLogprob - a.trainerLogprob),
+    )
     .slice(0, 10);
   fill(
     section,
@@ -95,9 +99,9 @@ async function tokenDiffs(
             {},
             h('td', {}, row.i),
             h('td', {}, row.id ?? '–'),
-            h('td', {}, num(row.s)),
-            h('td', {}, num(row.t)),
-            h('td', {}, num(row.s - row.t)),
+            h('td', {}, num(row.samplerLogprob)),
+            h('td', {}, num(row.trainerLogprob)),
+            h('td', {}, num(row.samplerLogprob - row.trainerLogprob)),
           ),
         ),
       ),
@@ -144,10 +148,9 @@ export function rolloutDetails(
       ['policy version', r.policyVersion ?? 'reference'],
       ['source', `${r.source} (${r.component})`],
       ['example', r.exampleId],
-      ['prompt tokens', r.prompt.tokens],
       [
-        'lengths',
-        `${r.lengths.generated} generated / ${r.lengths.response} response / ${r.lengths.total} total`,
+        'lengths (tokens)',
+        `${r.lengths.prompt} prompt / ${r.lengths.generated} generated / ${r.lengths.response} response / ${r.lengths.total} total`,
       ],
       ['truncated', r.truncated ? 'yes' : 'no'],
     ]),
@@ -163,13 +166,13 @@ export function rolloutDetails(
           {},
           h('h4', {}, 'Reward R = r_base · s − pen_eff'),
           facts([
-            ['r_base', num(rewards.base)],
-            ['s (preference)', num(rewards.preference)],
-            ['pen_tool', num(rewards.toolPenalty)],
-            ['pen_len', num(rewards.lengthPenalty)],
-            ['pen_eff', num(rewards.efficiencyPenalty)],
-            ['R', num(rewards.reward)],
-            ['advantage Â', num(r.advantage)],
+            ['r_base (base reward)', num(rewards.baseReward)],
+            ['s (preference score)', num(rewards.preferenceScore)],
+            ['pen_tool (tool penalty)', num(rewards.toolPenalty)],
+            ['pen_len (length penalty)', num(rewards.lengthPenalty)],
+            ['pen_eff (efficiency penalty)', num(rewards.efficiencyPenalty)],
+            ['R (reward)', num(rewards.reward)],
+            ['Â (advantage)', num(r.advantage)],
           ]),
         )
       : null,
@@ -183,7 +186,7 @@ export function rolloutDetails(
             ['min', num(r.ratio.min)],
             ['max', num(r.ratio.max)],
             ['k3', num(r.ratio.k3)],
-            ['tokens', r.ratio.tokens],
+            ['generated tokens', r.ratio.generated],
           ]),
         )
       : null,

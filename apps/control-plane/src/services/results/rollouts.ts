@@ -11,6 +11,7 @@ import {
   type RolloutFinishReason,
   type RolloutRole,
   parseRolloutId,
+  withDeprecatedRolloutNames,
 } from '@anneal/protocol';
 import {
   committedSteps,
@@ -172,7 +173,10 @@ function recordMatches(r: RolloutRecord, q: RolloutQuery): boolean {
   );
 }
 
-const listed = ({ tokens: _tokens, ...rest }: RolloutRecord): ListedRollout => rest;
+/** A record as the API lists it: no token ids and logprobs, and until DEPRECATED_NAMES_UNTIL the
+ * old names beside the new ones (docs/recipe.md "Renamed fields"). */
+const listed = ({ tokens: _tokens, ...rest }: RolloutRecord): ListedRollout =>
+  withDeprecatedRolloutNames(rest);
 
 export async function rolloutPage(
   ctx: AppContext,
@@ -248,5 +252,5 @@ export async function rolloutById(
   const records = await groupRecords(ctx, runDir, step, parsed.group);
   const record = records?.find((r) => r.id === rolloutId);
   if (!record) throw missing();
-  return record;
+  return withDeprecatedRolloutNames(record);
 }

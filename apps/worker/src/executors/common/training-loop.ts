@@ -40,7 +40,7 @@ export interface LoopOptions {
    * ledger's copy of the step). */
   beforeCommit?(step: number): Promise<void>;
   /** Right after each commit, with what it did (before the checkpoint pointer is recorded). */
-  afterCommit?(step: number, outcome: CommitOutcome, generation: number): Promise<void>;
+  afterCommit?(step: number, outcome: CommitOutcome, rollbacks: number): Promise<void>;
 }
 
 export interface LoopResult {
@@ -56,8 +56,8 @@ export interface LoopResult {
 }
 
 /** A checkpoint's name; a step re-run after a guardrail rollback is saved under its own. */
-export function checkpointName(runId: string, step: number, generation = 0): string {
-  const gen = generation > 0 ? `-g${generation}` : '';
+export function checkpointName(runId: string, step: number, rollbacks = 0): string {
+  const gen = rollbacks > 0 ? `-g${rollbacks}` : '';
   return `${runId}${gen}-step-${String(step).padStart(6, '0')}`;
 }
 
@@ -113,10 +113,10 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
   const { ctx, totalSteps, checkpointInterval } = options;
   const guard = await StepGuard.open(ctx, options.doneSteps);
   let model = options.model;
-  const commit = async (step: number, metrics: StepRecordMetrics, generation: number) => {
+  const commit = async (step: number, metrics: StepRecordMetrics, rollbacks: number) => {
     await options.beforeCommit?.(step);
-    const outcome = await ctx.commitStep(step, toStepRecord(metrics), generation);
-    await options.afterCommit?.(step, outcome, generation);
+    const outcome = await ctx.commitStep(step, toStepRecord(metrics), rollbacks);
+    await options.afterCommit?.(step, outcome, rollbacks);
   };
   let checkpointPath = ctx.resumeFrom?.path ?? null;
   let checkpointStep = options.doneSteps;
@@ -151,10 +151,10 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
     if (isCheckpointStep) {
       Object.assign(metrics, await options.atCheckpoint?.(step));
       const saveStart = performance.now();
-      const saved = await saveCheckpoint(model, checkpointName(ctx.runId, step, epoch.generation));
+      const saved = await saveCheckpoint(model, checkpointName(ctx.runId, step, epoch.rollbacks));
       metrics[phaseKey('checkpoint')] = (performance.now() - saveStart) / 1000;
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await commit(step, metrics, epoch.generation);
+      await commit(step, metrics, epoch.rollbacks);
       await ctx.recordCheckpoint(step, saved.path, saved.samplerPath);
       // the safe checkpoint first: retention never retires it
       if (guard && verdict) await guard.afterCommit(step, verdict, saved.path);
@@ -164,7 +164,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
       savedPath = saved.path;
     } else {
       metrics[METRIC.stepSeconds] = (performance.now() - start) / 1000;
-      await commit(step, metrics, epoch.generation);
+      await commit(step, metrics, epoch.rollbacks);
     }
     if (guard && verdict && savedPath === undefined) {
       await guard.afterCommit(step, verdict, undefined);
@@ -175,10 +175,7 @@ export async function runTrainingLoop(options: LoopOptions): Promise<LoopResult>
   const epoch = guard?.epoch ?? FIRST_EPOCH(ctx.spec.seed);
   if (stopped && lastStep > checkpointStep) {
     // Stopped between checkpoints: save the finished steps so the run resumes after them.
-    const saved = await saveCheckpoint(
-      model,
-      checkpointName(ctx.runId, lastStep, epoch.generation),
-    );
+    const saved = await saveCheckpoint(model, checkpointName(ctx.runId, lastStep, epoch.rollbacks));
     await ctx.recordCheckpoint(lastStep, saved.path, saved.samplerPath);
     checkpointPath = saved.path;
   }

@@ -43,19 +43,24 @@ export async function prepareBatch(
     ),
   );
   const { resources } = ctx;
-  const { base, judged, preference, scores } = await timer.time('reward', async () => {
-    const { base, judged } = await baseRewards(prompts, groups, resources.judge);
-    const preference = await preferenceScores(resources.rewardScorer, prompts, groups, references);
+  const { baseReward, judged, preferenceScore, scores } = await timer.time('reward', async () => {
+    const { baseReward, judged } = await baseRewards(prompts, groups, resources.judge);
+    const preferenceScore = await preferenceScores(
+      resources.rewardScorer,
+      prompts,
+      groups,
+      references,
+    );
     const inputs = groups.map((rollouts, g) => ({
       rollouts,
       references: references[g]!.rollouts,
-      base: base[g]!,
-      preference: preference[g]!,
+      baseReward: baseReward[g]!,
+      preferenceScore: preferenceScore[g]!,
     }));
     return {
-      base,
+      baseReward,
       judged,
-      preference,
+      preferenceScore,
       scores: scoreGroups(inputs, rewardConfig(spec), state.epoch.seed, step),
     };
   });
@@ -64,9 +69,9 @@ export async function prepareBatch(
     prompts,
     groups,
     references,
-    base,
+    baseReward,
     judged,
-    preference,
+    preferenceScore,
     scores,
     version: pinned.version,
     rolloutSeconds: timer.get('rollout'),

@@ -41,8 +41,8 @@ export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorRes
     },
     ...(state.ledger && {
       beforeCommit: (step: number) => state.ledger!.beforeCommit(step),
-      afterCommit: (step: number, outcome: CommitOutcome, generation: number) =>
-        state.ledger!.afterCommit(step, outcome, generation),
+      afterCommit: (step: number, outcome: CommitOutcome, rollbacks: number) =>
+        state.ledger!.afterCommit(step, outcome, rollbacks),
     }),
   }).finally(() => Promise.all([pipeline.drain(), state.ledger?.close()]));
   const cache = state.references.stats();

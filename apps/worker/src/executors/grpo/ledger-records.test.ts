@@ -46,9 +46,9 @@ function batchOf(
     prompts: [prompt],
     groups: [rollouts],
     references: [{ rollouts: [], sampledAt: 1 }],
-    base: [rollouts.map(() => 0)],
+    baseReward: [rollouts.map(() => 0)],
     judged: [judged],
-    preference: [rollouts.map(() => 1)],
+    preferenceScore: [rollouts.map(() => 1)],
     scores: [
       {
         toolBaseline: null,
@@ -73,7 +73,7 @@ const recordsOf = (batch: PreparedBatch) =>
     format,
     ratios: batch.groups[0]!.map(() => null),
     trainerLogprobs: null,
-    tokens: false,
+    hasTokens: false,
     resultChars: 100,
   })[0]!;
 
@@ -152,9 +152,9 @@ describe('rollout ledger records', () => {
     // the judge is asked only when the program's rubric passed
     expect(asked).toEqual(['hello, kind sir']);
     expect(grades).toEqual([
-      { base: 0, judged: [true, false] },
-      { base: 0, judged: null },
-      { base: 0, judged: null },
+      { baseReward: 0, judged: [true, false] },
+      { baseReward: 0, judged: null },
+      { baseReward: 0, judged: null },
     ]);
     const records = recordsOf(
       batchOf(

@@ -24,9 +24,10 @@ export interface LedgerRecordInputs {
   format: ChatFormat;
   /** Per policy rollout, groups concatenated (TrainOutcome.rolloutRatios). */
   ratios: readonly (RolloutRatioStats | null)[];
-  /** The trainer's logprobs (TrainOutcome.trainerLogprobs), with `tokens`. */
+  /** The trainer's logprobs (TrainOutcome.trainerLogprobs), with `hasTokens`. */
   trainerLogprobs: { values: Float32Array; offsets: Int32Array } | null;
-  tokens: boolean;
+  /** Records carry `tokens` (the spec's `ledger.tokens`). */
+  hasTokens: boolean;
   /** Characters kept of each tool result. */
   resultChars: number;
   /** Parts already built of rollouts seen before (cached reference groups recur every step). */
@@ -143,7 +144,13 @@ function tokensOf(
 }
 
 const ratioOf = (stats: RolloutRatioStats | null): RolloutRatio | null =>
-  stats && { mean: stats.mean, min: stats.min, max: stats.max, k3: stats.k3, tokens: stats.tokens };
+  stats && {
+    mean: stats.mean,
+    min: stats.min,
+    max: stats.max,
+    k3: stats.k3,
+    generated: stats.tokens,
+  };
 
 /** Group g's records: its G policy rollouts, then its G reference rollouts. */
 export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutRecord[] {
@@ -159,7 +166,7 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
     source: prompt.source,
     exampleId: prompt.example.id,
     component: prompt.example.kind,
-    prompt: { text: prompt.example.prompt, tokens: prompt.tokens.length },
+    prompt: { text: prompt.example.prompt },
   };
   const build = (rollout: Rollout): SharedParts => ({
     turns: turnsOf(rollout, format, resultChars),
@@ -167,6 +174,7 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
     finish: rollout.finish,
     truncated: rollout.truncated,
     lengths: {
+      prompt: prompt.tokens.length,
       generated: rollout.generatedTokens,
       response: rollout.tokens.length - rollout.promptLength,
       total: rollout.tokens.length,
@@ -183,7 +191,7 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
   };
   const policy = group.map((rollout, i): RolloutRecord => {
     const at = flat++;
-    const base = batch.base[g]![i]!;
+    const baseReward = batch.baseReward[g]![i]!;
     const trainer = inputs.trainerLogprobs;
     return {
       id: rolloutId('policy', step, g, i),
@@ -194,8 +202,8 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
       ...common,
       ...shared(rollout),
       rewards: {
-        base,
-        preference: batch.preference[g]![i]!,
+        baseReward,
+        preferenceScore: batch.preferenceScore[g]![i]!,
         toolPenalty: score.toolPenalty[i]!,
         lengthPenalty: score.lengthPenalty[i]!,
         efficiencyPenalty: score.efficiencyPenalty[i]!,
@@ -204,7 +212,7 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
       advantage: score.advantage[i]!,
       ratio: ratioOf(inputs.ratios[at] ?? null),
       checks: checksOf(prompt, rollout.answer, batch.judged[g]?.[i] ?? null),
-      ...(inputs.tokens && {
+      ...(inputs.hasTokens && {
         tokens: tokensOf(
           rollout,
           trainer && { values: trainer.values, start: trainer.offsets[at]! },
@@ -224,7 +232,7 @@ export function groupRecords(inputs: LedgerRecordInputs, g: number): RolloutReco
     advantage: null,
     ratio: null,
     checks: null,
-    ...(inputs.tokens && { tokens: tokensOf(rollout, null) }),
+    ...(inputs.hasTokens && { tokens: tokensOf(rollout, null) }),
   }));
   return [...policy, ...references];
 }

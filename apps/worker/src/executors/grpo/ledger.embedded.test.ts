@@ -115,8 +115,11 @@ describe('GRPO rollout ledger (embedded engines)', () => {
       expect(policy.every((r) => r.policyVersion === step - 1)).toBe(true);
       const rewards = policy.map((r) => r.rewards!);
       expect(mean(rewards.map((x) => x.reward))).toBeCloseTo(m[rewardKey('all')]!, 12);
-      expect(mean(rewards.map((x) => x.base))).toBeCloseTo(m[baseRewardKey('all')]!, 12);
-      expect(mean(rewards.map((x) => x.preference))).toBeCloseTo(m[METRIC.preferenceScore]!, 12);
+      expect(mean(rewards.map((x) => x.baseReward))).toBeCloseTo(m[baseRewardKey('all')]!, 12);
+      expect(mean(rewards.map((x) => x.preferenceScore))).toBeCloseTo(
+        m[METRIC.preferenceScore]!,
+        12,
+      );
       expect(mean(rewards.map((x) => x.toolPenalty))).toBeCloseTo(m[METRIC.toolPenalty]!, 12);
       expect(mean(rewards.map((x) => x.lengthPenalty))).toBeCloseTo(m[METRIC.lengthPenalty]!, 12);
       for (const g of [0, 1, 2]) {
@@ -136,10 +139,10 @@ describe('GRPO rollout ledger (embedded engines)', () => {
       expect(policy.filter((r) => r.truncated).length).toBe(m[METRIC.truncatedRollouts]);
       // token-weighted per-rollout ratios = the step's (fresh) ratio mean and k3
       const ratios = policy.map((r) => r.ratio!);
-      const tokens = ratios.reduce((n, r) => n + r.tokens, 0);
-      expect(tokens).toBe(m[METRIC.trainedTokens]);
+      const ratioTokens = ratios.reduce((n, r) => n + r.generated, 0);
+      expect(ratioTokens).toBe(m[METRIC.trainedTokens]);
       const weighted = (key: 'mean' | 'k3') =>
-        ratios.reduce((sum, r) => sum + r[key] * r.tokens, 0) / tokens;
+        ratios.reduce((sum, r) => sum + r[key] * r.generated, 0) / ratioTokens;
       expect(weighted('mean')).toBeCloseTo(m[recordKey(STEP_METRICS.isRatioByLag, 'fresh')]!, 12);
       expect(weighted('k3')).toBeCloseTo(
         m[recordKey(STEP_METRICS.trainInferenceKlByLag, 'fresh')]!,
@@ -169,7 +172,7 @@ describe('GRPO rollout ledger (embedded engines)', () => {
     await runGrpo(ctx);
     const records = (await readLedgerStep(artifactDir, 1))!;
     expect(records).toHaveLength(24);
-    expect((await readLedgerIndex(artifactDir, 1))!.tokens).toBe(true);
+    expect((await readLedgerIndex(artifactDir, 1))!.hasTokens).toBe(true);
     for (const r of records) {
       const t = r.tokens!;
       expect(t.ids).toHaveLength(r.lengths.response);
@@ -207,12 +210,12 @@ describe('GRPO rollout ledger (embedded engines)', () => {
       for (const g of [0, 1, 2]) {
         for (const role of ['policy', 'reference'] as const) {
           const group = records.filter((r) => r.group === g && r.role === role);
-          prompt += group[0]!.prompt.tokens;
+          prompt += group[0]!.lengths.prompt;
           // each later turn of a rollout re-sends its whole context (prompt + response so far)
           for (const r of group) {
             const generated = r.tokens!.generated;
             generated.forEach((k, i) => {
-              if (i > 0 && generated[i - 1] !== k - 1) prompt += r.prompt.tokens + k;
+              if (i > 0 && generated[i - 1] !== k - 1) prompt += r.lengths.prompt + k;
             });
           }
         }
@@ -225,7 +228,7 @@ describe('GRPO rollout ledger (embedded engines)', () => {
             .length,
         0,
       );
-      const trained = records.reduce((n, r) => n + (r.ratio?.tokens ?? 0), 0);
+      const trained = records.reduce((n, r) => n + (r.ratio?.generated ?? 0), 0);
       expect({
         prompt: m[METRIC.usagePromptTokens],
         completion: m[METRIC.usageCompletionTokens],

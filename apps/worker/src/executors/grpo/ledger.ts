@@ -34,13 +34,13 @@ export function sampleGroups(seed: number, step: number, groups: number, count: 
   return order.slice(0, kept).sort((a, b) => a - b);
 }
 
-export type LedgerStepData = Omit<LedgerRecordInputs, 'resultChars' | 'tokens' | 'cache'> & {
-  /** The rollback generation the step runs in (guardrails epoch). */
-  generation: number;
+export type LedgerStepData = Omit<LedgerRecordInputs, 'resultChars' | 'hasTokens' | 'cache'> & {
+  /** Rollbacks the run had taken when the step ran (guardrails epoch). */
+  rollbacks: number;
 };
 
 interface PendingWrite {
-  generation: number;
+  rollbacks: number;
   written: Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export class RolloutLedger {
     const committed = new Map<number, CommittedStep>(
       (await ctx.committedSteps()).map((r) => [
         r.step,
-        { attempt: r.attempt, generation: r.generation ?? 0 },
+        { attempt: r.attempt, rollbacks: r.rollbacks ?? 0 },
       ]),
     );
     const runDir = ctx.artifactDir;
@@ -78,7 +78,7 @@ export class RolloutLedger {
     const { spec } = this.ctx;
     const inputs: LedgerRecordInputs = {
       ...data,
-      tokens: spec.ledger.tokens,
+      hasTokens: spec.ledger.tokens,
       resultChars: this.caps.resultChars,
       cache: this.cache,
     };
@@ -91,10 +91,10 @@ export class RolloutLedger {
       await writeLedgerStep(this.ctx.artifactDir, {
         step: data.step,
         attempt: this.ctx.attempt,
-        generation: data.generation,
+        rollbacks: data.rollbacks,
         policyVersion: data.batch.version,
         groupSize: spec.rollout.groupSize,
-        tokens: spec.ledger.tokens,
+        hasTokens: spec.ledger.tokens,
         sample: sampleGroups(spec.seed, data.step, groups.length, this.caps.sampleGroups),
         groups,
       });
@@ -103,12 +103,12 @@ export class RolloutLedger {
     const earlier = this.pending.get(data.step);
     // A step a guardrail rolled back before its commit, run again: its first copy goes.
     if (earlier) void this.discard(data.step, earlier);
-    this.pending.set(data.step, { generation: data.generation, written: write });
+    this.pending.set(data.step, { rollbacks: data.rollbacks, written: write });
   }
 
   private async discard(step: number, write: PendingWrite): Promise<void> {
     await write.written.catch(() => undefined);
-    const owner = { attempt: this.ctx.attempt, generation: write.generation };
+    const owner = { attempt: this.ctx.attempt, rollbacks: write.rollbacks };
     await discardLedgerStep(this.ctx.artifactDir, step, owner);
   }
 
@@ -120,8 +120,8 @@ export class RolloutLedger {
   }
 
   /** The step's commit outcome decides its copy: the step's, or removed. */
-  async afterCommit(step: number, outcome: CommitOutcome, generation: number): Promise<void> {
-    const owner = { attempt: this.ctx.attempt, generation };
+  async afterCommit(step: number, outcome: CommitOutcome, rollbacks: number): Promise<void> {
+    const owner = { attempt: this.ctx.attempt, rollbacks };
     const runDir = this.ctx.artifactDir;
     if (outcome !== 'committed') {
       await discardLedgerStep(runDir, step, owner);

@@ -31,13 +31,18 @@ function group() {
   ];
 }
 const references = Array.from({ length: 4 }, () => rollout(prompt, [gen(3)]));
-const base = [1, 1, 0, 0];
-const preference = [1, 1, 1, 1];
+const baseReward = [1, 1, 0, 0];
+const preferenceScore = [1, 1, 1, 1];
 
 describe('rewards -> advantages -> per-token advantages', () => {
   it('2 winners / 2 losers without shaping: Â = ±0.5, A_t = Â/(N·|o_i|) for a sum trainer', () => {
     const config = { ...rewardConfig(grpoSpec()), lambdaTool: 0, lambdaLen: 0 };
-    const scores = scoreGroups([{ rollouts: group(), references, base, preference }], config, 0, 1);
+    const scores = scoreGroups(
+      [{ rollouts: group(), references, baseReward, preferenceScore }],
+      config,
+      0,
+      1,
+    );
     expect([...scores[0]!.reward]).toEqual([1, 1, 0, 0]);
     const advantages = flatAdvantages(scores);
     expect([...advantages]).toEqual([0.5, 0.5, -0.5, -0.5]);
@@ -68,7 +73,7 @@ describe('rewards -> advantages -> per-token advantages', () => {
 
   it('anchored tool and length penalties with the spec defaults, by hand', () => {
     const scores = scoreGroups(
-      [{ rollouts: group(), references, base, preference }],
+      [{ rollouts: group(), references, baseReward, preferenceScore }],
       rewardConfig(grpoSpec()),
       0,
       1,
@@ -90,7 +95,7 @@ describe('rewards -> advantages -> per-token advantages', () => {
   it('a tied group has zero advantage and is counted', () => {
     const config = { ...rewardConfig(grpoSpec()), lambdaTool: 0, lambdaLen: 0 };
     const [s] = scoreGroups(
-      [{ rollouts: group(), references, base: [0, 0, 0, 0], preference }],
+      [{ rollouts: group(), references, baseReward: [0, 0, 0, 0], preferenceScore }],
       config,
       0,
       1,

@@ -10,11 +10,11 @@ export interface PreparedBatch {
   prompts: StepPrompt[];
   groups: Rollout[][];
   references: ReferenceGroup[];
-  base: number[][];
+  baseReward: number[][];
   /** The judge's verdicts per rollout on its prompt's judged rubrics; null where it was not
    * asked (rewards.ts gradeRollout). */
   judged: (boolean[] | null)[][];
-  preference: number[][];
+  preferenceScore: number[][];
   scores: GroupScore[];
   /** Policy version that sampled every rollout of the batch (all turns). */
   version: number;

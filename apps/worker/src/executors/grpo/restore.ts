@@ -27,7 +27,7 @@ export async function restoreGrpo(
     runId,
     state.spec.rollout.maxPolicyLag,
     point.step,
-    epoch.generation,
+    epoch.rollbacks,
   );
   // A new model (a new model_id on Tinker backends): its export names cannot collide.
   const served = await syncWeights(

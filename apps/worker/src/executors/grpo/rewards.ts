@@ -28,7 +28,7 @@ import type { StepPrompt } from './sample-prompts.ts';
  * without a programmatic check, in rubric order; null when it was not asked (a QA prompt, no
  * answer, or a programmatic rubric failed first). */
 export interface Grade {
-  base: 0 | 1;
+  baseReward: 0 | 1;
   judged: boolean[] | null;
 }
 
@@ -39,14 +39,14 @@ export async function gradeRollout(
   rollout: Rollout,
   judge?: RubricJudge,
 ): Promise<Grade> {
-  if (rollout.answer === null) return { base: 0, judged: null };
+  if (rollout.answer === null) return { baseReward: 0, judged: null };
   const example = prompt.example;
   if (example.kind === 'qa')
-    return { base: verifyAnswer(rollout.answer, example.key) ? 1 : 0, judged: null };
+    return { baseReward: verifyAnswer(rollout.answer, example.key) ? 1 : 0, judged: null };
   const answer = rollout.answer;
   // programmatic rubrics first: one that fails decides r_base without a judge call
   if (!example.rubrics.every((r) => !r.check || runCheck(r.check, answer)))
-    return { base: 0, judged: null };
+    return { baseReward: 0, judged: null };
   const verdicts = await evaluateRubrics({
     prompt: example.prompt,
     response: answer,
@@ -54,7 +54,7 @@ export async function gradeRollout(
     ...(judge ? { judge } : {}),
   });
   const judged = verdicts.map((v) => v.pass);
-  return { base: judged.every(Boolean) ? 1 : 0, judged };
+  return { baseReward: judged.every(Boolean) ? 1 : 0, judged };
 }
 
 /** r_base ∈ {0, 1} of one rollout. */
@@ -63,7 +63,7 @@ export async function baseReward(
   rollout: Rollout,
   judge?: RubricJudge,
 ): Promise<0 | 1> {
-  return (await gradeRollout(prompt, rollout, judge)).base;
+  return (await gradeRollout(prompt, rollout, judge)).baseReward;
 }
 
 /** r_base of every rollout, group by group, and the judge's verdicts (ledger-records.ts). */
@@ -71,12 +71,12 @@ export async function baseRewards(
   prompts: readonly StepPrompt[],
   groups: readonly Rollout[][],
   judge?: RubricJudge,
-): Promise<{ base: number[][]; judged: (boolean[] | null)[][] }> {
+): Promise<{ baseReward: number[][]; judged: (boolean[] | null)[][] }> {
   const grades = await Promise.all(
     groups.map((group, g) => Promise.all(group.map((r) => gradeRollout(prompts[g]!, r, judge)))),
   );
   return {
-    base: grades.map((group) => group.map((grade) => grade.base)),
+    baseReward: grades.map((group) => group.map((grade) => grade.baseReward)),
     judged: grades.map((group) => group.map((grade) => grade.judged)),
   };
 }
@@ -135,8 +135,8 @@ export function rewardConfig(spec: GrpoSpec): RewardConfig {
 export interface GroupInputs {
   rollouts: readonly Rollout[];
   references: readonly Rollout[];
-  base: readonly number[];
-  preference: readonly number[];
+  baseReward: readonly number[];
+  preferenceScore: readonly number[];
 }
 
 /** Penalties, rewards and advantages of each group (docs/recipe.md §4 -> §2). */
@@ -155,8 +155,8 @@ export function scoreGroups(
     const rng = createRng(deriveSeed(seed, `tool-baseline:${step}:${g}`));
     return scoreGroup(
       {
-        base: group.base,
-        preference: group.preference,
+        baseReward: group.baseReward,
+        preferenceScore: group.preferenceScore,
         toolCalls: group.rollouts.map((r) => r.toolCalls),
         toolErrors: group.rollouts.map((r) => r.toolErrors),
         length: group.rollouts.map((r) => r.generatedTokens),

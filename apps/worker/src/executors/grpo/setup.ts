@@ -68,11 +68,11 @@ export const policyServingName = (
   runId: string,
   maxPolicyLag: number,
   version: number,
-  generation = 0,
+  rollbacks = 0,
 ) => {
   const policy = servingNames(runId).policy;
   if (maxPolicyLag === 0) return policy;
-  return generation === 0 ? `${policy}-v${version}` : `${policy}-r${generation}-v${version}`;
+  return rollbacks === 0 ? `${policy}-v${version}` : `${policy}-r${rollbacks}-v${version}`;
 };
 
 /** The reference is exported from the policy's own starting weights on a fresh start, except
@@ -144,7 +144,7 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     runId,
     spec.rollout.maxPolicyLag,
     doneSteps,
-    epoch.generation,
+    epoch.rollbacks,
   );
   let initial: { path: string; policyExport: boolean };
   if (fresh && reference.path !== undefined) {

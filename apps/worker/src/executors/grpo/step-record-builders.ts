@@ -24,8 +24,8 @@ export interface StepOutcome {
   components: readonly ('qa' | 'rubric')[]; // per group
   groups: readonly (readonly Rollout[])[];
   references: readonly (readonly Rollout[])[];
-  base: readonly (readonly number[])[];
-  preference: readonly (readonly number[])[];
+  baseReward: readonly (readonly number[])[];
+  preferenceScore: readonly (readonly number[])[];
   scores: readonly GroupScore[];
 }
 
@@ -49,14 +49,16 @@ export function rewardMetrics(outcome: StepOutcome): StepRecordMetrics {
     metrics[rewardKey(component)] = mean(
       select(outcome, component, (g) => [...outcome.scores[g]!.reward]),
     );
-    metrics[baseRewardKey(component)] = mean(select(outcome, component, (g) => outcome.base[g]!));
+    metrics[baseRewardKey(component)] = mean(
+      select(outcome, component, (g) => outcome.baseReward[g]!),
+    );
   }
   const all = <T>(values: (g: number) => readonly T[]) => select(outcome, 'all', values);
   const rollouts = all((g) => outcome.groups[g]!);
   const baselines = outcome.scores.map((s) => s.toolBaseline);
   const anchored = baselines.filter((b): b is number => b !== null);
   Object.assign(metrics, {
-    [METRIC.preferenceScore]: mean(all((g) => outcome.preference[g]!)),
+    [METRIC.preferenceScore]: mean(all((g) => outcome.preferenceScore[g]!)),
     [METRIC.toolPenalty]: mean(all((g) => [...outcome.scores[g]!.toolPenalty])),
     [METRIC.lengthPenalty]: mean(all((g) => [...outcome.scores[g]!.lengthPenalty])),
     [METRIC.efficiencyPenalty]: mean(all((g) => [...outcome.scores[g]!.efficiencyPenalty])),

@@ -65,19 +65,14 @@ export async function grpoStep(
       }),
     }),
   );
-  const name = policyServingName(
-    ctx.runId,
-    spec.rollout.maxPolicyLag,
-    step,
-    state.epoch.generation,
-  );
+  const name = policyServingName(ctx.runId, spec.rollout.maxPolicyLag, step, state.epoch.rollbacks);
   const syncing = timer.time('weight_sync', () =>
     syncWeights(model, resources.inference, samplerExportName(ctx.runId, step), name),
   );
   // Written while the weights sync; the loop awaits it before the commit (ledger.ts).
   state.ledger?.write({
     step,
-    generation: state.epoch.generation,
+    rollbacks: state.epoch.rollbacks,
     batch,
     format: state.format,
     ratios: train.rolloutRatios,
@@ -89,8 +84,8 @@ export async function grpoStep(
     components: batch.prompts.map(componentOf),
     groups: batch.groups,
     references: batch.references.map((r) => r.rollouts),
-    base: batch.base,
-    preference: batch.preference,
+    baseReward: batch.baseReward,
+    preferenceScore: batch.preferenceScore,
     scores: batch.scores,
   });
   const rolloutTokens = rewards[METRIC.rolloutTokens] ?? 0;

@@ -3,7 +3,7 @@
 // the committed step; rollback and stop act before any commit, so the step that fired is never
 // in the run's history: a rollback keeps it (and the steps it takes back) as rolled back, a stop
 // fails the run naming the rule and the values.
-import type { GuardrailFiring, StepRecord } from '@anneal/protocol';
+import { type GuardrailFiring, type StepRecord, rollbacksFields } from '@anneal/protocol';
 import { GuardrailStopError } from '../../../errors.ts';
 import type { ExecutorContext, GuardrailHooks, RestorePoint } from '../../types.ts';
 import { type Epoch, epochOf } from './epoch.ts';
@@ -41,13 +41,12 @@ export function firingText(step: number, f: RuleFiring): string {
 }
 
 /** JSON-safe metrics of the step that fired (never committed): non-finite values as null. */
-function recordOf(step: number, generation: number, metrics: Metrics): StepRecord {
+function recordOf(step: number, rollbacks: number, metrics: Metrics): StepRecord {
   const clean: Record<string, number | null> = {};
   for (const [k, v] of Object.entries(metrics)) {
     if (v !== undefined) clean[k] = v !== null && Number.isFinite(v) ? v : null;
   }
-  const gen = generation > 0 ? { generation } : {};
-  return { step, ...gen, metrics: clean, at: new Date().toISOString() };
+  return { step, ...rollbacksFields(rollbacks), metrics: clean, at: new Date().toISOString() };
 }
 
 export class StepGuard {
@@ -66,7 +65,7 @@ export class StepGuard {
 
   /** The run's guard, its rules' state rebuilt from the records of steps 1..doneSteps (the
    * steps after the resume point run again and are observed then). A run with no rule still
-   * gets one: an earlier rollback's generation and learning rate stay in force. */
+   * gets one: an earlier rollback's count and learning rate stay in force. */
   static async open(ctx: ExecutorContext, doneSteps: number): Promise<StepGuard | null> {
     const hooks = ctx.guardrails;
     if (!hooks) return null;
@@ -88,7 +87,7 @@ export class StepGuard {
   }
 
   private key(step: number): string {
-    return `${this.current.generation}:${step}`;
+    return `${this.current.rollbacks}:${step}`;
   }
 
   private firing(step: number, f: RuleFiring, action: GuardrailFiring['action'], reason: string) {
@@ -129,7 +128,7 @@ export class StepGuard {
 
   /**
    * A rollback or stop fired at `step` (not committed). Rollback: the run is taken back to the
-   * last clean checkpoint and the loop goes on from there in the next generation (returns the
+   * last clean checkpoint and the loop goes on from there after one more rollback (returns the
    * point restored, null when the run is no longer this attempt's). Stop, a rollback past
    * `maxRollbacks`, or one the executor cannot take (`canRestore` false): GuardrailStopError.
    */
@@ -143,9 +142,9 @@ export class StepGuard {
     const first = decisive[0]!;
     const text = decisive.map((f) => firingText(step, f)).join('; ');
     const { maxRollbacks } = this.hooks.policy;
-    const taken = this.current.generation;
+    const { rollbacks } = this.current;
     let refusal: string | null = null;
-    if (verdict.action === 'rollback' && taken >= maxRollbacks) {
+    if (verdict.action === 'rollback' && rollbacks >= maxRollbacks) {
       refusal = `the run has taken its ${maxRollbacks} rollback(s) (maxRollbacks)`;
     } else if (verdict.action === 'rollback' && !canRestore) {
       refusal = 'this run kind cannot roll back';
@@ -160,7 +159,7 @@ export class StepGuard {
           : this.firing(step, f, f.rule.action, reasonOf(f)),
       );
       // the step was sampled and trained: its usage is metered with the firings, once
-      await this.hooks.record(this.key(step), firings, recordOf(step, taken, metrics));
+      await this.hooks.record(this.key(step), firings, recordOf(step, rollbacks, metrics));
       throw new GuardrailStopError(message);
     }
     // The rollback carries the first decisive firing; every other firing of the step is
@@ -173,7 +172,7 @@ export class StepGuard {
       );
     }
     const scale = Math.min(...decisive.map((f) => f.rule.learningRateScale ?? 1));
-    const n = taken + 1;
+    const n = rollbacks + 1;
     const learningRateScale = this.current.learningRateScale * scale;
     const to = this.safe;
     const where = to.path === null ? 'the starting weights' : `the checkpoint at step ${to.step}`;
@@ -184,10 +183,10 @@ export class StepGuard {
       firing: {
         ...this.firing(step, first, 'rollback', reason),
         restored: to,
-        rollback: n,
+        rollbacks: n,
         learningRateScale,
       },
-      fired: recordOf(step, taken, metrics),
+      fired: recordOf(step, rollbacks, metrics),
     });
     if (!done) return null;
     this.monitor.rewindTo(to.step);
