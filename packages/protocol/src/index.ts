@@ -31,3 +31,5 @@ export * from './spec-reference.ts';
 export * from './usage.ts';
 export * from './usage-estimate.ts';
 export * from './usage-api.ts';
+export * from './sweep-spec.ts';
+export * from './sweep-api.ts';
