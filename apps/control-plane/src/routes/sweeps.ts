@@ -45,7 +45,8 @@ const ACTIONS: Record<SweepAction, { summary: string; verb: string }> = {
   },
 };
 
-export const sweepRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+/** POST /v1/sweeps: its own plugin, so its body parsers (raw text) stay its own. */
+const submitSweepRoute: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(SPEC_TYPES, { parseAs: 'string' }, (_request, body, done) => {
     done(null, body);
@@ -84,6 +85,10 @@ export const sweepRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
         .send(result.sweep);
     },
   );
+};
+
+export const sweepRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  await app.register(submitSweepRoute, { ctx });
 
   app.get(
     '/v1/sweeps',
