@@ -26,3 +26,5 @@ export interface EvalItemPage {
 export type { CheckpointEntry, CheckpointList, CheckpointRetention } from '@anneal/protocol';
 
 export type { RunUsage } from '@anneal/protocol';
+
+export type { RunComparison, SweepResource } from '@anneal/protocol';
