@@ -5,7 +5,6 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
   type Issue,
-  type Parsed,
   joinPointer,
   parseSourceText,
   schemaIssues,
