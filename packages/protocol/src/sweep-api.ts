@@ -3,12 +3,22 @@
 // the same in every run compared.
 import { Type, type Static } from '@sinclair/typebox';
 import { RunKindSchema } from './run-spec/kind.ts';
-import { RUN_STATES, RunStateSchema } from './run-state.ts';
+import { type RunState, RunStateSchema } from './run-state.ts';
 import { SweepSelect } from './sweep-spec.ts';
+
+const count = () => Type.Integer({ minimum: 0 });
 
 /** Runs in each state (every state present, 0 when none). */
 export const SweepCounts = Type.Object(
-  Object.fromEntries(RUN_STATES.map((s) => [s, Type.Integer({ minimum: 0 })])),
+  {
+    queued: count(),
+    running: count(),
+    retrying: count(),
+    paused: count(),
+    succeeded: count(),
+    failed: count(),
+    cancelled: count(),
+  } satisfies Record<RunState, unknown>,
   { additionalProperties: false, description: 'Runs of the sweep in each state.' },
 );
 
