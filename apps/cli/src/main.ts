@@ -8,6 +8,7 @@ import { register as registerControlPlane } from './commands/control-plane.ts';
 import { register as registerPools } from './commands/pools.ts';
 import { register as registerReward } from './commands/reward.ts';
 import { register as registerRuns } from './commands/runs.ts';
+import { register as registerSweeps } from './commands/sweeps.ts';
 import { register as registerWorker } from './commands/worker.ts';
 import { register as registerWorkers } from './commands/workers.ts';
 
@@ -23,6 +24,7 @@ registerData(program);
 registerReward(program);
 registerControlPlane(program);
 registerRuns(program);
+registerSweeps(program);
 registerWorker(program);
 registerPools(program);
 registerWorkers(program);

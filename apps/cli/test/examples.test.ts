@@ -1,7 +1,8 @@
 // examples/: every run spec is accepted by the validation POST /v1/runs applies (parseRunSpec, then
 // resolveRunSpec against an operator config: the functions the control plane's submitRun calls),
 // under each example operator config and under `anneal up`'s embedded config; every operator
-// config is accepted by the parser the control plane and workers start with.
+// config is accepted by the parser the control plane and workers start with; every sweep expands
+// (parseSweep, as POST /v1/sweeps) into run specs that resolve the same way.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -9,7 +10,9 @@ import {
   localOperatorConfig,
   parseOperatorConfig,
   parseRunSpec,
+  parseSweep,
   resolveRunSpec,
+  validateRunSpec,
 } from '@anneal/protocol';
 import { describe, expect, it } from 'vitest';
 
@@ -36,6 +39,7 @@ describe('examples/', () => {
   it('has a spec for each run kind and the two real deployments', () => {
     expect(yamlFiles('runs')).toEqual(['eval-sweep.yaml', 'grpo.yaml', 'rm.yaml', 'sft.yaml']);
     expect(yamlFiles('operator')).toEqual(['hosted-tinker.yaml', 'qwen3-vllm-skyrl.yaml']);
+    expect(yamlFiles('sweeps')).toEqual(['grpo-lr-length.yaml']);
     const kinds = yamlFiles('runs').map((f) => {
       const parsed = parseRunSpec(read('runs', f));
       return parsed.ok ? parsed.value.kind : f;
@@ -67,6 +71,22 @@ describe('examples/', () => {
     });
   }
 
+  for (const [name, config] of Object.entries(configs)) {
+    it.each(yamlFiles('sweeps'))(`sweep %s expands into runs accepted under ${name}`, (file) => {
+      const parsed = parseSweep(read('sweeps', file));
+      expect(parsed.ok ? [] : parsed.errors).toEqual([]);
+      if (!parsed.ok) return;
+      expect(parsed.points.length).toBeGreaterThan(1);
+      for (const point of parsed.points) {
+        const spec = validateRunSpec(point.spec);
+        expect(spec.ok ? [] : spec.errors).toEqual([]);
+        if (!spec.ok) continue;
+        const resolved = resolveRunSpec(spec.value, config());
+        expect(resolved.ok ? [] : resolved.errors).toEqual([]);
+      }
+    });
+  }
+
   it('the same check refuses a broken example, naming the field', () => {
     const text = read('runs', 'grpo.yaml').replace('groupSize: 8', 'groupSize: many');
     const parsed = parseRunSpec(text);
@@ -76,7 +96,7 @@ describe('examples/', () => {
 
   it('the README quick start links every example', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    for (const dir of ['runs', 'operator']) {
+    for (const dir of ['runs', 'sweeps', 'operator']) {
       for (const file of yamlFiles(dir)) expect(readme).toContain(`examples/${dir}/${file}`);
     }
   });

@@ -37,6 +37,7 @@ import { rolloutRoutes } from './routes/rollouts.ts';
 import { resultRoutes } from './routes/results.ts';
 import { runRoutes } from './routes/runs.ts';
 import { submitRoutes } from './routes/submit.ts';
+import { sweepRoutes } from './routes/sweeps.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { workerRoutes } from './routes/workers.ts';
 import { EventHub } from './infra/event-hub.ts';
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { ctx });
   await app.register(submitRoutes, { ctx });
   await app.register(runRoutes, { ctx });
+  await app.register(sweepRoutes, { ctx });
   await app.register(resultRoutes, { ctx });
   await app.register(itemRoutes, { ctx });
   await app.register(checkpointRoutes, { ctx });

@@ -16,8 +16,11 @@ import { commitStep } from './ledger-fixture.ts';
 interface RouteRule {
   /** Minimum role; null: no token needed (health, readiness, metrics). */
   role: Role | null;
-  /** `run`: `{id}` is a run, visible to its tenant only; `cluster`: pools/workers, visible to all. */
-  scope: 'none' | 'run' | 'cluster';
+  /** `run`: `{id}` is a run, visible to its tenant only (`sweep`: a sweep); `cluster`:
+   * pools/workers, visible to all. */
+  scope: 'none' | 'run' | 'sweep' | 'cluster';
+  /** A query string the call carries; `{id}` and `{id2}` are two runs of the target. */
+  query?: string;
   /** Status of an allowed call on the fixtures (runs are cancelled, the worker is live). */
   ok: number;
   /** The problem code of an allowed call that is refused for what the fixture is (a 4xx). */
@@ -40,6 +43,22 @@ const RULES: Record<string, RouteRule> = {
   },
   'GET /v1/runs': { role: 'viewer', scope: 'none', ok: 200 },
   'GET /v1/runs/{id}': { role: 'viewer', scope: 'run', ok: 200 },
+  'GET /v1/runs/compare': { role: 'viewer', scope: 'run', ok: 200, query: 'run={id}&run={id2}' },
+  'POST /v1/sweeps': {
+    role: 'submitter',
+    scope: 'none',
+    ok: 201,
+    body: {
+      payload: 'kind: sweep\nbase: { kind: sft, steps: 2 }\ngrid: { seed: [1, 2] }\n',
+      contentType: 'application/yaml',
+    },
+  },
+  'GET /v1/sweeps': { role: 'viewer', scope: 'none', ok: 200 },
+  'GET /v1/sweeps/{id}': { role: 'viewer', scope: 'sweep', ok: 200 },
+  // The fixture sweeps' runs are cancelled: cancel, pause and resume have nothing to do.
+  'POST /v1/sweeps/{id}/cancel': { role: 'submitter', scope: 'sweep', ok: 200 },
+  'POST /v1/sweeps/{id}/pause': { role: 'submitter', scope: 'sweep', ok: 200 },
+  'POST /v1/sweeps/{id}/resume': { role: 'submitter', scope: 'sweep', ok: 200 },
   // The fixture runs are cancelled already: "An already cancelled run answers 200".
   'POST /v1/runs/{id}/cancel': { role: 'submitter', scope: 'run', ok: 200 },
   // Pausing or resuming a finished (here: cancelled) run is refused: 409 ANNEAL_ERR_RUN_FINISHED.
@@ -124,12 +143,17 @@ const CALLERS: Caller[] = [
 
 type Target = 'own' | 'other' | 'missing' | '-';
 const MISSING_RUN = 'run_01J8Z3K4M5N6P7Q8R9S0T1V2W3';
+const MISSING_RUN_2 = 'run_01J8Z3K4M5N6P7Q8R9S0T1V2W4';
+const MISSING_SWEEP = 'sweep_01J8Z3K4M5N6P7Q8R9S0T1V2W3';
 const WORKER_ID = 'matrix-worker-1';
 
 let plane: TestPlane;
 let operations: string[];
 const runOf: Record<string, string> = {};
 const grpoRunOf: Record<string, string> = {};
+/** A second eval run of each tenant (the pair a comparison names), and a cancelled sweep. */
+const secondRunOf: Record<string, string> = {};
+const sweepOf: Record<string, string> = {};
 
 beforeAll(async () => {
   plane = await testPlane({
@@ -161,6 +185,26 @@ beforeAll(async () => {
     });
     expect(cancelled.statusCode).toBe(200);
     runOf[tenant] = id;
+    const second = await submit(plane.app, 'kind: eval\nseed: 1\n', {
+      token: tokenOf(tenant, 'submitter'),
+    });
+    secondRunOf[tenant] = second.json<{ id: string }>().id;
+    const sweep = await plane.app.inject({
+      method: 'POST',
+      url: '/v1/sweeps',
+      headers: {
+        authorization: `Bearer ${tokenOf(tenant, 'submitter')}`,
+        'content-type': 'application/yaml',
+      },
+      payload: 'kind: sweep\nbase: { kind: sft }\ngrid: { seed: [1, 2] }\n',
+    });
+    expect(sweep.statusCode, sweep.body).toBe(201);
+    sweepOf[tenant] = sweep.json<{ id: string }>().id;
+    await plane.app.inject({
+      method: 'POST',
+      url: `/v1/sweeps/${sweepOf[tenant]}/cancel`,
+      headers: { authorization: `Bearer ${tokenOf(tenant, 'submitter')}` },
+    });
     const grpo = await submit(plane.app, 'kind: grpo\n', { token: tokenOf(tenant, 'submitter') });
     expect(grpo.statusCode).toBe(201);
     grpoRunOf[tenant] = grpo.json<{ id: string }>().id;
@@ -189,27 +233,41 @@ function expected(rule: RouteRule, caller: Caller, target: Target): [number, str
   if (rule.role === null) return [rule.ok, null];
   if (!caller.principal) return [401, 'ANNEAL_ERR_UNAUTHENTICATED'];
   if (RANK[caller.principal.role] < RANK[rule.role]) return [403, 'ANNEAL_ERR_FORBIDDEN'];
-  if (target === 'other' || target === 'missing') return [404, 'ANNEAL_ERR_RUN_NOT_FOUND'];
+  if (target === 'other' || target === 'missing') {
+    return [
+      404,
+      rule.scope === 'sweep' ? 'ANNEAL_ERR_SWEEP_NOT_FOUND' : 'ANNEAL_ERR_RUN_NOT_FOUND',
+    ];
+  }
   return [rule.ok, rule.okCode ?? null];
 }
 
 function targetsOf(rule: RouteRule): Target[] {
-  return rule.scope === 'run' ? ['own', 'other', 'missing'] : ['-'];
+  return rule.scope === 'run' || rule.scope === 'sweep' ? ['own', 'other', 'missing'] : ['-'];
 }
 
 function urlOf(rule: RouteRule, path: string, caller: Caller, target: Target): string {
   const tenant = caller.principal?.tenant ?? 'acme';
   const other = tenant === 'acme' ? 'beta' : 'acme';
-  const runs = rule.fixture === 'grpo' ? grpoRunOf : runOf;
+  const runs = rule.scope === 'sweep' ? sweepOf : rule.fixture === 'grpo' ? grpoRunOf : runOf;
+  const missing = rule.scope === 'sweep' ? MISSING_SWEEP : MISSING_RUN;
   const id = path.startsWith('/v1/workers')
     ? WORKER_ID
     : target === 'own'
       ? runs[tenant]
       : target === 'other'
         ? runs[other]
-        : MISSING_RUN;
-  return path
+        : missing;
+  const id2 =
+    target === 'own'
+      ? secondRunOf[tenant]
+      : target === 'other'
+        ? secondRunOf[other]
+        : MISSING_RUN_2;
+  const url = rule.query === undefined ? path : `${path}?${rule.query}`;
+  return url
     .replace('{id}', id ?? '')
+    .replace('{id2}', id2 ?? '')
     .replace('{rolloutId}', '1-0-0')
     .replace('{step}', '1');
 }

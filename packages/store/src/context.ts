@@ -92,6 +92,11 @@ function buildKeys(prefix: string) {
      * id -> slots, `:waiting` zset. */
     endpointSlots: (role: string, endpoint: string) => `${prefix}:endpoint:${role}:${endpoint}`,
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
+    /** A sweep's record (JSON, sweeps.ts), the tenant's sweep index and sweep Idempotency-Keys. */
+    sweep: (id: string) => `${prefix}:sweep:${id}`,
+    tenantSweeps: (tenant: string) => `${prefix}:tenant:${tenant}:sweeps`,
+    sweepIdempotency: (tenant: string, keyHash: string) =>
+      `${prefix}:idem-sweep:${tenant}:${keyHash}`,
     outbox: () => `${prefix}:outbox`,
     workers: () => `${prefix}:workers`,
     poolWorkers: (pool: string) => `${prefix}:pool:${pool}:workers`,

@@ -1,4 +1,4 @@
-// Run ids: `run_` + a ULID (48-bit ms timestamp + 80 random bits, Crockford base32, from the
+// Run ids: `run_` + a ULID (sweep ids: `sweep_` + one) (48-bit ms timestamp + 80 random bits, Crockford base32, from the
 // `ulid` package), so ids sort by creation time to the millisecond and the run index can page
 // with ZRANGEBYLEX. Nothing relies on order within one millisecond.
 import { randomFillSync } from 'node:crypto';
@@ -21,4 +21,8 @@ function randomFraction(): number {
 
 export function newRunId(nowMs: number = Date.now()): string {
   return `run_${ulid(nowMs, randomFraction)}`;
+}
+
+export function newSweepId(nowMs: number = Date.now()): string {
+  return `sweep_${ulid(nowMs, randomFraction)}`;
 }

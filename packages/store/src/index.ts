@@ -18,7 +18,7 @@ export {
   parseReplicaRequirement,
   replicationGuard,
 } from './replication.ts';
-export { newRunId } from './ids.ts';
+export { newRunId, newSweepId } from './ids.ts';
 export {
   DEFAULT_ARTIFACT_DIR,
   EVAL_ITEMS_FILE,
@@ -27,6 +27,7 @@ export {
 } from './artifacts.ts';
 export { deleteKeysWithPrefix } from './purge.ts';
 export * from './runs.ts';
+export * from './sweeps.ts';
 export * from './run-view.ts';
 export * from './transitions.ts';
 export * from './steps.ts';

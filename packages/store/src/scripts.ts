@@ -46,6 +46,20 @@ redis.call('XADD', KEYS[8], 'MAXLEN', '~', ${TRANSITION_LOG_MAX_LEN}, '*', 'runI
 return {'created', ARGV[1]}
 `;
 
+/** KEYS: sweep, tenantSweeps, idempotency. ARGV: sweepId, recordJson, useIdem, idemValue, idemTtl.
+ * The record and the Idempotency-Key together: a replay finds the sweep, never half of one. */
+const CREATE_SWEEP = `
+if ARGV[3] == '1' then
+  local existing = redis.call('GET', KEYS[3])
+  if existing then return {'existing', existing} end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'duplicate'} end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if ARGV[3] == '1' then redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5]) end
+return {'created', ARGV[1]}
+`;
+
 /** KEYS: run, transitions, events, tenantRunning, tenantLimits, poolWaiting, runCounts,
  * transitionLog. ARGV: to, expectedFromCsv, reason, workerId, nowIso, nowMs, runId, maxLen,
  * guardJson, derivePrefix, by, field/value… (`by`: what paused the run, on a transition to
@@ -276,6 +290,7 @@ return {hash, transitions, tostring(running), cap, tostring(online)}
 export const SCRIPTS = {
   ...GUARDRAIL_SCRIPTS,
   annealCreateRun: { numberOfKeys: 9, lua: CREATE_RUN },
+  annealCreateSweep: { numberOfKeys: 3, lua: CREATE_SWEEP },
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },
   annealTransition: { numberOfKeys: 8, lua: TRANSITION },
   annealAppendStep: { numberOfKeys: 8, lua: APPEND_STEP },

@@ -126,7 +126,7 @@ export async function readStepsJson(
     .filter((entry): entry is string => entry !== null)
     .map((entry) =>
       stepJsonNeedsUpgrade(entry)
-        ? JSON.stringify(upgradeStepRecord(JSON.parse(entry) as StepRecord))
+        ? JSON.stringify(parseStored(StepRecord, entry, `steps of run ${runId}`, upgradeStepRecord))
         : entry,
     );
 }
@@ -186,4 +186,37 @@ export function onlyMetrics<T extends { metrics: Record<string, unknown> }>(
 export async function committedSteps(ctx: StoreContext, runId: string): Promise<number[]> {
   const steps = await ctx.redis.zrange(keys(ctx.prefix).stepIndex(runId), 0, -1);
   return steps.map(Number);
+}
+
+/** Each run's latest committed step record (null: none yet), in the order asked: a run's final
+ * metrics, as a comparison shows them. */
+export async function latestSteps(
+  ctx: StoreContext,
+  runIds: readonly string[],
+): Promise<(StepRecord | null)[]> {
+  if (runIds.length === 0) return [];
+  const k = keys(ctx.prefix);
+  const last = ctx.redis.pipeline();
+  for (const id of runIds) last.zrevrange(k.stepIndex(id), 0, 0);
+  const steps = ((await last.exec()) ?? []).map(([error, reply]) => {
+    if (error) throw error;
+    return (reply as string[])[0];
+  });
+  const read = ctx.redis.pipeline();
+  const asked: string[] = [];
+  for (const [i, id] of runIds.entries()) {
+    const step = steps[i];
+    if (step !== undefined) {
+      read.hget(k.steps(id), step);
+      asked.push(`${k.steps(id)} ${step}`);
+    }
+  }
+  const records = ((await read.exec()) ?? []).map(([error, reply], i) => {
+    if (error) throw error;
+    return reply === null
+      ? null
+      : parseStored(StepRecord, reply as string, () => asked[i] ?? '', upgradeStepRecord);
+  });
+  let next = 0;
+  return steps.map((step) => (step === undefined ? null : (records[next++] ?? null)));
 }

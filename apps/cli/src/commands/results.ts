@@ -1,11 +1,13 @@
-// `anneal runs results ID [--format table|json|csv]` and `anneal runs compare A B`: an eval
-// run's budget-forced results (GET /v1/runs/{id}/results, docs/recipe.md §8) as a table per
-// checkpoint × budget, and two evals side by side (accuracy and cost deltas per budget).
+// `anneal runs results ID [--format table|json|csv]` and `anneal runs compare ID… | --sweep ID`:
+// an eval run's budget-forced results (GET /v1/runs/{id}/results, docs/recipe.md §8) as a table
+// per checkpoint × budget, and runs of one kind side by side (GET /v1/runs/compare: the spec
+// fields that differ, final metrics; two evals also get accuracy and cost deltas per budget).
 import type { Command } from 'commander';
-import type { EvalCell, EvalResults } from '@anneal/protocol';
+import type { EvalCell, EvalResults, RunComparison, SweepResource } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
 import { safeJson, writeErr, writeOut } from '../ops/terminal-text.ts';
+import { comparisonText } from './compare-format.ts';
 
 export const RESULT_FORMATS = ['table', 'json', 'csv'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
@@ -246,13 +248,54 @@ export function registerResults(runs: Command): void {
 
   runs
     .command('compare')
-    .description('Two eval runs side by side: accuracy and cost per budget, with deltas (B − A)')
-    .argument('<a>', 'eval run id A')
-    .argument('<b>', 'eval run id B')
-    .action(async (a: string, b: string) => {
-      await withClient(async (client) => {
-        const [ra, rb] = await Promise.all([fetchResults(client, a), fetchResults(client, b)]);
-        writeOut(compareTable(ra, rb));
-      });
-    });
+    .description(
+      'Runs of one kind side by side: the spec fields that differ and final metrics ' +
+        '(two eval runs: also accuracy and cost per budget, with deltas B − A)',
+    )
+    .argument('[ids...]', 'run ids (two or more)')
+    .option('--sweep <id>', "compare a sweep's runs")
+    .option(
+      '--metric <name>',
+      'final metrics to show (repeatable; default: every one)',
+      collect,
+      [],
+    )
+    .option('--json', 'print the comparison as JSON')
+    .action(
+      async (
+        ids: string[],
+        options: { sweep?: string; metric: string[]; json?: boolean },
+        command: Command,
+      ) => {
+        if (options.sweep === undefined ? ids.length < 2 : ids.length > 0) {
+          return command.error('error: give two or more run ids, or --sweep ID', { exitCode: 2 });
+        }
+        await withClient(async (client) => {
+          const runIds = options.sweep
+            ? (
+                await client.request<SweepResource>(
+                  'GET',
+                  `/v1/sweeps/${encodeURIComponent(options.sweep)}`,
+                )
+              ).body.runs.map((r) => r.id)
+            : ids;
+          const query = new URLSearchParams(runIds.map((id): [string, string] => ['run', id]));
+          const { body } = await client.request<RunComparison>('GET', `/v1/runs/compare?${query}`);
+          if (options.json) {
+            writeOut(`${safeJson(body, 2)}\n`);
+            return;
+          }
+          writeOut(comparisonText(body, options.metric));
+          if (body.kind === 'eval' && runIds.length === 2) {
+            const [a, b] = runIds as [string, string];
+            const [ra, rb] = await Promise.all([fetchResults(client, a), fetchResults(client, b)]);
+            writeOut(`\n${compareTable(ra, rb)}`);
+          }
+        });
+      },
+    );
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }

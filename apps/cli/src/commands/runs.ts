@@ -1,8 +1,15 @@
 // `anneal submit FILE [--dry-run]` and `anneal runs ls|get|cancel|pause|resume`: thin REST client commands
-// (ANNEAL_URL, ANNEAL_TOKEN).
+// (ANNEAL_URL, ANNEAL_TOKEN). A sweep document (`kind: sweep`) is submitted to POST /v1/sweeps.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { RUN_STATES, type RunEstimate, type RunResource, type RunUsage } from '@anneal/protocol';
+import {
+  RUN_STATES,
+  type RunEstimate,
+  type RunResource,
+  type RunUsage,
+  type SweepResource,
+  isSweepDocument,
+} from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
 import { estimateLines, usageLine } from '../ops/usage.ts';
@@ -36,8 +43,11 @@ function collect(value: string, previous: string[]): string[] {
 export function register(program: Command): void {
   program
     .command('submit')
-    .description('Submit a run spec (JSON or YAML); prints the run id')
-    .argument('<file>', 'run spec file, or - for stdin')
+    .description(
+      'Submit a run spec (JSON or YAML); prints the run id. A sweep (`kind: sweep`) prints ' +
+        'the sweep id, and its run ids on stderr',
+    )
+    .argument('<file>', 'run spec or sweep file, or - for stdin')
     .option('--idempotency-key <key>', 'same key + same spec returns the same run')
     .option('--json', 'print the whole run (or the estimate) as JSON')
     .option('--dry-run', 'validate and price the spec (cost per step and in total); queue nothing')
@@ -52,8 +62,16 @@ export function register(program: Command): void {
           exitCode: 2,
         });
       }
+      const sweep = isSweepDocument(text);
+      if (options.dryRun && sweep) {
+        return command.error('error: --dry-run prices run specs, not sweeps', { exitCode: 2 });
+      }
       if (options.dryRun) {
         await withClient((client) => dryRun(client, file, text, options));
+        return;
+      }
+      if (sweep) {
+        await withClient((client) => submitSweep(client, file, text, options));
         return;
       }
       await withClient(async (client) => {
@@ -207,6 +225,18 @@ function runAction(
   return client.request<RunResource>('POST', `/v1/runs/${encodeURIComponent(id)}/${action}`, {
     body: JSON.stringify(reason ? { reason } : {}),
   });
+}
+
+/** POST /v1/sweeps: the sweep id on stdout, its runs on stderr. */
+async function submitSweep(client: ApiClient, file: string, text: string, flags: SubmitFlags) {
+  const { status, body } = await client.request<SweepResource>('POST', '/v1/sweeps', {
+    body: text,
+    contentType: contentTypeOf(file, text),
+    ...(flags.idempotencyKey && { headers: { 'idempotency-key': flags.idempotencyKey } }),
+  });
+  writeOut(flags.json ? `${safeJson(body, 2)}\n` : `${body.id}\n`);
+  if (status === 200) writeErr(`anneal: existing sweep ${body.id} (same Idempotency-Key)\n`);
+  writeErr(`anneal: sweep of ${body.runs.length} runs: ${body.runs.map((r) => r.id).join(' ')}\n`);
 }
 
 interface SubmitFlags {

@@ -3,11 +3,13 @@
 // the user navigates away.
 import { SIGNED_OUT } from './api.ts';
 import { errorLine, fill, h } from './dom.ts';
+import { renderCompare } from './pages/compare.ts';
 import { renderItems } from './pages/items.ts';
 import { renderRollouts } from './pages/rollouts.ts';
 import { renderRun } from './pages/run.ts';
 import { renderRuns } from './pages/runs.ts';
 import { renderSignIn } from './pages/signin.ts';
+import { renderSweep } from './pages/sweep.ts';
 import { parseRoute, runHref } from './router.ts';
 import { currentToken, signOut } from './session.ts';
 
@@ -67,6 +69,20 @@ async function show(notice?: string): Promise<void> {
           ['Answers', undefined],
         ]);
         await renderItems(main, route.id, route.query, controller.signal);
+        break;
+      case 'compare':
+        breadcrumbs([
+          ['Runs', '#/runs'],
+          ['Compare', undefined],
+        ]);
+        await renderCompare(main, route.runs, controller.signal);
+        break;
+      case 'sweep':
+        breadcrumbs([
+          ['Runs', '#/runs'],
+          [`Sweep ${route.id}`, undefined],
+        ]);
+        await renderSweep(main, route.id, controller.signal);
         break;
     }
   } catch (error) {

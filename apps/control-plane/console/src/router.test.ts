@@ -1,6 +1,6 @@
 // Hash routes and links: what a pasted, bookmarked or hand-edited link opens.
 import { describe, expect, it } from 'vitest';
-import { hrefWith, parseRoute, runHref } from './router.ts';
+import { compareHref, hrefWith, parseRoute, runHref, sweepHref } from './router.ts';
 
 describe('parseRoute', () => {
   it('opens the runs list for an empty hash, a bare #, and unknown paths, keeping the query', () => {
@@ -11,6 +11,14 @@ describe('parseRoute', () => {
     expect(route.page).toBe('runs');
     expect(route.page === 'runs' && route.query.getAll('label')).toEqual(['a', 'b']);
     expect(route.page === 'runs' && route.query.get('state')).toBe('running');
+  });
+
+  it('opens a comparison of the runs a link names, and a sweep by id', () => {
+    const link = compareHref(['run_a', 'run_b']);
+    expect(link).toBe('#/compare?run=run_a&run=run_b');
+    expect(parseRoute(link)).toEqual({ page: 'compare', runs: ['run_a', 'run_b'] });
+    expect(parseRoute(sweepHref('sweep_1'))).toEqual({ page: 'sweep', id: 'sweep_1' });
+    expect(parseRoute('#/sweeps').page).toBe('runs');
   });
 
   it('opens a run, its rollouts and its items by id, with their filters', () => {

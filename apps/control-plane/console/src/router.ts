@@ -1,10 +1,13 @@
 // Hash routes, so the control plane serves one page: #/runs?…, #/runs/{id},
-// #/runs/{id}/rollouts?…, #/runs/{id}/items?…. Only ids and filters go in the hash, never the token.
+// #/runs/{id}/rollouts?…, #/runs/{id}/items?…, #/compare?run=…&run=…, #/sweeps/{id}. Only ids and
+// filters go in the hash, never the token.
 export type Route =
   | { page: 'runs'; query: URLSearchParams }
   | { page: 'run'; id: string }
   | { page: 'rollouts'; id: string; query: URLSearchParams }
-  | { page: 'items'; id: string; query: URLSearchParams };
+  | { page: 'items'; id: string; query: URLSearchParams }
+  | { page: 'compare'; runs: string[] }
+  | { page: 'sweep'; id: string };
 
 /** A part of the link that is not valid percent-encoding (a `%` not followed by two hex digits
  * of UTF-8): named, so the page can say which link is broken instead of staying blank. */
@@ -26,10 +29,14 @@ export function parseRoute(hash: string): Route {
     if (parts[2] === 'items') return { page: 'items', id: parts[1], query };
     return { page: 'run', id: parts[1] };
   }
+  if (parts[0] === 'compare') return { page: 'compare', runs: query.getAll('run') };
+  if (parts[0] === 'sweeps' && parts[1] !== undefined) return { page: 'sweep', id: parts[1] };
   return { page: 'runs', query };
 }
 
 export const runHref = (id: string) => `#/runs/${encodeURIComponent(id)}`;
+export const sweepHref = (id: string) => `#/sweeps/${encodeURIComponent(id)}`;
+export const compareHref = (runs: readonly string[]) => hrefWith('#/compare', { run: runs });
 
 export function hrefWith(
   base: string,

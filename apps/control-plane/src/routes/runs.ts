@@ -1,5 +1,5 @@
 // Run read and control routes: GET /v1/runs, GET /v1/runs/{id}, POST /v1/runs/{id}/cancel,
-// /pause and /resume, GET /v1/runs/{id}/metrics.
+// /pause and /resume, GET /v1/runs/{id}/metrics, GET /v1/runs/compare.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import {
@@ -7,7 +7,9 @@ import {
   RUN_ID_PATTERN,
   RUN_KINDS,
   RUN_STATES,
+  RunComparison,
   RunList,
+  SWEEP_MAX_RUNS,
   RunResource,
   StepHistory,
 } from '@anneal/protocol';
@@ -16,6 +18,7 @@ import type { AppContext } from '../context.ts';
 import { runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { cancelRun } from '../services/runs/cancel.ts';
+import { compareRuns } from '../services/runs/compare.ts';
 import { stepHistoryJson } from '../services/results/step-history.ts';
 import { pauseRun, resumePausedRun } from '../services/runs/pause.ts';
 import { waitingReason } from '../services/runs/waiting.ts';
@@ -44,6 +47,18 @@ const MetricsQuery = Type.Object(
     ),
     fromStep: Type.Integer({ minimum: 0, default: 0 }),
     limit: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
+  },
+  { additionalProperties: false },
+);
+
+const CompareQuery = Type.Object(
+  {
+    run: Type.Array(Type.String({ pattern: RUN_ID_PATTERN }), {
+      minItems: 2,
+      maxItems: SWEEP_MAX_RUNS,
+      uniqueItems: true,
+      description: 'Run ids, repeated (`?run=A&run=B`): 2 or more runs of one kind.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -90,6 +105,22 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
         limit: q.limit,
         ...(q.cursor && { cursor: q.cursor }),
       });
+    },
+  );
+
+  app.get(
+    '/v1/runs/compare',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Compare runs of one kind: the spec fields that differ, and final metrics',
+        querystring: CompareQuery,
+        response: { 200: RunComparison, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      return compareRuns(ctx, tenant, request.query.run);
     },
   );
 

@@ -15,20 +15,12 @@ import type { AppContext } from '../context.ts';
 import { AnnealError } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { submitRun, validateSubmission } from '../services/runs/submit.ts';
+import { SPEC_TYPES, documentText, idempotencyKeyOf } from './request-text.ts';
 import { problemResponses } from './schemas.ts';
 
-const SPEC_TYPES = ['application/json', 'application/yaml', 'application/x-yaml', 'text/yaml'];
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** The body parsers above hand over the raw text (the schema type is for documentation). */
-function specText(body: unknown): string {
-  if (typeof body !== 'string' || body.trim() === '') {
-    throw new AnnealError('ANNEAL_ERR_RUN_SPEC_INVALID', 'the request body is empty', [
-      { path: '', message: 'expected a run spec' },
-    ]);
-  }
-  return body;
-}
+/** The run spec text of a request body. */
+const specText = (body: unknown) =>
+  documentText(body, 'ANNEAL_ERR_RUN_SPEC_INVALID', 'expected a run spec');
 
 const EstimateQuery = Type.Object(
   {
@@ -89,19 +81,7 @@ export const submitRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asyn
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
-        throw new AnnealError(
-          'ANNEAL_ERR_VALIDATION',
-          'Idempotency-Key must be 1-255 visible ASCII characters',
-          [
-            {
-              path: '/headers/idempotency-key',
-              message: 'expected 1-255 visible ASCII characters',
-            },
-          ],
-        );
-      }
+      const key = idempotencyKeyOf(request);
       const result = await submitRun(ctx, {
         tenant,
         body: specText(request.body),

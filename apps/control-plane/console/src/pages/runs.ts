@@ -1,12 +1,13 @@
 // The runs list: GET /v1/runs one page at a time (newest first, the API's cursor paging), with
 // the API's own filters (state, kind, labels). Opening the page costs one request for one page,
-// however many runs the tenant has (bench/console measures it with 10,000).
+// however many runs the tenant has (bench/console measures it with 10,000). Runs ticked on the
+// page open side by side (#/compare); a run's `sweep` label links to its sweep.
 import type { RunList, RunResource } from '@anneal/protocol';
 import { apiJson, withQuery } from '../api.ts';
 import { catalogue } from '../catalogue.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { ago, when } from '../format.ts';
-import { hrefWith, runHref } from '../router.ts';
+import { compareHref, hrefWith, runHref, sweepHref } from '../router.ts';
 
 export const PAGE_SIZE = 50;
 
@@ -18,7 +19,11 @@ export function labelChips(labels: Record<string, string>): HTMLElement {
   return h(
     'span',
     { class: 'labels' },
-    ...Object.entries(labels).map(([k, v]) => h('span', { class: 'chip' }, `${k}=${v}`)),
+    ...Object.entries(labels).map(([k, v]) =>
+      k === 'sweep' && /^sweep_[0-9A-Z]{26}$/.test(v)
+        ? h('a', { class: 'chip', href: sweepHref(v) }, `${k}=${v}`)
+        : h('span', { class: 'chip' }, `${k}=${v}`),
+    ),
   );
 }
 
@@ -26,6 +31,16 @@ function row(run: RunResource): HTMLElement {
   return h(
     'tr',
     { 'data-run': run.id },
+    h(
+      'td',
+      {},
+      h('input', {
+        type: 'checkbox',
+        name: 'compare',
+        value: run.id,
+        'aria-label': `Compare ${run.name ?? run.id}`,
+      }),
+    ),
     h(
       'td',
       {},
@@ -128,8 +143,14 @@ export async function renderRuns(
         )
       : null,
   );
+  const compare = h('button', { type: 'button', class: 'compare-selected' }, 'Compare selected');
+  compare.addEventListener('click', () => {
+    const picked = [...body.querySelectorAll<HTMLInputElement>('input[name=compare]:checked')];
+    if (picked.length >= 2) window.location.hash = compareHref(picked.map((box) => box.value));
+  });
   fill(
     body,
+    page.runs.length === 0 ? null : h('p', { class: 'actions' }, compare),
     page.runs.length === 0
       ? h('p', { class: 'empty' }, 'No runs match.')
       : h(
@@ -141,7 +162,9 @@ export async function renderRuns(
             h(
               'tr',
               {},
-              ...['run', 'state', 'kind', 'labels', 'step', 'started'].map((c) => h('th', {}, c)),
+              ...['', 'run', 'state', 'kind', 'labels', 'step', 'started'].map((c) =>
+                h('th', {}, c),
+              ),
             ),
           ),
           h('tbody', {}, ...page.runs.map(row)),

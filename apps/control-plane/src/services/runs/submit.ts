@@ -170,32 +170,45 @@ export async function validateSubmission(ctx: AppContext, tenant: string, body: 
   return { submitted: parsed.value, resolved: resolved.value, refs, parent, adapterDemand };
 }
 
-export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
-  const { submitted, resolved, refs, parent, adapterDemand } = await validateSubmission(
-    ctx,
-    request.tenant,
-    request.body,
-  );
-  await checkTenantBudget(ctx, request.tenant);
-  const id = newRunId();
-  await useCheckpoints(ctx, request.tenant, refs, id);
+export type ValidSubmission = Awaited<ReturnType<typeof validateSubmission>>;
 
+export async function submitRun(ctx: AppContext, request: SubmitRequest): Promise<SubmitResult> {
+  const validated = await validateSubmission(ctx, request.tenant, request.body);
+  await checkTenantBudget(ctx, request.tenant);
   const key = request.idempotencyKey;
-  const result = await createRun(ctx.store, {
-    id,
-    tenant: request.tenant,
-    spec: resolved,
-    adapterDemand,
-    ...(parent && { parent }),
+  return createSubmittedRun(ctx, request.tenant, validated, {
     ...(key !== undefined && {
       idempotency: {
         key,
-        bodyHash: createHash('sha256').update(canonicalJson(submitted)).digest('hex'),
+        bodyHash: createHash('sha256').update(canonicalJson(validated.submitted)).digest('hex'),
       },
     }),
   });
-  if (result.status !== 'created') {
-    // An Idempotency-Key replay: the run it returns holds its own uses.
+}
+
+/** Creates a validated run (its checkpoint uses taken, its job sent by the outbox relay); an
+ * Idempotency-Key replay returns the run the key made. `id`: chosen by the caller (a sweep
+ * lists its runs' ids before they exist). */
+export async function createSubmittedRun(
+  ctx: AppContext,
+  tenant: string,
+  { resolved, refs, parent, adapterDemand }: ValidSubmission,
+  options: { id?: string; idempotency?: { key: string; bodyHash: string } },
+): Promise<SubmitResult> {
+  const id = options.id ?? newRunId();
+  await useCheckpoints(ctx, tenant, refs, id);
+
+  const result = await createRun(ctx.store, {
+    id,
+    tenant,
+    spec: resolved,
+    adapterDemand,
+    ...(parent && { parent }),
+    ...(options.idempotency && { idempotency: options.idempotency }),
+  });
+  // An Idempotency-Key replay: the run it returns holds its own uses (a sweep's replay may
+  // return the run of this very id, whose uses these are).
+  if (result.status === 'conflict' || (result.status === 'existing' && result.run.id !== id)) {
     await Promise.all(refs.map((ref) => releaseCheckpointUse(ctx.store, ref.run, id)));
   }
   if (result.status === 'conflict') {
