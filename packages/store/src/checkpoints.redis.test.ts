@@ -338,7 +338,12 @@ describe('checkpoint catalogue', () => {
     const marked = { step: 1, at: 'x', path: 'p1', deletedAt: 'y', marker: 'left alone' };
     await store.ctx.redis.hset(k.checkpoints(runId), '1', JSON.stringify(marked));
     expect(
-      await setCheckpoint(store.ctx, runId, { step: 4, path: 'tinker://m/weights/s4' }, { attempt }),
+      await setCheckpoint(
+        store.ctx,
+        runId,
+        { step: 4, path: 'tinker://m/weights/s4' },
+        { attempt },
+      ),
     ).toBe('saved');
     expect(JSON.parse((await store.ctx.redis.hget(k.checkpoints(runId), '1')) ?? '{}')).toEqual(
       marked,
