@@ -114,6 +114,7 @@ export async function grpoStep(
     ...mismatchMetrics(train.byLag, probed),
     ...samplingUsage(sampled),
     ...trainingUsage(train.tokens),
+    ...batch.scoring.metrics(),
     [METRIC.tokensPerSecond]:
       batch.rolloutSeconds > 0 ? rolloutTokens / batch.rolloutSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate * state.epoch.learningRateScale,
