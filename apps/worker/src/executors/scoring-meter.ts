@@ -6,7 +6,21 @@ import type { RewardScorer } from '@anneal/engines';
 import type { RubricJudge } from '@anneal/envs';
 import { METRIC, type StepRecordMetrics } from './metrics.ts';
 
-export class ScoringMeter {
+/** What a batch or cell sent the judge and the reward model. */
+export interface ScoringUsage {
+  judgeCalls: number;
+  scoredTokens: number;
+}
+
+/** The step record's scoring usage keys. */
+export function scoringUsage(usage: ScoringUsage): StepRecordMetrics {
+  return {
+    [METRIC.usageJudgeCalls]: usage.judgeCalls,
+    [METRIC.usageScoredTokens]: usage.scoredTokens,
+  };
+}
+
+export class ScoringMeter implements ScoringUsage {
   /** Requests sent to the judge (a call with no rubric sends none: LlmJudge returns at once). */
   judgeCalls = 0;
   /** Prompt and response tokens of every pair sent to the reward model. */
@@ -38,9 +52,6 @@ export class ScoringMeter {
 
   /** The step record's scoring usage keys. */
   metrics(): StepRecordMetrics {
-    return {
-      [METRIC.usageJudgeCalls]: this.judgeCalls,
-      [METRIC.usageScoredTokens]: this.scoredTokens,
-    };
+    return scoringUsage(this);
   }
 }

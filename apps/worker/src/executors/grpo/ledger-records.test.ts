@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { format, rollout } from '../../../test/executors/fakes.ts';
 import { ledgerRecords } from './ledger-records.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
-import { ScoringMeter } from '../scoring-meter.ts';
 import { gradeRollout } from './rewards.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 
@@ -50,7 +49,7 @@ function batchOf(
     base: [rollouts.map(() => 0)],
     judged: [judged],
     preference: [rollouts.map(() => 1)],
-    scoring: new ScoringMeter(),
+    scoring: { judgeCalls: 0, scoredTokens: 0 },
     scores: [
       {
         toolBaseline: null,

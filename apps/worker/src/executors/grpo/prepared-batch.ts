@@ -2,7 +2,7 @@
 // ledger's records (ledger-records.ts), which read a batch, do not import the GRPO set-up.
 import type { Rollout } from '@anneal/envs';
 import type { GroupScore } from '@anneal/rl';
-import type { ScoringMeter } from '../scoring-meter.ts';
+import type { ScoringUsage } from '../scoring-meter.ts';
 import type { ReferenceGroup } from './reference-cache.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 
@@ -18,7 +18,7 @@ export interface PreparedBatch {
   preference: number[][];
   scores: GroupScore[];
   /** What rewarding the batch sent the judge and the reward model (its step's usage). */
-  scoring: ScoringMeter;
+  scoring: ScoringUsage;
   /** Policy version that sampled every rollout of the batch (all turns). */
   version: number;
   /** The batch's own rollout and reward wall times (they may overlap an earlier step). */
