@@ -143,6 +143,7 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
           baseReward: groups.map((group) => group.map((_, i) => i % 2)),
           preferenceScore: groups.map((group) => group.map(() => 0.5)),
           judged: groups.map((group) => group.map(() => null)),
+          scoring: { judgeCalls: 0, scoredTokens: 0 },
           scores: groups.map(() => ({
             toolBaseline: 1,
             toolPenalty: f64(GROUP_SIZE, () => 0),

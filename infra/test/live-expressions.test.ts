@@ -73,6 +73,8 @@ function workerTick(): void {
       completionTokens: 2400,
       trainedTokens: 2000,
       toolCalls: 8,
+      judgeCalls: 0,
+      scoredTokens: 0,
       slotSeconds: 1,
     },
     costUsd: {
@@ -80,6 +82,8 @@ function workerTick(): void {
       completionTokens: 0.002,
       trainedTokens: 0.003,
       toolCalls: 0.04,
+      judgeCalls: 0,
+      scoredTokens: 0,
       slotSeconds: 0.001,
       total: 0.0468,
     },

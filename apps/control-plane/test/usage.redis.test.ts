@@ -24,6 +24,8 @@ const prices = {
   completionPerMillionTokens: 2,
   trainedPerMillionTokens: 3,
   perToolCall: 0.01,
+  perJudgeCall: 0.001,
+  scoredPerMillionTokens: 0.5,
   perSlotHour: 36,
 };
 let plane: TestPlane;

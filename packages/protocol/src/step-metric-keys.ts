@@ -339,4 +339,12 @@ export const STEP_METRIC_KEYS = {
     key: STEP_USAGE_KEYS.toolCalls,
     kinds: ['grpo', 'eval'],
   },
+  usageJudgeCalls: {
+    key: STEP_USAGE_KEYS.judgeCalls,
+    kinds: ['grpo', 'eval'],
+  },
+  usageScoredTokens: {
+    key: STEP_USAGE_KEYS.scoredTokens,
+    kinds: ['grpo', 'eval'],
+  },
 } as const satisfies StepKeyTable;

@@ -49,6 +49,8 @@ function sampled(
     completionTokens: rollouts * maxTokens,
     trainedTokens: 0,
     toolCalls: rollouts * calls,
+    judgeCalls: 0,
+    scoredTokens: 0,
     slotSeconds: 0,
   };
 }
@@ -62,7 +64,13 @@ type GrpoSpec = Extract<RunSpec, { kind: 'grpo' }>;
  * rounding of its token budget), one request each (n = 1); every step but a run's first may be
  * lagged. Pipelined sampling adds no more metered usage: a batch sampled ahead is metered once,
  * by the step that trains it; the pipeline launches none past the run's last step, and a stop
- * aborts the ones not taken (a resume samples them again, metered then). */
+ * aborts the ones not taken (a resume samples them again, metered then). The `scoring` term:
+ * at most one judge request per policy rollout (QA prompts and rollouts without an answer ask
+ * none), and the reward model scoring every policy and reference rollout (a cached reference
+ * group is scored once), each its prompt and at most `maxTokens` generated tokens — plus the
+ * tool results inside the response, which the spec does not bound (estimateRun says so). The
+ * spec does not say whether the run has a judge or a reward model (operator defaults may give
+ * them): the ceiling counts both. */
 export function grpoStepTerms(spec: GrpoSpec, prompt: number): Record<string, Usage> {
   const { promptsPerStep, groupSize, maxTokens, maxPolicyLag, probeFraction } = spec.rollout;
   const calls = spec.tools.maxCallsPerRollout;
@@ -71,6 +79,7 @@ export function grpoStepTerms(spec: GrpoSpec, prompt: number): Record<string, Us
   const terms: Record<string, Usage> = {
     policy: { ...policy, trainedTokens: batch * maxTokens },
     reference: sampled(promptsPerStep, groupSize, maxTokens, calls, prompt),
+    scoring: { ...NO_USAGE, judgeCalls: batch, scoredTokens: 2 * batch * (prompt + maxTokens) },
   };
   if (maxPolicyLag > 0) {
     const probed = Math.min(
@@ -87,6 +96,8 @@ const combine = (a: Usage, b: Usage, times = 1): Usage => ({
   completionTokens: a.completionTokens + times * b.completionTokens,
   trainedTokens: a.trainedTokens + times * b.trainedTokens,
   toolCalls: a.toolCalls + times * b.toolCalls,
+  judgeCalls: a.judgeCalls + times * b.judgeCalls,
+  scoredTokens: a.scoredTokens + times * b.scoredTokens,
   slotSeconds: a.slotSeconds + times * b.slotSeconds,
 });
 
@@ -112,12 +123,27 @@ function stepUsages(spec: RunSpec, prompt: number): { steps: Usage[]; repeat: nu
       };
     case 'eval': {
       const rollouts = spec.examples * spec.datasets.length;
-      const steps = spec.budgets.toolCallBudgets.map((b) =>
-        sampled(rollouts, 1, spec.budgets.maxOutputTokens, b, prompt),
-      );
+      // `judge: llm` asks the judge at most once per answer (eval/grade.ts); the reward model
+      // scores every rollout of a checkpoint comparison (more than one model), each its prompt
+      // and at most maxOutputTokens generated tokens (plus tool results: not bounded).
+      const compared = (spec.models?.length ?? 1) > 1;
+      const steps = spec.budgets.toolCallBudgets.map((b) => ({
+        ...sampled(rollouts, 1, spec.budgets.maxOutputTokens, b, prompt),
+        judgeCalls: spec.judge === 'llm' ? rollouts : 0,
+        scoredTokens: compared ? rollouts * (prompt + spec.budgets.maxOutputTokens) : 0,
+      }));
       return { steps, repeat: spec.models?.length ?? 1 };
     }
   }
+}
+
+/** Whether a reward model may score responses holding tool results (not in the ceiling). */
+function scoredToolResults(spec: RunSpec): boolean {
+  if (spec.kind === 'grpo') return spec.tools.maxCallsPerRollout > 0;
+  if (spec.kind === 'eval') {
+    return (spec.models?.length ?? 1) > 1 && spec.budgets.toolCallBudgets.some((b) => b > 0);
+  }
+  return false;
 }
 
 /** A ceiling on a validated (defaulted) spec's usage and cost, step by step and in total. */
@@ -138,6 +164,10 @@ export function estimateRun(
   const notEstimated: string[] = [];
   if (assumptions.promptTokens === undefined && spec.kind !== 'sft' && spec.kind !== 'rm')
     notEstimated.push('prompt tokens: the spec does not bound prompt length');
+  if (scoredToolResults(spec))
+    notEstimated.push(
+      'scored tokens: tool results inside a scored response (the spec does not bound their length)',
+    );
   if (assumptions.stepSeconds === undefined)
     notEstimated.push('slot time: a step’s duration depends on the hardware');
   const maxUsd = spec.budget?.maxUsd;

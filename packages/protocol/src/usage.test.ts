@@ -8,6 +8,8 @@ const prices = {
   completionPerMillionTokens: 8,
   trainedPerMillionTokens: 4,
   perToolCall: 0.01,
+  perJudgeCall: 0.002,
+  scoredPerMillionTokens: 0.5,
   perSlotHour: 3.6,
 };
 
@@ -25,6 +27,8 @@ describe('usage prices', () => {
         completionTokens: 5e5,
         trainedTokens: 2e6,
         toolCalls: 3,
+        judgeCalls: 10,
+        scoredTokens: 4e6,
         slotSeconds: 7200,
       },
       prices,
@@ -34,8 +38,10 @@ describe('usage prices', () => {
       completionTokens: 4,
       trainedTokens: 8,
       toolCalls: 0.03,
+      judgeCalls: 0.02,
+      scoredTokens: 2,
       slotSeconds: 7.2,
-      total: 2 + 4 + 8 + 0.03 + 7.2,
+      total: 2 + 4 + 8 + 0.03 + 0.02 + 2 + 7.2,
     });
     expect(priceUsage({ ...NO_USAGE, trainedTokens: 1e9 }, FREE).total).toBe(0);
   });
@@ -46,9 +52,11 @@ describe('usage prices', () => {
         [STEP_USAGE_KEYS.promptTokens]: 10,
         [STEP_USAGE_KEYS.completionTokens]: null,
         [STEP_USAGE_KEYS.toolCalls]: -1,
+        [STEP_USAGE_KEYS.judgeCalls]: 2,
+        [STEP_USAGE_KEYS.scoredTokens]: 30,
         loss: 3,
       }),
-    ).toEqual({ ...NO_USAGE, promptTokens: 10 });
+    ).toEqual({ ...NO_USAGE, promptTokens: 10, judgeCalls: 2, scoredTokens: 30 });
   });
 
   it('names the UTC day and month', () => {
@@ -70,7 +78,8 @@ describe('estimateRun', () => {
     });
     const estimate = estimateRun(grpo, prices, { promptTokens: 50, stepSeconds: 36 });
     // 2 policy + 2 reference groups of 4 rollouts: each group's first request sends the prompt
-    // once (n = 4), each of the 16 rollouts' 3 tool calls re-sends it.
+    // once (n = 4), each of the 16 rollouts' 3 tool calls re-sends it; at most one judge request
+    // per policy rollout, the reward model scoring all 16 (prompt + generated tokens).
     expect(estimate.perStep).toEqual([
       {
         step: 1,
@@ -79,6 +88,8 @@ describe('estimateRun', () => {
           completionTokens: 16 * 100,
           trainedTokens: 8 * 100,
           toolCalls: 16 * 3,
+          judgeCalls: 8,
+          scoredTokens: 16 * (50 + 100),
           slotSeconds: 36,
         },
         costUsd: priceUsage(
@@ -87,6 +98,8 @@ describe('estimateRun', () => {
             completionTokens: 1600,
             trainedTokens: 800,
             toolCalls: 48,
+            judgeCalls: 8,
+            scoredTokens: 2400,
             slotSeconds: 36,
           },
           prices,
@@ -96,7 +109,14 @@ describe('estimateRun', () => {
     expect(estimate.steps).toBe(10);
     expect(estimate.total.costUsd.total).toBeCloseTo(10 * estimate.perStep[0]!.costUsd.total, 12);
     expect(estimate.budget).toEqual({ maxUsd: 1, fits: estimate.total.costUsd.total <= 1 });
-    expect(estimate.notEstimated).toEqual([]);
+    // the tool results inside scored responses are not bounded by the spec
+    expect(estimate.notEstimated).toEqual([
+      'scored tokens: tool results inside a scored response (the spec does not bound their length)',
+    ]);
+    const toolFree = spec({ kind: 'grpo', tools: { maxCallsPerRollout: 0 } });
+    expect(
+      estimateRun(toolFree, prices, { promptTokens: 50, stepSeconds: 1 }).notEstimated,
+    ).toEqual([]);
   });
 
   it('adds the mismatch probe of a lagged run: its rollouts one request each, at most the batch', () => {
@@ -130,8 +150,16 @@ describe('estimateRun', () => {
     const estimate = estimateRun(evalSpec, prices);
     expect(estimate.steps).toBe(4);
     expect(estimate.perStep.map((s) => s.usage.toolCalls)).toEqual([0, 20]);
+    // two models compared: the reward model scores every answer; the verifier grades (no judge)
+    expect(estimate.perStep.map((s) => s.usage.scoredTokens)).toEqual([200, 200]);
+    expect(estimate.total.usage.judgeCalls).toBe(0);
+    const judged = spec({ kind: 'eval', examples: 10, judge: 'llm' });
+    expect(estimateRun(judged, prices).perStep[0]!.usage).toMatchObject({
+      judgeCalls: 10,
+      scoredTokens: 0,
+    });
     expect(estimate.total.usage.completionTokens).toBe(2 * 2 * 10 * 20);
-    expect(estimate.notEstimated).toHaveLength(2);
+    expect(estimate.notEstimated).toHaveLength(3);
     expect(estimate.budget).toBeNull();
   });
 });

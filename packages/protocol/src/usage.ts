@@ -1,5 +1,6 @@
 // Usage and its price (docs/usage.md): what a run consumed — tokens sampled (prompt and
-// completion), tokens trained, tool calls that reached the search backend, worker-slot seconds —
+// completion), tokens trained, tool calls that reached the search backend, LLM-judge calls,
+// tokens scored by the reward model, worker-slot seconds —
 // and the operator's price table that turns it into dollars. Pure: the worker prices each step
 // with it, the control plane prices reads and estimates with it, so all of them agree.
 import { Type, type Static } from '@sinclair/typebox';
@@ -13,6 +14,10 @@ export const UsagePrices = Type.Object(
     completionPerMillionTokens: usd('USD per million tokens the sampler generated.'),
     trainedPerMillionTokens: usd('USD per million tokens the trainer took a loss on.'),
     perToolCall: usd('USD per tool call that reached the search backend.'),
+    perJudgeCall: usd('USD per request to the LLM judge (rubric grading, eval `judge: llm`).'),
+    scoredPerMillionTokens: usd(
+      'USD per million tokens sent to the reward model (prompt and response of each scored rollout).',
+    ),
     perSlotHour: usd('USD per hour a run holds a worker slot.'),
   },
   { additionalProperties: false, default: {} },
@@ -24,6 +29,8 @@ export const FREE: Readonly<UsagePrices> = Object.freeze({
   completionPerMillionTokens: 0,
   trainedPerMillionTokens: 0,
   perToolCall: 0,
+  perJudgeCall: 0,
+  scoredPerMillionTokens: 0,
   perSlotHour: 0,
 });
 
@@ -65,6 +72,10 @@ export interface Usage {
   completionTokens: number;
   trainedTokens: number;
   toolCalls: number;
+  /** Requests to the LLM judge. */
+  judgeCalls: number;
+  /** Tokens sent to the reward model: each scored pair's prompt and response. */
+  scoredTokens: number;
   slotSeconds: number;
 }
 
@@ -73,6 +84,8 @@ export const USAGE_FIELDS = [
   'completionTokens',
   'trainedTokens',
   'toolCalls',
+  'judgeCalls',
+  'scoredTokens',
   'slotSeconds',
 ] as const satisfies readonly (keyof Usage)[];
 
@@ -81,6 +94,8 @@ export const NO_USAGE: Readonly<Usage> = Object.freeze({
   completionTokens: 0,
   trainedTokens: 0,
   toolCalls: 0,
+  judgeCalls: 0,
+  scoredTokens: 0,
   slotSeconds: 0,
 });
 
@@ -94,6 +109,8 @@ export function priceUsage(usage: Usage, prices: UsagePrices): UsageCost {
     completionTokens: (usage.completionTokens * prices.completionPerMillionTokens) / 1e6,
     trainedTokens: (usage.trainedTokens * prices.trainedPerMillionTokens) / 1e6,
     toolCalls: usage.toolCalls * prices.perToolCall,
+    judgeCalls: usage.judgeCalls * prices.perJudgeCall,
+    scoredTokens: (usage.scoredTokens * prices.scoredPerMillionTokens) / 1e6,
     slotSeconds: (usage.slotSeconds * prices.perSlotHour) / 3600,
   };
   return { ...cost, total: USAGE_FIELDS.reduce((sum, f) => sum + cost[f], 0) };
@@ -109,6 +126,8 @@ export const STEP_USAGE_KEYS = {
   completionTokens: 'usage/completion_tokens',
   trainedTokens: 'usage/trained_tokens',
   toolCalls: 'usage/tool_calls',
+  judgeCalls: 'usage/judge_calls',
+  scoredTokens: 'usage/scored_tokens',
 } as const;
 
 /** The usage a committed step record carries (a key it lacks counts 0). */
@@ -122,6 +141,8 @@ export function stepUsage(metrics: Readonly<Record<string, number | null>>): Usa
     completionTokens: read(STEP_USAGE_KEYS.completionTokens),
     trainedTokens: read(STEP_USAGE_KEYS.trainedTokens),
     toolCalls: read(STEP_USAGE_KEYS.toolCalls),
+    judgeCalls: read(STEP_USAGE_KEYS.judgeCalls),
+    scoredTokens: read(STEP_USAGE_KEYS.scoredTokens),
     slotSeconds: 0,
   };
 }

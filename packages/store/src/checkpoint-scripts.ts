@@ -60,8 +60,10 @@ if tonumber(ARGV[1]) == current and redis.call('HGET', KEYS[1], 'checkpointPath'
 end
 if ARGV[7] == '1' and redis.call('HEXISTS', KEYS[3], ARGV[1]) == 0 then return {'uncommitted'} end
 redis.call('HSET', KEYS[1], 'checkpointStep', ARGV[1], 'checkpointPath', ARGV[2], 'checkpointAt', ARGV[3])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[8])
+-- Checked before the new entry is written: after it, the hash counts one entry the indexes do
+-- not (yet), and every checkpoint would index the whole catalogue again (O(entries) a write).
 ensureIndex(KEYS[4], KEYS[5], KEYS[6])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[8])
 redis.call('ZADD', KEYS[5], tonumber(ARGV[1]), ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 progressed()

@@ -71,6 +71,8 @@ const firedCost = priceUsage(firedUsage, {
   completionPerMillionTokens: 2,
   trainedPerMillionTokens: 3,
   perToolCall: 0.01,
+  perJudgeCall: 0,
+  scoredPerMillionTokens: 0,
   perSlotHour: 0,
 });
 

@@ -133,7 +133,7 @@ const PROCESS_METRICS = [
     unit: 'tokens',
     scope: 'worker',
     labels: ['pool', 'worker', 'tenant', 'token_type'],
-    help: 'Tokens sampled (prompt, completion) and trained for the tenant’s runs; sum by tenant.',
+    help: 'Tokens sampled (prompt, completion), trained, and scored by the reward model for the tenant’s runs; sum by tenant.',
     emittedBy: ['worker'],
   },
   {
@@ -143,6 +143,15 @@ const PROCESS_METRICS = [
     scope: 'worker',
     labels: ['pool', 'worker', 'tenant'],
     help: 'Tool calls of the tenant’s runs that reached the search backend.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_tenant_judge_calls_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'worker',
+    labels: ['pool', 'worker', 'tenant'],
+    help: 'Requests of the tenant’s runs to the LLM judge.',
     emittedBy: ['worker'],
   },
   {

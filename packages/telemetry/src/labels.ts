@@ -39,7 +39,7 @@ export const WORKER_STATES = ['online', 'busy', 'draining'] as const;
 export type WorkerState = (typeof WORKER_STATES)[number];
 
 /** Sampled and trained tokens a tenant is billed for (docs/usage.md). */
-export const TOKEN_TYPES = ['prompt', 'completion', 'trained'] as const;
+export const TOKEN_TYPES = ['prompt', 'completion', 'trained', 'scored'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
 /** What a tenant's dollars were spent on: the price table's items (docs/usage.md). */
@@ -48,6 +48,8 @@ export const USAGE_ITEMS = [
   'completion_tokens',
   'trained_tokens',
   'tool_calls',
+  'judge_calls',
+  'scored_tokens',
   'slot_seconds',
 ] as const;
 export type UsageItem = (typeof USAGE_ITEMS)[number];
@@ -95,7 +97,7 @@ export const LABELS = {
   },
   tenant: { description: 'Tenant (operator config `tenants`; bounded by the config).' },
   token_type: {
-    description: 'Tokens sampled (prompt, completion) or trained.',
+    description: 'Tokens sampled (prompt, completion), trained, or scored by the reward model.',
     values: TOKEN_TYPES,
   },
   item: { description: 'Price-table item a cost was spent on.', values: USAGE_ITEMS },

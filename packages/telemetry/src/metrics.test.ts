@@ -332,6 +332,8 @@ describe('worker process events', () => {
       completionTokens: 40,
       trainedTokens: 30,
       toolCalls: 2,
+      judgeCalls: 3,
+      scoredTokens: 70,
       slotSeconds: 5,
     };
     const costUsd = {
@@ -339,21 +341,29 @@ describe('worker process events', () => {
       completionTokens: 0.2,
       trainedTokens: 0.3,
       toolCalls: 0.4,
+      judgeCalls: 0.06,
+      scoredTokens: 0.07,
       slotSeconds: 0.5,
-      total: 1.5,
+      total: 1.63,
     };
     sink.emit('usage:metered', { tenant: 'acme', usage, costUsd });
     sink.emit('usage:metered', { tenant: 'acme', usage, costUsd });
     const r = sink.registry;
     const tokens = (token_type: string) =>
       valueOf(r, 'anneal_tenant_tokens_total', { ...tenant, token_type });
-    expect([await tokens('prompt'), await tokens('completion'), await tokens('trained')]).toEqual([
-      200, 80, 60,
-    ]);
+    expect([
+      await tokens('prompt'),
+      await tokens('completion'),
+      await tokens('trained'),
+      await tokens('scored'),
+    ]).toEqual([200, 80, 60, 140]);
     expect(await valueOf(r, 'anneal_tenant_tool_calls_total', tenant)).toBe(4);
+    expect(await valueOf(r, 'anneal_tenant_judge_calls_total', tenant)).toBe(6);
     expect(await valueOf(r, 'anneal_tenant_slot_seconds_total', tenant)).toBe(10);
     const cost = (item: string) => valueOf(r, 'anneal_tenant_cost_usd_total', { ...tenant, item });
     expect(await cost('tool_calls')).toBeCloseTo(0.8, 12);
+    expect(await cost('judge_calls')).toBeCloseTo(0.12, 12);
+    expect(await cost('scored_tokens')).toBeCloseTo(0.14, 12);
     expect(await cost('slot_seconds')).toBeCloseTo(1, 12);
   });
 

@@ -478,6 +478,14 @@ const STEP_SERIES = {
     unit: 'none',
     help: 'Tool calls of the step that reached the search backend (refused ones are not billed).',
   },
+  usageJudgeCalls: {
+    unit: 'none',
+    help: 'Requests the step sent to the LLM judge (one per graded answer with judged rubrics; eval `judge: llm`: one per answer).',
+  },
+  usageScoredTokens: {
+    unit: 'tokens',
+    help: 'Tokens the step sent to the reward model: prompt and response of every rollout it scored.',
+  },
 } as const satisfies { readonly [Id in StepMetricId]: StepSeriesDefinition };
 
 type Joined = {

@@ -15,12 +15,15 @@ const TOKEN_FIELD: Record<TokenType, keyof Usage> = {
   prompt: 'promptTokens',
   completion: 'completionTokens',
   trained: 'trainedTokens',
+  scored: 'scoredTokens',
 };
 const ITEM_FIELD: Record<UsageItem, keyof Usage> = {
   prompt_tokens: 'promptTokens',
   completion_tokens: 'completionTokens',
   trained_tokens: 'trainedTokens',
   tool_calls: 'toolCalls',
+  judge_calls: 'judgeCalls',
+  scored_tokens: 'scoredTokens',
   slot_seconds: 'slotSeconds',
 };
 
@@ -182,6 +185,7 @@ export function workerHandlers(
         );
       }
       w.inc('anneal_tenant_tool_calls_total', tenant, e.usage.toolCalls);
+      w.inc('anneal_tenant_judge_calls_total', tenant, e.usage.judgeCalls);
       w.inc('anneal_tenant_slot_seconds_total', tenant, e.usage.slotSeconds);
       for (const item of USAGE_ITEMS) {
         w.inc('anneal_tenant_cost_usd_total', { ...tenant, item }, e.costUsd[ITEM_FIELD[item]]);

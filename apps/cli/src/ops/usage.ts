@@ -17,13 +17,16 @@ export function formatUsd(usd: number): string {
   return `$${usd.toFixed(Math.abs(usd) >= 1 || usd === 0 ? 2 : 4)}`;
 }
 
-/** `12.3k prompt · 4.5k completion · 20k trained tokens · 3 tool calls · 2m05s slot`. */
+/** `12.3k prompt · 4.5k completion · 20k trained tokens · 3 tool calls · 2m05s slot`, with
+ * `· 16 judge calls · 9.2k scored tokens` before the slot time when the run spent any. */
 export function formatQuantities(usage: Usage): string {
   return [
     `${formatCount(usage.promptTokens)} prompt`,
     `${formatCount(usage.completionTokens)} completion`,
     `${formatCount(usage.trainedTokens)} trained tokens`,
     `${formatCount(usage.toolCalls)} tool calls`,
+    ...(usage.judgeCalls > 0 ? [`${formatCount(usage.judgeCalls)} judge calls`] : []),
+    ...(usage.scoredTokens > 0 ? [`${formatCount(usage.scoredTokens)} scored tokens`] : []),
     `${formatAge(usage.slotSeconds)} slot`,
   ].join(' · ');
 }

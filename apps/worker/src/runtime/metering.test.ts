@@ -7,6 +7,8 @@ const prices = {
   completionPerMillionTokens: 10,
   trainedPerMillionTokens: 0,
   perToolCall: 0.5,
+  perJudgeCall: 0.25,
+  scoredPerMillionTokens: 1,
   perSlotHour: 3600, // $1 per second
 };
 

@@ -68,6 +68,8 @@ export class Usage {
           row('completion tokens', num(u.completionTokens), c.completionTokens),
           row('trained tokens', num(u.trainedTokens), c.trainedTokens),
           row('tool calls', num(u.toolCalls), c.toolCalls),
+          row('judge calls', num(u.judgeCalls), c.judgeCalls),
+          row('scored tokens (reward model)', num(u.scoredTokens), c.scoredTokens),
           row('slot time', `${num(u.slotSeconds)} s`, c.slotSeconds),
         ),
       ),

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ByteTokenizer, type RewardScorer, type SampleRequest } from '@anneal/engines';
 import type { RubricJudge } from '@anneal/envs';
-import { validateRunSpec, type EvalSpec } from '@anneal/protocol';
+import { STEP_USAGE_KEYS, validateRunSpec, type EvalSpec } from '@anneal/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunSetupError } from '../../errors.ts';
 import { defaultDataCatalog } from '../../resources/data/builtin-catalog.ts';
@@ -158,9 +158,20 @@ describe('judge: llm', () => {
         return Promise.resolve([response.includes('indeed')]);
       },
     };
-    const ctx = memoryContext(spec({ judge: 'llm' }), resources(sampler(), { judge }), {
-      runId: RUN,
-    });
+    // The reward model's side: the tokens of every pair it scored.
+    let scored = 0;
+    const counting: RewardScorer = {
+      score: (pairs) => {
+        for (const p of pairs) scored += p.prompt.length + p.response.length;
+        return scorer.score(pairs);
+      },
+      close: () => Promise.resolve(),
+    };
+    const ctx = memoryContext(
+      spec({ judge: 'llm' }),
+      resources(sampler(), { judge, rewardScorer: counting }),
+      { runId: RUN },
+    );
     ctx.artifactDir = path.join(dir, 'judged');
     await runEval(ctx);
     const items = await readItems(ctx.artifactDir);
@@ -170,6 +181,12 @@ describe('judge: llm', () => {
     expect(ctx.steps.get(3)!['accuracy']).toBe(1);
     expect(ctx.steps.get(1)!['accuracy']).toBe(0);
     expect(asked).toHaveLength(4 * EXAMPLES);
+    // metered with each cell's step (docs/usage.md): what the judge and the scorer received
+    const metered = (key: string) =>
+      [...ctx.steps.values()].reduce((sum, m) => sum + (m[key] ?? 0), 0);
+    expect(metered(STEP_USAGE_KEYS.judgeCalls)).toBe(asked.length);
+    expect(scored).toBeGreaterThan(0);
+    expect(metered(STEP_USAGE_KEYS.scoredTokens)).toBe(scored);
     expect(asked[0]!.prompt).toBe(questions[0]!.question);
     expect(asked[0]!.rubric).toContain(`"${questions[0]!.answer}"`);
   });

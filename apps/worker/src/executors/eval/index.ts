@@ -35,6 +35,7 @@ import { syncWeights } from '../common/weight-sync.ts';
 import { phaseKey, type StepPhase } from '../metrics.ts';
 import type { ExecutorContext, ExecutorResult, ResolvedModel } from '../types.ts';
 import { samplingUsage } from '../usage.ts';
+import { ScoringMeter } from '../scoring-meter.ts';
 
 export { ITEMS_FILE, MAX_ITEM_RECORDS } from './items.ts';
 
@@ -198,7 +199,11 @@ export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorRes
       runRollouts({ ...env, config: { ...env.config, model } }, requests),
     );
     const rollouts: Rollout[] = groups.map((g) => g[0]!);
-    const grades = await timer.time('reward', () => gradeAnswers(examples, rollouts, judge));
+    // What this cell sends the judge and the reward model, metered with its step.
+    const scoring = new ScoringMeter();
+    const grades = await timer.time('reward', () =>
+      gradeAnswers(examples, rollouts, scoring.judge(judge)),
+    );
     const { metrics, items } = cellMetrics(
       examples,
       rollouts,
@@ -206,7 +211,7 @@ export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorRes
       pricesFor(spec, index),
       grades,
     );
-    const scorer = resources.rewardScorer;
+    const scorer = scoring.scorer(resources.rewardScorer);
     if (scorer !== undefined && targets.length > 1) {
       const scores = await timer.time('reward', () =>
         scorer.score(
@@ -224,7 +229,12 @@ export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorRes
         index === 0 || baseline === undefined ? null : preferenceWinRate(scores, baseline);
     }
     await log.append(items);
-    const record = { ...metrics, ...samplingUsage(rollouts.map((r) => [r])), ...timer.metrics() };
+    const record = {
+      ...metrics,
+      ...samplingUsage(rollouts.map((r) => [r])),
+      ...scoring.metrics(),
+      ...timer.metrics(),
+    };
     await ctx.commitStep(step, record);
     return record;
   };

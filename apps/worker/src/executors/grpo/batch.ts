@@ -4,6 +4,7 @@
 // batch pins the policy version current at its launch for all turns of all its rollouts.
 import { stepRng } from '../common/mix-batch.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
+import { ScoringMeter } from '../scoring-meter.ts';
 import type { ExecutorContext } from '../types.ts';
 import { baseRewards, preferenceScores, rewardConfig, scoreGroups } from './rewards.ts';
 import { policyRollouts } from './rollouts.ts';
@@ -43,10 +44,16 @@ export async function prepareBatch(
     ),
   );
   const { resources } = ctx;
+  // What this batch sends the judge and the reward model, metered by the step that trains it.
+  const scoring = new ScoringMeter();
   const { baseReward, judged, preferenceScore, scores } = await timer.time('reward', async () => {
-    const { baseReward, judged } = await baseRewards(prompts, groups, resources.judge);
+    const { baseReward, judged } = await baseRewards(
+      prompts,
+      groups,
+      scoring.judge(resources.judge),
+    );
     const preferenceScore = await preferenceScores(
-      resources.rewardScorer,
+      scoring.scorer(resources.rewardScorer),
       prompts,
       groups,
       references,
@@ -73,6 +80,7 @@ export async function prepareBatch(
     judged,
     preferenceScore,
     scores,
+    scoring,
     version: pinned.version,
     rolloutSeconds: timer.get('rollout'),
     rewardSeconds: timer.get('reward'),

@@ -49,6 +49,7 @@ function batchOf(
     baseReward: [rollouts.map(() => 0)],
     judged: [judged],
     preferenceScore: [rollouts.map(() => 1)],
+    scoring: { judgeCalls: 0, scoredTokens: 0 },
     scores: [
       {
         toolBaseline: null,

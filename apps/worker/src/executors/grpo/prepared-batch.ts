@@ -2,6 +2,7 @@
 // ledger's records (ledger-records.ts), which read a batch, do not import the GRPO set-up.
 import type { Rollout } from '@anneal/envs';
 import type { GroupScore } from '@anneal/rl';
+import type { ScoringUsage } from '../scoring-meter.ts';
 import type { ReferenceGroup } from './reference-cache.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 
@@ -16,6 +17,8 @@ export interface PreparedBatch {
   judged: (boolean[] | null)[][];
   preferenceScore: number[][];
   scores: GroupScore[];
+  /** What rewarding the batch sent the judge and the reward model (its step's usage). */
+  scoring: ScoringUsage;
   /** Policy version that sampled every rollout of the batch (all turns). */
   version: number;
   /** The batch's own rollout and reward wall times (they may overlap an earlier step). */

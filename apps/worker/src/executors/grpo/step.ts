@@ -24,6 +24,7 @@ import { scoredAtTemperature } from './scoring-temperature.ts';
 import { trainStep } from './train-step.ts';
 import { syncWeights } from '../common/weight-sync.ts';
 import { samplingUsage, trainingUsage } from '../usage.ts';
+import { scoringUsage } from '../scoring-meter.ts';
 
 export async function grpoStep(
   ctx: ExecutorContext,
@@ -109,6 +110,7 @@ export async function grpoStep(
     ...mismatchMetrics(train.byLag, probed),
     ...samplingUsage(sampled),
     ...trainingUsage(train.tokens),
+    ...scoringUsage(batch.scoring),
     [METRIC.tokensPerSecond]:
       batch.rolloutSeconds > 0 ? rolloutTokens / batch.rolloutSeconds : null,
     [METRIC.learningRate]: spec.optimizer.learningRate * state.epoch.learningRateScale,
