@@ -42,6 +42,43 @@ export function compareEventIds(a: string, b: string): number {
   return as! === bs! ? 0 : as! < bs! ? -1 : 1;
 }
 
+/** An event as stored: its id, its type and its JSON text, unparsed. */
+export interface StoredEventJson {
+  id: string;
+  type: string;
+  json: string;
+}
+
+/** The type of an event's JSON: read off the text where the writer put it first (every writer
+ * but the Lua transition script, whose cjson orders keys freely), else parsed. */
+function eventType(key: string, id: string, json: string): string {
+  const first = /^\{"type":"([a-z]+:[a-z_]+)"/.exec(json);
+  if (first) return first[1]!;
+  const parsed = parseStored(RunEvent, json, `${key} ${id}`);
+  return parsed.type;
+}
+
+/**
+ * Events after `after` (exclusive), oldest first, as stored: for a reader that sends them on
+ * (an SSE replay), so a long stream is not parsed and serialised again event by event.
+ */
+export async function readEventsJson(
+  ctx: StoreContext,
+  runId: string,
+  after = '0',
+  count = 1000,
+): Promise<StoredEventJson[]> {
+  const start = after === '0' ? '-' : `(${after}`;
+  const key = keys(ctx.prefix).events(runId);
+  const entries = (await ctx.redis.xrange(key, start, '+', 'COUNT', count)) as Array<
+    [string, string[]]
+  >;
+  return entries.map(([id, fields]) => {
+    const json = fields[fields.indexOf('event') + 1] ?? '{}';
+    return { id, type: eventType(key, id, json), json };
+  });
+}
+
 /** Events after `after` (exclusive), oldest first, without blocking. */
 export async function readEvents(
   ctx: StoreContext,

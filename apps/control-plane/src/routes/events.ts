@@ -5,8 +5,14 @@
 // token and per control plane (429 beyond).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type StoredRunEvent, isTerminal } from '@anneal/protocol';
-import { compareEventIds, getRun, isEventId, lastEventId } from '@anneal/store';
+import { RunStateEvent, type StoredRunEvent, isTerminal, parseStored } from '@anneal/protocol';
+import {
+  type StoredEventJson,
+  compareEventIds,
+  getRun,
+  isEventId,
+  lastEventId,
+} from '@anneal/store';
 import type { AppContext } from '../context.ts';
 import { AnnealError, runNotFound } from '../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
@@ -26,8 +32,20 @@ function frame(stored: StoredRunEvent): string {
   return `id: ${stored.id}\nevent: ${stored.event.type}\ndata: ${JSON.stringify(stored.event)}\n\n`;
 }
 
+/** A replayed event, sent as stored (JSON text has no raw newline, so it is one data line). */
+function storedFrame(stored: StoredEventJson): string {
+  return `id: ${stored.id}\nevent: ${stored.type}\ndata: ${stored.json}\n\n`;
+}
+
 function endsRun(stored: StoredRunEvent): boolean {
   return stored.event.type === 'run:state' && isTerminal(stored.event.to);
+}
+
+function storedEndsRun(stored: StoredEventJson): boolean {
+  return (
+    stored.type === 'run:state' &&
+    isTerminal(parseStored(RunStateEvent, stored.json, `event ${stored.id}`).to)
+  );
 }
 
 export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -145,11 +163,11 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
           request.raw.once('close', onDrain);
         });
       /** Writes `events` in order, waiting on backpressure; true once the run has ended. */
-      const replay = async (events: readonly StoredRunEvent[]): Promise<boolean> => {
+      const replay = async (events: readonly StoredEventJson[]): Promise<boolean> => {
         for (const stored of events) {
           if (done) return false;
-          const flowing = raw.write(frame(stored));
-          if (endsRun(stored)) return true;
+          const flowing = raw.write(storedFrame(stored));
+          if (storedEndsRun(stored)) return true;
           if (!flowing) await drained();
         }
         return false;

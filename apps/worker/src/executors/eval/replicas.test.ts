@@ -23,7 +23,15 @@ afterEach(async () => {
 describe('an eval cell over two inference replicas', () => {
   it('spreads its requests over both, in flight at the same time', async () => {
     const fakes = await Promise.all(
-      [0, 1].map(() => FakeVllmServer.start({ checkAdapterFiles: false, stopAfter: 4 })),
+      [0, 1].map(() =>
+        FakeVllmServer.start({
+          checkAdapterFiles: false,
+          stopAfter: 4,
+          // Ids the run's tokenizer knows, as a real server samples from its model's vocabulary
+          // (the rollout loop decodes every turn).
+          vocabSize: new ByteTokenizer().vocabSize,
+        }),
+      ),
     );
     const engine = new VllmInferenceEngine({
       name: 'vllm-pool',
