@@ -173,7 +173,7 @@ it('runs the quick demo through the API and reports measured numbers', async () 
 
   // Plain (non-TTY) output: one line per step and the GRPO table rows.
   expect(output).toMatch(/^sft step 1\/\d+ {2}loss /m);
-  expect(output).toMatch(/^ step +reward +base +pref +tools +length +KL +grad$/m);
+  expect(output).toMatch(/^ step +R +r_base +s +tools +length +KL +grad$/m);
   expect(output).toContain(`registering rm run ${report.runs.rm} as reward model 'demo-rm'`);
   expect(output).toContain('docker compose up');
 }, 300_000);
