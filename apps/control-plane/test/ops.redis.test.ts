@@ -101,10 +101,19 @@ describe('OpenAPI', () => {
   });
 });
 
+/** Rate-limit windows are fixed and aligned to the epoch (rate-limit-store.ts): the calls a test
+ * counts must fall in one 60 s window, so a test that starts within 5 s of a boundary waits past
+ * it first. */
+async function inOneWindow(): Promise<void> {
+  const untilBoundary = 60_000 - (Date.now() % 60_000);
+  if (untilBoundary < 5_000) await new Promise((r) => setTimeout(r, untilBoundary + 50));
+}
+
 describe('rate limit', () => {
   it('limits per token and answers 429 problem+json with retry-after', async () => {
     const call = (token: string) =>
       plane.app.inject({ method: 'GET', url: '/v1/runs', headers: auth(token) });
+    await inOneWindow();
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await call(TOKENS.limited)).statusCode);
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -124,6 +133,7 @@ describe('rate limit without a valid token', () => {
     try {
       const call = (headers: Record<string, string>, remoteAddress = '198.51.100.7') =>
         strict.app.inject({ method: 'GET', url: '/v1/runs', headers, remoteAddress });
+      await inOneWindow();
       const statuses = [];
       for (let i = 0; i < 3; i++)
         statuses.push((await call(auth(`guess-${i}-0123456789abcdef`))).statusCode);
