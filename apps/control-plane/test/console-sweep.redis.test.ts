@@ -2,11 +2,20 @@
 // playwright-core) against a real control plane on Redis: a sweep of 4 GRPO runs with committed
 // steps shows its runs in each state, the best run by its metric, and every run's step curves
 // overlaid with its grid values (the differing spec fields) as the legend; runs ticked on the
-// runs list open side by side; a sweep of another tenant is not found.
+// runs list open side by side; one prompt across the sweep's runs in the rollout browser; a
+// sweep of another tenant is not found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import type { SweepResource } from '@anneal/protocol';
-import { appendStep, heartbeatWorker, startRun, transitionRun } from '@anneal/store';
+import { type RolloutRecord, type SweepResource, rolloutId } from '@anneal/protocol';
+import {
+  appendStep,
+  commitLedgerStep,
+  heartbeatWorker,
+  runArtifactDir,
+  startRun,
+  transitionRun,
+  writeLedgerStep,
+} from '@anneal/store';
 import { bundledConsole, launchBrowser } from './browser.ts';
 import { TOKENS, type TestPlane, auth, eventually, testPlane } from './helpers.ts';
 
@@ -24,6 +33,64 @@ grid:
   reward.lambdaLen: [0, 0.2]
 select: { metric: loss, mode: min }
 `;
+
+const PROMPT = 'search-qa:q0';
+
+/** A policy rollout of group 0 of `PROMPT` with reward `reward` (the ledger's record shape). */
+function rollout(step: number, index: number, reward: number): RolloutRecord {
+  return {
+    id: rolloutId('policy', step, 0, index),
+    role: 'policy',
+    step,
+    group: 0,
+    index,
+    pairedWith: rolloutId('reference', step, 0, index),
+    policyVersion: step - 1,
+    promptId: PROMPT,
+    source: 'search-qa',
+    exampleId: 'q0',
+    component: 'qa',
+    prompt: { text: 'What is the capital of Australia?' },
+    turns: [{ assistant: `<answer>answer ${reward}</answer>`, calls: [] }],
+    answer: `answer ${reward}`,
+    finish: 'answer',
+    truncated: false,
+    lengths: { prompt: 10, generated: 8, response: 8, total: 18 },
+    toolCalls: 0,
+    toolErrors: 0,
+    rewards: {
+      baseReward: reward,
+      preferenceScore: 1,
+      toolPenalty: 0,
+      lengthPenalty: 0,
+      efficiencyPenalty: 0,
+      reward,
+    },
+    advantage: 0,
+    ratio: null,
+    checks: null,
+  };
+}
+
+/** Runs 1 and 2 of the sweep record `PROMPT` at steps 1 and 2: mean R = run + step / 10. */
+async function seedLedgers(): Promise<void> {
+  for (const [i, run] of sweep.runs.slice(0, 2).entries()) {
+    const dir = runArtifactDir(plane.artifactDir, run.id);
+    for (const step of [1, 2]) {
+      const mean = i + 1 + step / 10;
+      await writeLedgerStep(dir, {
+        step,
+        attempt: 1,
+        policyVersion: step - 1,
+        groupSize: 2,
+        hasTokens: false,
+        sample: [0],
+        groups: [[rollout(step, 0, mean - 0.05), rollout(step, 1, mean + 0.05)]],
+      });
+      expect(await commitLedgerStep(dir, step, { attempt: 1, rollbacks: 0 })).toBe('committed');
+    }
+  }
+}
 
 /** Each run commits 6 steps (loss falling faster with a higher learning rate) and succeeds,
  * except the last, left running at step 3. */
@@ -67,6 +134,7 @@ beforeAll(async () => {
   plane = await testPlane({ consoleDir: bundle.dir });
   base = await plane.app.listen({ host: '127.0.0.1', port: 0 });
   await seed();
+  await seedLedgers();
   browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
@@ -152,6 +220,40 @@ describe('console sweep page', () => {
     await page.click(`tr[data-run="${a}"] a.chip`);
     await page.waitForSelector('.compare-panels figure.panel');
     expect(await page.evaluate('location.hash')).toBe(`#/sweeps/${sweep.id}`);
+    expect(problems).toEqual([]);
+  });
+
+  it("follows one prompt across the sweep's runs in the rollout browser", async () => {
+    const { page, problems } = await signedIn(TOKENS.acmeViewer);
+    const [a, b] = [sweep.runs[0]!.id, sweep.runs[1]!.id];
+    await page.goto(`${base}/console/#/runs/${a}/rollouts?prompt=${PROMPT}`);
+    await page.waitForSelector('table.across');
+    await page.click('a:has-text("Across its sweep’s 4 runs")');
+    await page.waitForSelector('table.across-runs');
+    expect(await page.locator('table.across-runs thead th').allTextContents()).toEqual([
+      'step',
+      ...sweep.runs.map((r) => `mean R · ${r.id}`),
+    ]);
+    const cells = () =>
+      page
+        .locator('table.across-runs tbody tr')
+        .evaluateAll((rows) =>
+          rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)),
+        );
+    // Runs 3 and 4 have no ledger: their columns are empty.
+    expect(await cells()).toEqual([
+      ['1', '1.1', '2.1', '–', '–'],
+      ['2', '1.2', '2.2', '–', '–'],
+    ]);
+
+    // Runs typed in: the same table for just those (the run itself first).
+    await page.fill('#f-with', ` ${b} , ${a}`);
+    await page.click('form.across-runs button[type=submit]');
+    await until(page, `document.querySelectorAll('table.across-runs thead th').length === 3`);
+    expect(await cells()).toEqual([
+      ['1', '1.1', '2.1'],
+      ['2', '1.2', '2.2'],
+    ]);
     expect(problems).toEqual([]);
   });
 

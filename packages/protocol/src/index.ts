@@ -37,5 +37,6 @@ export * from './usage-estimate.ts';
 export * from './usage-api.ts';
 export * from './console-catalogue.ts';
 export * from './stored-record.ts';
+export * from './sweep-label.ts';
 export * from './sweep-spec.ts';
 export * from './sweep-api.ts';

@@ -19,8 +19,6 @@ import { stepMetricIssue } from './step-metric-records.ts';
 export const SWEEP_MAX_RUNS = 64;
 /** Most spec fields one grid varies. */
 export const SWEEP_MAX_PATHS = 8;
-/** The label every run of a sweep carries, its value the sweep's id. */
-export const SWEEP_LABEL = 'sweep';
 export const SWEEP_ID_PATTERN = '^sweep_[0-9A-HJKMNP-TV-Z]{26}$';
 /** A spec field as dot-separated names (`optimizer.learningRate`); a number indexes an array
  * the base spec sets (`data.mix.0.weight`). */

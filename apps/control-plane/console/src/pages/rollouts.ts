@@ -2,13 +2,14 @@
 // step, role, reward, tool calls and errors, finish reason or text; sort by reward, advantage,
 // IS ratio, length or tool calls; expand a rollout for its prompt, turns, tool calls, answer,
 // reward parts, advantage and ratios; follow one prompt across steps (`?prompt=`), with a table
-// of how its reward, tool calls and answers changed.
+// of how its reward, tool calls and answers changed, and beside other runs (prompt-across-runs.ts).
 import { apiJson, runPath, withQuery } from '../api.ts';
 import { errorLine, fill, h } from '../dom.ts';
 import { type Field, apiQuery, filterForm } from '../filters.ts';
 import { num } from '../format.ts';
 import { hrefWith } from '../router.ts';
 import type { RolloutPage, RolloutRecord } from '@anneal/protocol';
+import { promptAcrossRuns } from './prompt-across-runs.ts';
 import { rolloutDetails } from './rollout-details.ts';
 
 type Listed = RolloutPage['rollouts'][number];
@@ -169,6 +170,7 @@ export async function renderRollouts(
           h('a', { href: base }, 'all prompts'),
         )
       : null,
+    prompt ? promptAcrossRuns(id, prompt, query, base, signal) : null,
     filterForm(base, FIELDS, query, keep),
     body,
   );
