@@ -51,6 +51,8 @@ export type EngineEvent =
   | { kind: 'sample'; name: string; step: number | null; turn: 1 | 2 }
   | { kind: 'load' | 'release'; name: string }
   | { kind: 'train'; at: 'start' | 'end'; step: number }
+  /** A gradient-free forward / an optimiser step at the weights step `step` trains. */
+  | { kind: 'forward' | 'optim'; step: number }
   | { kind: 'delete'; path: string };
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -162,7 +164,13 @@ export class VersionedInference implements InferenceEngine {
     return Promise.resolve();
   }
 
-  /** Resolves once `ready()` holds (checked at every load and request). */
+  /** A trainer event: recorded, and `until` conditions checked again. */
+  trainerEvent(event: EngineEvent): void {
+    this.events.push(event);
+    this.wake();
+  }
+
+  /** Resolves once `ready()` holds (checked at every load, request and trainer event). */
   until(ready: () => boolean): Promise<void> {
     if (ready()) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push({ ready, resolve }));
@@ -207,6 +215,7 @@ export class VersionedTrainerModel implements TrainerModel {
   }
 
   forward(data: readonly Datum[], _lossFn: LossFn): Promise<ForwardResult> {
+    this.inference.trainerEvent({ kind: 'forward', step: this.version + 1 });
     return Promise.resolve(this.result(data));
   }
 
@@ -221,6 +230,7 @@ export class VersionedTrainerModel implements TrainerModel {
   }
 
   optimStep(_params: AdamParams): Promise<OptimStepResult> {
+    this.inference.trainerEvent({ kind: 'optim', step: this.version + 1 });
     this.version++;
     return Promise.resolve({ gradNorm: 1, metrics: {} });
   }

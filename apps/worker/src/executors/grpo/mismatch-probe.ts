@@ -4,7 +4,8 @@
 // Step s trains version s − 1, which is both the sampler's current version and the trainer's
 // weights until the step's optim_step. So when the step's batch is lagged, a probe is sampled
 // from version s − 1 concurrently with the step's forward_backward, and scored by a
-// gradient-free forward before optim_step. The probe's rollouts are the batch's kind: whole
+// gradient-free forward as soon as it is in — beside forward_backward, not after it — which
+// the step awaits before optim_step (step.ts). The probe's rollouts are the batch's kind: whole
 // multi-turn rollouts with tools through the same rollout loop and environment (a mismatch that
 // shows only after tool results or grows with the context shows in it as in the batch), as
 // many as `rollout.probeFraction` of the batch's generated tokens takes. A step with fresh

@@ -3,6 +3,7 @@
 // then train -> weight sync. With rollout.maxPolicyLag k ≥ 1 the batches of the next k steps
 // are sampled while this one trains (docs/recipe.md "Pipelined GRPO"). The caller
 // (training-loop.ts) commits the record and checkpoints.
+import type { TrainerModel } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
 import { adamParams } from '../common/adam.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
@@ -45,26 +46,27 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
-  const probe = lag > 0 ? launchMismatchProbe(state, step, batch) : null;
+  const probe = lag > 0 ? launchMismatchProbe(state, step, batch, scorer) : null;
   let probed: MismatchKl | null = null;
   let probeRollouts: readonly Rollout[] = [];
   const train = await timer.time('train', () =>
-    trainStep(scorer, {
-      step,
-      rollouts,
-      advantages,
-      is: spec.importanceSampling,
-      reduction: resources.trainer.capabilities.reduction,
-      adam: adamParams(spec, state.epoch.learningRateScale),
-      lags: rollouts.map(() => lag),
-      keepTrainerLogprobs: state.ledger !== null && spec.ledger.tokens,
-      ...(probe && {
-        atTrainedWeights: async () => {
-          probeRollouts = await probe;
-          probed = await probeMismatch(scorer, probeRollouts, step);
-        },
+    probeWhileTraining(probe, () =>
+      trainStep(scorer, {
+        step,
+        rollouts,
+        advantages,
+        is: spec.importanceSampling,
+        reduction: resources.trainer.capabilities.reduction,
+        adam: adamParams(spec, state.epoch.learningRateScale),
+        lags: rollouts.map(() => lag),
+        keepTrainerLogprobs: state.ledger !== null && spec.ledger.tokens,
+        ...(probe && {
+          atTrainedWeights: async () => {
+            ({ rollouts: probeRollouts, kl: probed } = await probe.scored);
+          },
+        }),
       }),
-    }),
+    ),
   );
   const name = policyServingName(ctx.runId, spec.rollout.maxPolicyLag, step, state.epoch.rollbacks);
   const syncing = timer.time('weight_sync', () =>
@@ -133,17 +135,31 @@ function absMax(values: ArrayLike<number>): number {
   return max;
 }
 
-/** The mismatch probe of a lagged step, sampled from the version the step trains while its
- * forward_backward runs (docs/recipe.md §2.6). A failure fails the step when the probe is
+/** A lagged step's mismatch probe, launched with the step (launchMismatchProbe). */
+interface LaunchedProbe {
+  /** Its rollouts and their KL, once scored. */
+  scored: Promise<{ rollouts: Rollout[]; kl: MismatchKl | null }>;
+  /** Called once the step's training is over: a probe sampled later is not scored (the step
+   * failed before optim_step; the trainer no longer holds the weights the probe was for). */
+  close(): void;
+}
+
+/** The mismatch probe of a lagged step (docs/recipe.md §2.6): sampled from the version the
+ * step trains while its forward_backward runs, and scored as soon as its rollouts are in, by a
+ * gradient-free forward sent while forward_backward may still run rather than after it; the
+ * trainer runs both at the same weights, and trainStep awaits the forward before optim_step
+ * (docs/performance.md "Pipeline efficiency"). A failure fails the step when the probe is
  * awaited, never as an unhandled rejection. */
 function launchMismatchProbe(
   state: GrpoState,
   step: number,
   batch: PreparedBatch,
-): Promise<Rollout[]> {
+  scorer: TrainerModel,
+): LaunchedProbe {
   const { spec } = state;
   const rollouts = batch.groups.flat();
-  const probe = state.samplerBusy.during(() =>
+  let open = true;
+  const sampled = state.samplerBusy.during(() =>
     sampleMismatchProbe({
       env: state.policyEnv,
       versions: state.versions,
@@ -157,6 +173,23 @@ function launchMismatchProbe(
       step,
     }),
   );
-  probe.catch(() => undefined); // reported by the step that awaits it (or dropped if it failed first)
-  return probe;
+  const scored = sampled.then(async (probe) => {
+    if (!open)
+      throw new Error(`mismatch probe of step ${step}: sampled after the step's training ended`);
+    return { rollouts: probe, kl: await probeMismatch(scorer, probe, step) };
+  });
+  scored.catch(() => undefined); // reported by the step that awaits it (or dropped if it failed first)
+  return { scored, close: () => (open = false) };
+}
+
+/** Runs the step's training with the probe (if any) in flight; closes the probe after. */
+async function probeWhileTraining<T>(
+  probe: LaunchedProbe | null,
+  train: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await train();
+  } finally {
+    probe?.close();
+  }
 }

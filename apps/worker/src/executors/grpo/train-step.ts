@@ -41,8 +41,9 @@ export interface TrainInputs {
   adam: AdamParams;
   /** Policy lag of each rollout (trained version − sampling version); absent: all 0. */
   lags?: readonly number[];
-  /** Runs after forward_backward and before optim_step, while the trainer still holds the
-   * weights the step trains (the mismatch probe, mismatch-probe.ts). */
+  /** Awaited after forward_backward and before optim_step, while the trainer still holds the
+   * weights the step trains: work at those weights that may have started earlier, beside
+   * forward_backward (the mismatch probe's forward, step.ts), is done before the update. */
   atTrainedWeights?: () => Promise<void>;
   /** Keep a copy of the trainer's logprobs of the generated tokens (the ledger's `tokens`). */
   keepTrainerLogprobs?: boolean;
