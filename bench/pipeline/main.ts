@@ -13,11 +13,18 @@ const TARGET = 1.1; // lag-1 step time within 10 % of the ideal
 const STEPS = 6;
 const STEADY_FROM = 2; // intervals between commits of steps 2..STEPS (step 1 fills the pipeline)
 const GROUP_SIZE = 8;
-const PROMPTS_PER_REPLICA = 8;
+// 256 policy rollouts a step: the mismatch probe's floor (MIN_PROBE_ROLLOUTS, 32) is then 1/8 of
+// the batch, its default `probeFraction` — a production batch's proportion. With 8 prompts the
+// floor was half the batch and its forward alone cost 12–14 % of the step (docs/performance.md).
+const PROMPTS_PER_REPLICA = 32;
 const MAX_TOKENS = 256;
+/** Tokens of a rollout the sampler did not generate but the trainer runs (prompt, tool results):
+ * 196 on average for search-qa under the bench's tokenizer (measured from this bench's lag-0
+ * train phase at 64 generated tokens). The trainer's per-token cost counts them. */
+const UNGENERATED_TOKENS = 196;
 const ROLLOUT_SECONDS = 2; // the fakes' rollout time per step (production ~60 s, scaled down)
 const TIME_SCALE = 30; // production seconds per bench second
-/** forward_backward of a step's policy batch (its generated tokens), optim_step, export. */
+/** forward_backward of a step's policy batch (every token it trains on), optim_step, export. */
 const FORWARD_BACKWARD_MS = 1500;
 const TRAINER_LATENCY_MS = {
   optim_step: 300,
@@ -57,7 +64,7 @@ const shape: EngineShape = {
 // the rest: the mismatch probe's small forward then costs what it should, not a batch's. A
 // forward is a third of a forward_backward per token (≈ 2N of the 6N training FLOPs per token,
 // Kaplan et al. 2020, arXiv:2001.08361 §2.1).
-const batchTokens = promptsPerStep * GROUP_SIZE * MAX_TOKENS;
+const batchTokens = promptsPerStep * GROUP_SIZE * (MAX_TOKENS + UNGENERATED_TOKENS);
 const fbMsPerToken = FORWARD_BACKWARD_MS / batchTokens;
 shape.trainerTokenLatency = {
   callMs: 100 / TIME_SCALE,
