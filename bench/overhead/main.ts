@@ -13,7 +13,8 @@ import { startStack, type StepTrace } from '../pipeline/stack.ts';
 import { runArtifactDir } from '@anneal/store';
 import { jsonParseCpuPerToken } from './baseline.ts';
 import { ledgerBytesPerStep, measureLedgerStep } from './ledger.ts';
-import { startProfiler, summarise, type CpuProfile } from './profile.ts';
+import { measureReaderThreads } from './threads.ts';
+import { startProfiler, summarise, summariseAllocations, type Profiles } from './profile.ts';
 
 const PRODUCTION_STEP_SECONDS = 60;
 const TARGET = 0.01;
@@ -30,13 +31,17 @@ const MEASURED_FROM = 2;
 const REGRESSION_BOUND = 2;
 /** Orchestrator CPU ÷ JSON.parse CPU for the same tokens, as measured when the bound was set
  * (docs/performance.md "Orchestrator overhead"). */
-const RECORDED_RATIO = 2.8; // 2.76× in a --soak run at load 19–20 (2026-12-05)
+const RECORDED_RATIO = 2.4; // 2.41× in a --soak run at load 15 (2026-12-05, Tinker requests from typed arrays)
 
 const { values } = parseArgs({
   options: {
     prompts: { type: 'string', default: '32' },
     // a short run for `npm run soak`: 4 prompts, no separate ledger measure, exit 1 past the bound
     soak: { type: 'boolean', default: false },
+    // no separate ledger measure after the run (the run itself writes its ledger either way)
+    quick: { type: 'boolean', default: false },
+    // also V8's sampling heap profile of the measured steps: who allocates (it costs CPU itself)
+    allocations: { type: 'boolean', default: false },
   },
 });
 const soak = values.soak;
@@ -72,13 +77,13 @@ const stack = await startStack({
   maxModelLen: 8192,
 });
 try {
-  let profiler: Promise<() => Promise<CpuProfile>> | undefined;
-  let profile: Promise<CpuProfile> | undefined;
+  let profiler: Promise<() => Promise<Profiles>> | undefined;
+  let profile: Promise<Profiles> | undefined;
   let last = performance.now();
   const onStep = (step: StepTrace) => {
     process.stderr.write(`  step ${step.step}: ${((step.atMs - last) / 1000).toFixed(1)} s\n`);
     last = step.atMs;
-    if (step.step === MEASURED_FROM - 1) profiler = startProfiler();
+    if (step.step === MEASURED_FROM - 1) profiler = startProfiler(values.allocations);
     if (step.step === STEPS) profile = profiler?.then((stop) => stop());
   };
   const { steps, summary: outcome, runId } = await stack.run(spec, onStep);
@@ -151,7 +156,7 @@ try {
     "  the run's own ledger on disk per step",
     `${(median(written) / 1048576).toFixed(1)} MiB (the fake sampler's ids: nearly incompressible)`,
   );
-  for (const shape of soak ? [] : (['text', 'fake'] as const)) {
+  for (const shape of soak || values.quick ? [] : (['text', 'fake'] as const)) {
     const ledger = await measureLedgerStep(LEDGER_STEPS, shape);
     const ledgerShare = ledger.cpuMs / 1000 / m('cpu');
     row(
@@ -165,7 +170,22 @@ try {
       `${ledgerShare < LEDGER_TARGET ? 'MET' : 'MISSED'} (ratio ${(ledgerShare * 100).toFixed(2)} % of ${s(m('cpu'))})`,
     );
   }
-  const summary = summarise(await profile!, 10);
+  const profiles = await profile!;
+  const summary = summarise(profiles.cpu, 10);
+  if (!soak) {
+    // The reply-reading stage alone, on this thread and on 1 and 2 reader threads (threads.ts).
+    console.log(
+      `reading the step's ${prompts} policy replies (${GROUP_SIZE} × ${MAX_TOKENS} tokens each), ` +
+        'tokens per CPU-second (all threads) / per wall second, this thread busy:',
+    );
+    for (const f of await measureReaderThreads(prompts, GROUP_SIZE, MAX_TOKENS)) {
+      row(
+        `  ${f.threads === 0 ? 'on the event loop' : `${f.threads} reader thread${f.threads > 1 ? 's' : ''}`}`,
+        `${(f.tokensPerCpuSecond / 1e6).toFixed(2)} M / ${(f.tokensPerWallSecond / 1e6).toFixed(2)} M, ` +
+          `busy ${f.mainBusyMs.toFixed(0)} ms`,
+      );
+    }
+  }
   const pct = (ms: number) => `${((ms / summary.totalMs) * 100).toFixed(1).padStart(5)} %`;
   console.log(
     `largest contributors (V8 profile of steps ${MEASURED_FROM}..${STEPS}, share of main-thread samples):`,
@@ -173,6 +193,18 @@ try {
   for (const [area, ms] of summary.areas) console.log(`  ${pct(ms)}  ${area}`);
   console.log('largest functions (self time):');
   for (const [name, ms] of summary.functions) console.log(`  ${pct(ms)}  ${name}`);
+  if (profiles.allocations) {
+    const allocated = summariseAllocations(profiles.allocations, 8);
+    const mib = (bytes: number) =>
+      `${(bytes / 1048576 / (STEPS - MEASURED_FROM + 1)).toFixed(0).padStart(6)} MiB`;
+    console.log(
+      `allocated per step (V8 sampling heap profile, collected objects included): ` +
+        `${mib(allocated.totalBytes).trim()}; by area:`,
+    );
+    for (const [area, bytes] of allocated.areas) console.log(`  ${mib(bytes)}  ${area}`);
+    console.log('largest allocating functions:');
+    for (const [name, bytes] of allocated.functions) console.log(`  ${mib(bytes)}  ${name}`);
+  }
   console.log(
     `(medians over steps ${MEASURED_FROM}..${STEPS}; busy = performance.eventLoopUtilization, CPU = process.cpuUsage)`,
   );

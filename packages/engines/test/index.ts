@@ -28,3 +28,5 @@ export {
   QWEN3_TOKENIZER_JSON,
   qwen3Reference,
 } from './tokenizers/qwen3.ts';
+// The vLLM client's reply reader, for bench/overhead's thread-scaling measure.
+export { extractCompletion } from '../src/vllm/fast-parse.ts';

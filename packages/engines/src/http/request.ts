@@ -17,6 +17,7 @@
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
+import { JsonText } from './json-text.ts';
 import type { EngineErrorContext } from './errors.ts';
 import { linkSignals } from './timing.ts';
 import type { Timers } from './timing.ts';
@@ -33,6 +34,7 @@ export interface HttpReply {
 
 export interface SendOptions {
   method: 'GET' | 'POST' | 'DELETE';
+  /** Serialised with JSON.stringify, or sent as it is when already JSON (JsonText). */
   body?: unknown;
   headers?: Record<string, string>;
   timeoutMs: number;
@@ -78,7 +80,7 @@ export async function sendJson(
       path: url.pathname + url.search,
       method: options.method,
       headers,
-      body: options.body === undefined ? null : JSON.stringify(options.body),
+      body: bodyText(options.body),
       signal,
     });
     const bytes = await readBody(response.body, response.headers['content-length']);
@@ -102,6 +104,11 @@ export async function sendJson(
   } finally {
     linked.dispose();
   }
+}
+
+function bodyText(body: unknown): string | Uint8Array | null {
+  if (body === undefined) return null;
+  return body instanceof JsonText ? body.body : JSON.stringify(body);
 }
 
 /** The whole body, each chunk copied once as it arrives: into one buffer of the announced

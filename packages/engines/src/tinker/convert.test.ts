@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { fromWireForward, toWireDatum, toWireLossConfig } from './convert.ts';
+import { JsonBytesWriter } from '../http/json-text.ts';
+import { checkWireDatum, fromWireForward, toWireLossConfig, writeWireDatum } from './convert.ts';
+import { seededRng } from '../http/timing.ts';
+import type * as Wire from './wire.ts';
 import { combineMetrics, gradNormOf, parseMetricKey, parseMetrics } from './metrics.ts';
+
+/** A datum's JSON as the client sends it. */
+const datumJson = (datum: Parameters<typeof writeWireDatum>[1]): string => {
+  checkWireDatum(datum, 0);
+  const writer = new JsonBytesWriter();
+  writeWireDatum(writer, datum);
+  return new TextDecoder().decode(writer.finish());
+};
 
 describe('Tinker conversions', () => {
   it('sends the scoring temperature to the trainer when it is not 1 (else π_train is scored at T = 1)', () => {
@@ -83,19 +94,51 @@ describe('Tinker conversions', () => {
         advantages: Float32Array.from(advantages),
       },
     });
-    expect(() => toWireDatum(datum([0, Number.NaN, 0]), 2)).toThrow(
+    expect(() => checkWireDatum(datum([0, Number.NaN, 0]), 2)).toThrow(
       'data[2].lossFnInputs.advantages[1] is NaN: a trainer takes finite numbers only',
     );
-    expect(() => toWireDatum(datum([0, 0, -Infinity]), 0)).toThrow(
+    expect(() => checkWireDatum(datum([0, 0, -Infinity]), 0)).toThrow(
       'data[0].lossFnInputs.advantages[2] is -Infinity',
     );
-    expect(toWireDatum(datum([0, 0.5, 0]), 0).loss_fn_inputs['advantages']!.data).toEqual([
-      0, 0.5, 0,
-    ]);
+    const wire = JSON.parse(datumJson(datum([0, 0.5, 0]))) as Wire.Datum;
+    expect(wire.loss_fn_inputs['advantages']!.data).toEqual([0, 0.5, 0]);
+  });
+
+  it('writes a datum byte for byte as JSON.stringify writes the wire Datum of its values', () => {
+    // repeats (copied bytes), zeros of both signs, integers, extremes, and seeded values
+    const rng = seededRng(29);
+    const n = 4096;
+    const fixed = [-0.05, -1e-7, -12.3456789, 0, -0, 1, -1, 3.4e38, 1e-30, 1 / 3, 1 / 3, 2 ** 31];
+    const logprobs = Float32Array.from({ length: n }, (_, i) =>
+      i < fixed.length ? fixed[i]! : i % 7 === 0 ? 0 : -rng() * 20,
+    );
+    const datum = {
+      modelInput: Array.from({ length: n }, (_, i) => (i * 7919) % 151_936),
+      lossFnInputs: {
+        target_tokens: Int32Array.from({ length: n }, (_, i) => (i * 104_729) % 151_936),
+        logprobs,
+        advantages: Float32Array.from({ length: n }, (_, i) => (i < 2048 ? 0.625 : -1.2e-3)),
+      },
+    };
+    const tensor = (t: Int32Array | Float32Array, dtype: string) => ({
+      data: Array.from(t),
+      dtype,
+      shape: [t.length],
+    });
+    expect(datumJson(datum)).toBe(
+      JSON.stringify({
+        model_input: { chunks: [{ type: 'encoded_text', tokens: datum.modelInput }] },
+        loss_fn_inputs: {
+          target_tokens: tensor(datum.lossFnInputs.target_tokens, 'int64'),
+          logprobs: tensor(logprobs, 'float32'),
+          advantages: tensor(datum.lossFnInputs.advantages, 'float32'),
+        },
+      }),
+    );
   });
 
   it('rejects an empty model input', () => {
-    expect(() => toWireDatum({ modelInput: [], lossFnInputs: {} }, 4)).toThrow(
+    expect(() => checkWireDatum({ modelInput: [], lossFnInputs: {} }, 4)).toThrow(
       'data[4].modelInput is empty',
     );
   });

@@ -10,41 +10,58 @@ import type {
 } from '../types.ts';
 import { isObject } from '../http/request.ts';
 import { gradNormOf, readMetrics } from './metrics.ts';
+import type { JsonBytesWriter } from '../http/json-text.ts';
 import type * as Wire from './wire.ts';
 
-/** Tensor aligned with `modelInput` positions -> TensorData (Int32Array = int64 ids). */
-export function toTensorData(tensor: Tensor): Wire.TensorData {
-  return {
-    data: Array.from(tensor),
-    dtype: tensor instanceof Int32Array ? 'int64' : 'float32',
-    shape: [tensor.length],
-  };
-}
+const TENSOR_DTYPE = (tensor: Tensor): Wire.TensorDtype =>
+  tensor instanceof Int32Array ? 'int64' : 'float32';
 
-/** Checks alignment (every loss input as long as the model input) and converts. */
-export function toWireDatum(datum: Datum, index: number): Wire.Datum {
+/** Checks a datum before it is sent: a model input, every loss input as long as it, and every
+ * value finite (JSON has no NaN or Infinity: they would go out as null). */
+export function checkWireDatum(datum: Datum, index: number): void {
   const length = datum.modelInput.length;
   if (length === 0) throw new RangeError(`data[${index}].modelInput is empty`);
-  const inputs: Record<string, Wire.TensorData> = {};
   for (const [name, tensor] of Object.entries(datum.lossFnInputs)) {
     if (tensor.length !== length) {
       throw new RangeError(
         `data[${index}].lossFnInputs.${name} has ${tensor.length} values for ${length} input tokens`,
       );
     }
-    // JSON has no NaN or Infinity (they would go out as null): refuse here, naming the value
-    const bad = tensor.findIndex((v) => !Number.isFinite(v));
+    const bad = firstNonFinite(tensor);
     if (bad >= 0) {
       throw new RangeError(
         `data[${index}].lossFnInputs.${name}[${bad}] is ${tensor[bad]}: a trainer takes finite numbers only`,
       );
     }
-    inputs[name] = toTensorData(tensor);
   }
-  return {
-    model_input: { chunks: [{ type: 'encoded_text', tokens: [...datum.modelInput] }] },
-    loss_fn_inputs: inputs,
-  };
+}
+
+/**
+ * Writes a checked datum (checkWireDatum) as the wire's `Datum` JSON: `model_input` as one
+ * encoded_text chunk, each loss input a `TensorData` with `data`, `dtype` (Int32Array = int64
+ * ids) and `shape` — the bytes JSON.stringify would write for those values, straight from the
+ * typed arrays (no JS array of each tensor in between).
+ */
+export function writeWireDatum(writer: JsonBytesWriter, datum: Datum): void {
+  writer.raw('{"model_input":{"chunks":[{"type":"encoded_text","tokens":[');
+  writer.numbers(datum.modelInput).raw(']}]},"loss_fn_inputs":{');
+  let first = true;
+  for (const [name, tensor] of Object.entries(datum.lossFnInputs)) {
+    writer.raw(`${first ? '' : ','}${JSON.stringify(name)}:{"data":[`);
+    writer.numbers(tensor);
+    writer.raw(`],"dtype":"${TENSOR_DTYPE(tensor)}","shape":[${tensor.length}]}`);
+    first = false;
+  }
+  writer.raw('}}');
+}
+
+/** Index of the first value that is NaN or infinite, or -1 (a plain loop: no value boxed). */
+function firstNonFinite(tensor: Tensor): number {
+  for (let i = 0; i < tensor.length; i += 1) {
+    const value = tensor[i] as number;
+    if (value - value !== 0) return i;
+  }
+  return -1;
 }
 
 /** Loss inputs each loss reads (docs/engines.md "Losses"). */
@@ -108,10 +125,15 @@ export function fromWireForward(body: unknown, expected: number): ForwardResult 
       throw new TypeError(`loss_fn_outputs[${i}].logprobs is missing`);
     }
     const data: unknown[] = tensor['data'];
-    if (!data.every((v) => typeof v === 'number')) {
-      throw new TypeError(`loss_fn_outputs[${i}].logprobs.data holds non-numbers`);
+    const values = new Float32Array(data.length);
+    for (let t = 0; t < data.length; t += 1) {
+      const value = data[t];
+      if (typeof value !== 'number') {
+        throw new TypeError(`loss_fn_outputs[${i}].logprobs.data holds non-numbers`);
+      }
+      values[t] = value;
     }
-    return Float32Array.from(data as number[]);
+    return values;
   });
   return { logprobs, metrics: readMetrics(body['metrics']) };
 }

@@ -4,6 +4,7 @@
 // a seq_id was reused with a different payload and surfaces as an error
 // (ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT), never retried.
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import { JsonBytesWriter, JsonText } from '../http/json-text.ts';
 import { isObject } from '../http/request.ts';
 import type {
   AdamParams,
@@ -23,7 +24,8 @@ import {
   fromWireForward,
   fromWireOptimStep,
   toWireAdam,
-  toWireDatum,
+  checkWireDatum,
+  writeWireDatum,
   toWireLossConfig,
 } from './convert.ts';
 import { isFutureReply, operationDeadline, resultOf } from './futures.ts';
@@ -175,20 +177,30 @@ export class TinkerTrainerModel implements TrainerModel {
     }
     if (data.length === 0) throw new RangeError(`${route}: data is empty`);
     checkLossInputs(data, lossFn);
-    const wireData = data.map((datum, i) => toWireDatum(datum, i));
+    data.forEach((datum, i) => checkWireDatum(datum, i));
     const lossConfig = toWireLossConfig(config);
     // Large batches go in chunks (gradients accumulate until optim_step): all chunks are
-    // submitted in seq_id order first, then their futures are awaited together.
+    // submitted in seq_id order first, then their futures are awaited together. Each request
+    // is written as bytes straight from the datums' typed arrays (writeWireDatum).
     const size = this.maxDatumsPerRequest;
     const pending: Array<{ count: number; result: Promise<unknown> }> = [];
-    for (let start = 0; start < wireData.length; start += size) {
-      const input: Wire.ForwardBackwardInput = {
-        data: wireData.slice(start, start + size),
-        loss_fn: lossFn,
+    for (let start = 0; start < data.length; start += size) {
+      const datums = data.slice(start, start + size);
+      const body = (seqId: number) => {
+        const writer = new JsonBytesWriter().raw(
+          `{"model_id":${JSON.stringify(this.id)},"${key}":{"data":[`,
+        );
+        datums.forEach((datum, i) => {
+          if (i > 0) writer.raw(',');
+          writeWireDatum(writer, datum);
+        });
+        const input: Omit<Wire.ForwardBackwardInput, 'data'> = { loss_fn: lossFn };
+        if (lossConfig) input.loss_fn_config = lossConfig;
+        writer.raw(`],${JSON.stringify(input).slice(1, -1)}},"seq_id":${seqId}}`);
+        return new JsonText(writer.finish());
       };
-      if (lossConfig) input.loss_fn_config = lossConfig;
-      const result = await this.submit(route, { [key]: input });
-      pending.push({ count: input.data.length, result: result.result });
+      const result = await this.submit(route, body);
+      pending.push({ count: datums.length, result: result.result });
     }
     const parts = await Promise.all(
       pending.map(async ({ count, result }) => {
@@ -211,12 +223,16 @@ export class TinkerTrainerModel implements TrainerModel {
    * itself keeps seq_ids in submission order. */
   private async submit(
     route: string,
-    payload: Record<string, unknown>,
+    payload: Record<string, unknown> | ((seqId: number) => JsonText),
   ): Promise<{ result: Promise<unknown> }> {
     const seqId = this.nextSeqId;
     this.nextSeqId += 1;
     const deadline = operationDeadline(this.transport); // one deadline: submission to result
-    const body = { model_id: this.id, ...payload, seq_id: seqId };
+    // `payload`'s members with model_id and seq_id, or the whole body written for this seq_id
+    const body =
+      typeof payload === 'function'
+        ? payload(seqId)
+        : { model_id: this.id, ...payload, seq_id: seqId };
     const reply = await this.transport.post(route, body, { seqId });
     const label = `${route} (model ${this.id}, seq_id ${seqId})`;
     const result = resultOf(this.transport, reply.json, label, deadline);

@@ -1,0 +1,105 @@
+// Request bodies already serialised as JSON (sendJson sends them as they are), and a writer of
+// JSON bytes for bodies whose bulk is typed arrays (Tinker datums). Each number is written as
+// JSON.stringify writes it; integers digit by digit, a value equal to the one before by copying
+// its bytes, other numbers through String(). bench/overhead: copying every tensor into a JS
+// array for JSON.stringify was the orchestrator's largest allocation, and
+// TypedArray.prototype.join formats integers several times slower than this.
+import { Buffer } from 'node:buffer';
+
+/** A JSON body as text or UTF-8 bytes. */
+export class JsonText {
+  constructor(readonly body: string | Uint8Array) {}
+}
+
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+const DIGIT_0 = 0x30;
+/** Integers below this are written digit by digit (exactly as String() writes them). */
+const DIGIT_LIMIT = 2 ** 53;
+
+export class JsonBytesWriter {
+  private bytes = Buffer.allocUnsafe(1 << 16);
+  private length = 0;
+  private readonly digits = new Uint8Array(20);
+
+  /** JSON text as it is (UTF-8). */
+  raw(text: string): this {
+    this.reserve(text.length * 3);
+    this.length += this.bytes.write(text, this.length, 'utf8');
+    return this;
+  }
+
+  /** `values` as JSON numbers separated by commas (no brackets). Every value must be finite
+   * (JSON has no NaN or Infinity). */
+  numbers(values: ArrayLike<number>): this {
+    let previous = Number.NaN;
+    let previousStart = 0;
+    let previousEnd = 0;
+    for (let i = 0; i < values.length; i += 1) {
+      const value = values[i] as number;
+      if (i > 0) {
+        this.reserve(1);
+        this.bytes[this.length] = COMMA;
+        this.length += 1;
+      }
+      if (value === previous) {
+        // the same bytes again (advantages repeat along a sequence, masks and zeros run)
+        const size = previousEnd - previousStart;
+        this.reserve(size);
+        this.bytes.copyWithin(this.length, previousStart, previousEnd);
+        previousStart = this.length;
+        this.length += size;
+        previousEnd = this.length;
+        continue;
+      }
+      previousStart = this.length;
+      if (Number.isInteger(value) && Math.abs(value) < DIGIT_LIMIT) this.integer(value);
+      else this.rawAscii(String(value));
+      previous = value;
+      previousEnd = this.length;
+    }
+    return this;
+  }
+
+  /** The bytes written (a view of the writer's buffer: the writer is not used afterwards). */
+  finish(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  private integer(value: number): void {
+    this.reserve(18);
+    let rest = value;
+    if (rest < 0) {
+      this.bytes[this.length] = MINUS;
+      this.length += 1;
+      rest = -rest;
+    }
+    let count = 0;
+    do {
+      const next = Math.floor(rest / 10);
+      this.digits[count] = DIGIT_0 + (rest - next * 10);
+      count += 1;
+      rest = next;
+    } while (rest > 0);
+    while (count > 0) {
+      count -= 1;
+      this.bytes[this.length] = this.digits[count] as number;
+      this.length += 1;
+    }
+  }
+
+  private rawAscii(text: string): void {
+    this.reserve(text.length);
+    for (let i = 0; i < text.length; i += 1) {
+      this.bytes[this.length + i] = text.charCodeAt(i);
+    }
+    this.length += text.length;
+  }
+
+  private reserve(extra: number): void {
+    if (this.length + extra <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + extra));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
+  }
+}
