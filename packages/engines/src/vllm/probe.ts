@@ -37,6 +37,8 @@ export interface VllmServedModel {
   maxModelLen?: number;
   /** Set on LoRA adapter cards: the base model. */
   parent?: string;
+  /** `owned_by`: `vllm` on vLLM's cards, `anneal-embedded` on the embedded sampler server's. */
+  ownedBy?: string;
 }
 
 export interface VllmReplicaProbe {
@@ -222,11 +224,13 @@ function readModels(json: unknown): VllmServedModel[] {
     if (typeof card['id'] !== 'string') return [];
     const length = card['max_model_len'];
     const parent = card['parent'];
+    const owner = card['owned_by'];
     return [
       {
         id: card['id'],
         ...(Number.isSafeInteger(length) && { maxModelLen: length as number }),
         ...(typeof parent === 'string' && { parent }),
+        ...(typeof owner === 'string' && { ownedBy: owner }),
       },
     ];
   });
