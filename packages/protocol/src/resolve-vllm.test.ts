@@ -103,8 +103,8 @@ describe('vLLM endpoint checks at submission', () => {
   });
 
   it('pairs ONNX exports (backend embedded) with the embedded sampler server only, for grpo and eval', () => {
-    const grpo = spec('kind: grpo\nlora: {rank: 16}');
-    const onVllm = resolveRunSpec(grpo, withVllm({}, 'embedded'));
+    const grpo = spec('kind: grpo'); // lora.rank 32: no rank limit on ONNX weight sets
+    const onVllm = resolveRunSpec(grpo, withVllm({ maxLoraRank: 32 }, 'embedded'));
     expect(onVllm.errors).toEqual([
       {
         path: '/endpoints/inference',

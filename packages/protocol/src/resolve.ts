@@ -151,7 +151,8 @@ function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
   const issues: ResolveIssue[] = [];
   const served = serverIssue(spec, config, name, endpoint.server ?? 'vllm');
   if (served !== undefined) issues.push(served);
-  if (spec.kind !== 'grpo') return issues;
+  // The embedded sampler loads ONNX weight sets: no LoRA rank or adapter format applies.
+  if (spec.kind !== 'grpo' || endpoint.server === 'anneal-embedded') return issues;
   const rank = vllmRankIssue({ name, maxLoraRank: endpoint.maxLoraRank }, spec.lora.rank);
   if (rank !== undefined) issues.push({ path: '/lora/rank', message: rank, reason: 'capability' });
   const trainer =
