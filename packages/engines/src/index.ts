@@ -52,7 +52,7 @@ export {
   vllmRankIssue,
   vllmWeightsFormatIssue,
 } from './vllm/endpoint-checks.ts';
-export { loadInplaceFromVersion, probeVllmEndpoint } from './vllm/probe.ts';
+export { loadInplaceFromVersion, maxLorasOf, probeVllmEndpoint } from './vllm/probe.ts';
 export type {
   AdapterDirProbe,
   VllmEndpointProbe,
