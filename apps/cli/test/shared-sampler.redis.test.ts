@@ -1,4 +1,4 @@
-// Many runs, one fleet, on this machine (issue 25 "Done when"): two GRPO runs and one eval run,
+// Many runs, one fleet, on this machine: two GRPO runs and one eval run,
 // submitted over the REST API to a real control plane, run by two worker processes that share one
 // embedded sampler server (`anneal serve sampler`, a process of its own, speaking the vLLM routes
 // Anneal's vLLM client uses, its weight-set capacity declared as the endpoint's `maxLoras`) and
@@ -266,8 +266,8 @@ describe('two GRPO runs and an eval on two workers share one embedded sampler', 
       ).toBe(true);
     }
 
-    // Fair share (issue 25 §2, branch `fair`): assert here each run's share of the completions
-    // served while both ran against its weight.
+    // FAIR SHARE: the assertion of each run's share of the completions served while both ran,
+    // against its weight (the Redis-coordinated in-flight limit and vLLM `priority`), goes here.
 
     const metrics = await samplerMetrics(s);
     expect(gauge(metrics, 'anneal_sampler_weight_sets_resident_peak')).toBeLessThanOrEqual(
