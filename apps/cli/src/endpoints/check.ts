@@ -119,6 +119,7 @@ async function checkInference(
     ...(endpoint.servedModel !== undefined && { model: endpoint.servedModel }),
     ...(apiKey !== undefined && { apiKey }),
     ...(endpoint.adapters && { adapterRoot: endpoint.adapters.root }),
+    ...(endpoint.server === 'anneal-embedded' && { scratch: 'onnx' as const }),
   });
   const declaredMode = reportedLogprobsMode(endpoint);
   for (const replica of probe.replicas) {
