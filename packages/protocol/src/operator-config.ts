@@ -119,9 +119,8 @@ export const InferenceEndpointConfig = Type.Union([
         Type.Union(
           VLLM_SERVERS.map((v) => Type.Literal(v)),
           {
-            default: 'vllm',
             description:
-              'What answers on the replicas: vLLM, or `anneal serve sampler` (anneal-embedded: the embedded ONNX sampler over vLLM\'s routes), which loads the embedded trainer\'s ONNX sampler exports and nothing else; runs are paired with trainers by it (docs/engines.md "Embedded sampler server").',
+              'What answers on the replicas (undeclared: vllm): vLLM, or `anneal serve sampler` (anneal-embedded: the embedded ONNX sampler over vLLM\'s routes), which loads the embedded trainer\'s ONNX sampler exports and nothing else; runs are paired with trainers by it (docs/engines.md "Embedded sampler server").',
           },
         ),
       ),

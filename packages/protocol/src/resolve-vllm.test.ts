@@ -128,6 +128,10 @@ describe('vLLM endpoint checks at submission', () => {
         ['/endpoints/inference', true],
       ]);
     }
+    // The in-worker embedded trainer exports ONNX too: accepted beside the embedded sampler.
+    const inWorker = spec('kind: grpo\nendpoints: {trainer: embedded}');
+    expect(Object.keys(local.trainers)).toContain('embedded');
+    expect(resolveRunSpec(inWorker, embedded).errors).toBeUndefined();
     // eval exports through its trainer too (its config declares eval here).
     const evalConfig = withVllm({}, 'embedded');
     const remote = evalConfig.trainers['remote'];

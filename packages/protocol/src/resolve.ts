@@ -189,9 +189,14 @@ function serverIssue(
   const trainerName = spec.endpoints.trainer;
   const trainer = trainerName === undefined ? undefined : config.trainers[trainerName];
   if (trainerName === undefined || trainer === undefined) return undefined;
+  // An in-worker embedded trainer (type: embedded) exports ONNX too; beside a `server: vllm`
+  // endpoint it is left to the first sync, as before (tests pair it with vLLM fakes that load
+  // any directory), but an anneal-embedded endpoint accepts it.
   const exportFormat =
     trainer.type === 'embedded'
-      ? 'onnx'
+      ? server === 'vllm'
+        ? undefined
+        : 'onnx'
       : trainer.backend === undefined
         ? undefined
         : TRAINER_BACKEND_TRAITS[trainer.backend].samplerExport;
