@@ -145,6 +145,9 @@ describe('EmbeddedSamplerServer behind the vLLM client', () => {
           'or completion.',
       ),
     );
+    expect(await post('/v1/completions', { ...completion, prompt: [1, 9999] })).toEqual(
+      error(400, 'BadRequestError', 'prompt[1] = 9999 is outside the vocabulary (264)'),
+    );
     expect(await post('/v1/completions', { ...completion, model: 'y' })).toEqual(
       error(404, 'NotFoundError', 'The model `y` does not exist.'),
     );

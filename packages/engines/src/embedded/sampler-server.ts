@@ -234,6 +234,8 @@ export class EmbeddedSamplerServer {
       );
     } catch (error) {
       if (aborted.signal.aborted) return;
+      // The engine's checks of the request (e.g. a prompt token outside the vocabulary): 400.
+      if (error instanceof RangeError) throw badRequest(error.message);
       throw new VllmHttpError(500, 'InternalServerError', (error as Error).message);
     } finally {
       this.running -= 1;
