@@ -1,8 +1,8 @@
 // Many runs, one fleet, on this machine: two GRPO runs and one eval run,
 // submitted over the REST API to a real control plane, run by two worker processes that share one
-// embedded sampler server (`anneal serve sampler`, a process of its own, speaking the vLLM routes
-// Anneal's vLLM client uses, its weight-set capacity declared as the endpoint's `maxLoras`) and
-// one embedded trainer server (the Tinker HTTP subset). Asserted:
+// embedded sampler server (`anneal serve sampler`, speaking the vLLM routes Anneal's vLLM client
+// uses, its weight-set capacity declared as the endpoint's `maxLoras`) and one embedded trainer
+// server (`anneal serve trainer`, the Tinker HTTP subset), each a process of its own. Asserted:
 // - admission: maxLoras 4 holds one GRPO run (reference + policy + sync = 3) and the eval (1), so
 //   the second GRPO run waits queued with its reason and starts once the first gives its slots
 //   back; the sampler never held more than 4 weight sets and evicted none;
@@ -16,13 +16,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { type RunningControlPlane, parseEnv, startControlPlane } from '@anneal/control-plane';
-import {
-  DEFAULT_BASE_MODEL,
-  EmbeddedTrainer,
-  EmbeddedTrainerServer,
-  type ServedCompletion,
-  maxLorasOf,
-} from '@anneal/engines';
+import { DEFAULT_BASE_MODEL, type ServedCompletion, maxLorasOf } from '@anneal/engines';
 import { type RunResource, parseOperatorConfig } from '@anneal/protocol';
 import { type StoreContext, createStoreContext, deleteKeysWithPrefix, getRun } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
@@ -56,8 +50,7 @@ interface Stack {
   redis: Redis;
   store: StoreContext;
   plane: RunningControlPlane;
-  trainer: EmbeddedTrainer;
-  trainerServer: EmbeddedTrainerServer;
+  trainer: Server;
   sampler: Server;
   samplerUrl: string;
   workers: RealWorker[];
@@ -69,10 +62,8 @@ afterEach(async () => {
   stack = undefined;
   if (!s) return;
   for (const worker of s.workers) await killHard(worker);
-  await s.sampler.stop();
+  await Promise.all([s.sampler.stop(), s.trainer.stop()]);
   await s.plane.close();
-  await s.trainerServer.close();
-  await s.trainer.close();
   await deleteKeysWithPrefix(s.redis, s.prefix);
   await s.redis.quit();
   await rm(s.dir, { recursive: true, force: true });
@@ -81,27 +72,47 @@ afterEach(async () => {
 async function start(): Promise<Stack> {
   const dir = await mkdtemp(path.join(tmpdir(), 'anneal-shared-sampler-'));
   const artifacts = path.join(dir, 'trainer'); // the trainer's exports = the sampler's adapters.root
-  const trainer = new EmbeddedTrainer({ artifactDir: artifacts, threads: 1 });
-  const trainerServer = new EmbeddedTrainerServer(trainer, { apiKey: TRAINER_KEY });
-  const trainerUrl = await trainerServer.listen(0);
-  const { server: sampler, match } = await startServer(
-    [
-      'serve',
-      'sampler',
-      '--port',
-      '0',
-      '--served-model-name',
-      'tiny',
-      '--max-loras',
-      String(MAX_LORAS),
-      '--threads',
-      '1',
-    ],
-    {},
-    /embedded sampler on (http:\/\/\S+)/,
-    60_000,
-  );
-  const samplerUrl = match[1] as string;
+  // Both servers are processes of their own, started as an operator would.
+  const [trainerStarted, samplerStarted] = await Promise.all([
+    startServer(
+      [
+        'serve',
+        'trainer',
+        '--port',
+        '0',
+        '--artifact-dir',
+        artifacts,
+        '--threads',
+        '1',
+        '--api-key-env',
+        'TRAINER_KEY',
+      ],
+      { TRAINER_KEY },
+      /embedded trainer on (http:\/\/\S+)/,
+      60_000,
+    ),
+    startServer(
+      [
+        'serve',
+        'sampler',
+        '--port',
+        '0',
+        '--served-model-name',
+        'tiny',
+        '--max-loras',
+        String(MAX_LORAS),
+        '--threads',
+        '1',
+      ],
+      {},
+      /embedded sampler on (http:\/\/\S+)/,
+      60_000,
+    ),
+  ]);
+  const trainer = trainerStarted.server;
+  const trainerUrl = trainerStarted.match[1] as string;
+  const sampler = samplerStarted.server;
+  const samplerUrl = samplerStarted.match[1] as string;
   const config = `
 pools: { default: { slots: 1 } }
 inference:
@@ -169,7 +180,6 @@ tokens:
     store: createStoreContext(redis, prefix),
     plane,
     trainer,
-    trainerServer,
     sampler,
     samplerUrl,
     workers,
@@ -191,7 +201,8 @@ async function submit(s: Stack, yaml: string): Promise<string> {
 function detail(s: Stack): () => string {
   return () =>
     s.workers.map((w) => `--- ${w.id}\n${w.output().slice(-3000)}`).join('\n') +
-    `\n--- sampler\n${s.sampler.stderr().slice(-2000)}`;
+    `\n--- sampler\n${s.sampler.stderr().slice(-2000)}` +
+    `\n--- trainer\n${s.trainer.stderr().slice(-2000)}`;
 }
 
 async function reached(s: Stack, runId: string, state: 'running' | 'succeeded') {
