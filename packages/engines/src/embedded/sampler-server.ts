@@ -122,9 +122,11 @@ export class EmbeddedSamplerServer {
       }
       if (route === '/v1/models' && get) return json(res, 200, this.models());
       if (req.method === 'POST' && POST_ROUTES.has(route)) {
-        const body = await readJson(req, this.options.maxBodyBytes ?? 16 * 2 ** 20).catch(() => {
-          throw badRequest('request body must be JSON');
-        });
+        const body = await readJson(req, this.options.maxBodyBytes ?? 16 * 2 ** 20).catch(
+          (error: unknown) => {
+            throw error instanceof HttpError ? error : badRequest('request body must be JSON');
+          },
+        );
         if (route === '/v1/completions') return await this.complete(res, body);
         if (route === '/v1/load_lora_adapter') return await this.load(res, body);
         return await this.unload(res, body);
@@ -135,7 +137,7 @@ export class EmbeddedSamplerServer {
         error instanceof VllmHttpError
           ? error
           : error instanceof HttpError
-            ? new VllmHttpError(error.status, 'BadRequestError', error.message)
+            ? new VllmHttpError(error.status, 'BadRequestError', error.message) // 413
             : new VllmHttpError(500, 'InternalServerError', String(error));
       if (!res.headersSent) json(res, failure.status, failure.body());
     }
@@ -212,7 +214,13 @@ export class EmbeddedSamplerServer {
     res.on('close', () => {
       if (!res.writableFinished) aborted.abort();
     });
-    const release = base ? () => undefined : await this.sets.acquire(request.model);
+    const release = base
+      ? () => undefined
+      : await this.sets.acquire(request.model).catch((error: unknown) => {
+          // unloaded while this request waited for room
+          if (!(error instanceof WeightSetError)) throw error;
+          throw new VllmHttpError(404, 'NotFoundError', error.message);
+        });
     const path = base
       ? (this.options.baseExport as string)
       : (this.sets.pathOf(request.model) ?? '');
