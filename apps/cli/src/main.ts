@@ -8,6 +8,7 @@ import { register as registerControlPlane } from './commands/control-plane.ts';
 import { register as registerPools } from './commands/pools.ts';
 import { register as registerReward } from './commands/reward.ts';
 import { register as registerRuns } from './commands/runs.ts';
+import { register as registerServe } from './commands/serve.ts';
 import { register as registerSweeps } from './commands/sweeps.ts';
 import { register as registerWorker } from './commands/worker.ts';
 import { register as registerWorkers } from './commands/workers.ts';
@@ -30,5 +31,6 @@ registerPools(program);
 registerWorkers(program);
 registerEndpoints(program);
 registerDemo(program);
+registerServe(program);
 
 await program.parseAsync(process.argv);

@@ -254,3 +254,49 @@ describe('anneal endpoints check: runtime LoRA exercised as a run uses it', () =
     expect(find(rows, 'lone', 'lora sample')[0]?.status).toBe('ok');
   });
 });
+
+describe('endpoints check of the embedded sampler server', () => {
+  it('exercises it with an ONNX export, reads its max_lora, and fails a declared server that is not the one answering', async () => {
+    const { EmbeddedSamplerServer } = await import('@anneal/engines');
+    const sampler = new EmbeddedSamplerServer({
+      servedModel: 'tiny',
+      maxLoras: 2,
+      engine: { threads: 1 },
+    });
+    const url = await sampler.listen();
+    try {
+      const config = (server: string) => {
+        const parsed = parseOperatorConfig(`
+pools: { default: {} }
+inference:
+  shared: { type: vllm, server: ${server}, replicas: ["${url}"], servedModel: tiny, maxLoras: 2, logprobsMode: processed_logprobs }
+trainers:
+  embedded: { type: tinker, url: "http://127.0.0.1:9", backend: embedded, capabilities: { kinds: [grpo], losses: [importance_sampling], reduction: sum } }
+baseModels: { tiny: { model: anneal-tiny, tokenizer: byte } }
+defaults: { pool: default, inference: shared, trainer: embedded, baseModel: tiny }
+tenants: { default: {} }
+tokens: [{ name: t, sha256: "${'c'.repeat(64)}", role: operator, tenant: default }]
+`);
+        if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+        return parsed.value;
+      };
+      const rows = await checkEndpoints(config('anneal-embedded'), {}, probes);
+      const status = (check: string) => find(rows, 'shared', check).map((r) => r.status);
+      for (const check of ['server', 'lora load', 'lora sample', 'lora unload', 'runtime LoRA'])
+        expect(status(check), check).toEqual(['ok']);
+      expect(status('declared maxLoras')).toEqual(['ok']);
+      expect(find(rows, 'shared', 'pairing with embedded')[0]).toMatchObject({
+        status: 'ok',
+        detail: 'ONNX exports load as weight sets on the embedded sampler server',
+      });
+      const asVllm = await checkEndpoints(config('vllm'), {}, probes);
+      expect(find(asVllm, 'shared', 'server')[0]).toMatchObject({ status: 'fail' });
+      expect(find(asVllm, 'shared', 'server')[0]?.detail).toMatch(
+        /^declared server: vllm, but the replica is anneal-embedded/,
+      );
+      expect(find(asVllm, 'shared', 'pairing with embedded')[0]?.status).toBe('fail');
+    } finally {
+      await sampler.close();
+    }
+  }, 60_000);
+});

@@ -52,7 +52,7 @@ export {
   vllmRankIssue,
   vllmWeightsFormatIssue,
 } from './vllm/endpoint-checks.ts';
-export { loadInplaceFromVersion, probeVllmEndpoint } from './vllm/probe.ts';
+export { loadInplaceFromVersion, maxLorasOf, probeVllmEndpoint } from './vllm/probe.ts';
 export type {
   AdapterDirProbe,
   VllmEndpointProbe,
@@ -111,6 +111,8 @@ export type { EmbeddedTrainerOptions } from './embedded/trainer.ts';
 export type { EmbeddedTrainerModel } from './embedded/trainer-model.ts';
 export { EmbeddedTrainerServer } from './embedded/trainer-server.ts';
 export type { TrainerServerOptions } from './embedded/trainer-server.ts';
+export { EMBEDDED_SAMPLER_OWNER, EmbeddedSamplerServer } from './embedded/sampler-server.ts';
+export type { SamplerServerOptions, ServedCompletion } from './embedded/sampler-server.ts';
 export { EmbeddedInferenceEngine } from './embedded/onnx-sampler.ts';
 export type { EmbeddedInferenceOptions } from './embedded/onnx-sampler.ts';
 export { exportOnnx, ONNX_EXPORT_FORMAT } from './embedded/onnx-export.ts';

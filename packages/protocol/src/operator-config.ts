@@ -69,6 +69,11 @@ export const VllmAdapterStorage = Type.Object(
 );
 
 /** vLLM's `--logprobs-mode` values: what a sampled token's logprob is (vllm/config/model.py). */
+/** What answers on a `type: vllm` endpoint's replicas: vLLM, or Anneal's embedded sampler server
+ * (`anneal serve sampler`), which speaks vLLM's routes and loads ONNX exports only. */
+export const VLLM_SERVERS = ['vllm', 'anneal-embedded'] as const;
+export type VllmServer = (typeof VLLM_SERVERS)[number];
+
 export const LOGPROBS_MODES = [
   'raw_logprobs',
   'processed_logprobs',
@@ -110,6 +115,15 @@ export const InferenceEndpointConfig = Type.Union([
         description: 'Base URL of each vLLM server (one per pod; never a load balancer).',
       }),
       apiKeyEnv: Type.Optional(EnvVarName),
+      server: Type.Optional(
+        Type.Union(
+          VLLM_SERVERS.map((v) => Type.Literal(v)),
+          {
+            description:
+              'What answers on the replicas (undeclared: vllm): vLLM, or `anneal serve sampler` (anneal-embedded: the embedded ONNX sampler over vLLM\'s routes), which loads the embedded trainer\'s ONNX sampler exports and nothing else; runs are paired with trainers by it (docs/engines.md "Embedded sampler server").',
+          },
+        ),
+      ),
       servedModel: Type.Optional(
         Type.String({
           minLength: 1,
@@ -207,7 +221,7 @@ export const InferenceEndpointConfig = Type.Union([
 ]);
 
 /** Backends a `type: tinker` trainer endpoint may declare (capabilities.ts TRAINER_BACKENDS). */
-export const TINKER_BACKENDS = ['skyrl-jax', 'skyrl-fsdp', 'tinker'] as const;
+export const TINKER_BACKENDS = ['skyrl-jax', 'skyrl-fsdp', 'tinker', 'embedded'] as const;
 
 export const TRAINER_LOSSES = [
   'cross_entropy',
@@ -257,7 +271,7 @@ export const TrainerEndpointConfig = Type.Union([
           TINKER_BACKENDS.map((b) => Type.Literal(b)),
           {
             description:
-              'The server behind the URL (TRAINER_BACKEND_TRAITS: reduction, sampler export kind, grad clipping). Undeclared: nothing backend-specific is assumed.',
+              'The server behind the URL (TRAINER_BACKEND_TRAITS: reduction, sampler export kind, grad clipping); embedded: `anneal serve trainer`, whose ONNX sampler exports only an anneal-embedded sampler loads. Undeclared: nothing backend-specific is assumed.',
           },
         ),
       ),

@@ -101,4 +101,45 @@ describe('vLLM endpoint checks at submission', () => {
     expect(vllmRankIssue({ name: 'g', maxLoraRank: 8 }, 16)).toContain('up to rank 8');
     expect(vllmWeightsFormatIssue({ name: 'g' }, 'lora')).toBeUndefined();
   });
+
+  it('pairs ONNX exports (backend embedded) with the embedded sampler server only, for grpo and eval', () => {
+    const grpo = spec('kind: grpo'); // lora.rank 32: no rank limit on ONNX weight sets
+    const onVllm = resolveRunSpec(grpo, withVllm({ maxLoraRank: 32 }, 'embedded'));
+    expect(onVllm.errors).toEqual([
+      {
+        path: '/endpoints/inference',
+        reason: 'capability',
+        message:
+          "trainer endpoint 'remote' exports the embedded model's ONNX weight sets, which vLLM " +
+          'cannot load as LoRA adapters: serve them with `anneal serve sampler` and declare ' +
+          "inference endpoint 'gen' with server: anneal-embedded (docs/engines.md \"Embedded " +
+          'sampler server")',
+      },
+    ]);
+    const embedded = withVllm({ server: 'anneal-embedded' }, 'embedded');
+    expect(resolveRunSpec(grpo, embedded).errors).toBeUndefined();
+    // The embedded sampler loads ONNX exports alone: a LoRA-exporting or undeclared backend is refused.
+    for (const [backend, what] of [
+      ['tinker', 'exports LoRA adapters'],
+      [undefined, 'declares no backend (declare backend: embedded'],
+    ] as const) {
+      const result = resolveRunSpec(grpo, withVllm({ server: 'anneal-embedded' }, backend));
+      expect(result.errors?.map((e) => [e.path, e.message.includes(what)])).toEqual([
+        ['/endpoints/inference', true],
+      ]);
+    }
+    // The in-worker embedded trainer exports ONNX too: accepted beside the embedded sampler.
+    const inWorker = spec('kind: grpo\nendpoints: {trainer: embedded}');
+    expect(Object.keys(local.trainers)).toContain('embedded');
+    expect(resolveRunSpec(inWorker, embedded).errors).toBeUndefined();
+    // eval exports through its trainer too (its config declares eval here).
+    const evalConfig = withVllm({}, 'embedded');
+    const remote = evalConfig.trainers['remote'];
+    if (remote?.type !== 'tinker') throw new Error('remote is a tinker trainer');
+    remote.capabilities.kinds.push('eval');
+    const evaluation = spec('kind: eval\nendpoints: {trainer: remote}');
+    expect(resolveRunSpec(evaluation, evalConfig).errors?.map((e) => e.path)).toEqual([
+      '/endpoints/inference',
+    ]);
+  });
 });

@@ -10,9 +10,9 @@ import {
 } from './capabilities.ts';
 import { datasetIssues, specDatasets } from './datasets.ts';
 import { type Issue, type Parsed, joinPointer } from './document.ts';
-import type { OperatorConfig } from './operator-config.ts';
+import type { OperatorConfig, VllmServer } from './operator-config.ts';
 import { vllmRankIssue, vllmWeightsFormatIssue } from './operator-config-vllm.ts';
-import { ownSamplerIssue, vllmPairingIssue } from './sampler-pairing.ts';
+import { ownSamplerIssue, samplerServerIssue, vllmPairingIssue } from './sampler-pairing.ts';
 import type { RunKind } from './run-spec/common.ts';
 import type { RunSpec } from './run-spec/index.ts';
 
@@ -144,11 +144,15 @@ function samplingIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
  * (operator-config-vllm.ts; docs/engines.md "Errors"), or one whose sampler sync runs its own
  * inference engines (sampler-pairing.ts). Refused now, not at the first sync. */
 function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
-  if (spec.kind !== 'grpo') return [];
+  if (spec.kind !== 'grpo' && spec.kind !== 'eval') return [];
   const name = spec.endpoints.inference;
   const endpoint = name === undefined ? undefined : config.inference[name];
   if (name === undefined || endpoint?.type !== 'vllm') return [];
   const issues: ResolveIssue[] = [];
+  const served = serverIssue(spec, config, name, endpoint.server ?? 'vllm');
+  if (served !== undefined) issues.push(served);
+  // The embedded sampler loads ONNX weight sets: no LoRA rank or adapter format applies.
+  if (spec.kind !== 'grpo' || endpoint.server === 'anneal-embedded') return issues;
   const rank = vllmRankIssue({ name, maxLoraRank: endpoint.maxLoraRank }, spec.lora.rank);
   if (rank !== undefined) issues.push({ path: '/lora/rank', message: rank, reason: 'capability' });
   const trainer =
@@ -172,6 +176,34 @@ function vllmIssues(spec: RunSpec, config: OperatorConfig): ResolveIssue[] {
     });
   }
   return issues;
+}
+
+/** A vLLM endpoint's server (vLLM, or the embedded sampler server) and the trainer's sampler
+ * exports must match (sampler-pairing.ts `samplerServerIssue`). */
+function serverIssue(
+  spec: RunSpec,
+  config: OperatorConfig,
+  inference: string,
+  server: VllmServer,
+): ResolveIssue | undefined {
+  const trainerName = spec.endpoints.trainer;
+  const trainer = trainerName === undefined ? undefined : config.trainers[trainerName];
+  if (trainerName === undefined || trainer === undefined) return undefined;
+  // An in-worker embedded trainer (type: embedded) exports ONNX too; beside a `server: vllm`
+  // endpoint it is left to the first sync, as before (tests pair it with vLLM fakes that load
+  // any directory), but an anneal-embedded endpoint accepts it.
+  const exportFormat =
+    trainer.type === 'embedded'
+      ? server === 'vllm'
+        ? undefined
+        : 'onnx'
+      : trainer.backend === undefined
+        ? undefined
+        : TRAINER_BACKEND_TRAITS[trainer.backend].samplerExport;
+  const message = samplerServerIssue({ server, inference, trainer: trainerName, exportFormat });
+  return message === undefined
+    ? undefined
+    : { path: joinPointer('endpoints', 'inference'), message, reason: 'capability' };
 }
 
 /** A GRPO run sampling through its trainer's own sampler (inference `type: tinker`) whose backend

@@ -4,7 +4,12 @@
 // sampled checkpoint decides which of them it can serve (TRAINER_BACKEND_TRAITS
 // `checkpointSampling`, docs/engines.md "Conformance"). The control plane refuses a pairing it
 // cannot serve at submission (resolveRunSpec) and the worker at run set-up, with this message.
-import { TRAINER_BACKEND_TRAITS, type TrainerBackend } from './capabilities.ts';
+import {
+  TRAINER_BACKEND_TRAITS,
+  type TrainerBackend,
+  type TrainerBackendTraits,
+} from './capabilities.ts';
+import type { VllmServer } from './operator-config.ts';
 
 export interface OwnSamplerPairing {
   backend: TrainerBackend;
@@ -86,5 +91,42 @@ export function vllmPairingIssue(pairing: VllmPairing): string | undefined {
     "sync would run a second inference stack on the trainer's GPUs that this run never " +
     'samples (its exports are LoRA adapters vLLM could load). Use a trainer backend whose ' +
     `sampler export is the adapter alone (skyrl-jax or tinker) (${DOC})`
+  );
+}
+
+export interface SamplerServerPairing {
+  /** What answers on the vLLM endpoint's replicas (its operator-config `server`). */
+  server: VllmServer;
+  inference: string;
+  trainer: string;
+  /** What the trainer's `save_weights_for_sampler` writes (TRAINER_BACKEND_TRAITS
+   * `samplerExport`; a `type: embedded` trainer: onnx); undefined when no backend is declared. */
+  exportFormat: TrainerBackendTraits['samplerExport'] | undefined;
+}
+
+const EMBEDDED_DOC = 'docs/engines.md "Embedded sampler server"';
+
+/** Why a run cannot sample the trainer's exports from vLLM endpoint `inference`, or undefined
+ * when it can: vLLM loads LoRA adapters, not the embedded trainer's ONNX weight sets; the
+ * embedded sampler server (`anneal serve sampler`, server: anneal-embedded) loads those alone. */
+export function samplerServerIssue(pairing: SamplerServerPairing): string | undefined {
+  const { server, inference, trainer, exportFormat } = pairing;
+  if (server === 'vllm') {
+    if (exportFormat !== 'onnx') return undefined;
+    return (
+      `trainer endpoint '${trainer}' exports the embedded model's ONNX weight sets, which vLLM ` +
+      `cannot load as LoRA adapters: serve them with \`anneal serve sampler\` and declare ` +
+      `inference endpoint '${inference}' with server: anneal-embedded (${EMBEDDED_DOC})`
+    );
+  }
+  if (exportFormat === 'onnx') return undefined;
+  const what =
+    exportFormat === undefined
+      ? 'declares no backend (declare backend: embedded when it is `anneal serve trainer`)'
+      : `exports ${exportFormat === 'full' ? 'full models' : 'LoRA adapters'}`;
+  return (
+    `inference endpoint '${inference}' is the embedded sampler (server: anneal-embedded), which ` +
+    `loads only the embedded trainer's ONNX sampler exports, and trainer endpoint '${trainer}' ` +
+    `${what} (${EMBEDDED_DOC})`
   );
 }

@@ -12,7 +12,9 @@ import {
   type OperatorConfig,
   TRAINER_BACKEND_TRAITS,
   type TrainerEndpointConfig,
+  type VllmServer,
   reportedLogprobsMode,
+  samplerServerIssue,
   vllmPairingIssue,
   vllmWeightsFormatIssue,
 } from '@anneal/protocol';
@@ -44,6 +46,10 @@ export interface TinkerServerProbe {
   models?: string[];
   problem?: string;
 }
+
+/** `owned_by` of the embedded sampler server's model cards (@anneal/engines
+ * EMBEDDED_SAMPLER_OWNER; a type import only here, so the value is repeated). */
+const EMBEDDED_OWNER = 'anneal-embedded';
 
 /** A natural-language prompt: its first token's distribution is peaked enough to measure. */
 const LOGPROBS_PROMPT = 'The capital of France is';
@@ -113,6 +119,7 @@ async function checkInference(
     ...(endpoint.servedModel !== undefined && { model: endpoint.servedModel }),
     ...(apiKey !== undefined && { apiKey }),
     ...(endpoint.adapters && { adapterRoot: endpoint.adapters.root }),
+    ...(endpoint.server === 'anneal-embedded' && { scratch: 'onnx' as const }),
   });
   const declaredMode = reportedLogprobsMode(endpoint);
   for (const replica of probe.replicas) {
@@ -127,6 +134,7 @@ async function checkInference(
     const base = replica.models.filter((m) => m.parent === undefined);
     const served = endpoint.servedModel ?? base[0]?.id;
     const model = base.find((m) => m.id === served);
+    at('server', ...serverIdentity(endpoint.server ?? 'vllm', model?.ownedBy));
     if (model === undefined) {
       at(
         'served model',
@@ -207,13 +215,16 @@ async function checkInference(
       ),
     );
   }
-  // Which trainers' exports this endpoint can load (a full-weights export is not an adapter).
+  // Which trainers' exports this endpoint can load (a full-weights export is not an adapter; the
+  // embedded trainer's ONNX exports load on the embedded sampler server alone).
   for (const [trainerName, trainer] of Object.entries(operator.trainers)) {
     if (trainer.type !== 'tinker' || trainer.backend === undefined) continue;
     const format = TRAINER_BACKEND_TRAITS[trainer.backend].samplerExport;
-    if (format === 'onnx') continue;
+    const server = endpoint.server ?? 'vllm';
+    const pairing = { server, inference: name, trainer: trainerName, exportFormat: format };
     const issue =
-      vllmWeightsFormatIssue({ name }, format) ??
+      samplerServerIssue(pairing) ??
+      (format === 'onnx' ? undefined : vllmWeightsFormatIssue({ name }, format)) ??
       vllmPairingIssue({ backend: trainer.backend, trainer: trainerName, inference: name });
     rows.push(
       row(
@@ -221,11 +232,31 @@ async function checkInference(
         '',
         `pairing with ${trainerName}`,
         issue === undefined ? 'ok' : 'fail',
-        issue ?? `${format} exports load as LoRA adapters`,
+        issue ??
+          (format === 'onnx'
+            ? 'ONNX exports load as weight sets on the embedded sampler server'
+            : `${format} exports load as LoRA adapters`),
       ),
     );
   }
   return rows;
+}
+
+/** Whether the replica is the server the endpoint declares: vLLM's model cards say `owned_by:
+ * vllm`, the embedded sampler server's `anneal-embedded` (its `server`). */
+function serverIdentity(declared: VllmServer, ownedBy: string | undefined): [CheckStatus, string] {
+  const answering =
+    ownedBy === EMBEDDED_OWNER ? 'anneal-embedded' : ownedBy === undefined ? undefined : 'vllm';
+  if (answering === undefined)
+    return ['warn', `declared ${declared}; the model card names no owner`];
+  if (answering === declared) return ['ok', `${declared} (owned_by ${ownedBy})`];
+  return [
+    'fail',
+    `declared server: ${declared}, but the replica is ${answering} (owned_by ${ownedBy}): ` +
+      (answering === 'vllm'
+        ? "vLLM cannot load the embedded trainer's ONNX exports"
+        : "the embedded sampler loads only the embedded trainer's ONNX exports"),
+  ];
 }
 
 /** Runs one worker may hold at once (every pool's slots): each samples its policy and its

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isObject } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
+import { writeScratchExport } from '../embedded/scratch-export.ts';
 import { readVllmError } from './errors.ts';
 
 export interface LoraStep {
@@ -45,12 +46,27 @@ function emptySafetensors(): Buffer {
   return Buffer.concat([length, Buffer.from(header, 'utf8')]);
 }
 
+/** What the scratch adapter is: a PEFT LoRA adapter (vLLM), or an ONNX export of a tiny embedded
+ * model for the embedded sampler server, which loads nothing else (docs/engines.md "Embedded
+ * sampler server"). */
+export type ScratchKind = 'lora' | 'onnx';
+
 export async function writeScratchAdapter(
   adapterRoot: string | undefined,
   baseModel: string | undefined,
+  kind: ScratchKind = 'lora',
 ): Promise<ScratchAdapter> {
   const path = join(adapterRoot ?? tmpdir(), `.anneal-check-${randomBytes(6).toString('hex')}`);
   await mkdir(path); // not recursive: a missing adapter root is reported, never created
+  const scratch = {
+    path,
+    underAdapterRoot: adapterRoot !== undefined,
+    remove: () => rm(path, { recursive: true, force: true }),
+  };
+  if (kind === 'onnx') {
+    await writeScratchExport(path);
+    return scratch;
+  }
   const config = {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
@@ -63,11 +79,7 @@ export async function writeScratchAdapter(
   };
   await writeFile(join(path, 'adapter_config.json'), JSON.stringify(config, null, 2));
   await writeFile(join(path, 'adapter_model.safetensors'), emptySafetensors());
-  return {
-    path,
-    underAdapterRoot: adapterRoot !== undefined,
-    remove: () => rm(path, { recursive: true, force: true }),
-  };
+  return scratch;
 }
 
 export type ReplicaCall = (route: string, body: unknown) => Promise<HttpReply | string>;

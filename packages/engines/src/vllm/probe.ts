@@ -13,7 +13,7 @@ import { realTimers } from '../http/timing.ts';
 import type { Timers } from '../http/timing.ts';
 import { readVllmError } from './errors.ts';
 import { exerciseLora, writeScratchAdapter } from './lora-exercise.ts';
-import type { LoraExercise, ScratchAdapter } from './lora-exercise.ts';
+import type { LoraExercise, ScratchAdapter, ScratchKind } from './lora-exercise.ts';
 
 export interface VllmProbeConfig {
   /** The operator-registered endpoint name. */
@@ -26,6 +26,9 @@ export interface VllmProbeConfig {
   adapterRoot?: string;
   /** Per-request timeout (default 5 s). */
   timeoutMs?: number;
+  /** The scratch adapter to exercise runtime loading with: a PEFT LoRA adapter (default, vLLM)
+   * or an ONNX export (the embedded sampler server, `server: anneal-embedded`). */
+  scratch?: ScratchKind;
   /** Timeout of the scratch adapter's load and sample (default 60 s). */
   loraTimeoutMs?: number;
   timers?: Timers;
@@ -37,6 +40,8 @@ export interface VllmServedModel {
   maxModelLen?: number;
   /** Set on LoRA adapter cards: the base model. */
   parent?: string;
+  /** `owned_by`: `vllm` on vLLM's cards, `anneal-embedded` on the embedded sampler server's. */
+  ownedBy?: string;
 }
 
 export interface VllmReplicaProbe {
@@ -98,7 +103,7 @@ export function loadInplaceFromVersion(version: string): boolean | undefined {
 export async function probeVllmEndpoint(config: VllmProbeConfig): Promise<VllmEndpointProbe> {
   let scratch: ScratchAdapter | string;
   try {
-    scratch = await writeScratchAdapter(config.adapterRoot, config.model);
+    scratch = await writeScratchAdapter(config.adapterRoot, config.model, config.scratch);
   } catch (error) {
     scratch = `cannot write a scratch adapter: ${error instanceof Error ? error.message : String(error)}`;
   }
@@ -222,11 +227,13 @@ function readModels(json: unknown): VllmServedModel[] {
     if (typeof card['id'] !== 'string') return [];
     const length = card['max_model_len'];
     const parent = card['parent'];
+    const owner = card['owned_by'];
     return [
       {
         id: card['id'],
         ...(Number.isSafeInteger(length) && { maxModelLen: length as number }),
         ...(typeof parent === 'string' && { parent }),
+        ...(typeof owner === 'string' && { ownedBy: owner }),
       },
     ];
   });
