@@ -49,14 +49,18 @@ if to == 'running' and #adapterDemand > 0 then
     local need = slotsNeeded(d, runId)
     if slots and cap[2] ~= '1' and redis.call('HEXISTS', ek .. ':held', runId) == 0 then
       local flat = redis.call('HGETALL', ek .. ':held')
-      local held, holders = 0, {}
+      local held, holders, runs, references = 0, {}, 0, 0
       for i = 1, #flat, 2 do
         held = held + tonumber(flat[i + 1])
-        -- A shared reference is named by no id: it is another tenant's secret.
-        local holder = string.sub(flat[i], 1, 10) == 'reference:' and 'a shared reference' or flat[i]
-        if #holders < 5 then holders[#holders + 1] = holder .. ' (' .. flat[i + 1] .. ')' end
+        -- Shared references are counted, never named: an id is its tenant's secret.
+        if string.sub(flat[i], 1, 10) == 'reference:' then
+          references = references + 1
+        else
+          runs = runs + 1
+          if #holders < 5 then holders[#holders + 1] = flat[i] .. ' (' .. flat[i + 1] .. ')' end
+        end
       end
-      if #flat > 10 then holders[#holders + 1] = 'and ' .. (#flat / 2 - 5) .. ' more' end
+      if runs > 5 then holders[#holders + 1] = 'and ' .. (runs - 5) .. ' more' end
       local reserved, ahead = 0, {}
       for _, other in ipairs(redis.call('ZRANGEBYSCORE', ek .. ':waiting', '-inf', '(' .. score)) do
         local otherKey = runKeyBase .. ':run:' .. other
@@ -81,6 +85,10 @@ if to == 'running' and #adapterDemand > 0 then
         local reason = 'waiting for ' .. need .. ' adapter slots on ' .. d.role .. " endpoint '" ..
           d.endpoint .. "': " .. held .. ' of ' .. slots .. ' held'
         if #holders > 0 then reason = reason .. ' by runs ' .. table.concat(holders, ', ') end
+        if references > 0 then
+          reason = reason .. (#holders > 0 and ' and ' or ' by ') .. references .. ' shared reference' ..
+            (references > 1 and 's' or '') .. ' (1 each)'
+        end
         if reserved > 0 then
           reason = reason .. '; ' .. reserved .. ' reserved for runs ahead in priority order: ' ..
             table.concat(ahead, ', ')

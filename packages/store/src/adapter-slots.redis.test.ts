@@ -144,7 +144,7 @@ describe('shared references', () => {
     const other = await newRun(4, { reference: await sharedReferenceId(store.ctx, 'acme', 'x') });
     const blocked = await startRun(store.ctx, other, 'w3');
     expect(blocked.status === 'blocked' && blocked.reason).toMatch(
-      /^waiting for 4 adapter slots on inference endpoint 'qwen-8b': 7 of 7 held by runs .*a shared reference \(1\)/,
+      /^waiting for 4 adapter slots on inference endpoint 'qwen-8b': 7 of 7 held by runs run_\w+ \(3\), run_\w+ \(3\) and 1 shared reference \(1 each\)$/,
     );
     expect(blocked.status === 'blocked' && blocked.reason).not.toContain(reference);
     // Both users load one adapter from the path offered first.
