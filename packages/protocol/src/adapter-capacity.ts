@@ -32,7 +32,7 @@ export const AdapterDemand = Type.Object(
       Type.String({
         pattern: SHARED_REFERENCE_PATTERN,
         description:
-          "The shared frozen reference this run scores against on the endpoint: one adapter per starting checkpoint and tenant, loaded once and counted once however many runs use it (docs/operations.md \"Shared references\"). Its slot is in `slots`; a run admitted while another holds the reference needs one slot fewer.",
+          'The shared frozen reference this run scores against on the endpoint: one adapter per starting checkpoint and tenant, loaded once and counted once however many runs use it (docs/operations.md "Shared references"). Its slot is in `slots`; a run admitted while another holds the reference needs one slot fewer.',
       }),
     ),
   },
@@ -162,7 +162,8 @@ export function adapterDemandIssues(
  * (docs/operations.md "Shared references"). The reference is the run's starting weights: a
  * registered base model, or a checkpoint at an explicit step, exported by the same trainer
  * endpoint at the same LoRA rank. Undefined where it is not shared: other kinds, endpoints
- * without adapter slots, and `checkpoint` without `step` (its final checkpoint may still move). */
+ * without adapter slots, `checkpoint` without `step` (its final checkpoint may still move), and
+ * hosted Tinker trainers. */
 export function sharedReferenceKey(
   spec: ResolvedRunSpec,
   operator: OperatorConfig,
@@ -170,6 +171,11 @@ export function sharedReferenceKey(
   if (spec.kind !== 'grpo') return undefined;
   const inference = spec.endpoints.inference;
   if (inference === undefined || operator.inference[inference]?.type !== 'vllm') return undefined;
+  // Hosted Tinker's exports are downloaded by each worker to a path of its own: not one file
+  // every worker can load the shared name from.
+  const trainer =
+    spec.endpoints.trainer === undefined ? undefined : operator.trainers[spec.endpoints.trainer];
+  if (trainer?.type === 'tinker' && trainer.backend === 'tinker') return undefined;
   const model = spec.model;
   const start =
     model?.base !== undefined
@@ -178,5 +184,9 @@ export function sharedReferenceKey(
         ? { run: model.checkpoint.run, step: model.checkpoint.step }
         : undefined;
   if (start === undefined) return undefined;
-  return JSON.stringify({ ...start, trainer: spec.endpoints.trainer ?? null, rank: spec.lora.rank });
+  return JSON.stringify({
+    ...start,
+    trainer: spec.endpoints.trainer ?? null,
+    rank: spec.lora.rank,
+  });
 }

@@ -20,6 +20,7 @@ import type {
   TrainerBackend,
 } from '@anneal/protocol';
 import type { DataCatalog } from '../resources/data/catalog.ts';
+import type { SharedReference } from '../resources/shared-reference.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
  * `model: {checkpoint: {run}}`, that run's final checkpoint (training state, saveWeights). */
@@ -58,6 +59,10 @@ export interface RunResources {
    * endpoint's declared backend, whose `checkpointSampling` trait decides how GRPO samples the
    * reference and older policy versions (@anneal/protocol sampler-pairing.ts). */
   ownSampler?: { backend: TrainerBackend | undefined };
+  /** The shared reference on `inference` (docs/operations.md "Shared references"): set when the
+   * run's demand names one; the executor offers its reference export to it instead of loading
+   * the export under its own name. */
+  sharedReference?: SharedReference;
   /** Frozen reference-model sampler (docs/recipe.md §4 length anchor) serving the reference weights as
    * its default model. Absent: the executor exports the starting weights into `inference`. */
   referenceInference?: InferenceEngine;

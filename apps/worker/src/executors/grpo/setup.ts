@@ -92,6 +92,17 @@ async function referenceEngine(
     fresh && !ownModel
       ? policy
       : await openModelAt(ctx, resources.model, 'lm', { optimizer: false });
+  const shared = resources.sharedReference;
+  if (shared !== undefined) {
+    // Served once for every run of this tenant and start (docs/operations.md "Shared
+    // references"): this export is offered, and used as the step-0 policy either way.
+    const exported = await source.saveWeightsForSampler(`${runId}-reference`);
+    return {
+      engine: resources.inference,
+      model: await shared.serve(exported.path),
+      path: exported.path,
+    };
+  }
   const served = await syncWeights(source, resources.inference, `${runId}-reference`, name);
   return { engine: resources.inference, model: name, path: served.path };
 }
