@@ -264,7 +264,9 @@ export class AdapterRegistry {
       this.transport.pool.replicas.map(async (replica) => {
         if (!replica.healthy) return this.markStale(replica.url, version);
         try {
-          const path = (await listAdapters(this.transport, replica)).get(adapter);
+          // The path (for an evicted adapter's reload) is this engine's when it served it;
+          // otherwise the replica's list says whether it holds the name and where from.
+          const path = version.path || (await listAdapters(this.transport, replica)).get(adapter);
           if (path !== undefined) await this.unloadFrom(replica, adapter, path);
         } catch {
           this.markStale(replica.url, version);
