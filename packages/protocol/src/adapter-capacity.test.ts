@@ -145,14 +145,17 @@ describe('shared references', () => {
     expect(a).toBeDefined();
     expect(b).toBe(a); // seed, learning rate, lag: not the starting weights
     expect(keyOf('kind: grpo\nlora: {rank: 16}\n').key).not.toBe(a);
-    const fork = 'kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ, step: 10}}\n';
+    const fork =
+      'kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ, step: 10}}\n';
     expect(keyOf(fork).key).not.toBe(a);
     expect(keyOf(fork).key).toBe(keyOf(fork + 'seed: 9\n').key);
     expect(keyOf(fork.replace('10', '20')).key).not.toBe(keyOf(fork).key);
   });
 
   it('shares no reference where it cannot: a final checkpoint that may move, other kinds', () => {
-    expect(keyOf('kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ}}\n').key).toBeUndefined();
+    expect(
+      keyOf('kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ}}\n').key,
+    ).toBeUndefined();
     expect(keyOf('kind: sft\n').key).toBeUndefined();
   });
 

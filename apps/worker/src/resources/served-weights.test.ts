@@ -56,11 +56,11 @@ describe("a run's view of a shared inference engine", () => {
 
   it('samples the shared reference it holds once served, never another one, and never releases it', async () => {
     const { engine, calls } = recordingEngine();
-    let shared: string | undefined;
-    const served = trackServedWeights(engine, 'run_a', () => shared);
+    const shared: { adapter?: string } = {};
+    const served = trackServedWeights(engine, 'run_a', () => shared.adapter);
     const mine = 'ref-0123456789abcdef@shared.1';
     await expect(served.engine.sample(request(mine))).rejects.toThrow(/not one of this run/);
-    shared = mine;
+    shared.adapter = mine;
     await served.engine.sample(request(mine));
     await expect(served.engine.sample(request('ref-fedcba9876543210@shared.1'))).rejects.toThrow(
       /not one of this run/,
