@@ -15,12 +15,36 @@
 //   Redis; the name is unloaded wherever a replica lists it).
 import type { AdapterDemand } from '@anneal/protocol';
 import type { InferenceEngine } from '@anneal/engines';
+import type { Rollout } from '@anneal/envs';
 import { type StoreContext, claimSharedReference, takeReferenceUnloads } from '@anneal/store';
+
+/** Reference rollouts shared by the runs of one process that use one shared reference
+ * (executors/grpo/reference-cache.ts). */
+export interface SharedReferenceRollouts {
+  /** The seed of every run's reference rollouts (derived from the reference's id, so the same
+   * on every worker). */
+  seed: number;
+  /** What decides a rollout besides its prompt and group size (sampling settings, tools). */
+  settings: string;
+  /** Rollouts by key (settings, group size, prompt tokens), oldest first. */
+  groups: Map<string, Promise<Rollout[]>>;
+  /** Entries kept at most: the oldest goes first. */
+  maxGroups: number;
+}
+
+/** Reference groups a process keeps per shared reference: at 8 rollouts of up to 4,096 tokens
+ * (ids and logprobs, 8 bytes a token) about 256 MiB at worst, a few MiB for typical lengths;
+ * enough for 16 steps of 64 prompts, so the runs of a sweep, which draw the same prompts in
+ * the same order, find each other's groups. */
+const MAX_SHARED_GROUPS = 1_024;
 
 export interface SharedReference {
   /** Serves the shared reference, offering `path` (this run's export of its starting weights);
    * resolves with the adapter name its reference requests use. */
   serve(path: string): Promise<string>;
+  /** Its reference rollouts as the runs of this process share them, for a run whose rollouts
+   * are decided by `settings`; only after `serve`. */
+  rollouts(settings: string): SharedReferenceRollouts;
 }
 
 export interface SharedReferenceUse {
@@ -33,10 +57,12 @@ export interface SharedReferenceUse {
 }
 
 /** Per engine (one per endpoint in a process): shared adapters its runs serve, and how many. */
-const servedHere = new WeakMap<
-  InferenceEngine,
-  Map<string, { users: number; loaded: Promise<void> }>
->();
+interface ServedHere {
+  users: number;
+  loaded: Promise<void>;
+  groups: Map<string, Promise<Rollout[]>>;
+}
+const servedHere = new WeakMap<InferenceEngine, Map<string, ServedHere>>();
 
 /** The shared reference of `run` on its inference endpoint; undefined when its demand names
  * none. */
@@ -48,8 +74,7 @@ export function sharedReferenceOf(
   const demand = run.adapterDemand?.find((d) => d.role === 'inference' && d.reference);
   const reference = demand?.reference;
   if (demand === undefined || reference === undefined) return undefined;
-  const here =
-    servedHere.get(engine) ?? new Map<string, { users: number; loaded: Promise<void> }>();
+  const here = servedHere.get(engine) ?? new Map<string, ServedHere>();
   servedHere.set(engine, here);
   let adapter: string | undefined;
   return {
@@ -73,7 +98,7 @@ export function sharedReferenceOf(
             path: claimed.path,
             shared: true,
           });
-          const created = { users: 0, loaded };
+          const created: ServedHere = { users: 0, loaded, groups: new Map() };
           entry = created;
           here.set(claimed.adapter, created);
           loaded.catch(() => {
@@ -84,6 +109,13 @@ export function sharedReferenceOf(
         entry.users += 1;
         adapter = claimed.adapter;
         return adapter;
+      },
+      rollouts(settings) {
+        const entry = adapter === undefined ? undefined : here.get(adapter);
+        if (entry === undefined)
+          throw new Error(`run ${run.id}: its shared reference is not served`);
+        const seed = Number.parseInt(reference.slice('ref-'.length, 'ref-'.length + 8), 16);
+        return { seed, settings, groups: entry.groups, maxGroups: MAX_SHARED_GROUPS };
       },
     },
     async leave() {
