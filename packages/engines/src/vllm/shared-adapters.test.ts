@@ -5,8 +5,9 @@
 // answer as vLLM does (test/vllm/lora-routes.ts: a second load of a name is refused 400 "has
 // already been loaded", vllm/entrypoints/openai/models/serving.py@00153c8b).
 import { afterEach, describe, expect, it } from 'vitest';
+import { EngineError } from '../http/errors.ts';
 import { fakeTimers } from '../../test/fake-timers.ts';
-import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
+import { type FakeVllmOptions, FakeVllmServer } from '../../test/vllm/fake-server.ts';
 import { VllmInferenceEngine } from './client.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -16,8 +17,8 @@ afterEach(async () => {
 
 const NAME = 'ref-0123456789abcdef@shared.1';
 
-async function setup() {
-  const fake = await FakeVllmServer.start({ maxLoras: 8 });
+async function setup(options: FakeVllmOptions = {}) {
+  const fake = await FakeVllmServer.start({ maxLoras: 8, ...options });
   open.push(fake);
   const engineFor = (instance: string) => {
     const engine = new VllmInferenceEngine(
@@ -80,5 +81,18 @@ describe('shared vLLM adapters', () => {
     expect([...fake.adapters.keys()]).toEqual([]);
     await w3.releaseWeights(NAME, { shared: true }); // already gone: nothing to send
     expect(fake.requestsTo('/v1/unload_lora_adapter')).toHaveLength(1);
+  });
+
+  it("fails a request the server serves with another tenant's shared reference", async () => {
+    const other = 'ref-fedcba9876543210@shared.1';
+    const { fake, w1 } = await setup({
+      crossServe: (requested) => (requested === NAME ? other : undefined),
+    });
+    await w1.loadWeights({ name: NAME, path: '/shared/ref', shared: true });
+    await w1.loadWeights({ name: other, path: '/shared/other', shared: true });
+    const error = await sample(w1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).code).toBe('ANNEAL_ERR_ENGINE_ADAPTER_MISMATCH');
+    expect(fake.served).toEqual([{ requested: NAME, servedBy: other }]); // not retried
   });
 });
