@@ -4,6 +4,7 @@
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
 import type {
   ChatFormat,
+  Rollout,
   RubricJudge,
   SearchBackend,
   SearchToolDescription,
@@ -20,7 +21,6 @@ import type {
   TrainerBackend,
 } from '@anneal/protocol';
 import type { DataCatalog } from '../resources/data/catalog.ts';
-import type { SharedReference } from '../resources/shared-reference.ts';
 
 /** A run's `model` resolved by the runtime: the base model id and, for
  * `model: {checkpoint: {run}}`, that run's final checkpoint (training state, saveWeights). */
@@ -35,6 +35,31 @@ export interface ResolvedModel {
   checkpoint: string | null;
   /** Sampler weights (`saveWeightsForSampler` path) an eval may serve directly, without a trainer. */
   samplerPath?: string;
+}
+
+/** Reference rollouts shared by the runs of one process that use one shared reference
+ * (executors/grpo/reference-cache.ts). */
+export interface SharedReferenceRollouts {
+  /** The seed of every run's reference rollouts (derived from the reference's id, so the same
+   * on every worker). */
+  seed: number;
+  /** What decides a rollout besides its prompt and group size (sampling settings, tools). */
+  settings: string;
+  /** Rollouts by key (settings, group size, prompt tokens), oldest first. */
+  groups: Map<string, Promise<Rollout[]>>;
+  /** Entries kept at most: the oldest goes first. */
+  maxGroups: number;
+}
+
+/** A GRPO run's shared reference (docs/operations.md "Shared references"; the runtime's side is
+ * resources/shared-reference.ts). */
+export interface SharedReference {
+  /** Serves the shared reference, offering `path` (this run's export of its starting weights);
+   * resolves with the adapter name its reference requests use. */
+  serve(path: string): Promise<string>;
+  /** Its reference rollouts as the runs of this process share them, for a run whose rollouts
+   * are decided by `settings`; only after `serve`. */
+  rollouts(settings: string): SharedReferenceRollouts;
 }
 
 /** Named, already-resolved resources a run may use (from the operator config). */

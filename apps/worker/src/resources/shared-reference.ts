@@ -16,36 +16,14 @@
 import type { AdapterDemand } from '@anneal/protocol';
 import type { InferenceEngine } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
+import type { SharedReference } from '../executors/types.ts';
 import { type StoreContext, claimSharedReference, takeReferenceUnloads } from '@anneal/store';
-
-/** Reference rollouts shared by the runs of one process that use one shared reference
- * (executors/grpo/reference-cache.ts). */
-export interface SharedReferenceRollouts {
-  /** The seed of every run's reference rollouts (derived from the reference's id, so the same
-   * on every worker). */
-  seed: number;
-  /** What decides a rollout besides its prompt and group size (sampling settings, tools). */
-  settings: string;
-  /** Rollouts by key (settings, group size, prompt tokens), oldest first. */
-  groups: Map<string, Promise<Rollout[]>>;
-  /** Entries kept at most: the oldest goes first. */
-  maxGroups: number;
-}
 
 /** Reference groups a process keeps per shared reference: at 8 rollouts of up to 4,096 tokens
  * (ids and logprobs, 8 bytes a token) about 256 MiB at worst, a few MiB for typical lengths;
  * enough for 16 steps of 64 prompts, so the runs of a sweep, which draw the same prompts in
  * the same order, find each other's groups. */
 const MAX_SHARED_GROUPS = 1_024;
-
-export interface SharedReference {
-  /** Serves the shared reference, offering `path` (this run's export of its starting weights);
-   * resolves with the adapter name its reference requests use. */
-  serve(path: string): Promise<string>;
-  /** Its reference rollouts as the runs of this process share them, for a run whose rollouts
-   * are decided by `settings`; only after `serve`. */
-  rollouts(settings: string): SharedReferenceRollouts;
-}
 
 export interface SharedReferenceUse {
   endpoint: string;

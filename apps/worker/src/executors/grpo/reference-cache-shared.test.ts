@@ -6,7 +6,7 @@
 import { SearchWebTool, type RolloutEnv } from '@anneal/envs';
 import { describe, expect, it } from 'vitest';
 import { ScriptedInference, format } from '../../../test/executors/fakes.ts';
-import type { SharedReferenceRollouts } from '../../resources/shared-reference.ts';
+import type { SharedReferenceRollouts } from '../types.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
 import { samplingSeed } from '../common/sampling-seed.ts';
-import type { SharedReferenceRollouts } from '../../resources/shared-reference.ts';
+import type { SharedReferenceRollouts } from '../types.ts';
 import type { StepPrompt } from './sample-prompts.ts';
 
 /** `sampledAt` of a group another run sampled (and billed). */
