@@ -90,11 +90,18 @@ checkpointInterval: 5
 rollout: { groupSize: 2, promptsPerStep: 2, maxTokens: 16, temperature: 1 }
 `;
     const ids: string[] = [];
+    const references = new Set<string>();
     for (let k = 0; k < 2; k += 1) {
-      const submitted = await client.api<{ id: string }>('POST', '/v1/runs', spec);
+      const submitted = await client.api<{
+        id: string;
+        adapterDemand: Array<{ reference: string }>;
+      }>('POST', '/v1/runs', spec);
       expect(submitted.status).toBe(201);
       ids.push(submitted.body.id);
+      references.add(submitted.body.adapterDemand[0]!.reference);
     }
+    // One start, one tenant: one shared reference (docs/operations.md "Shared references").
+    expect(references.size).toBe(1);
 
     // The blip, mid-run: each replica drops one completion (out of rotation at once) and then
     // fails one /health check, so re-admission waits for a second check and resyncs.
@@ -118,12 +125,11 @@ rollout: { groupSize: 2, promptsPerStep: 2, maxTokens: 16, temperature: 1 }
       expect(replica.requestsTo('/health').some((q) => q.status === 503)).toBe(true);
       expect(replica.completedModels.length).toBeGreaterThan((blipAt[i] as number) + 1);
     }
-    // Every run's policy and reference were served after it.
+    // Every run's policy and the shared reference were served after it.
     const after = replicas.flatMap((r, i) => r.completedModels.slice(blipAt[i]));
-    for (const id of ids) {
-      expect(after.some((m) => m.startsWith(`${id}-policy@`))).toBe(true);
-      expect(after.some((m) => m.startsWith(`${id}-reference@`))).toBe(true);
-    }
+    for (const id of ids) expect(after.some((m) => m.startsWith(`${id}-policy@`))).toBe(true);
+    const [reference] = [...references];
+    expect(after.some((m) => m.startsWith(`${reference}@shared.`))).toBe(true);
 
     for (const replica of replicas) {
       // The cache was exercised: versions were evicted before their unload ...

@@ -50,7 +50,8 @@ describe('adapter capacity at submission', () => {
         role: 'inference',
         endpoint: 'gen',
         slots: 5,
-        detail: 'reference 1 + policy versions 3 (maxPolicyLag + 1) + sync 1',
+        detail: 'shared reference 1 + policy versions 3 (maxPolicyLag + 1) + sync 1',
+        reference: expect.stringMatching(/^ref-[0-9a-f]{16}$/) as unknown,
       },
     ];
     expect(res.json().adapterDemand).toEqual(demand);
@@ -80,14 +81,30 @@ describe('adapter capacity at submission', () => {
     await reconcile(plane.store, plane.operator);
     expect((await readAdapterSlots(plane.store, 'inference', 'gen')).slots).toBe(8);
     const first = (await submit(plane.app, 'kind: grpo\nrollout: {maxPolicyLag: 3}\n')).json();
-    const second = (await submit(plane.app, 'kind: grpo\n')).json();
+    // Another start (LoRA rank): a reference of its own.
+    const second = (await submit(plane.app, 'kind: grpo\nlora: {rank: 16}\n')).json();
     expect((await startRun(plane.store, first.id as string, 'w1')).status).toBe('started');
     expect((await startRun(plane.store, second.id as string, 'w2')).status).toBe('blocked');
     const waiting = (await get(second.id as string)).json();
     expect(waiting.state).toBe('queued');
     expect(waiting.waitingReason).toBe(
-      `waiting for 3 adapter slots on inference endpoint 'gen': 6 of 8 held by runs ${first.id} (6)`,
+      `waiting for 3 adapter slots on inference endpoint 'gen': 6 of 8 held by runs ${first.id} (5) and 1 shared reference (1 each)`,
     );
+  });
+
+  it('runs of one tenant from one start share a reference; another tenant’s never', async () => {
+    plane = await testPlane({ operator: withCapacity(8) });
+    const demandOf = async (spec: string, token: string = TOKENS.acmeSubmitter) => {
+      const res = await submit(plane!.app, spec, { token });
+      expect(res.statusCode, res.body).toBe(201);
+      return (res.json().adapterDemand as Array<{ reference?: string }>)[0]?.reference;
+    };
+    const a = await demandOf('kind: grpo\nseed: 1\n');
+    expect(await demandOf('kind: grpo\nseed: 2\nrollout: {maxPolicyLag: 1}\n')).toBe(a);
+    expect(await demandOf('kind: grpo\nlora: {rank: 16}\n')).not.toBe(a);
+    const beta = await demandOf('kind: grpo\nseed: 1\n', TOKENS.betaSubmitter);
+    expect(beta).toMatch(/^ref-[0-9a-f]{16}$/);
+    expect(beta).not.toBe(a);
   });
 
   it('an endpoint whose capacity is no longer declared admits every run after a restart', async () => {

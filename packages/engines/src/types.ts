@@ -38,6 +38,20 @@ export interface SamplerWeights {
    * or the directory unpacked from it beside `<dir>.tar.gz`): an engine that unloads the weights
    * removes both. */
   downloaded?: boolean;
+  /** `name` is a shared adapter's name, the same in every worker that serves it (a shared
+   * reference, docs/operations.md "Shared references"): vLLM loads it under exactly that name,
+   * and a load of the name this engine already serves from `path` changes nothing. */
+  shared?: boolean;
+}
+
+/** How `releaseWeights` lets go of a name. */
+export interface ReleaseOptions {
+  /** Stop serving it here but leave it loaded on the server (a shared adapter that other
+   * workers' runs still use). */
+  keepLoaded?: boolean;
+  /** A shared adapter's name: unloaded from every replica that lists it, even where this
+   * engine never loaded it (its last user's worker is gone). */
+  shared?: boolean;
 }
 
 export interface InferenceEngine {
@@ -46,7 +60,7 @@ export interface InferenceEngine {
   loadWeights(weights: SamplerWeights): Promise<void>;
   /** Stop serving `name` and free what it holds (vLLM: unload the LoRA adapter). Unknown
    * names are fine. Optional: engines without per-name state need not implement it. */
-  releaseWeights?(name: string): Promise<void>;
+  releaseWeights?(name: string, options?: ReleaseOptions): Promise<void>;
   close(): Promise<void>;
 }
 

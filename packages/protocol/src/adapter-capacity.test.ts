@@ -1,7 +1,12 @@
 // Adapter capacity in the operator config (checked as vLLM checks its flags:
 // vllm/config/lora.py@01230b40 `LoRAConfig`) and a run's demand per endpoint.
 import { describe, expect, it } from 'vitest';
-import { adapterCapacities, adapterDemandIssues, runAdapterDemand } from './adapter-capacity.ts';
+import {
+  adapterCapacities,
+  adapterDemandIssues,
+  runAdapterDemand,
+  sharedReferenceKey,
+} from './adapter-capacity.ts';
 import { localOperatorConfig, validateOperatorConfig } from './operator-config-parse.ts';
 import { resolveRunSpec } from './resolve.ts';
 import { parseRunSpec } from './run-spec/index.ts';
@@ -121,5 +126,49 @@ describe("a run's demand", () => {
       },
     ]);
     expect(adapterDemandIssues(demand, ok({ maxLoras: 6, oversubscribe: true }))).toEqual([]);
+  });
+});
+
+describe('shared references', () => {
+  const operator = ok({ maxLoras: 8 });
+  function keyOf(yaml: string) {
+    const parsed = parseRunSpec(yaml);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const resolved = resolveRunSpec(parsed.value, operator);
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.errors));
+    return { key: sharedReferenceKey(resolved.value, operator), spec: resolved.value };
+  }
+
+  it('keys a GRPO run by its starting weights: same start, same key; any other start, another', () => {
+    const a = keyOf('kind: grpo\nseed: 1\noptimizer: {learningRate: 0.001}\n').key;
+    const b = keyOf('kind: grpo\nseed: 2\nrollout: {maxPolicyLag: 2}\n').key;
+    expect(a).toBeDefined();
+    expect(b).toBe(a); // seed, learning rate, lag: not the starting weights
+    expect(keyOf('kind: grpo\nlora: {rank: 16}\n').key).not.toBe(a);
+    const fork =
+      'kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ, step: 10}}\n';
+    expect(keyOf(fork).key).not.toBe(a);
+    expect(keyOf(fork).key).toBe(keyOf(fork + 'seed: 9\n').key);
+    expect(keyOf(fork.replace('10', '20')).key).not.toBe(keyOf(fork).key);
+  });
+
+  it('shares no reference where it cannot: a final checkpoint that may move, other kinds', () => {
+    expect(
+      keyOf('kind: grpo\nmodel: {checkpoint: {run: run_01HZZZZZZZZZZZZZZZZZZZZZZZ}}\n').key,
+    ).toBeUndefined();
+    expect(keyOf('kind: sft\n').key).toBeUndefined();
+  });
+
+  it('a shared reference is named on the demand and counted in its slots', () => {
+    const { spec } = keyOf('kind: grpo\n');
+    const demand = runAdapterDemand(spec, operator, 'ref-0123456789abcdef');
+    expect(demand[0]).toMatchObject({
+      role: 'inference',
+      endpoint: 'gen',
+      slots: 3,
+      detail: 'shared reference 1 + policy versions 1 (maxPolicyLag + 1) + sync 1',
+      reference: 'ref-0123456789abcdef',
+    });
+    expect(runAdapterDemand(spec, operator)[0]).not.toHaveProperty('reference');
   });
 });

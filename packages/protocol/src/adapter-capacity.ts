@@ -6,6 +6,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { OperatorConfig } from './operator-config.ts';
 import type { ResolvedRunSpec } from './resolve.ts';
 
+/** A shared reference's id: `ref-` and 64 random bits (hex), drawn once per (tenant, starting
+ * checkpoint) and kept in Redis, so nobody can guess another tenant's reference adapter. */
+export const SHARED_REFERENCE_PATTERN = '^ref-[0-9a-f]{16}$';
+
 export const ADAPTER_ROLES = ['inference', 'trainer'] as const;
 export type AdapterRole = (typeof ADAPTER_ROLES)[number];
 
@@ -24,6 +28,13 @@ export const AdapterDemand = Type.Object(
     detail: Type.String({
       description: 'What the slots are, e.g. "reference 1 + policy versions 3 + sync 1".',
     }),
+    reference: Type.Optional(
+      Type.String({
+        pattern: SHARED_REFERENCE_PATTERN,
+        description:
+          'The shared frozen reference this run scores against on the endpoint: one adapter per starting checkpoint and tenant, loaded once and counted once however many runs use it (docs/operations.md "Shared references"). Its slot is in `slots`; a run admitted while another holds the reference needs one slot fewer.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,13 +55,19 @@ export interface AdapterCapacity {
  * inference endpoint; a `type: tinker` trainer):
  * - grpo on vLLM: its frozen reference (1), `maxPolicyLag + 1` policy versions (the current one
  *   and the k older ones still finishing rollouts), and 1 more while a sync loads the next
- *   version before the oldest is unloaded;
+ *   version before the oldest is unloaded; with `sharedReference` (sharedReferenceKey) the
+ *   reference is that shared adapter, whose slot the admission script counts once for all its
+ *   runs;
  * - eval on vLLM: one adapter per evaluated model (all stay loaded until the run ends);
  * - a training run on a tinker trainer: its trained model, and for grpo a second model the
  *   reference is exported from when it resumes.
  * Hosted Tinker and embedded engines have no declared slots and get no demand.
  */
-export function runAdapterDemand(spec: ResolvedRunSpec, operator: OperatorConfig): AdapterDemand[] {
+export function runAdapterDemand(
+  spec: ResolvedRunSpec,
+  operator: OperatorConfig,
+  sharedReference?: string,
+): AdapterDemand[] {
   const demand: AdapterDemand[] = [];
   const inference = spec.endpoints.inference;
   if (inference !== undefined && operator.inference[inference]?.type === 'vllm') {
@@ -60,7 +77,8 @@ export function runAdapterDemand(spec: ResolvedRunSpec, operator: OperatorConfig
         role: 'inference',
         endpoint: inference,
         slots: 1 + versions + 1,
-        detail: `reference 1 + policy versions ${versions} (maxPolicyLag + 1) + sync 1`,
+        detail: `${sharedReference === undefined ? 'reference 1' : 'shared reference 1'} + policy versions ${versions} (maxPolicyLag + 1) + sync 1`,
+        ...(sharedReference !== undefined && { reference: sharedReference }),
       });
     } else if (spec.kind === 'eval') {
       const models = spec.models?.length ?? 1;
@@ -136,5 +154,39 @@ export function adapterDemandIssues(
           'the number of models, or use another endpoint',
       },
     ];
+  });
+}
+
+/** What decides a GRPO run's frozen reference weights, as a string: runs with the same key (and
+ * tenant) on one inference endpoint score against the same reference and share one adapter
+ * (docs/operations.md "Shared references"). The reference is the run's starting weights: a
+ * registered base model, or a checkpoint at an explicit step, exported by the same trainer
+ * endpoint at the same LoRA rank. Undefined where it is not shared: other kinds, endpoints
+ * without adapter slots, `checkpoint` without `step` (its final checkpoint may still move), and
+ * hosted Tinker trainers. */
+export function sharedReferenceKey(
+  spec: ResolvedRunSpec,
+  operator: OperatorConfig,
+): string | undefined {
+  if (spec.kind !== 'grpo') return undefined;
+  const inference = spec.endpoints.inference;
+  if (inference === undefined || operator.inference[inference]?.type !== 'vllm') return undefined;
+  // Hosted Tinker's exports are downloaded by each worker to a path of its own: not one file
+  // every worker can load the shared name from.
+  const trainer =
+    spec.endpoints.trainer === undefined ? undefined : operator.trainers[spec.endpoints.trainer];
+  if (trainer?.type === 'tinker' && trainer.backend === 'tinker') return undefined;
+  const model = spec.model;
+  const start =
+    model?.base !== undefined
+      ? { base: model.base }
+      : model?.checkpoint?.step !== undefined
+        ? { run: model.checkpoint.run, step: model.checkpoint.step }
+        : undefined;
+  if (start === undefined) return undefined;
+  return JSON.stringify({
+    ...start,
+    trainer: spec.endpoints.trainer ?? null,
+    rank: spec.lora.rank,
   });
 }

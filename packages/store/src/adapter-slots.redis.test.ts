@@ -1,13 +1,20 @@
 // Adapter slots as a scheduled resource (adapter-slots-script.ts) against the real Redis:
 // admission, the queued reason, priority order, oversubscription, release on every path that
-// releases a tenant slot (end, fail, cancel, pause, worker loss), and no more slots handed out
-// than an endpoint has under many concurrent starts.
+// releases a tenant slot (end, fail, cancel, pause, worker loss), a shared reference counted once
+// and queued for unloading with its last user on each of those paths, and no more slots handed
+// out than an endpoint has under many concurrent starts.
 import { Redis } from 'ioredis';
 import type { AdapterDemand } from '@anneal/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REDIS_URL, type TestStore, testSpec, testStore } from '../test/helpers.ts';
 import { readAdapterSlots, setAdapterCapacity } from './adapter-slots.ts';
 import { createStoreContext, keys } from './context.ts';
+import {
+  claimSharedReference,
+  sharedReferenceId,
+  sharedReferenceUsers,
+  takeReferenceUnloads,
+} from './shared-references.ts';
 import { releaseRunsOfLostWorkers } from './lost-workers.ts';
 import { markPauseRequested, pauseAtBoundary } from './pause.ts';
 import { createRun, getRun } from './runs.ts';
@@ -24,16 +31,25 @@ afterEach(async () => {
   await store.cleanup();
 });
 
-const onQwen = (slots: number): AdapterDemand[] => [
-  { role: 'inference', endpoint: 'qwen-8b', slots, detail: `test ${slots}` },
+const onQwen = (slots: number, reference?: string): AdapterDemand[] => [
+  {
+    role: 'inference',
+    endpoint: 'qwen-8b',
+    slots,
+    detail: `test ${slots}`,
+    ...(reference !== undefined && { reference }),
+  },
 ];
 
-async function newRun(slots: number, options: { priority?: number; tenant?: string } = {}) {
+async function newRun(
+  slots: number,
+  options: { priority?: number; tenant?: string; reference?: string } = {},
+) {
   const spec = testSpec(`kind: grpo\npriority: ${options.priority ?? 50}`);
   const created = await createRun(store.ctx, {
     tenant: options.tenant ?? 'acme',
     spec,
-    adapterDemand: onQwen(slots),
+    adapterDemand: onQwen(slots, options.reference),
   });
   if (created.status !== 'created') throw new Error('create');
   return created.run.id;
@@ -105,10 +121,60 @@ describe('adapter slot admission', () => {
   });
 });
 
+describe('shared references', () => {
+  it('one id per tenant and starting weights, unguessable, never another tenant’s', async () => {
+    const id = await sharedReferenceId(store.ctx, 'acme', '{"base":"qwen"}');
+    expect(id).toMatch(/^ref-[0-9a-f]{16}$/);
+    expect(await sharedReferenceId(store.ctx, 'acme', '{"base":"qwen"}')).toBe(id);
+    expect(await sharedReferenceId(store.ctx, 'acme', '{"base":"llama"}')).not.toBe(id);
+    expect(await sharedReferenceId(store.ctx, 'globex', '{"base":"qwen"}')).not.toBe(id);
+  });
+
+  it('counts the reference once: a second run from the same start needs one slot fewer', async () => {
+    await setAdapterCapacity(store.ctx, 'inference', 'qwen-8b', { slots: 7, oversubscribe: false });
+    const reference = await sharedReferenceId(store.ctx, 'acme', 'start');
+    const a = await newRun(4, { reference });
+    const b = await newRun(4, { reference });
+    expect((await startRun(store.ctx, a, 'w1')).status).toBe('started');
+    // 3 free: b fits only because a already holds the reference.
+    expect(await startRun(store.ctx, b, 'w2')).toMatchObject({ status: 'started' });
+    expect((await held()).reduce((sum, h) => sum + h.slots, 0)).toBe(7);
+    // Another start (or another tenant's reference) pays its own slot, and the reason names no
+    // reference id.
+    const other = await newRun(4, { reference: await sharedReferenceId(store.ctx, 'acme', 'x') });
+    const blocked = await startRun(store.ctx, other, 'w3');
+    expect(blocked.status === 'blocked' && blocked.reason).toMatch(
+      /^waiting for 4 adapter slots on inference endpoint 'qwen-8b': 7 of 7 held by runs run_\w+ \(3\), run_\w+ \(3\) and 1 shared reference \(1 each\)$/,
+    );
+    expect(blocked.status === 'blocked' && blocked.reason).not.toContain(reference);
+    // Both users load one adapter from the path offered first.
+    const claim = (runId: string, path: string) =>
+      claimSharedReference(store.ctx, { endpoint: 'qwen-8b', reference, runId, path });
+    expect(await claim(b, '/b')).toEqual({ adapter: `${reference}@shared.1`, path: '/b' });
+    expect(await claim(a, '/a')).toEqual({ adapter: `${reference}@shared.1`, path: '/b' });
+    expect(await claim(other, '/o')).toBeNull(); // not a user
+    // The first user leaving keeps the reference (and its slot) for the second.
+    await finishRun(store.ctx, a, { state: 'succeeded', reason: 'done' }, 'w1');
+    expect(await held()).toContainEqual({ runId: `reference:${reference}`, slots: 1 });
+    expect(await takeReferenceUnloads(store.ctx, 'qwen-8b')).toEqual([]);
+    expect((await startRun(store.ctx, other, 'w3')).status).toBe('blocked'); // 3 + 1 + 4 > 7
+    await finishRun(store.ctx, b, { state: 'succeeded', reason: 'done' }, 'w2');
+    expect(await takeReferenceUnloads(store.ctx, 'qwen-8b')).toEqual([
+      { adapter: `${reference}@shared.1`, path: '/b' },
+    ]);
+    // A later user starts a new generation: a name never loaded before, its own path.
+    await transitionRun(store.ctx, other, { to: 'cancelled', reason: 'user' });
+    const c = await newRun(4, { reference });
+    expect((await startRun(store.ctx, c, 'w1')).status).toBe('started');
+    expect(await claim(c, '/c')).toEqual({ adapter: `${reference}@shared.2`, path: '/c' });
+  });
+});
+
 describe('adapter slots are given back', () => {
   /** Fills the endpoint with `a`, proves `b` waits, runs `release` on `a`, proves `b` starts. */
   async function releasedBy(release: (a: string) => Promise<unknown>): Promise<void> {
-    const a = await newRun(6);
+    const reference = await sharedReferenceId(store.ctx, 'acme', 'start');
+    const a = await newRun(6, { reference });
     await heartbeatWorker(store.ctx, {
       id: 'w1',
       pool: 'default',
@@ -118,10 +184,27 @@ describe('adapter slots are given back', () => {
       startedAt: new Date().toISOString(),
     });
     expect((await startRun(store.ctx, a, 'w1')).status).toBe('started');
+    expect(await held()).toEqual(
+      [
+        { runId: a, slots: 5 },
+        { runId: `reference:${reference}`, slots: 1 },
+      ].sort((x, y) => x.runId.localeCompare(y.runId)),
+    );
+    const claim = { endpoint: 'qwen-8b', reference, runId: a, path: '/ckpt/a-ref' };
+    expect(await claimSharedReference(store.ctx, claim)).toEqual({
+      adapter: `${reference}@shared.1`,
+      path: '/ckpt/a-ref',
+    });
     const b = await newRun(3);
     expect((await startRun(store.ctx, b, 'w2')).status).toBe('blocked');
     await release(a);
     expect(await held()).toEqual([]);
+    // The reference left with its last user: queued for unloading, by the name that was loaded.
+    expect(await sharedReferenceUsers(store.ctx, 'qwen-8b', reference)).toEqual([]);
+    expect(await takeReferenceUnloads(store.ctx, 'qwen-8b')).toEqual([
+      { adapter: `${reference}@shared.1`, path: '/ckpt/a-ref' },
+    ]);
+    expect(await takeReferenceUnloads(store.ctx, 'qwen-8b')).toEqual([]); // taken once
     expect((await startRun(store.ctx, b, 'w2')).status).toBe('started');
     expect(await held()).toEqual([{ runId: b, slots: 3 }]);
   }

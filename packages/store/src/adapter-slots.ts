@@ -27,7 +27,8 @@ export interface AdapterSlots {
   /** Declared slots; null when undeclared. */
   slots: number | null;
   oversubscribe: boolean;
-  /** Runs running on the endpoint and the slots each holds. */
+  /** Runs running on the endpoint and the slots each holds; a shared reference in use holds
+   * its one slot as `reference:<id>` (adapter-slots-script.ts). */
   held: Array<{ runId: string; slots: number }>;
   /** Runs refused for want of slots, first in line first. */
   waiting: string[];

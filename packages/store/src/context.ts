@@ -83,6 +83,8 @@ function buildKeys(prefix: string) {
     tenantRuns: (tenant: string) => `${prefix}:tenant:${tenant}:runs`,
     tenantRunning: (tenant: string) => `${prefix}:tenant:${tenant}:running`,
     tenantLimits: (tenant: string) => `${prefix}:tenant:${tenant}:limits`,
+    /** Hash sha256(starting weights) -> shared reference id (shared-references.ts). */
+    sharedReferenceIds: (tenant: string) => `${prefix}:tenant:${tenant}:shared-references`,
     /** Hash of a run's metered usage (usage.ts). */
     runUsage: (id: string) => `${prefix}:run:${id}:usage`,
     /** Hash of a tenant's usage in one UTC day (`YYYY-MM-DD`) or month (`YYYY-MM`). */

@@ -8,6 +8,7 @@ import { BUDGET_AT_START, METER_LUA, METER_SLOT } from './usage-scripts.ts';
 import { PROGRESS_LUA } from './progress-script.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
 import { ADAPTER_DEMAND, ADMIT_ADAPTERS, MOVE_ADAPTERS } from './adapter-slots-script.ts';
+import { SHARED_REFERENCE_SCRIPTS } from './shared-reference-scripts.ts';
 import {
   INDEX_CHECKPOINTS,
   PROTECT_CHECKPOINT,
@@ -289,6 +290,7 @@ return {hash, transitions, tostring(running), cap, tostring(online)}
 
 export const SCRIPTS = {
   ...GUARDRAIL_SCRIPTS,
+  ...SHARED_REFERENCE_SCRIPTS,
   annealCreateRun: { numberOfKeys: 9, lua: CREATE_RUN },
   annealCreateSweep: { numberOfKeys: 3, lua: CREATE_SWEEP },
   annealRunView: { numberOfKeys: 4, lua: RUN_VIEW },

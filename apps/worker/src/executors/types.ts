@@ -4,6 +4,7 @@
 import type { InferenceEngine, RewardScorer, Tokenizer, TrainerEngine } from '@anneal/engines';
 import type {
   ChatFormat,
+  Rollout,
   RubricJudge,
   SearchBackend,
   SearchToolDescription,
@@ -36,6 +37,31 @@ export interface ResolvedModel {
   samplerPath?: string;
 }
 
+/** Reference rollouts shared by the runs of one process that use one shared reference
+ * (executors/grpo/reference-cache.ts). */
+export interface SharedReferenceRollouts {
+  /** The seed of every run's reference rollouts (derived from the reference's id, so the same
+   * on every worker). */
+  seed: number;
+  /** What decides a rollout besides its prompt and group size (sampling settings, tools). */
+  settings: string;
+  /** Rollouts by key (settings, group size, prompt tokens), oldest first. */
+  groups: Map<string, Promise<Rollout[]>>;
+  /** Entries kept at most: the oldest goes first. */
+  maxGroups: number;
+}
+
+/** A GRPO run's shared reference (docs/operations.md "Shared references"; the runtime's side is
+ * resources/shared-reference.ts). */
+export interface SharedReference {
+  /** Serves the shared reference, offering `path` (this run's export of its starting weights);
+   * resolves with the adapter name its reference requests use. */
+  serve(path: string): Promise<string>;
+  /** Its reference rollouts as the runs of this process share them, for a run whose rollouts
+   * are decided by `settings`; only after `serve`. */
+  rollouts(settings: string): SharedReferenceRollouts;
+}
+
 /** Named, already-resolved resources a run may use (from the operator config). */
 export interface RunResources {
   tokenizer: Tokenizer;
@@ -58,6 +84,10 @@ export interface RunResources {
    * endpoint's declared backend, whose `checkpointSampling` trait decides how GRPO samples the
    * reference and older policy versions (@anneal/protocol sampler-pairing.ts). */
   ownSampler?: { backend: TrainerBackend | undefined };
+  /** The shared reference on `inference` (docs/operations.md "Shared references"): set when the
+   * run's demand names one; the executor offers its reference export to it instead of loading
+   * the export under its own name. */
+  sharedReference?: SharedReference;
   /** Frozen reference-model sampler (docs/recipe.md §4 length anchor) serving the reference weights as
    * its default model. Absent: the executor exports the starting weights into `inference`. */
   referenceInference?: InferenceEngine;

@@ -4,7 +4,7 @@
 // vLLM endpoint's adapter storage; the vLLM engine then unpacks and loads it like a SkyRL archive
 // (docs/engines.md "Hosted Tinker"). Wraps the run's inference engine; the shared engine is not
 // changed for other runs.
-import type { InferenceEngine, SamplerWeights } from '@anneal/engines';
+import type { InferenceEngine, ReleaseOptions, SamplerWeights } from '@anneal/engines';
 
 /** Downloads the export at a `tinker://` path; resolves with the local archive's path. */
 export type ArchiveFetcher = (samplerPath: string) => Promise<string>;
@@ -21,7 +21,8 @@ export function withDownloadedSamplerWeights(
       await inner.loadWeights({ name: weights.name, path: local, downloaded: true });
     },
     ...(inner.releaseWeights && {
-      releaseWeights: (name: string) => inner.releaseWeights!(name),
+      releaseWeights: (name: string, options?: ReleaseOptions) =>
+        inner.releaseWeights!(name, options),
     }),
     close: () => inner.close(),
   };

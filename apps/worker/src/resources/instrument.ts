@@ -2,6 +2,7 @@
 // histogram, errors) — whatever the engine: vLLM, Tinker, embedded, or a test double.
 import type {
   InferenceEngine,
+  ReleaseOptions,
   RewardScorer,
   TinkerEvent,
   TrainerEngine,
@@ -49,8 +50,8 @@ export function instrumentInference(
     loadWeights: (weights) =>
       timed(telemetry, 'inference', 'inference', () => engine.loadWeights(weights)),
     ...(engine.releaseWeights && {
-      releaseWeights: (name: string) =>
-        timed(telemetry, 'inference', 'inference', () => engine.releaseWeights!(name)),
+      releaseWeights: (name: string, options?: ReleaseOptions) =>
+        timed(telemetry, 'inference', 'inference', () => engine.releaseWeights!(name, options)),
     }),
     close: () => engine.close(),
   };

@@ -53,4 +53,19 @@ describe("a run's view of a shared inference engine", () => {
     expect(calls).toEqual([]);
     expect(served.names()).toEqual([]);
   });
+
+  it('samples the shared reference it holds once served, never another one, and never releases it', async () => {
+    const { engine, calls } = recordingEngine();
+    const shared: { adapter?: string } = {};
+    const served = trackServedWeights(engine, 'run_a', () => shared.adapter);
+    const mine = 'ref-0123456789abcdef@shared.1';
+    await expect(served.engine.sample(request(mine))).rejects.toThrow(/not one of this run/);
+    shared.adapter = mine;
+    await served.engine.sample(request(mine));
+    await expect(served.engine.sample(request('ref-fedcba9876543210@shared.1'))).rejects.toThrow(
+      /not one of this run/,
+    );
+    await served.release();
+    expect(calls).toEqual([`sample ${mine}`]);
+  });
 });

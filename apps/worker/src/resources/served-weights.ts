@@ -7,9 +7,11 @@
 // Isolation (docs/security.md "Isolation between runs"): the engine is shared by every run of
 // the worker, so the view admits only the run's own names: every name it loads and every
 // adapter a rollout request names starts with `<runId>-` (the executors' names do:
-// executors/grpo/setup.ts `servingNames`, the eval's `<runId>-eval-<i>`); a request for the base
-// model names no adapter. Anything else is a bug that would sample another run's weights, and
-// fails the step.
+// executors/grpo/setup.ts `servingNames`, the eval's `<runId>-eval-<i>`), or is the shared
+// reference the run holds a use of (resources/shared-reference.ts: loaded by its worker, not
+// through this view, and never released by it); a request for the base model names no
+// adapter. Anything else is a bug that would sample another run's weights (another run's policy,
+// another tenant's reference), and fails the step.
 import type { InferenceEngine } from '@anneal/engines';
 
 export interface ServedWeights {
@@ -22,20 +24,25 @@ export interface ServedWeights {
 }
 
 /** Refuses a weights name that is not the run's own (see the file comment). */
-function checkOwnName(runId: string, name: string, what: string): void {
-  if (name.startsWith(`${runId}-`)) return;
+function checkOwnName(runId: string, name: string, what: string, shared?: string): void {
+  if (name.startsWith(`${runId}-`) || (shared !== undefined && name === shared)) return;
   throw new Error(
     `run ${runId}: ${what} '${name}', which is not one of this run's adapter names ` +
       `('${runId}-…'): a run samples only its own weights (docs/security.md "Isolation between runs")`,
   );
 }
 
-export function trackServedWeights(inner: InferenceEngine, runId: string): ServedWeights {
+/** `sharedReference`: the shared reference adapter the run serves, once it does. */
+export function trackServedWeights(
+  inner: InferenceEngine,
+  runId: string,
+  sharedReference: () => string | undefined = () => undefined,
+): ServedWeights {
   const loaded = new Set<string>();
   const engine: InferenceEngine = {
     sample: async (request, signal) => {
       if (request.model !== undefined)
-        checkOwnName(runId, request.model, 'a rollout request names');
+        checkOwnName(runId, request.model, 'a rollout request names', sharedReference());
       return inner.sample(request, signal);
     },
     async loadWeights(weights) {

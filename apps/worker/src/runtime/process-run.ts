@@ -29,6 +29,11 @@ import { RunSetupError } from '../errors.ts';
 import { type ExecutorResult, type ExecutorTable, executorFor } from '../executors/types.ts';
 import type { ResourceResolver } from '../resources/resolve.ts';
 import { type ServedWeights, trackServedWeights } from '../resources/served-weights.ts';
+import {
+  type SharedReferenceUse,
+  sharedReferenceOf,
+  unloadLeftReferences,
+} from '../resources/shared-reference.ts';
 import { type TrainedModels, trackTrainerModels } from '../resources/trained-models.ts';
 import { abortableResources } from './abortable.ts';
 import { ActiveRun, type ActiveRuns, type StopRequest } from './active-runs.ts';
@@ -63,6 +68,13 @@ export type RunJobResult = { runId: string; outcome: RunEnd | 'skipped' };
 
 type Attempt = { ok: true; result: ExecutorResult } | { ok: false; error: unknown };
 
+/** What the job does once the run has left `running` (set by the attempt). */
+interface AfterRun {
+  /** Unloads the shared references of the run's endpoint whose last user left (its own, when
+   * it was the last; resources/shared-reference.ts). */
+  unloadLeftReferences?: () => Promise<unknown>;
+}
+
 /** A training run's guardrails: its rules (spec + operator defaults, docs/guardrails.md) and what
  * its record says they did so far; none for eval. */
 function guardrailsOf(config: Readonly<WorkerConfig>, run: RunResource, spec: RunSpec) {
@@ -90,9 +102,11 @@ async function attempt(
   attemptNumber: number,
   progress: StepProgress,
   metering: AttemptMeter,
+  afterRun: AfterRun,
 ): Promise<Attempt> {
   let served: ServedWeights | undefined;
   let trained: TrainedModels | undefined;
+  let shared: SharedReferenceUse | undefined;
   try {
     const executor = executorFor(deps.executors, run.kind);
     if (!executor) throw new RunSetupError(`this worker has no executor for kind '${run.kind}'`);
@@ -104,11 +118,24 @@ async function attempt(
       tenant: run.tenant,
       spec: parsed.value,
     });
-    served = trackServedWeights(resolved.inference, run.id);
+    shared = sharedReferenceOf(deps.store, run, resolved.inference);
+    const use = shared;
+    if (use !== undefined) {
+      const unload = () => unloadLeftReferences(deps.store, use.endpoint, resolved.inference);
+      // Adapters left by runs whose worker died are unloaded before this one loads its own.
+      await unload();
+      afterRun.unloadLeftReferences = unload;
+    }
+    served = trackServedWeights(resolved.inference, run.id, () => use?.adapter());
     trained = trackTrainerModels(resolved.trainer);
     // A cancel mid-step abandons the step's engine calls at once (runtime/abortable.ts).
     const resources = abortableResources(
-      { ...resolved, inference: served.engine, trainer: trained.engine },
+      {
+        ...resolved,
+        inference: served.engine,
+        trainer: trained.engine,
+        ...(use && { sharedReference: use.reference }),
+      },
       active.abortSignal,
     );
     // The checkpoint pointer as the start transition read it: only this attempt may move it on.
@@ -139,6 +166,9 @@ async function attempt(
     for (const { name, error } of (await served?.release()) ?? []) {
       deps.logger.warn({ runId: run.id, weights: name, err: error }, 'releasing weights failed');
     }
+    await shared?.leave().catch((error: unknown) => {
+      deps.logger.warn({ runId: run.id, err: error }, 'leaving the shared reference failed');
+    });
     // Its trainer models too, in the background: after a step abandoned by a cancel the trainer
     // frees a model only once it has finished that step, and the run must not wait for it.
     void trained?.release().then((failures) => {
@@ -270,6 +300,7 @@ export async function processRunJob(
   deps.telemetry.emit('run:started', { runId, kind: run.kind, pool: run.pool, atMs: Date.now() });
   log.info({ kind: run.kind, attempt: started.attempt }, 'run started');
   let end: RunEnd = 'failed';
+  const afterRun: AfterRun = {};
   try {
     if (run.cancelRequested) {
       await finishRun(
@@ -292,7 +323,7 @@ export async function processRunJob(
     }
     const progress = new StepProgress();
     const meter = attemptMeter(deps, active, run, started.attempt);
-    const outcome = await attempt(deps, active, run, started.attempt, progress, meter);
+    const outcome = await attempt(deps, active, run, started.attempt, progress, meter, afterRun);
     await meterAttemptEnd(deps, run, meter);
     end = await settle(deps, job, token, active, run, outcome, progress);
     return { runId, outcome: end };
@@ -301,6 +332,11 @@ export async function processRunJob(
     end = error instanceof UnrecoverableError ? 'failed' : 'released';
     throw error;
   } finally {
+    // A run handed back leaves `running` after this (BullMQ's retry): its reference, if it was
+    // the last user, is unloaded by the next run on the endpoint.
+    await afterRun.unloadLeftReferences?.().catch((error: unknown) => {
+      log.warn({ err: String(error) }, 'unloading shared references failed');
+    });
     deps.runs.remove(runId);
     deps.onRunsChanged();
     deps.telemetry.emit('run:ended', { runId, reason: end, atMs: Date.now() });

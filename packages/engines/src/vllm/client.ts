@@ -17,7 +17,13 @@ import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
 import { linkSignals, realScheduler, realTimers, seededRng } from '../http/timing.ts';
 import type { Rng, Scheduler, Timers } from '../http/timing.ts';
-import type { InferenceEngine, SampleRequest, SampledSequence, SamplerWeights } from '../types.ts';
+import type {
+  InferenceEngine,
+  ReleaseOptions,
+  SampleRequest,
+  SampledSequence,
+  SamplerWeights,
+} from '../types.ts';
 import { resolveVllmConfig } from './config.ts';
 import { vllmRankIssue, vllmWeightsFormatIssue } from './endpoint-checks.ts';
 import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
@@ -187,7 +193,7 @@ export class VllmInferenceEngine implements InferenceEngine {
         ? undefined
         : () =>
             Promise.all(files.map((f) => rm(f, { recursive: true, force: true }))).then(() => {});
-    await this.adapters.sync(weights.name, path, targets, removeFiles);
+    await this.adapters.sync(weights.name, path, targets, removeFiles, weights.shared === true);
   }
 
   /** The directory to load: resolved, unpacked from `<path>.tar.gz` when that is what the
@@ -229,9 +235,11 @@ export class VllmInferenceEngine implements InferenceEngine {
 
   /** Stops serving `name` (every version): `/v1/unload_lora_adapter` on every admitted replica
    * once its in-flight requests finish; replicas out of rotation unload it when they return.
-   * Unknown names are fine. */
-  async releaseWeights(name: string): Promise<void> {
-    await this.adapters.release(name);
+   * Unknown names are fine. `keepLoaded`: forgotten here, left on the servers; `shared`: a
+   * shared adapter, unloaded wherever a replica lists it. */
+  async releaseWeights(name: string, options: ReleaseOptions = {}): Promise<void> {
+    if (options.keepLoaded) await this.adapters.forget(name);
+    else await this.adapters.release(name, { shared: options.shared === true });
   }
 
   /** The id in this engine's adapter names. */

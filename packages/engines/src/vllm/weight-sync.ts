@@ -25,6 +25,11 @@
 // vLLM's LoRA cache (adapter-calls.ts): an unload of an adapter the server's LRU already evicted
 // is settled there, never retried; a name a replica already lists with the version's path is
 // loaded (no unload and reload); a stale name that cannot be removed never keeps a replica out.
+// A shared adapter (a shared reference, docs/operations.md "Shared references") is loaded under
+// its own name verbatim, the same in every worker that serves it (its name is new per
+// generation, so it is never reused for other weights either); loading it again from the same
+// path changes nothing, and a worker whose runs stop using it while others still do forgets it
+// without unloading it (`forget`). Its last user's release unloads it wherever it is listed.
 // Files: a version's unpacked directory (and a download of this worker's) is removed once no
 // replica lists its name any more, never earlier: vLLM re-reads an evicted adapter from its path
 // for as long as the name is loaded.
@@ -119,6 +124,9 @@ export class AdapterRegistry {
   private readonly staleOn = new Map<string, Set<string>>();
   /** Replica url -> adapters it rejected on re-admission (not retried there). */
   private readonly rejectedOn = new Map<string, Set<string>>();
+  /** Shared adapters this engine stopped serving while other engines still do, by adapter
+   * name: their files go once a release unloads them. */
+  private readonly forgotten = new Map<string, AdapterVersion>();
   /** Unloaded versions whose files wait for a replica out of rotation to unload them. */
   private readonly filesPending = new Map<string, AdapterVersion>();
   private chain: Promise<unknown> = Promise.resolve();
@@ -165,9 +173,12 @@ export class AdapterRegistry {
     path: string,
     targets: () => Promise<Replica[]>,
     removeFiles?: () => Promise<void>,
+    shared = false,
   ): Promise<void> {
     return this.serialized(async () => {
-      const version = this.createVersion(name, path, removeFiles);
+      const served = this.current.get(name);
+      if (shared && served?.adapter === name && served.path === path) return;
+      const version = this.createVersion(name, path, removeFiles, shared);
       const replicas = await targets();
       const outcomes = await Promise.allSettled(
         replicas.map(async (replica) => {
@@ -206,15 +217,63 @@ export class AdapterRegistry {
   }
 
   /** Stops serving every version of `name`; versions still in use are unloaded when drained.
-   * Replicas out of rotation unload them when they are re-admitted. */
-  release(name: string): Promise<void> {
+   * Replicas out of rotation unload them when they are re-admitted. `shared`: a shared adapter
+   * name this engine does not serve is still unloaded from every replica that lists it. */
+  release(name: string, options: { shared?: boolean } = {}): Promise<void> {
     return this.serialized(async () => {
       const version = this.current.get(name);
       this.current.delete(name);
       const draining = [...this.versions].filter((v) => v.name === name && v !== version);
       if (version !== undefined) await this.retire(version);
       await Promise.all(draining.filter((v) => v.refs === 0).map((v) => this.dispose(v)));
+      if (options.shared && version === undefined && draining.length === 0) {
+        await this.unloadListed(name);
+      }
     });
+  }
+
+  /** Stops serving `name` from this engine without unloading it: the servers keep it for the
+   * other workers that serve it (a shared adapter). Requests already pinned to it finish. */
+  forget(name: string): Promise<void> {
+    return this.serialized(async () => {
+      this.current.delete(name);
+      for (const version of [...this.versions]) {
+        if (version.name !== name) continue;
+        this.versions.delete(version);
+        this.forgotten.set(version.adapter, version);
+      }
+    });
+  }
+
+  /** Unloads a shared `adapter` this engine does not serve from every admitted replica that
+   * lists it (a replica out of rotation unloads it when it is re-admitted), then removes the
+   * files this engine made for it, if it served it before. */
+  private async unloadListed(adapter: string): Promise<void> {
+    const version: AdapterVersion = this.forgotten.get(adapter) ?? {
+      name: adapter,
+      version: 0,
+      adapter,
+      path: '',
+      on: new Set(),
+      refs: 0,
+      retired: true,
+      removeFiles: undefined,
+    };
+    this.forgotten.delete(adapter);
+    await Promise.all(
+      this.transport.pool.replicas.map(async (replica) => {
+        if (!replica.healthy) return this.markStale(replica.url, version);
+        try {
+          // The path (for an evicted adapter's reload) is this engine's when it served it;
+          // otherwise the replica's list says whether it holds the name and where from.
+          const path = version.path || (await listAdapters(this.transport, replica)).get(adapter);
+          if (path !== undefined) await this.unloadFrom(replica, adapter, path);
+        } catch {
+          this.markStale(replica.url, version);
+        }
+      }),
+    );
+    await this.removeFilesOnceUnloaded(version);
   }
 
   snapshot(): AdapterSnapshot[] {
@@ -280,13 +339,14 @@ export class AdapterRegistry {
     name: string,
     path: string,
     removeFiles: (() => Promise<void>) | undefined,
+    shared: boolean,
   ): AdapterVersion {
     const number = this.nextVersion.get(name) ?? 1;
     this.nextVersion.set(name, number + 1);
     const version: AdapterVersion = {
       name,
       version: number,
-      adapter: versionedAdapterName(name, this.instance, number),
+      adapter: shared ? name : versionedAdapterName(name, this.instance, number),
       path,
       on: new Set(),
       refs: 0,

@@ -13,6 +13,7 @@ import {
   parseRunSpec,
   resolveRunSpec,
   runAdapterDemand,
+  sharedReferenceKey,
 } from '@anneal/protocol';
 import {
   createRun,
@@ -20,6 +21,7 @@ import {
   getRun,
   newRunId,
   releaseCheckpointUse,
+  sharedReferenceId,
   useCheckpoint,
 } from '@anneal/store';
 import type { AppContext } from '../../context.ts';
@@ -186,15 +188,30 @@ export async function submitRun(ctx: AppContext, request: SubmitRequest): Promis
   });
 }
 
+/** The demand with the shared reference of the run's tenant and starting weights named on it
+ * (docs/operations.md "Shared references"); drawn here, not at validation, since drawing a new
+ * id writes it. */
+async function demandWithSharedReference(
+  ctx: AppContext,
+  tenant: string,
+  { resolved, adapterDemand }: ValidSubmission,
+) {
+  const key = sharedReferenceKey(resolved, ctx.operator);
+  if (key === undefined || adapterDemand.length === 0) return adapterDemand;
+  return runAdapterDemand(resolved, ctx.operator, await sharedReferenceId(ctx.store, tenant, key));
+}
+
 /** Creates a validated run (its checkpoint uses taken, its job sent by the outbox relay); an
  * Idempotency-Key replay returns the run the key made. `id`: chosen by the caller (a sweep
  * lists its runs' ids before they exist). */
 export async function createSubmittedRun(
   ctx: AppContext,
   tenant: string,
-  { resolved, refs, parent, adapterDemand }: ValidSubmission,
+  validated: ValidSubmission,
   options: { id?: string; idempotency?: { key: string; bodyHash: string } },
 ): Promise<SubmitResult> {
+  const { resolved, refs, parent } = validated;
+  const adapterDemand = await demandWithSharedReference(ctx, tenant, validated);
   const id = options.id ?? newRunId();
   await useCheckpoints(ctx, tenant, refs, id);
 

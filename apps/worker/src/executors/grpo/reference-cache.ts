@@ -8,9 +8,21 @@
 // generation while it runs, so two batches that need one prompt share one generation (and one
 // ReferenceGroup object, whose reward-model scores are then computed once). A generation that
 // fails or is aborted leaves the cache, and the next step that needs the prompt samples it again.
+//
+// Runs that share a reference adapter (docs/operations.md "Shared references") share its
+// generations too, where caching is on: the rollouts (never the reward-model scores, whose model
+// is each run's own) go to the shared reference's cache in this process, keyed by the prompt's
+// tokens, the group size and what else decides a rollout (sampling settings, tools). Their seed
+// then depends on the reference and the prompt alone, not on the run's seed, so runs on other
+// workers sample the same ones. A group another run sampled is billed by that run.
+import { createHash } from 'node:crypto';
 import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
 import { samplingSeed } from '../common/sampling-seed.ts';
+import type { SharedReferenceRollouts } from '../types.ts';
 import type { StepPrompt } from './sample-prompts.ts';
+
+/** `sampledAt` of a group another run sampled (and billed). */
+const SAMPLED_ELSEWHERE = -1;
 
 export interface ReferenceGroup {
   rollouts: Rollout[];
@@ -29,6 +41,7 @@ export class ReferenceCache {
     private readonly env: RolloutEnv,
     private readonly seed: number,
     private readonly enabled: boolean,
+    private readonly shared?: SharedReferenceRollouts,
   ) {}
 
   /** The G reference rollouts of each prompt (same order as `prompts`). */
@@ -45,31 +58,63 @@ export class ReferenceCache {
       if (cached) this.hits++;
       else if (!missing.has(keyOf(p))) missing.set(keyOf(p), p);
     }
-    const fresh = [...missing.values()];
-    this.misses += fresh.length;
-    const generated = runRollouts(
-      this.env,
-      fresh.map((p) => ({
-        prompt: p.tokens,
-        n: groupSize,
-        seed: samplingSeed(
-          this.seed,
-          this.enabled ? `reference:${p.example.id}` : `reference:${step}:${p.example.id}`,
-        ),
-      })),
-      signal,
-    );
-    const local = new Map<string, Promise<ReferenceGroup>>();
-    fresh.forEach((p, i) => {
-      const group = generated.then((all) => ({ rollouts: all[i]!, sampledAt: step }));
-      local.set(keyOf(p), group);
-      if (this.enabled) {
-        this.groups.set(keyOf(p), group);
-        group.catch(() => {
-          if (this.groups.get(keyOf(p)) === group) this.groups.delete(keyOf(p));
-        });
+    const shared = this.enabled ? this.shared : undefined;
+    const sharedKeyOf = (p: StepPrompt) =>
+      createHash('sha256')
+        .update(`${shared?.settings}\u0000${groupSize}\u0000${p.tokens.join(',')}`)
+        .digest('hex');
+    const elsewhere = new Map<string, Promise<Rollout[]>>();
+    if (shared !== undefined) {
+      for (const p of missing.values()) {
+        const found = shared.groups.get(sharedKeyOf(p));
+        if (found !== undefined) elsewhere.set(keyOf(p), found);
       }
+    }
+    const fresh = [...missing.values()].filter((p) => !elsewhere.has(keyOf(p)));
+    this.misses += fresh.length;
+    this.hits += elsewhere.size;
+    const seedKey = (p: StepPrompt) =>
+      shared !== undefined
+        ? `reference:${sharedKeyOf(p)}`
+        : this.enabled
+          ? `reference:${p.example.id}`
+          : `reference:${step}:${p.example.id}`;
+    const request = (p: StepPrompt) => ({
+      prompt: p.tokens,
+      n: groupSize,
+      seed: samplingSeed(shared?.seed ?? this.seed, seedKey(p)),
     });
+    const generated = runRollouts(this.env, fresh.map(request), signal);
+    const local = new Map<string, Promise<ReferenceGroup>>();
+    for (const [key, found] of elsewhere) {
+      // Sampled by another run; if that run's generation fails (it was cancelled), this run
+      // samples the group itself rather than fail its step.
+      const p = missing.get(key)!;
+      const group = found.then(
+        (rollouts) => ({ rollouts, sampledAt: SAMPLED_ELSEWHERE }),
+        () =>
+          runRollouts(this.env, [request(p)], signal).then((all) => ({
+            rollouts: all[0]!,
+            sampledAt: step,
+          })),
+      );
+      local.set(key, group);
+    }
+    fresh.forEach((p, i) => {
+      const rollouts = generated.then((all) => all[i]!);
+      if (shared !== undefined) shareGroup(shared, sharedKeyOf(p), rollouts);
+      local.set(
+        keyOf(p),
+        rollouts.then((r) => ({ rollouts: r, sampledAt: step })),
+      );
+    });
+    for (const [key, group] of local) {
+      if (!this.enabled) break;
+      this.groups.set(key, group);
+      group.catch(() => {
+        if (this.groups.get(key) === group) this.groups.delete(key);
+      });
+    }
     const source = this.enabled ? this.groups : local;
     const pending = prompts.map((p) => local.get(keyOf(p)) ?? source.get(keyOf(p))!);
     return Promise.all(pending);
@@ -78,4 +123,21 @@ export class ReferenceCache {
   stats(): { hits: number; misses: number; size: number } {
     return { hits: this.hits, misses: this.misses, size: this.groups.size };
   }
+}
+
+/** Puts `rollouts` in the shared cache (the oldest entry leaves past `maxGroups`); a generation
+ * that fails leaves it, so the next run that needs the prompt samples it again. */
+function shareGroup(
+  shared: SharedReferenceRollouts,
+  key: string,
+  rollouts: Promise<Rollout[]>,
+): void {
+  shared.groups.set(key, rollouts);
+  while (shared.groups.size > shared.maxGroups) {
+    const oldest = shared.groups.keys().next().value as string;
+    shared.groups.delete(oldest);
+  }
+  rollouts.catch(() => {
+    if (shared.groups.get(key) === rollouts) shared.groups.delete(key);
+  });
 }

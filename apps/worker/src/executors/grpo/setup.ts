@@ -82,7 +82,7 @@ async function referenceEngine(
   ctx: ExecutorContext,
   policy: TrainerModel,
   fresh: boolean,
-): Promise<{ engine: InferenceEngine; model?: string; path?: string }> {
+): Promise<{ engine: InferenceEngine; model?: string; path?: string; shared?: boolean }> {
   const { resources, runId } = ctx;
   if (resources.referenceInference) return { engine: resources.referenceInference };
   const name = servingNames(runId).reference;
@@ -92,6 +92,14 @@ async function referenceEngine(
     fresh && !ownModel
       ? policy
       : await openModelAt(ctx, resources.model, 'lm', { optimizer: false });
+  const shared = resources.sharedReference;
+  if (shared !== undefined) {
+    // Served once for every run of this tenant and start (docs/operations.md "Shared
+    // references"): this export is offered, and used as the step-0 policy either way.
+    const exported = await source.saveWeightsForSampler(`${runId}-reference`);
+    const model = await shared.serve(exported.path);
+    return { engine: resources.inference, model, path: exported.path, shared: true };
+  }
   const served = await syncWeights(source, resources.inference, `${runId}-reference`, name);
   return { engine: resources.inference, model: name, path: served.path };
 }
@@ -181,7 +189,16 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     format,
     pools,
     policyEnv,
-    references: new ReferenceCache(referenceEnv, spec.seed, spec.reference.cacheGenerations),
+    references: new ReferenceCache(
+      referenceEnv,
+      spec.seed,
+      spec.reference.cacheGenerations,
+      reference.shared === true
+        ? resources.sharedReference?.rollouts(
+            JSON.stringify({ config, tools: spec.tools, search: spec.endpoints.search ?? null }),
+          )
+        : undefined,
+    ),
     versions: new PolicyVersions(
       { inference: resources.inference, model },
       { version: doneSteps, name: policyName, ...initial },
