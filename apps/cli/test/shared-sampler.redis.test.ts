@@ -3,11 +3,13 @@
 // embedded sampler server (`anneal serve sampler`, speaking the vLLM routes Anneal's vLLM client
 // uses, its weight-set capacity declared as the endpoint's `maxLoras`) and one embedded trainer
 // server (`anneal serve trainer`, the Tinker HTTP subset), each a process of its own. Asserted:
-// - admission: maxLoras 4 holds one GRPO run (reference + policy + sync = 3) and the eval (1), so
-//   the second GRPO run waits queued with its reason and starts once the first gives its slots
-//   back; the sampler never held more than 4 weight sets and evicted none;
+// - admission: maxLoras 4 holds one GRPO run (shared reference + policy + sync = 3) and the eval
+//   (1); the second GRPO run shares the reference but its own 2 slots do not fit, so it waits
+//   queued with its reason and starts once the first gives its slots back; the sampler never
+//   held more than 4 weight sets and evicted none;
 // - isolation: every completion was served by the weight set it asked for, and that set is an
-//   export of the run whose name it carries (the sampler records (requested, served, path));
+//   export of the run whose name it carries, or the shared reference both GRPO runs hold (the
+//   sampler records (requested, served, path));
 // - all three runs succeed, on both workers, and no weight set is left loaded at the end.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -242,8 +244,8 @@ describe('two GRPO runs and an eval on two workers share one embedded sampler', 
       { detail: detail(s), intervalMs: 100 },
     );
     expect(waiting).toBe(
-      `waiting for 3 adapter slots on inference endpoint 'shared': 3 of ${MAX_LORAS} held by ` +
-        `runs ${first} (3)`,
+      `waiting for 2 adapter slots on inference endpoint 'shared': 3 of ${MAX_LORAS} held by ` +
+        `runs ${first} (2) and 1 shared reference (1 each)`,
     );
     // The eval fits in the slot left, but queues behind the waiting run (no overtaking).
     const evaluation = await submit(s, EVAL);
@@ -264,8 +266,17 @@ describe('two GRPO runs and an eval on two workers share one embedded sampler', 
     ).json()) as ServedCompletion[];
     const runs = [first, evaluation, second];
     const runOf = (name: string) => runs.find((id) => name.startsWith(`${id}-`));
+    // Both GRPO runs start from the base model: they score against one shared reference.
+    const reference = running.adapterDemand?.[0]?.reference;
+    expect(reference).toMatch(/^ref-[0-9a-f]{16}$/);
+    expect(b?.adapterDemand?.[0]?.reference).toBe(reference);
     for (const record of served) {
       expect(record.served).toBe(record.requested);
+      if (record.requested.startsWith(`${reference}@shared.`)) {
+        // the shared reference is the starting export of one of the runs that share it
+        expect([first, second]).toContain(runOf(path.basename(record.path)));
+        continue;
+      }
       expect(runOf(record.requested), record.requested).toBeDefined();
       // the weight set is an export the trainer wrote for that run (`<runId>-…`)
       expect(runOf(path.basename(record.path)), record.path).toBe(runOf(record.requested));
@@ -276,6 +287,7 @@ describe('two GRPO runs and an eval on two workers share one embedded sampler', 
         `completions of ${id}`,
       ).toBe(true);
     }
+    expect(served.some((r) => r.requested.startsWith(`${reference}@shared.`))).toBe(true);
 
     // FAIR SHARE: the assertion of each run's share of the completions served while both ran,
     // against its weight (the Redis-coordinated in-flight limit and vLLM `priority`), goes here.

@@ -62,6 +62,22 @@ describe('shared vLLM adapters', () => {
     ]);
   });
 
+  it('two engines loading it at the same moment: one load succeeds, the other is told it is loaded', async () => {
+    // vLLM checks and adds a name under its per-name lock (lora-routes.ts), so concurrent loads
+    // from two workers are one 200 and one 400, never two loads of one name.
+    const { fake, w1, w2 } = await setup();
+    const weights = { name: NAME, path: '/shared/ref', shared: true };
+    await Promise.all([w1.loadWeights(weights), w2.loadWeights(weights)]);
+    expect(
+      loadsOf(fake)
+        .map(([status]) => status)
+        .sort(),
+    ).toEqual([200, 400]);
+    expect([...fake.adapters.keys()]).toEqual([NAME]);
+    await Promise.all([sample(w1), sample(w2)]);
+    expect(fake.served.every((s) => s.servedBy === NAME)).toBe(true);
+  });
+
   it('an engine that forgets it leaves it loaded for the others; the last release unloads it', async () => {
     const { fake, w1, w2, w3 } = await setup();
     await w1.loadWeights({ name: NAME, path: '/shared/ref', shared: true });

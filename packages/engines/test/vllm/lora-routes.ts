@@ -64,8 +64,30 @@ export class FakeLoraState {
           );
   }
 
-  /** POST /v1/load_lora_adapter. */
-  async load(body: unknown): Promise<LoraReply> {
+  /** POST /v1/load_lora_adapter, one at a time per name: vLLM checks and adds a name under
+   * `async with self.lora_resolver_lock[lora_name]` (`load_lora_adapter`, serving_models.py at
+   * v0.11 and models/serving.py on main), so a second concurrent load of a name waits and is
+   * then the 400 "has already been loaded." — never a second success. */
+  load(body: unknown): Promise<LoraReply> {
+    const name = (body as { lora_name?: unknown } | null)?.lora_name;
+    const key = typeof name === 'string' ? name : '';
+    const previous = this.loading.get(key) ?? Promise.resolve();
+    const reply = previous.then(() => this.loadNow(body));
+    const settled = reply.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.loading.set(key, settled);
+    void settled.then(() => {
+      if (this.loading.get(key) === settled) this.loading.delete(key);
+    });
+    return reply;
+  }
+
+  /** Per name, the last load's end (the resolver lock's queue). */
+  private readonly loading = new Map<string, Promise<void>>();
+
+  private async loadNow(body: unknown): Promise<LoraReply> {
     const { generation } = this.options;
     const fields = (body ?? {}) as Record<string, unknown>;
     const { lora_name: name, lora_path: path, load_inplace: inplace } = fields;
