@@ -1,0 +1,146 @@
+// Fair share of an endpoint's in-flight capacity across runs and worker processes
+// (docs/operations.md "Fair share of an endpoint"): plain functions over fair-share-script.ts.
+// A worker keeps one waiter per (run, endpoint) — the head of its local queue asks — and one
+// lease per request in flight; both expire unless renewed, so a dead worker leaks nothing.
+import { type StoreContext, keys } from './context.ts';
+import { runScript } from './scripts.ts';
+
+/** How long a lease or waiter lives without a renewal: a dead worker's capacity comes back
+ * within this; a live one renews every third of it. */
+export const FAIR_SHARE_TTL_MS = 15_000;
+
+function fairShareKeys(ctx: StoreContext, endpoint: string) {
+  const base = keys(ctx.prefix).fairShare(endpoint);
+  return {
+    leases: `${base}:leases`,
+    owners: `${base}:owners`,
+    waiters: `${base}:waiters`,
+    wanted: `${base}:wanted`,
+    weights: `${base}:weights`,
+    used: `${base}:used`,
+    served: `${base}:served`,
+  };
+}
+
+export interface FairShareAsk {
+  /** The endpoint's capacity in sequences (vLLM --max-num-seqs × replicas). */
+  capacity: number;
+  runId: string;
+  weight: number;
+  /** One id per (process, run): the head of that process's queue for the run. */
+  waiterId: string;
+  /** Sequences of the head request (its `n`). */
+  units: number;
+  /** Sequences this waiter has queued, the head's included. */
+  queued: number;
+  /** The lease's id if granted. */
+  leaseId: string;
+  ttlMs?: number;
+}
+
+export interface FairShareAnswer {
+  granted: boolean;
+  /** The run's allocation now (sequences; fractional). */
+  allocation: number;
+  /** Sequences held on the endpoint by every run, after this call. */
+  held: number;
+}
+
+/** Asks for the head request of a waiter (FAIR_ACQUIRE): granted, or registered as waiting. */
+export async function acquireFairShare(
+  ctx: StoreContext,
+  endpoint: string,
+  ask: FairShareAsk,
+): Promise<FairShareAnswer> {
+  const k = fairShareKeys(ctx, endpoint);
+  const reply = await runScript(
+    ctx.redis,
+    'annealFairAcquire',
+    [k.leases, k.owners, k.waiters, k.wanted, k.weights, k.used],
+    [
+      ask.ttlMs ?? FAIR_SHARE_TTL_MS,
+      ask.capacity,
+      ask.runId,
+      ask.weight,
+      ask.waiterId,
+      ask.units,
+      ask.queued,
+      ask.leaseId,
+    ],
+  );
+  return { granted: reply[0] === '1', allocation: Number(reply[1]), held: Number(reply[2]) };
+}
+
+export interface FairShareRelease {
+  leaseId: string;
+  /** Tokens the request was served (counted in the run's `served` totals). */
+  tokens: number;
+  waitedMs: number;
+}
+
+/** Gives leases back (and withdraws `waiterId` when its queue is empty); returns how many were
+ * still held (a lease that expired was already reaped). */
+export async function releaseFairShare(
+  ctx: StoreContext,
+  endpoint: string,
+  leases: readonly FairShareRelease[],
+  waiterId = '',
+): Promise<number> {
+  const k = fairShareKeys(ctx, endpoint);
+  const args = leases.flatMap((l) => [l.leaseId, Math.round(l.tokens), Math.round(l.waitedMs)]);
+  const reply = await runScript(
+    ctx.redis,
+    'annealFairRelease',
+    [k.leases, k.owners, k.waiters, k.wanted, k.weights, k.used, k.served],
+    [waiterId, ...args],
+  );
+  return Number(reply[0]);
+}
+
+/** Pushes the expiry of a process's leases and waiters on (call every third of the TTL). */
+export async function renewFairShare(
+  ctx: StoreContext,
+  endpoint: string,
+  ids: readonly string[],
+  ttlMs = FAIR_SHARE_TTL_MS,
+): Promise<void> {
+  if (ids.length === 0) return;
+  const k = fairShareKeys(ctx, endpoint);
+  await runScript(ctx.redis, 'annealFairRenew', [k.leases, k.waiters], [ttlMs, ...ids]);
+}
+
+export interface FairShareRun {
+  runId: string;
+  weight: number | null;
+  /** Sequences held now. */
+  held: number;
+  requests: number;
+  units: number;
+  tokens: number;
+  waitedSeconds: number;
+}
+
+/** Who holds what on an endpoint and what each run has been served (one MULTI). */
+export async function readFairShare(ctx: StoreContext, endpoint: string): Promise<FairShareRun[]> {
+  const k = fairShareKeys(ctx, endpoint);
+  const reply = await ctx.redis.multi().hgetall(k.weights).hgetall(k.used).hgetall(k.served).exec();
+  const [weights, used, served] = (reply ?? []).map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  }) as [Record<string, string>, Record<string, string>, Record<string, string>];
+  const ids = new Set([
+    ...Object.keys(weights),
+    ...Object.keys(used),
+    ...Object.keys(served).map((f) => f.slice(0, f.lastIndexOf(':'))),
+  ]);
+  const num = (field: string) => Number(served[field] ?? 0);
+  return [...ids].sort().map((runId) => ({
+    runId,
+    weight: weights[runId] === undefined ? null : Number(weights[runId]),
+    held: Number(used[runId] ?? 0),
+    requests: num(`${runId}:requests`),
+    units: num(`${runId}:units`),
+    tokens: num(`${runId}:tokens`),
+    waitedSeconds: num(`${runId}:waitedMs`) / 1000,
+  }));
+}
