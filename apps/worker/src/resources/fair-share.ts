@@ -204,7 +204,8 @@ export class FleetShare {
     await renewFairShare(this.ctx, this.endpoint, [...this.held, ...waiters], this.ttlMs);
   }
 
-  close(): void {
+  /** Stops renewing (the leases of requests still in flight then expire with their TTL). */
+  async close(): Promise<void> {
     clearInterval(this.renewal);
     this.wake();
   }
@@ -251,6 +252,17 @@ export function fairShareInference(
         });
       }
     },
+  };
+}
+
+/** The run's view of an engine with its request `priority` on every sample (an endpoint with
+ * priority scheduling but no declared capacity). */
+export function prioritizedInference(inner: InferenceEngine, priority: number): InferenceEngine {
+  return {
+    loadWeights: (weights) => inner.loadWeights(weights),
+    ...(inner.releaseWeights && { releaseWeights: (name: string) => inner.releaseWeights!(name) }),
+    close: () => inner.close(),
+    sample: (request, signal) => inner.sample({ ...request, priority }, signal),
   };
 }
 

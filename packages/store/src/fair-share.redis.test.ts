@@ -1,0 +1,108 @@
+// The fair-share script (fair-share-script.ts) against the real Redis: weighted allocations,
+// work conservation, the endpoint's capacity under concurrent asks from many connections,
+// expiry of a dead holder's lease and the served counters.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type TestStore, eventually, testStore } from '../test/helpers.ts';
+import { createStoreContext } from './context.ts';
+import {
+  type FairShareAsk,
+  acquireFairShare,
+  readFairShare,
+  releaseFairShare,
+} from './fair-share.ts';
+
+let store: TestStore;
+beforeEach(async () => {
+  store = await testStore();
+});
+afterEach(async () => {
+  await store.cleanup();
+});
+
+let next = 0;
+const ask = (runId: string, weight: number, queued: number, units = 1): FairShareAsk => ({
+  capacity: 8,
+  runId,
+  weight,
+  waiterId: `w-${runId}`,
+  units,
+  queued,
+  leaseId: `l-${runId}-${next++}`,
+});
+
+/** Asks for `runId` until it is refused; returns how many leases it got. */
+async function fill(runId: string, weight: number, queued: number): Promise<number> {
+  let granted = 0;
+  while ((await acquireFairShare(store.ctx, 'gen', ask(runId, weight, queued - granted))).granted)
+    granted += 1;
+  return granted;
+}
+
+describe('fair share of an endpoint', () => {
+  it('splits the capacity by weight among runs that want more than their share', async () => {
+    // Both register as waiting first, then fill up to their allocations.
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 100), units: 9 });
+    expect(await fill('run_a', 3, 100)).toBe(6);
+    expect(await fill('run_b', 1, 100)).toBe(2);
+    const answer = await acquireFairShare(store.ctx, 'gen', ask('run_a', 3, 94));
+    expect(answer).toEqual({ granted: false, allocation: 6, held: 8 });
+  });
+
+  it('a run that wants less than its share leaves the rest to the others (work-conserving)', async () => {
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_big', 1, 100), units: 9 });
+    expect(await fill('run_small', 1, 1)).toBe(1); // wants 1 of its 4
+    expect(await fill('run_big', 1, 100)).toBe(7); // gets the other 7
+  });
+
+  it('a run holding nothing may take one request larger than its share, if the endpoint has room', async () => {
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 1), units: 9 });
+    // Weights 15:1 of 8: run_b's share is half a sequence, run_a's 7.5.
+    expect(await fill('run_a', 15, 100)).toBe(7);
+    expect((await acquireFairShare(store.ctx, 'gen', ask('run_b', 1, 1))).granted).toBe(true);
+    // Holding one, run_b waits: its share is spent (and the endpoint is full).
+    expect((await acquireFairShare(store.ctx, 'gen', ask('run_b', 1, 1))).granted).toBe(false);
+  });
+
+  it('never holds more than the capacity under concurrent asks from many connections', async () => {
+    const contexts = Array.from({ length: 8 }, () =>
+      createStoreContext(store.connection(), store.prefix),
+    );
+    const answers = await Promise.all(
+      contexts.flatMap((ctx, c) =>
+        Array.from({ length: 10 }, () =>
+          acquireFairShare(ctx, 'gen', { ...ask(`run_${c % 3}`, 1 + (c % 3), 50), capacity: 8 }),
+        ),
+      ),
+    );
+    expect(answers.filter((a) => a.granted)).toHaveLength(8);
+    expect(Math.max(...answers.map((a) => a.held))).toBe(8);
+    const held = (await readFairShare(store.ctx, 'gen')).reduce((sum, r) => sum + r.held, 0);
+    expect(held).toBe(8);
+  });
+
+  it("a dead holder's lease expires; a released one is counted as served", async () => {
+    const dead = { ...ask('run_dead', 1, 1), capacity: 1, ttlMs: 200 };
+    expect((await acquireFairShare(store.ctx, 'gen', dead)).granted).toBe(true);
+    const live = { ...ask('run_live', 1, 1), capacity: 1 };
+    expect((await acquireFairShare(store.ctx, 'gen', live)).granted).toBe(false);
+    // Nobody renews run_dead's lease: once its TTL has passed, the next ask reaps it.
+    await eventually(async () => (await acquireFairShare(store.ctx, 'gen', live)).granted);
+    expect(
+      await releaseFairShare(store.ctx, 'gen', [{ leaseId: dead.leaseId, tokens: 5, waitedMs: 1 }]),
+    ).toBe(0);
+    expect(
+      await releaseFairShare(store.ctx, 'gen', [
+        { leaseId: live.leaseId, tokens: 12, waitedMs: 250 },
+      ]),
+    ).toBe(1);
+    const runs = await readFairShare(store.ctx, 'gen');
+    expect(runs.find((r) => r.runId === 'run_live')).toMatchObject({
+      held: 0,
+      requests: 1,
+      units: 1,
+      tokens: 12,
+      waitedSeconds: 0.25,
+    });
+    expect(runs.find((r) => r.runId === 'run_dead')).toBeUndefined();
+  });
+});
