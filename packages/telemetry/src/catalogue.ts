@@ -73,7 +73,7 @@ const RUN_METRICS = [
   {
     name: 'anneal_run_fleet_tokens_total',
     type: 'counter',
-    unit: 'none',
+    unit: 'tokens',
     scope: 'run',
     labels: ['run_id', 'endpoint'],
     help: 'Tokens generated for the run on the endpoint; its share is this over the sum by endpoint.',
@@ -85,7 +85,7 @@ const RUN_METRICS = [
     unit: 'seconds',
     scope: 'run',
     labels: ['run_id', 'endpoint'],
-    help: 'Time a rollout request waited for the run\'s fair share of the endpoint before it was sent.',
+    help: "Time a rollout request waited for the run's fair share of the endpoint before it was sent.",
     emittedBy: ['worker'],
     buckets: FLEET_WAIT_BUCKETS,
   },
