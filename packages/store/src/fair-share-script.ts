@@ -108,30 +108,41 @@ end
 return {0, tostring(mine), total}
 `;
 
-/** KEYS: leases, owners, waiters, wanted, weights, used, served.
- * ARGV: waiter ('' for none: withdrawn when its queue is empty), then per lease: id, tokens,
- * waitedMs (added to the run's `served` counters). Returns {leases that were still held}. */
+/** KEYS: leases, owners, waiters, wanted, weights, used, served, the run's hash.
+ * ARGV: endpoint, run, waiter ('' for none: withdrawn when its queue is empty), lease ('' for
+ * none), tokens, waitedMs. A lease still held is given back and counted in `served` (per run and
+ * the endpoint's `:total`), and the run's record gets its `fleetShare` on the endpoint (its
+ * tokens over the endpoint's since its first request). Returns {1 if the lease was held}. */
 export const FAIR_RELEASE = `${NOW}${REAP}
-if ARGV[1] ~= '' then
-  redis.call('HDEL', KEYS[4], ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
+local endpoint, run = ARGV[1], ARGV[2]
+if ARGV[3] ~= '' then
+  redis.call('HDEL', KEYS[4], ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[3])
 end
-local released = 0
-for i = 2, #ARGV, 3 do
-  local owner = redis.call('HGET', KEYS[2], ARGV[i])
-  if owner then
-    local r, u = string.match(owner, '^(.*) (%d+)$')
-    if redis.call('HINCRBY', KEYS[6], r, -tonumber(u)) <= 0 then redis.call('HDEL', KEYS[6], r) end
-    redis.call('HDEL', KEYS[2], ARGV[i])
-    redis.call('ZREM', KEYS[1], ARGV[i])
-    redis.call('HINCRBY', KEYS[7], r .. ':requests', 1)
-    redis.call('HINCRBY', KEYS[7], r .. ':units', tonumber(u))
-    redis.call('HINCRBY', KEYS[7], r .. ':tokens', tonumber(ARGV[i + 1]))
-    redis.call('HINCRBY', KEYS[7], r .. ':waitedMs', tonumber(ARGV[i + 2]))
-    released = released + 1
-  end
+local owner = ARGV[4] ~= '' and redis.call('HGET', KEYS[2], ARGV[4])
+if not owner then return {0} end
+local r, u = string.match(owner, '^(.*) (%d+)$')
+if redis.call('HINCRBY', KEYS[6], r, -tonumber(u)) <= 0 then redis.call('HDEL', KEYS[6], r) end
+redis.call('HDEL', KEYS[2], ARGV[4])
+redis.call('ZREM', KEYS[1], ARGV[4])
+local tokens = tonumber(ARGV[5])
+local requests = redis.call('HINCRBY', KEYS[7], r .. ':requests', 1)
+redis.call('HINCRBY', KEYS[7], r .. ':units', tonumber(u))
+local mine = redis.call('HINCRBY', KEYS[7], r .. ':tokens', tokens)
+local waited = redis.call('HINCRBY', KEYS[7], r .. ':waitedMs', tonumber(ARGV[6]))
+local total = redis.call('HINCRBY', KEYS[7], ':total:tokens', tokens)
+redis.call('HSETNX', KEYS[7], r .. ':base', total - tokens)
+local since = total - tonumber(redis.call('HGET', KEYS[7], r .. ':base'))
+if r == run and redis.call('EXISTS', KEYS[8]) == 1 then
+  local shares = cjson.decode(redis.call('HGET', KEYS[8], 'fleetShare') or '{}')
+  shares[endpoint] = {
+    weight = tonumber(redis.call('HGET', KEYS[5], r) or '1'),
+    requests = requests, tokens = mine, waitedSeconds = waited / 1000,
+    tokenShare = since > 0 and mine / since or 0,
+  }
+  redis.call('HSET', KEYS[8], 'fleetShare', cjson.encode(shares))
 end
-return {released}
+return {1}
 `;
 
 /** KEYS: leases, waiters. ARGV: ttlMs, then ids (leases and waiters of one process).

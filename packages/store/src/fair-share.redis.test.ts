@@ -2,8 +2,9 @@
 // work conservation, the endpoint's capacity under concurrent asks from many connections,
 // expiry of a dead holder's lease and the served counters.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type TestStore, eventually, testStore } from '../test/helpers.ts';
+import { type TestStore, eventually, testSpec, testStore } from '../test/helpers.ts';
 import { createStoreContext } from './context.ts';
+import { createRun, getRun } from './runs.ts';
 import {
   type FairShareAsk,
   acquireFairShare,
@@ -87,14 +88,10 @@ describe('fair share of an endpoint', () => {
     expect((await acquireFairShare(store.ctx, 'gen', live)).granted).toBe(false);
     // Nobody renews run_dead's lease: once its TTL has passed, the next ask reaps it.
     await eventually(async () => (await acquireFairShare(store.ctx, 'gen', live)).granted);
-    expect(
-      await releaseFairShare(store.ctx, 'gen', [{ leaseId: dead.leaseId, tokens: 5, waitedMs: 1 }]),
-    ).toBe(0);
-    expect(
-      await releaseFairShare(store.ctx, 'gen', [
-        { leaseId: live.leaseId, tokens: 12, waitedMs: 250 },
-      ]),
-    ).toBe(1);
+    const gone = { runId: 'run_dead', leaseId: dead.leaseId, tokens: 5, waitedMs: 1 };
+    expect(await releaseFairShare(store.ctx, 'gen', gone)).toBe(false);
+    const done = { runId: 'run_live', leaseId: live.leaseId, tokens: 12, waitedMs: 250 };
+    expect(await releaseFairShare(store.ctx, 'gen', done)).toBe(true);
     const runs = await readFairShare(store.ctx, 'gen');
     expect(runs.find((r) => r.runId === 'run_live')).toMatchObject({
       held: 0,
@@ -104,5 +101,40 @@ describe('fair share of an endpoint', () => {
       waitedSeconds: 0.25,
     });
     expect(runs.find((r) => r.runId === 'run_dead')).toBeUndefined();
+  });
+
+  it("keeps each run's share of the endpoint's tokens on its record (fleetShare)", async () => {
+    const ids: string[] = [];
+    for (const _ of [0, 1]) {
+      const created = await createRun(store.ctx, { tenant: 'acme', spec: testSpec('kind: grpo') });
+      if (created.status !== 'created') throw new Error(created.status);
+      ids.push(created.run.id);
+    }
+    const [a, b] = ids as [string, string];
+    const serve = async (runId: string, weight: number, tokens: number) => {
+      const lease = { ...ask(runId, weight, 1), leaseId: `l-${runId}-${next++}` };
+      expect((await acquireFairShare(store.ctx, 'gen', lease)).granted).toBe(true);
+      await releaseFairShare(store.ctx, 'gen', {
+        runId,
+        leaseId: lease.leaseId,
+        tokens,
+        waitedMs: 100,
+      });
+    };
+    await serve(a, 3, 300);
+    await serve(b, 1, 100);
+    await serve(a, 3, 300);
+    await serve(b, 1, 100);
+    const shareOf = async (id: string) => (await getRun(store.ctx, id))?.fleetShare?.['gen'];
+    // As of each run's last request: a 600 of the 700 served since its first request; b 200 of
+    // the 500 since its own.
+    expect(await shareOf(a)).toMatchObject({
+      weight: 3,
+      requests: 2,
+      tokens: 600,
+      waitedSeconds: 0.2,
+    });
+    expect((await shareOf(a))?.tokenShare).toBeCloseTo(600 / 700, 12); // Lua's cjson: 14 digits
+    expect((await shareOf(b))?.tokenShare).toBe(0.4);
   });
 });

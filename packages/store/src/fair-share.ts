@@ -72,29 +72,48 @@ export async function acquireFairShare(
 }
 
 export interface FairShareRelease {
-  leaseId: string;
+  runId: string;
+  /** The lease to give back; absent: only withdraw `waiterId`. */
+  leaseId?: string;
+  /** Withdrawn too (its queue is empty). */
+  waiterId?: string;
   /** Tokens the request was served (counted in the run's `served` totals). */
-  tokens: number;
-  waitedMs: number;
+  tokens?: number;
+  waitedMs?: number;
 }
 
-/** Gives leases back (and withdraws `waiterId` when its queue is empty); returns how many were
- * still held (a lease that expired was already reaped). */
+/** Gives a lease back (counting what the request was served and updating the run record's
+ * `fleetShare`) and/or withdraws a waiter; true when the lease was still held (one that expired
+ * was already reaped). */
 export async function releaseFairShare(
   ctx: StoreContext,
   endpoint: string,
-  leases: readonly FairShareRelease[],
-  waiterId = '',
-): Promise<number> {
+  release: FairShareRelease,
+): Promise<boolean> {
   const k = fairShareKeys(ctx, endpoint);
-  const args = leases.flatMap((l) => [l.leaseId, Math.round(l.tokens), Math.round(l.waitedMs)]);
   const reply = await runScript(
     ctx.redis,
     'annealFairRelease',
-    [k.leases, k.owners, k.waiters, k.wanted, k.weights, k.used, k.served],
-    [waiterId, ...args],
+    [
+      k.leases,
+      k.owners,
+      k.waiters,
+      k.wanted,
+      k.weights,
+      k.used,
+      k.served,
+      keys(ctx.prefix).run(release.runId),
+    ],
+    [
+      endpoint,
+      release.runId,
+      release.waiterId ?? '',
+      release.leaseId ?? '',
+      Math.round(release.tokens ?? 0),
+      Math.round(release.waitedMs ?? 0),
+    ],
   );
-  return Number(reply[0]);
+  return reply[0] === '1';
 }
 
 /** Pushes the expiry of a process's leases and waiters on (call every third of the TTL). */
@@ -131,7 +150,9 @@ export async function readFairShare(ctx: StoreContext, endpoint: string): Promis
   const ids = new Set([
     ...Object.keys(weights),
     ...Object.keys(used),
-    ...Object.keys(served).map((f) => f.slice(0, f.lastIndexOf(':'))),
+    ...Object.keys(served)
+      .filter((f) => !f.startsWith(':'))
+      .map((f) => f.slice(0, f.lastIndexOf(':'))),
   ]);
   const num = (field: string) => Number(served[field] ?? 0);
   return [...ids].sort().map((runId) => ({

@@ -304,7 +304,7 @@ export const SCRIPTS = {
   annealRequestPause: { numberOfKeys: 1, lua: REQUEST_PAUSE },
   annealWithdrawPause: { numberOfKeys: 1, lua: WITHDRAW_PAUSE },
   annealFairAcquire: { numberOfKeys: 6, lua: FAIR_ACQUIRE },
-  annealFairRelease: { numberOfKeys: 7, lua: FAIR_RELEASE },
+  annealFairRelease: { numberOfKeys: 8, lua: FAIR_RELEASE },
   annealFairRenew: { numberOfKeys: 2, lua: FAIR_RENEW },
 } as const;
 

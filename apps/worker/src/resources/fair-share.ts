@@ -96,7 +96,7 @@ class RunQueue {
           continue;
         }
         if (granted) {
-          const lease = this.share.hold(leaseId, head.enqueuedAt);
+          const lease = this.share.hold(this.runId, leaseId, head.enqueuedAt);
           if (this.queue[0] === head) {
             this.queue.shift();
             head.resolve(lease);
@@ -108,9 +108,10 @@ class RunQueue {
         await this.share.released(this.share.pollMs);
       }
       // Withdraw the waiter; if Redis cannot be reached it expires within the TTL anyway.
-      await releaseFairShare(this.share.ctx, this.share.endpoint, [], this.waiterId).catch(
-        () => undefined,
-      );
+      await releaseFairShare(this.share.ctx, this.share.endpoint, {
+        runId: this.runId,
+        waiterId: this.waiterId,
+      }).catch(() => undefined);
     } finally {
       this.pumping = false;
     }
@@ -156,7 +157,7 @@ export class FleetShare {
   }
 
   /** A granted lease: renewed until released. */
-  hold(leaseId: string, enqueuedAt: number): FairShareLease {
+  hold(runId: string, leaseId: string, enqueuedAt: number): FairShareLease {
     this.held.add(leaseId);
     const waitedMs = performance.now() - enqueuedAt;
     let done: Promise<void> | undefined;
@@ -166,7 +167,7 @@ export class FleetShare {
         done ??= (async () => {
           this.held.delete(leaseId);
           try {
-            await releaseFairShare(this.ctx, this.endpoint, [{ leaseId, tokens, waitedMs }]);
+            await releaseFairShare(this.ctx, this.endpoint, { runId, leaseId, tokens, waitedMs });
           } finally {
             this.wake();
           }
