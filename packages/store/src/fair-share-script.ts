@@ -36,14 +36,15 @@ if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
 `;
 
 /** KEYS: leases, owners, waiters, wanted, weights, used.
- * ARGV: ttlMs, capacity, run, weight, waiter, units (the head request), queued (units the
- * waiter has queued, head included), leaseId.
- * Returns {granted 0|1, allocation of the run (string), units held on the endpoint}. */
+ * ARGV: ttlMs, capacity, run, weight, waiter, queued (units the waiter has queued), lease id
+ * prefix, then the units of its first queued requests, head first.
+ * Grants those requests in order while they fit (leases `<prefix>:1`, `<prefix>:2`, …).
+ * Returns {requests granted, allocation of the run (string), units held on the endpoint}. */
 export const FAIR_ACQUIRE = `${NOW}${REAP}
 local ttl = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
 local run, weight, waiter = ARGV[3], ARGV[4], ARGV[5]
-local units, queued = tonumber(ARGV[6]), tonumber(ARGV[7])
+local queued = tonumber(ARGV[6])
 redis.call('HSET', KEYS[5], run, weight)
 redis.call('ZADD', KEYS[3], now + ttl, waiter)
 redis.call('HSET', KEYS[4], waiter, run .. ' ' .. queued)
@@ -93,19 +94,23 @@ end
 
 local held = tonumber(redis.call('HGET', KEYS[6], run) or '0')
 local mine = alloc[run] or 0
-if total + units <= capacity and (held + units <= mine + 1e-9 or held == 0) then
-  redis.call('ZADD', KEYS[1], now + ttl, ARGV[8])
-  redis.call('HSET', KEYS[2], ARGV[8], run .. ' ' .. units)
+local granted = 0
+for i = 8, #ARGV do
+  local units = tonumber(ARGV[i])
+  if total + units > capacity or (held + units > mine + 1e-9 and held > 0) then break end
+  local lease = ARGV[7] .. ':' .. (i - 7)
+  redis.call('ZADD', KEYS[1], now + ttl, lease)
+  redis.call('HSET', KEYS[2], lease, run .. ' ' .. units)
   redis.call('HINCRBY', KEYS[6], run, units)
-  if queued > units then
-    redis.call('HSET', KEYS[4], waiter, run .. ' ' .. (queued - units))
-  else
-    redis.call('HDEL', KEYS[4], waiter)
-    redis.call('ZREM', KEYS[3], waiter)
-  end
-  return {1, tostring(mine), total + units}
+  held, total, queued, granted = held + units, total + units, queued - units, granted + 1
 end
-return {0, tostring(mine), total}
+if queued > 0 then
+  redis.call('HSET', KEYS[4], waiter, run .. ' ' .. queued)
+else
+  redis.call('HDEL', KEYS[4], waiter)
+  redis.call('ZREM', KEYS[3], waiter)
+end
+return {granted, tostring(mine), total}
 `;
 
 /** KEYS: leases, owners, waiters, wanted, weights, used, served, the run's hash.

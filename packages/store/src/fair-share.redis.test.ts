@@ -8,6 +8,7 @@ import { createRun, getRun } from './runs.ts';
 import {
   type FairShareAsk,
   acquireFairShare,
+  fairShareLeaseId,
   readFairShare,
   releaseFairShare,
 } from './fair-share.ts';
@@ -26,15 +27,17 @@ const ask = (runId: string, weight: number, queued: number, units = 1): FairShar
   runId,
   weight,
   waiterId: `w-${runId}`,
-  units,
+  units: [units],
   queued,
-  leaseId: `l-${runId}-${next++}`,
+  leasePrefix: `l-${runId}-${next++}`,
 });
 
 /** Asks for `runId` until it is refused; returns how many leases it got. */
 async function fill(runId: string, weight: number, queued: number): Promise<number> {
   let granted = 0;
-  while ((await acquireFairShare(store.ctx, 'gen', ask(runId, weight, queued - granted))).granted)
+  while (
+    (await acquireFairShare(store.ctx, 'gen', ask(runId, weight, queued - granted))).granted > 0
+  )
     granted += 1;
   return granted;
 }
@@ -42,26 +45,38 @@ async function fill(runId: string, weight: number, queued: number): Promise<numb
 describe('fair share of an endpoint', () => {
   it('splits the capacity by weight among runs that want more than their share', async () => {
     // Both register as waiting first, then fill up to their allocations.
-    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 100), units: 9 });
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 100), units: [9] });
     expect(await fill('run_a', 3, 100)).toBe(6);
     expect(await fill('run_b', 1, 100)).toBe(2);
     const answer = await acquireFairShare(store.ctx, 'gen', ask('run_a', 3, 94));
-    expect(answer).toEqual({ granted: false, allocation: 6, held: 8 });
+    expect(answer).toEqual({ granted: 0, allocation: 6, held: 8 });
+  });
+
+  it("grants as many of a waiter's queued requests as fit its allocation in one ask", async () => {
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 100), units: [9] });
+    const batch = { ...ask('run_a', 1, 10), units: [2, 1, 1, 1, 1] };
+    expect(await acquireFairShare(store.ctx, 'gen', batch)).toEqual({
+      granted: 3, // 2 + 1 + 1 = its 4 of 8
+      allocation: 4,
+      held: 4,
+    });
+    const leases = await store.redis.zrange(`${store.prefix}:fair:gen:leases`, 0, -1);
+    expect(leases.sort()).toEqual([1, 2, 3].map((i) => fairShareLeaseId(batch.leasePrefix, i)));
   });
 
   it('a run that wants less than its share leaves the rest to the others (work-conserving)', async () => {
-    await acquireFairShare(store.ctx, 'gen', { ...ask('run_big', 1, 100), units: 9 });
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_big', 1, 100), units: [9] });
     expect(await fill('run_small', 1, 1)).toBe(1); // wants 1 of its 4
     expect(await fill('run_big', 1, 100)).toBe(7); // gets the other 7
   });
 
   it('a run holding nothing may take one request larger than its share, if the endpoint has room', async () => {
-    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 1), units: 9 });
+    await acquireFairShare(store.ctx, 'gen', { ...ask('run_b', 1, 1), units: [9] });
     // Weights 15:1 of 8: run_b's share is half a sequence, run_a's 7.5.
     expect(await fill('run_a', 15, 100)).toBe(7);
-    expect((await acquireFairShare(store.ctx, 'gen', ask('run_b', 1, 1))).granted).toBe(true);
+    expect((await acquireFairShare(store.ctx, 'gen', ask('run_b', 1, 1))).granted).toBe(1);
     // Holding one, run_b waits: its share is spent (and the endpoint is full).
-    expect((await acquireFairShare(store.ctx, 'gen', ask('run_b', 1, 1))).granted).toBe(false);
+    expect((await acquireFairShare(store.ctx, 'gen', ask('run_b', 1, 1))).granted).toBe(0);
   });
 
   it('never holds more than the capacity under concurrent asks from many connections', async () => {
@@ -75,7 +90,7 @@ describe('fair share of an endpoint', () => {
         ),
       ),
     );
-    expect(answers.filter((a) => a.granted)).toHaveLength(8);
+    expect(answers.filter((a) => a.granted > 0)).toHaveLength(8);
     expect(Math.max(...answers.map((a) => a.held))).toBe(8);
     const held = (await readFairShare(store.ctx, 'gen')).reduce((sum, r) => sum + r.held, 0);
     expect(held).toBe(8);
@@ -83,14 +98,24 @@ describe('fair share of an endpoint', () => {
 
   it("a dead holder's lease expires; a released one is counted as served", async () => {
     const dead = { ...ask('run_dead', 1, 1), capacity: 1, ttlMs: 200 };
-    expect((await acquireFairShare(store.ctx, 'gen', dead)).granted).toBe(true);
+    expect((await acquireFairShare(store.ctx, 'gen', dead)).granted).toBe(1);
     const live = { ...ask('run_live', 1, 1), capacity: 1 };
-    expect((await acquireFairShare(store.ctx, 'gen', live)).granted).toBe(false);
+    expect((await acquireFairShare(store.ctx, 'gen', live)).granted).toBe(0);
     // Nobody renews run_dead's lease: once its TTL has passed, the next ask reaps it.
     await eventually(async () => (await acquireFairShare(store.ctx, 'gen', live)).granted);
-    const gone = { runId: 'run_dead', leaseId: dead.leaseId, tokens: 5, waitedMs: 1 };
+    const gone = {
+      runId: 'run_dead',
+      leaseId: fairShareLeaseId(dead.leasePrefix, 1),
+      tokens: 5,
+      waitedMs: 1,
+    };
     expect(await releaseFairShare(store.ctx, 'gen', gone)).toBe(false);
-    const done = { runId: 'run_live', leaseId: live.leaseId, tokens: 12, waitedMs: 250 };
+    const done = {
+      runId: 'run_live',
+      leaseId: fairShareLeaseId(live.leasePrefix, 1),
+      tokens: 12,
+      waitedMs: 250,
+    };
     expect(await releaseFairShare(store.ctx, 'gen', done)).toBe(true);
     const runs = await readFairShare(store.ctx, 'gen');
     expect(runs.find((r) => r.runId === 'run_live')).toMatchObject({
@@ -112,14 +137,10 @@ describe('fair share of an endpoint', () => {
     }
     const [a, b] = ids as [string, string];
     const serve = async (runId: string, weight: number, tokens: number) => {
-      const lease = { ...ask(runId, weight, 1), leaseId: `l-${runId}-${next++}` };
-      expect((await acquireFairShare(store.ctx, 'gen', lease)).granted).toBe(true);
-      await releaseFairShare(store.ctx, 'gen', {
-        runId,
-        leaseId: lease.leaseId,
-        tokens,
-        waitedMs: 100,
-      });
+      const lease = ask(runId, weight, 1);
+      expect((await acquireFairShare(store.ctx, 'gen', lease)).granted).toBe(1);
+      const leaseId = fairShareLeaseId(lease.leasePrefix, 1);
+      await releaseFairShare(store.ctx, 'gen', { runId, leaseId, tokens, waitedMs: 100 });
     };
     await serve(a, 3, 300);
     await serve(b, 1, 100);

@@ -22,6 +22,10 @@ function fairShareKeys(ctx: StoreContext, endpoint: string) {
   };
 }
 
+/** Requests granted per ask at most (the head and those behind it): a run refills the seats
+ * freed at once in one round trip. */
+export const FAIR_SHARE_BATCH = 16;
+
 export interface FairShareAsk {
   /** The endpoint's capacity in sequences (vLLM --max-num-seqs × replicas). */
   capacity: number;
@@ -29,24 +33,30 @@ export interface FairShareAsk {
   weight: number;
   /** One id per (process, run): the head of that process's queue for the run. */
   waiterId: string;
-  /** Sequences of the head request (its `n`). */
-  units: number;
-  /** Sequences this waiter has queued, the head's included. */
+  /** Sequences of the first queued requests (each one's `n`), head first; granted in order
+   * while they fit (at most FAIR_SHARE_BATCH are read). */
+  units: readonly number[];
+  /** Sequences this waiter has queued, all of its requests. */
   queued: number;
-  /** The lease's id if granted. */
-  leaseId: string;
+  /** Granted leases are `<leasePrefix>:1`, `<leasePrefix>:2`, … in queue order. */
+  leasePrefix: string;
   ttlMs?: number;
 }
 
 export interface FairShareAnswer {
-  granted: boolean;
+  /** How many of the first queued requests were granted. */
+  granted: number;
   /** The run's allocation now (sequences; fractional). */
   allocation: number;
   /** Sequences held on the endpoint by every run, after this call. */
   held: number;
 }
 
-/** Asks for the head request of a waiter (FAIR_ACQUIRE): granted, or registered as waiting. */
+/** The id of the `i`-th (from 1) lease an ask granted. */
+export const fairShareLeaseId = (leasePrefix: string, i: number): string => `${leasePrefix}:${i}`;
+
+/** Asks for a waiter's first queued requests (FAIR_ACQUIRE): some granted, or registered as
+ * waiting. */
 export async function acquireFairShare(
   ctx: StoreContext,
   endpoint: string,
@@ -63,12 +73,12 @@ export async function acquireFairShare(
       ask.runId,
       ask.weight,
       ask.waiterId,
-      ask.units,
       ask.queued,
-      ask.leaseId,
+      ask.leasePrefix,
+      ...ask.units.slice(0, FAIR_SHARE_BATCH),
     ],
   );
-  return { granted: reply[0] === '1', allocation: Number(reply[1]), held: Number(reply[2]) };
+  return { granted: Number(reply[0]), allocation: Number(reply[1]), held: Number(reply[2]) };
 }
 
 export interface FairShareRelease {

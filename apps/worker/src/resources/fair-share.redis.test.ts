@@ -72,9 +72,13 @@ function flood(
   );
 }
 
-function shareOf(served: readonly FleetServed[], runId: string, window: number): number {
-  const first = served.slice(0, window);
-  return first.filter((s) => s.runId === runId).length / first.length;
+/** Completions 24 to 264: past the start (the first run to ask takes the idle endpoint and
+ * gives seats back only as its requests end: nothing is preempted) and while both runs still
+ * have requests waiting (each sends 300). */
+const WINDOW = [24, 264] as const;
+
+function inWindow(served: readonly FleetServed[], runId: string) {
+  return served.slice(...WINDOW).filter((s) => s.runId === runId);
 }
 
 describe('fair share of an endpoint across runs and worker processes', () => {
@@ -86,36 +90,31 @@ describe('fair share of an endpoint across runs and worker processes', () => {
     async (wa, wb) => {
       const [one, two] = [workerProcess(), workerProcess()];
       const served: FleetServed[] = [];
-      // 160 each: both still have requests waiting when the first 120 have been served.
       await Promise.all([
-        flood(one, 'run_a', wa, 160, served),
-        flood(two, 'run_b', wb, 160, served),
+        flood(one, 'run_a', wa, 300, served),
+        flood(two, 'run_b', wb, 300, served),
       ]);
-      const window = 120;
-      const measured = shareOf(served, 'run_a', window);
+      const measured = inWindow(served, 'run_a').length / (WINDOW[1] - WINDOW[0]);
       const expected = wa / (wa + wb);
       expect(
         Math.abs(measured - expected) / expected,
         `run_a share ${measured}`,
       ).toBeLessThanOrEqual(0.1);
       // Token share too (every request here generates the same number of tokens).
-      const tokens = (id: string) =>
-        served
-          .slice(0, window)
-          .filter((s) => s.runId === id)
-          .reduce((sum, s) => sum + s.tokens, 0);
+      const tokens = (id: string) => inWindow(served, id).reduce((sum, s) => sum + s.tokens, 0);
       const tokenShare = tokens('run_a') / (tokens('run_a') + tokens('run_b'));
       expect(Math.abs(tokenShare - expected) / expected).toBeLessThanOrEqual(0.1);
       // The server never had more than its --max-num-seqs running, and nothing waited in it.
       expect(fake.scheduler?.peakRunning).toBeLessThanOrEqual(CAPACITY);
       console.info(
-        `weights ${wa}:${wb}: run_a served ${(measured * 100).toFixed(1)} % of the first ${window} (expected ${(expected * 100).toFixed(1)} %)`,
+        `weights ${wa}:${wb}: run_a served ${(measured * 100).toFixed(1)} % of completions ${WINDOW.join('-')}, ` +
+          `${((served.slice(0, WINDOW[0]).filter((s) => s.runId === 'run_a').length / WINDOW[0]) * 100).toFixed(1)} % of the first ${WINDOW[0]} (expected ${(expected * 100).toFixed(1)} %)`,
       );
       // Every lease was given back and counted.
       const runs = await readFairShare(env.store, 'gen');
       expect(runs.map((r) => [r.runId, r.held, r.requests])).toEqual([
-        ['run_a', 0, 160],
-        ['run_b', 0, 160],
+        ['run_a', 0, 300],
+        ['run_b', 0, 300],
       ]);
     },
   );

@@ -4,13 +4,17 @@
 // (@anneal/store acquireFairShare: weighted max-min fairness in one Lua script) for a lease of
 // `n` sequences; a lease is given back when the request ends. Leases and waiters are renewed
 // every third of their TTL while this process lives, so a dead worker's capacity comes back.
-// The head asks again after a release in this process, or every `pollMs` (a release in another
-// process is seen within that).
+// One ask covers the first FAIR_SHARE_BATCH queued requests (as many as fit are granted), so a
+// run refills the seats freed at once in one round trip. A queue that got nothing asks again
+// after a release in this process, or every `pollMs` (a release in another process is seen
+// within that).
 import { randomUUID } from 'node:crypto';
 import type { InferenceEngine } from '@anneal/engines';
 import {
+  FAIR_SHARE_BATCH,
   FAIR_SHARE_TTL_MS,
   acquireFairShare,
+  fairShareLeaseId,
   releaseFairShare,
   renewFairShare,
   type StoreContext,
@@ -70,42 +74,49 @@ class RunQueue {
     });
   }
 
+  /** Takes `pending` off the queue; false when it had left already (aborted). */
+  private remove(pending: Pending): boolean {
+    const at = this.queue.indexOf(pending);
+    if (at < 0) return false;
+    this.queue.splice(at, 1);
+    return true;
+  }
+
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
     try {
       while (this.queue.length > 0) {
-        const head = this.queue[0]!;
-        const leaseId = randomUUID();
-        let granted = false;
+        const asked = this.queue.slice(0, FAIR_SHARE_BATCH);
+        const leasePrefix = randomUUID();
+        let granted: number;
         try {
           const answer = await acquireFairShare(this.share.ctx, this.share.endpoint, {
             capacity: this.share.capacity,
             runId: this.runId,
             weight: this.weight,
             waiterId: this.waiterId,
-            units: head.units,
+            units: asked.map((p) => p.units),
             queued: this.queue.reduce((sum, p) => sum + p.units, 0),
-            leaseId,
+            leasePrefix,
             ttlMs: this.share.ttlMs,
           });
           granted = answer.granted;
         } catch (error) {
-          if (this.queue[0] === head) this.queue.shift();
+          const head = asked[0]!;
+          this.remove(head);
           head.reject(error);
           continue;
         }
-        if (granted) {
-          const lease = this.share.hold(this.runId, leaseId, head.enqueuedAt);
-          if (this.queue[0] === head) {
-            this.queue.shift();
-            head.resolve(lease);
-          } else {
-            await lease.release(0); // aborted while it was being granted
-          }
-          continue;
+        for (const [i, pending] of asked.slice(0, granted).entries()) {
+          const leaseId = fairShareLeaseId(leasePrefix, i + 1);
+          const lease = this.share.hold(this.runId, leaseId, pending.enqueuedAt);
+          // One aborted while it was being granted gives its lease straight back (if Redis
+          // cannot be reached, the lease expires within the TTL: nothing renews it).
+          if (this.remove(pending)) pending.resolve(lease);
+          else await lease.release(0).catch(() => undefined);
         }
-        await this.share.released(this.share.pollMs);
+        if (granted === 0) await this.share.released(this.share.pollMs);
       }
       // Withdraw the waiter; if Redis cannot be reached it expires within the TTL anyway.
       await releaseFairShare(this.share.ctx, this.share.endpoint, {
