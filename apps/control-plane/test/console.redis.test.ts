@@ -11,6 +11,7 @@ import {
   EVAL_ITEMS_FILE,
   acquireFairShare,
   appendStep,
+  fairShareLeaseId,
   commitLedgerStep,
   engineArtifactDir,
   writeLedgerStep,
@@ -63,13 +64,12 @@ async function seed(): Promise<void> {
   await setCheckpoint(plane.store, acme.grpo, { step: 10, path: '/artifacts/ckpt-10' });
   // Its requests on endpoint gen went through its fair share (docs/operations.md "Fair share
   // of an endpoint"): the release script writes its fleetShare on the run.
-  const lease = { capacity: 8, runId: acme.grpo, weight: 3, waiterId: 'w', units: 2, queued: 2 };
-  expect((await acquireFairShare(plane.store, 'gen', { ...lease, leaseId: 'l1' })).granted).toBe(
-    true,
-  );
+  const lease = { capacity: 8, runId: acme.grpo, weight: 3, waiterId: 'w', queued: 2 };
+  const ask = { ...lease, units: [2], leasePrefix: 'l' };
+  expect((await acquireFairShare(plane.store, 'gen', ask)).granted).toBe(1);
   await releaseFairShare(plane.store, 'gen', {
     runId: acme.grpo,
-    leaseId: 'l1',
+    leaseId: fairShareLeaseId('l', 1),
     tokens: 96,
     waitedMs: 1500,
   });
