@@ -189,7 +189,7 @@ export const InferenceEndpointConfig = Type.Union([
           minimum: 1,
           maximum: 65_536,
           description:
-            "The replicas' vLLM --max-num-seqs (sequences one server runs at once). Declared: the runs on this endpoint share maxNumSeqs × replicas sequences in flight by weight, across every worker (docs/operations.md \"Fair share of an endpoint\"). Undeclared: each worker sends up to maxInFlight requests.",
+            'The replicas\' vLLM --max-num-seqs (sequences one server runs at once). Declared: the runs on this endpoint share maxNumSeqs × replicas sequences in flight by weight, across every worker (docs/operations.md "Fair share of an endpoint"). Undeclared: each worker sends up to maxInFlight requests.',
         }),
       ),
       logprobsMode: Type.Optional(
