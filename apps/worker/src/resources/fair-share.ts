@@ -127,6 +127,7 @@ class RunQueue {
       this.pumping = false;
     }
     if (this.queue.length > 0) void this.pump();
+    else this.share.forget(this);
   }
 }
 
@@ -162,9 +163,11 @@ export class FleetShare {
     return queue.acquire(Math.min(units, this.capacity), signal);
   }
 
-  /** Forgets a run that ended (its queue is empty once its requests have settled). */
-  forget(runId: string): void {
-    if (this.runs.get(runId)?.queue.length === 0) this.runs.delete(runId);
+  /** Forgets a run's queue once it is empty (the next request of the run starts a new one). */
+  forget(queue: RunQueue): void {
+    if (this.runs.get(queue.runId) === queue && queue.queue.length === 0) {
+      this.runs.delete(queue.runId);
+    }
   }
 
   /** A granted lease: renewed until released. */
