@@ -64,7 +64,7 @@ function flood(
     proc.share,
     { id: runId, weight, priority: 0 },
     (s) => {
-      if (s.tokens > 0) served.push(s);
+      served.push(s);
     },
   );
   return Promise.allSettled(

@@ -9,7 +9,7 @@
 // after a release in this process, or every `pollMs` (a release in another process is seen
 // within that).
 import { randomUUID } from 'node:crypto';
-import type { InferenceEngine } from '@anneal/engines';
+import type { InferenceEngine, SampledSequence } from '@anneal/engines';
 import {
   FAIR_SHARE_BATCH,
   FAIR_SHARE_TTL_MS,
@@ -251,21 +251,24 @@ export function fairShareInference(
     close: () => inner.close(),
     sample: async (request, signal) => {
       const lease = await share.acquire(run.id, run.weight, request.n, signal);
-      let tokens = 0;
+      let sequences: SampledSequence[];
       try {
-        const sequences = await inner.sample({ ...request, priority: run.priority }, signal);
-        tokens = sequences.reduce((sum, s) => sum + s.tokens.length, 0);
-        return sequences;
-      } finally {
-        await lease.release(tokens);
-        onServed({
-          runId: run.id,
-          endpoint: share.endpoint,
-          sequences: request.n,
-          tokens,
-          waitedSeconds: lease.waitedSeconds,
-        });
+        sequences = await inner.sample({ ...request, priority: run.priority }, signal);
+      } catch (error) {
+        // The sample's error is the one to report; a lease Redis did not take back expires.
+        await lease.release(0).catch(() => undefined);
+        throw error;
       }
+      const tokens = sequences.reduce((sum, s) => sum + s.tokens.length, 0);
+      await lease.release(tokens);
+      onServed({
+        runId: run.id,
+        endpoint: share.endpoint,
+        sequences: request.n,
+        tokens,
+        waitedSeconds: lease.waitedSeconds,
+      });
+      return sequences;
     },
   };
 }
