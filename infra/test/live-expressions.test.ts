@@ -65,6 +65,19 @@ function workerTick(): void {
     durationSeconds: 0.2 + wobble / 10,
   });
   worker.emit('request:started', { engine: 'trainer' });
+  // Two runs sharing endpoint gen (docs/operations.md "Fair share of an endpoint").
+  for (const [runId, tokens] of [
+    [RUN_ID, 300],
+    [EVAL_RUN_ID, 100],
+  ] as const) {
+    worker.emit('fleet:served', {
+      runId,
+      endpoint: 'gen',
+      sequences: 4,
+      tokens,
+      waitedSeconds: 0.05 + wobble / 100,
+    });
+  }
   worker.emit('attempt:failed', { subsystem: 'inference', willRetry: true });
   worker.emit('usage:metered', {
     tenant: 'acme',

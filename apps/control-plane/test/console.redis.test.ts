@@ -9,11 +9,14 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type EvalItem, type RolloutRecord, rolloutId } from '@anneal/protocol';
 import {
   EVAL_ITEMS_FILE,
+  acquireFairShare,
   appendStep,
+  fairShareLeaseId,
   commitLedgerStep,
   engineArtifactDir,
   writeLedgerStep,
   heartbeatWorker,
+  releaseFairShare,
   retireCheckpoint,
   runArtifactDir,
   setCheckpoint,
@@ -59,6 +62,17 @@ async function seed(): Promise<void> {
     });
   }
   await setCheckpoint(plane.store, acme.grpo, { step: 10, path: '/artifacts/ckpt-10' });
+  // Its requests on endpoint gen went through its fair share (docs/operations.md "Fair share
+  // of an endpoint"): the release script writes its fleetShare on the run.
+  const lease = { capacity: 8, runId: acme.grpo, weight: 3, waiterId: 'w', queued: 2 };
+  const ask = { ...lease, units: [2], leasePrefix: 'l' };
+  expect((await acquireFairShare(plane.store, 'gen', ask)).granted).toBe(1);
+  await releaseFairShare(plane.store, 'gen', {
+    runId: acme.grpo,
+    leaseId: fairShareLeaseId('l', 1),
+    tokens: 96,
+    waitedMs: 1500,
+  });
   for (const step of [11, 12]) await seedLedgerStep(step);
   await seedEval();
 }
@@ -359,6 +373,9 @@ describe('the console in chromium', () => {
     await page.waitForSelector('figure.panel[data-panel="Loss"]');
     expect(await page.textContent('.summary h1')).toContain('grpo-live');
     expect(await page.textContent('.checkpoints')).toContain('/artifacts/ckpt-10');
+    expect(await page.textContent('.summary dl.facts')).toContain(
+      'share of gen100.0 % of the tokens (weight 3; 1 request, 96 tokens, waited 1.5 s)',
+    );
     // GET …/usage: what it consumed and cost, its items in a table.
     await page.waitForSelector('.usage table');
     expect(await page.textContent('.usage h2')).toMatch(/^Usage \$\d/);

@@ -16,6 +16,9 @@ export interface SampleRequest {
   stopTokenIds?: readonly number[];
   /** Weights to sample from: a name returned by `InferenceEngine.loadWeights`; default = base. */
   model?: string;
+  /** The engine's request priority, lower first (vLLM `priority` under
+   * `--scheduling-policy priority`); engines without one ignore it. */
+  priority?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'context_overflow';

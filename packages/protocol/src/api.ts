@@ -48,6 +48,31 @@ export const GuardrailState = Type.Object(
 export type GuardrailState = Static<typeof GuardrailState>;
 
 /** A run as the API returns it. `spec` is the resolved spec (defaults applied). */
+/** A run's share of one inference endpoint it shares by weight (docs/operations.md "Fair share
+ * of an endpoint"), as of its last request there. */
+export const FleetShare = Type.Object(
+  {
+    weight: Type.Number({ description: "The run's share weight (its tenant's weight)." }),
+    requests: Type.Integer({ minimum: 0, description: 'Rollout requests served.' }),
+    tokens: Type.Integer({ minimum: 0, description: 'Tokens generated for the run.' }),
+    tokenShare: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: "The run's tokens over every run's on the endpoint since its first request.",
+    }),
+    waitedSeconds: Type.Number({
+      minimum: 0,
+      description: 'Time its requests waited for its share, summed.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type FleetShare = Static<typeof FleetShare>;
+export const FleetShares = Type.Record(Type.String(), FleetShare, {
+  description:
+    "By inference endpoint: the run's share of the endpoints whose capacity runs share by weight (maxNumSeqs declared); absent before its first request there.",
+});
+
 export const RunResource = Type.Object({
   id: Type.String(),
   tenant: Type.String(),
@@ -75,6 +100,7 @@ export const RunResource = Type.Object({
         'Adapter slots the run holds on each endpoint while it runs, computed at submission (docs/operations.md "Adapter capacity"); absent when it uses no endpoint with slots.',
     }),
   ),
+  fleetShare: Type.Optional(FleetShares),
   cancelRequested: Type.Boolean(),
   pause: Type.Optional(PauseRequest),
   error: Type.Optional(Type.String()),

@@ -35,6 +35,14 @@ describe('operator config: vLLM endpoints', () => {
       requestTimeoutSeconds: 600,
       retryAttempts: 4,
       logprobsMode: 'raw_logprobs', // vLLM's own default (docs/engines.md "Logprobs and temperature")
+      schedulingPolicy: 'fcfs', // vLLM's own default (docs/operations.md "Fair share of an endpoint")
+    });
+  });
+
+  it('reads the scheduling policy and --max-num-seqs (fair share of the endpoint)', () => {
+    expect(parsed(', schedulingPolicy: priority, maxNumSeqs: 256')).toMatchObject({
+      schedulingPolicy: 'priority',
+      maxNumSeqs: 256,
     });
   });
 
@@ -69,6 +77,9 @@ describe('operator config: vLLM endpoints', () => {
       [', adapters: {root: /mnt/a, layout: "../{name}"}', '/inference/qwen/adapters/layout'],
       [', adapters: {root: /mnt/a, layout: "{step}/{name}"}', '/inference/qwen/adapters/layout'],
       [', loraPath: /mnt', '/inference/qwen/loraPath'],
+      [', schedulingPolicy: sjf', '/inference/qwen/schedulingPolicy'],
+      [', maxNumSeqs: 0', '/inference/qwen/maxNumSeqs'],
+      [', maxNumSeqs: 2.5', '/inference/qwen/maxNumSeqs'],
     ];
     for (const [vllm, path] of cases) {
       expect(

@@ -33,9 +33,20 @@ describe('parseOperatorConfig', () => {
     const result = parseOperatorConfig(VALID);
     if (!result.ok) throw new Error(JSON.stringify(result.errors));
     expect(result.value.tenants.beta?.maxConcurrentRuns).toBe(4);
+    expect(result.value.tenants.beta?.weight).toBe(1); // equal shares unless the operator says
     expect(result.value.rateLimit).toEqual({ max: 600, windowSeconds: 60 });
     expect(result.value.trainers.tinker?.capabilities.reduction).toBe('sum');
     expect(result.value.rewardModels).toEqual({});
+  });
+
+  it('reads a tenant share weight and names the field of a bad one', () => {
+    const result = parseOperatorConfig(VALID.replace('{maxConcurrentRuns: 2}', '{weight: 3}'));
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.value.tenants.acme?.weight).toBe(3);
+    for (const bad of ['0', '-1', '1001']) {
+      const errs = errorsOf(VALID.replace('{maxConcurrentRuns: 2}', `{weight: ${bad}}`));
+      expect(errs.map((e) => e.path)).toEqual(['/tenants/acme/weight']);
+    }
   });
 
   it('explains a bad discriminated entry against the variant it names', () => {

@@ -191,6 +191,21 @@ export const InferenceEndpointConfig = Type.Union([
             'Admit runs past maxLoras (their requests then wait for batch slots and re-read evicted adapters); default false.',
         }),
       ),
+      schedulingPolicy: Type.Optional(
+        Type.Union([Type.Literal('fcfs'), Type.Literal('priority')], {
+          default: 'fcfs',
+          description:
+            "The replicas' vLLM --scheduling-policy. Under priority each request carries its run's priority (higher run priority first); under fcfs (vLLM's default) none is sent (docs/operations.md \"Fair share of an endpoint\").",
+        }),
+      ),
+      maxNumSeqs: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 65_536,
+          description:
+            'The replicas\' vLLM --max-num-seqs (sequences one server runs at once). Declared: the runs on this endpoint share maxNumSeqs × replicas sequences in flight by weight, across every worker (docs/operations.md "Fair share of an endpoint"). Undeclared: each worker sends up to maxInFlight requests.',
+        }),
+      ),
       logprobsMode: Type.Optional(
         Type.Union(
           LOGPROBS_MODES.map((m) => Type.Literal(m)),
@@ -473,6 +488,13 @@ export const TenantConfig = Type.Object(
       minimum: 1,
       default: 4,
       description: 'Runs of this tenant that may be running at once; the rest wait queued.',
+    }),
+    weight: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1000,
+      default: 1,
+      description:
+        'Share weight of each run of this tenant on an endpoint that declares maxNumSeqs: a run gets capacity × weight ÷ the weights of the runs using the endpoint (docs/operations.md "Fair share of an endpoint").',
     }),
     budget: Type.Optional(TenantBudget),
   },

@@ -93,6 +93,9 @@ function buildKeys(prefix: string) {
     /** An endpoint's adapter slots (adapter-slots-script.ts): `:capacity` hash, `:held` hash run
      * id -> slots, `:waiting` zset. */
     endpointSlots: (role: string, endpoint: string) => `${prefix}:endpoint:${role}:${endpoint}`,
+    /** An inference endpoint's fair share of in-flight capacity (fair-share-script.ts):
+     * `:leases`, `:owners`, `:waiters`, `:wanted`, `:weights`, `:used`, `:served`. */
+    fairShare: (endpoint: string) => `${prefix}:fair:${endpoint}`,
     idempotency: (tenant: string, keyHash: string) => `${prefix}:idem:${tenant}:${keyHash}`,
     /** A sweep's record (JSON, sweeps.ts), the tenant's sweep index and sweep Idempotency-Keys. */
     sweep: (id: string) => `${prefix}:sweep:${id}`,

@@ -43,6 +43,7 @@ export * from './pause.ts';
 export * from './tenants.ts';
 export * from './adapter-slots.ts';
 export * from './shared-references.ts';
+export * from './fair-share.ts';
 export * from './usage.ts';
 export * from './queues.ts';
 export { EVENTS_MAX_LEN } from './scripts.ts';

@@ -1,6 +1,7 @@
 // Run hash <-> RunResource. The hash stores scalars as strings, labels/spec as JSON.
 import {
   AdapterDemand,
+  FleetShares,
   PauseRequest,
   type RunKind,
   RunResource,
@@ -79,6 +80,9 @@ export function runFromHash(
     ...(hash.adapterDemand && {
       adapterDemand: parseStored(AdapterDemands, hash.adapterDemand, `${source} adapterDemand`),
     }),
+    ...(hash.fleetShare && {
+      fleetShare: parseStored(FleetShares, hash.fleetShare, `${source} fleetShare`),
+    }),
     cancelRequested: hash.cancelRequested === '1',
     ...(hash.pause && { pause: parseStored(PauseRequest, hash.pause, `${source} pause`) }),
     ...optional('error', hash.error),
@@ -146,6 +150,7 @@ export function runJsonFromHash(
     `,"attempt":${Number(hash.attempt ?? 0)}`,
     jsonField('waitingReason', hash.waitingReason || waitingReason),
     hash.adapterDemand ? `,"adapterDemand":${hash.adapterDemand}` : '',
+    hash.fleetShare ? `,"fleetShare":${hash.fleetShare}` : '',
     `,"cancelRequested":${hash.cancelRequested === '1'}`,
     hash.pause ? `,"pause":${hash.pause}` : '',
     jsonField('error', hash.error),

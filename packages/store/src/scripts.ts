@@ -8,6 +8,7 @@ import { BUDGET_AT_START, METER_LUA, METER_SLOT } from './usage-scripts.ts';
 import { PROGRESS_LUA } from './progress-script.ts';
 import { GUARDRAIL_SCRIPTS } from './guardrail-scripts.ts';
 import { ADAPTER_DEMAND, ADMIT_ADAPTERS, MOVE_ADAPTERS } from './adapter-slots-script.ts';
+import { FAIR_ACQUIRE, FAIR_RELEASE, FAIR_RENEW } from './fair-share-script.ts';
 import { SHARED_REFERENCE_SCRIPTS } from './shared-reference-scripts.ts';
 import {
   INDEX_CHECKPOINTS,
@@ -304,6 +305,9 @@ export const SCRIPTS = {
   annealProtectCheckpoint: { numberOfKeys: 1, lua: PROTECT_CHECKPOINT },
   annealRequestPause: { numberOfKeys: 1, lua: REQUEST_PAUSE },
   annealWithdrawPause: { numberOfKeys: 1, lua: WITHDRAW_PAUSE },
+  annealFairAcquire: { numberOfKeys: 6, lua: FAIR_ACQUIRE },
+  annealFairRelease: { numberOfKeys: 8, lua: FAIR_RELEASE },
+  annealFairRenew: { numberOfKeys: 2, lua: FAIR_RENEW },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

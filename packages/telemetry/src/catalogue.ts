@@ -16,6 +16,8 @@ export type { MetricDefinition, MetricScope, MetricType, MetricUnit } from './me
 
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const ENGINE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600];
+/** A request waits for its share from nothing (capacity free) to a step's length. */
+const FLEET_WAIT_BUCKETS = [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const QUEUE_WAIT_BUCKETS = [1, 5, 15, 60, 300, 900, 1800, 3600, 7200, 21600, 86400];
 
 /** Per-run series that are not step-record values: the run's identity and its progress. */
@@ -56,6 +58,36 @@ const RUN_METRICS = [
     labels: ['run_id', 'action'],
     help: 'Guardrail rules that fired on the run, by the action taken (docs/guardrails.md).',
     emittedBy: ['worker'],
+  },
+  // ── per run and inference endpoint: its fair share (docs/operations.md "Fair share of an
+  // endpoint"); runs × the endpoints each uses (one or two), removed with the run ──────────
+  {
+    name: 'anneal_run_fleet_requests_total',
+    type: 'counter',
+    unit: 'none',
+    scope: 'run',
+    labels: ['run_id', 'endpoint'],
+    help: 'Rollout requests the run was served inside its fair share of the endpoint.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_fleet_tokens_total',
+    type: 'counter',
+    unit: 'tokens',
+    scope: 'run',
+    labels: ['run_id', 'endpoint'],
+    help: 'Tokens generated for the run on the endpoint; its share is this over the sum by endpoint.',
+    emittedBy: ['worker'],
+  },
+  {
+    name: 'anneal_run_fleet_wait_seconds',
+    type: 'histogram',
+    unit: 'seconds',
+    scope: 'run',
+    labels: ['run_id', 'endpoint'],
+    help: "Time a rollout request waited for the run's fair share of the endpoint before it was sent.",
+    emittedBy: ['worker'],
+    buckets: FLEET_WAIT_BUCKETS,
   },
 ] as const satisfies readonly MetricDefinition[];
 

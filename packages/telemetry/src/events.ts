@@ -36,6 +36,15 @@ export interface TelemetryEvents {
   // worker: process health
   'worker:heartbeat': { atMs: number };
   'worker:slots': { busy: number; total: number };
+  /** A rollout request served inside the run's fair share of an inference endpoint
+   * (docs/operations.md "Fair share of an endpoint"). */
+  'fleet:served': {
+    runId: string;
+    endpoint: string;
+    sequences: number;
+    tokens: number;
+    waitedSeconds: number;
+  };
   'request:started': { engine: EngineName };
   'request:finished': { engine: EngineName; outcome: Outcome; durationSeconds: number };
   'attempt:failed': { subsystem: Subsystem; willRetry: boolean; error?: unknown };

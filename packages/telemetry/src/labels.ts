@@ -96,6 +96,10 @@ export const LABELS = {
       'Eval tool-call budget b (at most 101 per run, each 0–100). Only on anneal_run_eval_* series.',
   },
   tenant: { description: 'Tenant (operator config `tenants`; bounded by the config).' },
+  endpoint: {
+    description:
+      'Inference endpoint (operator config `inference`; bounded by the config). Only on anneal_run_fleet_* series, with run_id.',
+  },
   token_type: {
     description: 'Tokens sampled (prompt, completion), trained, or scored by the reward model.',
     values: TOKEN_TYPES,

@@ -171,6 +171,20 @@ describe('step:committed', () => {
     expect(await valueOf(r, 'anneal_run_rollout_tokens_total', { run_id: 'r1' })).toBe(3000);
   });
 
+  it("counts a run's requests, tokens and waits on each endpoint it shares (fleet:served)", async () => {
+    const sink = workerSink();
+    const served = { runId: 'r1', endpoint: 'gen', sequences: 2, waitedSeconds: 0.2 };
+    sink.emit('fleet:served', { ...served, tokens: 30 });
+    sink.emit('fleet:served', { ...served, tokens: 12, waitedSeconds: 3 });
+    const r = sink.registry;
+    const labels = { run_id: 'r1', endpoint: 'gen' };
+    expect(await valueOf(r, 'anneal_run_fleet_requests_total', labels)).toBe(2);
+    expect(await valueOf(r, 'anneal_run_fleet_tokens_total', labels)).toBe(42);
+    const wait = 'anneal_run_fleet_wait_seconds';
+    expect(await valueOf(r, wait, labels, `${wait}_count`)).toBe(2);
+    expect(await valueOf(r, wait, labels, `${wait}_sum`)).toBeCloseTo(3.2);
+  });
+
   it('rejects malformed numbers with the field name', () => {
     const sink = workerSink();
     expect(() => sink.emit('step:committed', step('r1', -1))).toThrow(/step must be an integer/);

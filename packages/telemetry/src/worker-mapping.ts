@@ -168,6 +168,12 @@ export function workerHandlers(
       w.set('anneal_worker_slots', me, e.total);
       w.set('anneal_worker_slots_busy', me, e.busy);
     },
+    'fleet:served': (e) => {
+      const labels = { run_id: e.runId, endpoint: e.endpoint };
+      w.inc('anneal_run_fleet_requests_total', labels);
+      w.inc('anneal_run_fleet_tokens_total', labels, e.tokens);
+      w.observe('anneal_run_fleet_wait_seconds', labels, e.waitedSeconds);
+    },
     'request:started': (e) =>
       w.inc('anneal_worker_inflight_requests', { ...me, engine: e.engine }, 1),
     'request:finished': (e) => {

@@ -1,6 +1,6 @@
 // How numbers and times read on the pages.
 import { describe, expect, it } from 'vitest';
-import { ago, num, span, when } from './format.ts';
+import { ago, fleetShareText, num, span, when } from './format.ts';
 
 describe('num', () => {
   it('shows a dash for a missing value and NaN, 0 as 0', () => {
@@ -75,5 +75,20 @@ describe('span', () => {
 
   it('shows a dash without a start', () => {
     expect(span(undefined, at(1))).toBe('–');
+  });
+});
+
+describe('fleetShareText', () => {
+  it("reads a run's share of an endpoint as a percentage with its weight and wait", () => {
+    const share = {
+      weight: 3,
+      requests: 2,
+      tokens: 600,
+      tokenShare: 600 / 700,
+      waitedSeconds: 0.2,
+    };
+    expect(fleetShareText(share)).toBe(
+      '85.7 % of the tokens (weight 3; 2 requests, 600 tokens, waited 0.2 s)',
+    );
   });
 });

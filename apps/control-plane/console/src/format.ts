@@ -42,3 +42,20 @@ export function span(fromIso: string | undefined, toIso?: string): string {
   if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
 }
+
+/** A run's share of an inference endpoint it shares by weight (RunResource.fleetShare):
+ * "42.9 % of the tokens (weight 3; 2 requests, 600 tokens, waited 0.2 s)". */
+export function fleetShareText(share: {
+  weight: number;
+  requests: number;
+  tokens: number;
+  tokenShare: number;
+  waitedSeconds: number;
+}): string {
+  const percent = (share.tokenShare * 100).toFixed(1);
+  return (
+    `${percent} % of the tokens (weight ${num(share.weight)}; ${share.requests} ` +
+    `request${share.requests === 1 ? '' : 's'}, ` +
+    `${share.tokens} tokens, waited ${num(share.waitedSeconds)} s)`
+  );
+}

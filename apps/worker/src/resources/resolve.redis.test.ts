@@ -9,7 +9,7 @@ import {
   parseOperatorConfig,
   parseRunSpec,
 } from '@anneal/protocol';
-import { createRun, transitionRun } from '@anneal/store';
+import { createRun, readFairShare, transitionRun } from '@anneal/store';
 import { type TelemetryEventName, createEventBus, noopLogger } from '@anneal/telemetry';
 import { defineWorkerConfig } from '../config.ts';
 import { RunSetupError } from '../errors.ts';
@@ -35,11 +35,15 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function operatorConfig(extra = '', trainerKinds = 'sft, grpo, eval'): OperatorConfig {
+function operatorConfig(
+  extra = '',
+  trainerKinds = 'sft, grpo, eval',
+  vllmExtra = '',
+): OperatorConfig {
   const parsed = parseOperatorConfig(`
 pools: { default: {} }
 inference:
-  main: { type: vllm, replicas: ["${vllm.url}"], apiKeyEnv: VLLM_KEY }
+  main: { type: vllm, replicas: ["${vllm.url}"], apiKeyEnv: VLLM_KEY${vllmExtra} }
   local: { type: embedded }
 trainers:
   tinker:
@@ -150,6 +154,27 @@ describe('resource resolution', () => {
     expect(again.trainer).toBe(resources.trainer);
     expect(again.search?.name).toBe('corpus');
     expect(tinker.sessions.size).toBe(1);
+    expect(await r.close()).toEqual([]);
+  });
+
+  it("a vLLM endpoint with maxNumSeqs: the run's requests go through its fair share, with its priority", async () => {
+    const config = operatorConfig('', undefined, ', schedulingPolicy: priority, maxNumSeqs: 4');
+    const { r, events } = resolver(config);
+    const run = { id: 'run_a', tenant: 'default', spec: spec('kind: grpo\npriority: 80') };
+    const resources = await r.resolve(run);
+    await resources.inference.sample({
+      prompt: [1, 2],
+      n: 2,
+      maxTokens: 3,
+      temperature: 1,
+      topP: 1,
+    });
+    // docs/operations.md "Fair share of an endpoint": Anneal priority 80 is vLLM priority -30.
+    expect(vllm.requestsTo('/v1/completions')[0]?.body).toMatchObject({ priority: -30 });
+    expect(events).toContain('fleet:served');
+    const [share] = await readFairShare(env.store, 'main');
+    expect(share).toMatchObject({ runId: 'run_a', weight: 1, held: 0, requests: 1, units: 2 });
+    expect(share?.tokens).toBe(6);
     expect(await r.close()).toEqual([]);
   });
 

@@ -25,6 +25,12 @@ import { RunSetupError } from '../errors.ts';
 import type { ResolvedModel, RunResources } from '../executors/types.ts';
 import { loadCorpus } from './corpus.ts';
 import { RegisteredDatasets } from './datasets.ts';
+import {
+  FleetShare,
+  fairShareInference,
+  prioritizedInference,
+  vllmPriorityOf,
+} from './fair-share.ts';
 import { withDownloadedSamplerWeights } from './hosted-weights.ts';
 import type { EngineCache } from './engine-cache.ts';
 import type { EngineFactories } from './factories.ts';
@@ -193,7 +199,11 @@ export class ResourceResolver {
         : undefined,
     ]);
     const judge = judgeName ? this.judge(judgeName) : undefined;
-    const served = this.pairHostedTraining(inference, inferenceName, trainerName);
+    const served = await this.fairShare(
+      this.pairHostedTraining(inference, inferenceName, trainerName),
+      inferenceName,
+      run,
+    );
     const ownSampler = this.ownSampler(inferenceName, trainerName);
     return {
       ...(ownSampler && { ownSampler }),
@@ -213,6 +223,35 @@ export class ResourceResolver {
       ...(judge && { judge }),
       ledger: this.deps.config.operatorConfig.ledger,
     };
+  }
+
+  /** A run's requests to a vLLM endpoint that declares `maxNumSeqs` go through its fair share
+   * of the endpoint (fair-share.ts), and carry the run's priority where the endpoint schedules
+   * by priority (docs/operations.md "Fair share of an endpoint"). */
+  private async fairShare(
+    inference: InferenceEngine,
+    inferenceName: string | undefined,
+    run: { id: string; tenant: string; spec: RunSpec },
+  ): Promise<InferenceEngine> {
+    const { config, cache, store, telemetry } = this.deps;
+    const operator = config.operatorConfig;
+    const entry = inferenceName === undefined ? undefined : operator.inference[inferenceName];
+    if (entry?.type !== 'vllm' || inferenceName === undefined) return inference;
+    const priority = vllmPriorityOf(run.spec.priority);
+    if (entry.maxNumSeqs === undefined) {
+      return entry.schedulingPolicy === 'priority'
+        ? prioritizedInference(inference, priority)
+        : inference;
+    }
+    const capacity = entry.maxNumSeqs * entry.replicas.length;
+    const share = await cache.get(
+      `fair-share:${inferenceName}`,
+      () => new FleetShare(store, inferenceName, capacity),
+    );
+    const weight = operator.tenants[run.tenant]?.weight ?? 1;
+    return fairShareInference(inference, share, { id: run.id, weight, priority }, (served) =>
+      telemetry.emit('fleet:served', served),
+    );
   }
 
   /** The trainer's own sampler: an inference endpoint of `type: tinker` next to a Tinker-compatible

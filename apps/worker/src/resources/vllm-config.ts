@@ -28,6 +28,7 @@ export function vllmEndpointConfig(
     ...(entry.apiKeyEnv && { apiKey: config.secrets[entry.apiKeyEnv] }),
     ...(entry.maxModelLen !== undefined && { maxModelLen: entry.maxModelLen }),
     ...(entry.maxInFlight !== undefined && { maxInFlight: entry.maxInFlight }),
+    ...(entry.schedulingPolicy !== undefined && { schedulingPolicy: entry.schedulingPolicy }),
     ...(entry.requestTimeoutSeconds !== undefined && {
       requestTimeoutMs: entry.requestTimeoutSeconds * 1000,
     }),

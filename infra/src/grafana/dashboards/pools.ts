@@ -1,5 +1,6 @@
 // Pools & workers dashboard: queues, wait times, workers, slots, worker-side errors, and the
-// Usage row (what each tenant consumes and spends).
+// Usage row (what each tenant consumes and spends) and the Fleet row (each run's share of the
+// inference endpoints it shares, docs/operations.md "Fair share of an endpoint").
 import { dashboard, variable, type GrafanaDashboard, type PanelSpec } from '../panels.ts';
 
 const POOL = 'pool=~"$pool"';
@@ -104,6 +105,7 @@ export function poolsDashboard(): GrafanaDashboard {
         ],
       },
       ...USAGE_ROW,
+      ...FLEET_ROW,
     ],
   });
 }
@@ -174,6 +176,56 @@ const USAGE_ROW: readonly PanelSpec[] = [
       {
         expr: 'sum by (tenant) (rate(anneal_tenant_slot_seconds_total[$__rate_interval]))',
         legend: '{{tenant}}',
+      },
+    ],
+  },
+];
+
+const fleetShare = (counter: string) =>
+  `sum by (endpoint, run_id) (rate(${counter}[$__rate_interval]))` +
+  ` / on (endpoint) group_left sum by (endpoint) (rate(${counter}[$__rate_interval]))`;
+
+/** Each run's share of the endpoints whose capacity runs share by weight (vLLM endpoints that
+ * declare maxNumSeqs), summed over every worker process. */
+const FLEET_ROW: readonly PanelSpec[] = [
+  { kind: 'row', title: 'Fleet (fair share of inference endpoints)', queries: [] },
+  {
+    title: 'Token share by run',
+    description:
+      "Each run's share of the tokens generated on the endpoint; under saturation it follows the runs' weights.",
+    unit: 'percentunit',
+    stacked: true,
+    queries: [
+      { expr: fleetShare('anneal_run_fleet_tokens_total'), legend: '{{endpoint}} {{run_id}}' },
+    ],
+  },
+  {
+    title: 'Request share by run',
+    unit: 'percentunit',
+    stacked: true,
+    queries: [
+      { expr: fleetShare('anneal_run_fleet_requests_total'), legend: '{{endpoint}} {{run_id}}' },
+    ],
+  },
+  {
+    title: 'Wait for the share, p95 by run',
+    description: 'Time a rollout request waited for its run’s share before it was sent.',
+    unit: 's',
+    queries: [
+      {
+        expr:
+          'histogram_quantile(0.95, sum by (endpoint, run_id, le) ' +
+          '(rate(anneal_run_fleet_wait_seconds_bucket[$__rate_interval])))',
+        legend: '{{endpoint}} {{run_id}}',
+      },
+    ],
+  },
+  {
+    title: 'Tokens/s by run',
+    queries: [
+      {
+        expr: 'sum by (endpoint, run_id) (rate(anneal_run_fleet_tokens_total[$__rate_interval]))',
+        legend: '{{endpoint}} {{run_id}}',
       },
     ],
   },

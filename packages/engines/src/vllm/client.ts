@@ -146,6 +146,8 @@ export class VllmInferenceEngine implements InferenceEngine {
       return_token_ids: true,
       return_tokens_as_token_ids: true,
       skip_special_tokens: false,
+      ...(this.config.schedulingPolicy === 'priority' &&
+        request.priority !== undefined && { priority: request.priority }),
     };
     const linked = linkSignals(signal, this.lifetime.signal);
     try {

@@ -15,6 +15,10 @@ export interface VllmEndpointConfig {
   apiKey?: string;
   /** Requests in flight across all replicas; the rest queue (default 64). */
   maxInFlight?: number;
+  /** The replicas' `--scheduling-policy` (vLLM's default `fcfs`). Under `priority` each
+   * request carries its `SampleRequest.priority`; under `fcfs` none is sent (vLLM's v1 engine
+   * would accept and ignore it, docs/engines.md "Request priority"). */
+  schedulingPolicy?: 'fcfs' | 'priority';
   /** Per-attempt timeout of a generation request (default 10 min). */
   requestTimeoutMs?: number;
   /** Default: 4 attempts, 500 ms base delay, 10 s cap. */
@@ -49,6 +53,7 @@ export interface ResolvedVllmConfig {
   model: string;
   apiKey: string | undefined;
   maxInFlight: number;
+  schedulingPolicy: 'fcfs' | 'priority';
   requestTimeoutMs: number;
   retry: RetryPolicy;
   healthCheckIntervalMs: number;
@@ -104,6 +109,7 @@ export function resolveVllmConfig(config: VllmEndpointConfig): ResolvedVllmConfi
     model: config.model,
     apiKey: config.apiKey,
     maxInFlight: Math.floor(positive('maxInFlight', config.maxInFlight, 64)),
+    schedulingPolicy: schedulingPolicyOf(where, config.schedulingPolicy),
     requestTimeoutMs: positive('requestTimeoutMs', config.requestTimeoutMs, 600_000),
     retry: {
       attempts,
@@ -122,6 +128,12 @@ export function resolveVllmConfig(config: VllmEndpointConfig): ResolvedVllmConfi
     prepareWeights: config.prepareWeights ?? true,
     archiveLimits: { ...config.archiveLimits },
   };
+}
+
+function schedulingPolicyOf(where: string, value: string | undefined): 'fcfs' | 'priority' {
+  // vLLM's default (vllm/config/scheduler.py `policy`).
+  if (value === undefined || value === 'fcfs' || value === 'priority') return value ?? 'fcfs';
+  throw new RangeError(`${where}: \`schedulingPolicy\` must be fcfs or priority, got ${value}`);
 }
 
 function loraRankLimit(where: string, value: number | undefined): number {

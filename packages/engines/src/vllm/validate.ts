@@ -22,6 +22,9 @@ export function validateSampleRequest(request: SampleRequest, endpoint: string):
   if (request.seed !== undefined && !Number.isInteger(request.seed)) {
     fail('seed', `must be an integer, got ${request.seed}`);
   }
+  if (request.priority !== undefined && !Number.isSafeInteger(request.priority)) {
+    fail('priority', `must be an integer, got ${request.priority}`);
+  }
   request.stopTokenIds?.forEach((id, i) => {
     if (!Number.isInteger(id) || id < 0) fail(`stopTokenIds[${i}]`, `is not a token id: ${id}`);
   });

@@ -25,6 +25,8 @@ export interface CompletionRequest {
   /** Older servers: logprob token strings become `"token_id:{id}"`. Ignored where unknown. */
   return_tokens_as_token_ids: true;
   skip_special_tokens: false;
+  /** Only to a server run with `--scheduling-policy priority`: lower runs first. */
+  priority?: number;
 }
 
 export interface CompletionLogprobs {

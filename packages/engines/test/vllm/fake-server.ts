@@ -13,6 +13,8 @@
 //   name does not evict its blocks; `loadHistory` keeps every path each name was loaded with
 //   (kept across `stop`/`restart`: the same process) and `staleCacheLoads` each load of a
 //   name with a path other than its earlier one (the real server could serve old-weights KV);
+// - the waiting queue (`maxNumSeqs`, `schedulingPolicy`: `--max-num-seqs`,
+//   `--scheduling-policy`): sched-queue.ts, with the vLLM files and commits it follows;
 // - context overflow: fixtures.ts `contextOverflowMessage` (both wordings);
 // - `GET /version` (`{"version": …}`), `GET /v1/models` with `max_model_len` on the base card and
 //   each adapter's path as its `root`; `GET /metrics` with `vllm:lora_requests_info` when
@@ -29,6 +31,8 @@ import {
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { FakeLoraState } from './lora-routes.ts';
 import type { LoraReply } from './lora-routes.ts';
+import { FakeScheduler } from './sched-queue.ts';
+import type { SchedulingPolicy } from './sched-queue.ts';
 import { validateCompletion } from './validate-request.ts';
 import type { LogprobsMode } from '@anneal/protocol';
 import { firstPositionTop } from '../fake-logprobs-server.ts';
@@ -113,6 +117,12 @@ export interface FakeVllmOptions {
    * undefined to serve it right. The reply names the adapter that served it, as vLLM's reply
    * does (`model_name(lora_request)`, vllm/entrypoints/openai/serving_completion.py@00463e62). */
   crossServe?: (requested: string, loaded: readonly string[]) => string | undefined;
+  /** `--max-num-seqs`: sequences running at once, the rest wait in the order of
+   * `schedulingPolicy` (sched-queue.ts). Unset: every request runs at once. */
+  maxNumSeqs?: number;
+  /** `--scheduling-policy` (vLLM's default fcfs); `priority` orders the waiting requests by the
+   * request's `priority`, then arrival (sched-queue.ts). */
+  schedulingPolicy?: SchedulingPolicy;
 }
 
 export class FakeVllmServer {
@@ -152,6 +162,7 @@ export class FakeVllmServer {
       | 'maxLoras'
       | 'maxCpuLoras'
       | 'crossServe'
+      | 'maxNumSeqs'
     >
   > &
     Pick<
@@ -164,11 +175,14 @@ export class FakeVllmServer {
       | 'maxLoras'
       | 'maxCpuLoras'
       | 'crossServe'
+      | 'maxNumSeqs'
     > & {
       version: string | null;
     };
   /** performance.now() at which this replica finishes the tokens it has been given. */
   private busyUntil = 0;
+  /** The waiting queue and `--max-num-seqs` (sched-queue.ts), when `maxNumSeqs` is set. */
+  readonly scheduler: FakeScheduler | undefined;
 
   private constructor(options: FakeVllmOptions) {
     const generation = options.generation ?? 'current';
@@ -187,8 +201,13 @@ export class FakeVllmServer {
       checkAdapterFiles: true,
       logprobsMode: 'raw_logprobs',
       reportMaxModelLen: true,
+      schedulingPolicy: 'fcfs',
       ...options,
     };
+    this.scheduler =
+      options.maxNumSeqs === undefined
+        ? undefined
+        : new FakeScheduler(options.maxNumSeqs, this.options.schedulingPolicy);
     this.lora = new FakeLoraState(this.options);
     this.adapters = this.lora.adapters;
     this.loadHistory = this.lora.loadHistory;
@@ -360,14 +379,17 @@ export class FakeVllmServer {
       request.model === servedModel
         ? servedModel
         : (this.options.crossServe?.(request.model, [...this.adapters.keys()]) ?? request.model);
+    const seats = await this.scheduler?.admit(n, Number(request['priority'] ?? 0));
     const slot = servedBy === servedModel ? () => undefined : await this.lora.run(servedBy);
     if (typeof slot !== 'function') {
+      seats?.();
       return send(res, 500, errorBody(shape, 500, 'InternalServerError', slot.failure));
     }
     try {
       await this.generating(choices);
     } finally {
       slot();
+      seats?.();
     }
     const tokensAsIds = request['return_tokens_as_token_ids'] === true;
     if (request.model !== servedModel && !this.adapters.has(request.model)) {

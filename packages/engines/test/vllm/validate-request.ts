@@ -28,5 +28,10 @@ export function validateCompletion(body: unknown): string | undefined {
   if (logprobs !== undefined && logprobs !== null && !Number.isInteger(logprobs)) {
     return 'logprobs must be an integer';
   }
+  // `priority: int` (vllm/entrypoints/openai/completion/protocol.py@002032ee), any policy.
+  const priority = request['priority'];
+  if (priority !== undefined && !Number.isInteger(priority)) {
+    return 'priority: Input should be a valid integer';
+  }
   return undefined;
 }

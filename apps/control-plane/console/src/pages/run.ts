@@ -6,7 +6,7 @@ import { apiJson, apiPost, runPath } from '../api.ts';
 import { catalogue } from '../catalogue.ts';
 import { StepCurves } from '../curves.ts';
 import { errorLine, fill, h } from '../dom.ts';
-import { num, span, when } from '../format.ts';
+import { fleetShareText, num, span, when } from '../format.ts';
 import { Checkpoints } from './checkpoints.ts';
 import { renderEvalResults } from './eval.ts';
 import { Usage } from './usage.ts';
@@ -59,6 +59,9 @@ function summary(run: RunResource, controls: HTMLElement | null): HTMLElement {
       `${demand.role} slots`,
       `${demand.slots} on ${demand.endpoint} (${demand.detail})`,
     ]);
+  }
+  for (const [endpoint, share] of Object.entries(run.fleetShare ?? {})) {
+    facts.push([`share of ${endpoint}`, fleetShareText(share)]);
   }
   if (run.cancelRequested && !isTerminal(run.state)) facts.push(['cancel', 'requested']);
   if (run.pause) {
