@@ -35,6 +35,11 @@ export interface LoraRouteOptions {
   maxLoras?: number;
   /** `--max-cpu-loras` (default `maxLoras`, as `vllm/config/lora.py`). */
   maxCpuLoras?: number;
+  /** ms each read of an adapter from disk takes (default instant): vLLM reads an adapter on the
+   * engine's own step (`add_adapter` in the batch's model step, lora-cache.ts), so the batch
+   * stalls for it — `onAdapterRead` is told. */
+  adapterReadMs?: number;
+  onAdapterRead?: (ms: number) => void;
 }
 
 export class FakeLoraState {
@@ -60,7 +65,7 @@ export class FakeLoraState {
       maxLoras === undefined
         ? undefined
         : new FakeLoraCache({ maxLoras, maxCpuLoras: maxCpuLoras ?? maxLoras }, (path) =>
-            this.readAdapter(path),
+            this.timedRead(path),
           );
   }
 
@@ -89,7 +94,7 @@ export class FakeLoraState {
     const id = (inplaceHonoured ? this.ids.get(name) : undefined) ?? this.nextId++;
     try {
       if (this.cache) await this.cache.add(id, path, { reload: inplaceHonoured });
-      else await this.readAdapter(path);
+      else await this.timedRead(path);
     } catch (error) {
       const message = (error as Error).message;
       if (message.startsWith('No adapter found')) {
@@ -150,6 +155,15 @@ export class FakeLoraState {
     }
     history.push(path);
     this.loadHistory.set(name, history);
+  }
+
+  /** `readAdapter` taking `adapterReadMs`, the engine's batch stalled meanwhile. */
+  private async timedRead(path: string): Promise<void> {
+    await this.readAdapter(path);
+    const ms = this.options.adapterReadMs ?? 0;
+    if (ms <= 0) return;
+    this.options.onAdapterRead?.(ms);
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   /** Reads the adapter at `path` like vLLM (throws its message). Paths that exist on this machine
