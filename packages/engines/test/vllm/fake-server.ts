@@ -442,8 +442,11 @@ export class FakeVllmServer {
     const decode = this.options.decodeTokensPerSecond;
     if (this.batch) await this.batch.decode(choices.map((choice) => choice.tokens.length));
     const generating =
-      (this.batch ? 0 : decode === undefined ? this.generationMs(generated) : ((1 + longest) / decode) * 1000) +
-      (this.options.holdHeadersMs ?? 0);
+      (this.batch
+        ? 0
+        : decode === undefined
+          ? this.generationMs(generated)
+          : ((1 + longest) / decode) * 1000) + (this.options.holdHeadersMs ?? 0);
     if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
     if (this.held) {
       this.waitingOn(1);

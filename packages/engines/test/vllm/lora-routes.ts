@@ -51,6 +51,8 @@ export class FakeLoraState {
   readonly staleCacheLoads: Array<{ name: string; cachedPath: string; path: string }> = [];
   /** Per adapter path read from disk: the modules its tensors adapt, as the loader saw them. */
   readonly adapterTensorModules = new Map<string, string[]>();
+  /** Most names listed at once (benchmarks may reset it). */
+  peakListed = 0;
   /** The engine's cache (undefined without `maxLoras`). */
   readonly cache: FakeLoraCache | undefined;
   /** Name -> its int id (`lora_int_id`). */
@@ -104,6 +106,7 @@ export class FakeLoraState {
     }
     this.ids.set(name, id);
     this.adapters.set(name, path);
+    this.peakListed = Math.max(this.peakListed, this.adapters.size);
     this.recordLoad(name, path);
     return { status: 200, text: `Success: LoRA adapter '${name}' added successfully.` };
   }
