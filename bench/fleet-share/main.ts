@@ -18,7 +18,7 @@ const GROUP_SIZE = 8;
 const PROMPTS = 8;
 const MAX_TOKENS = 128;
 const LAG = 1;
-// Production proportions, scaled (docs/performance.md "Sharing a fleet: the model"): Qwen3-8B in
+// Production proportions, scaled (docs/performance.md "Sharing a fleet"): Qwen3-8B in
 // bf16 on an H100, ~1k-token contexts. A decode step reads the weights once (16 GB at 3.35 TB/s
 // ≈ 5 ms, ~6 ms with the rest of the step) and each running sequence adds its KV reads (~150 MB
 // at 1k tokens ≈ 0.045 ms) and its FLOPs (16 GFLOP at ~650 TFLOP/s ≈ 0.025 ms): 6 ms + 0.07 ms a

@@ -6,7 +6,10 @@
 // as SkyRL answers them), and the real control plane on Redis. Prints one JSON line (the control
 // plane's URL, its operator token, the operator config YAML the worker must use); samples its
 // event-loop busy milliseconds (the engines' own work) every 20 ms and sends the series when asked
-// (`{series: true}`); cleans its Redis keys and exits on SIGTERM or when the bench goes away.
+// (`{series: true}`), and what the replicas saw of adapters and batches (fleet-stats.ts) when asked
+// (`{fleet: true, reset}`); the endpoint's adapter capacity, the replicas' batching and read cost,
+// a shared trainer and the pool's slots come from the shape (stack.ts `EngineShape`); cleans its
+// Redis keys and exits on SIGTERM or when the bench goes away.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +26,8 @@ import {
 import { parseOperatorConfig } from '@anneal/protocol';
 import { deleteKeysWithPrefix } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
-import type { EngineShape, FleetStats, HostInfo } from './stack.ts';
+import { watchFleet } from './fleet-stats.ts';
+import type { EngineShape, HostInfo } from './stack.ts';
 
 const shape = JSON.parse(process.argv[2] ?? '{}') as EngineShape;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -103,6 +107,7 @@ const plane = await startControlPlane({
 const info: HostInfo = { controlUrl: plane.url, token, prefix, operatorYaml: yaml, dir };
 process.stdout.write(`${JSON.stringify(info)}\n`);
 
+const fleet = watchFleet(replicas);
 const series: Array<[number, number]> = [];
 const sample = () => series.push([Date.now(), performance.eventLoopUtilization().active]);
 sample();
@@ -113,86 +118,17 @@ process.on('message', (message: { series?: boolean; fleet?: boolean; reset?: boo
     process.send?.({ series });
   }
   if (message.fleet) {
-    process.send?.({ fleet: fleetStats() });
-    if (message.reset) resetFleet();
+    process.send?.({ fleet: fleet.stats() });
+    if (message.reset) fleet.reset();
   }
 });
-
-// The replicas' adapters, batches and completions for bench/fleet-share: names listed per run
-// (a name starts with its run id, `<runId>-…`) sampled every 20 ms; the rest counted exactly.
-const runOf = (name: string) => name.split('-')[0] as string;
-let peakPerRun: Record<string, number> = {};
-const sampleNames = () => {
-  for (const replica of replicas) {
-    const counts: Record<string, number> = {};
-    for (const name of replica.adapters.keys())
-      counts[runOf(name)] = (counts[runOf(name)] ?? 0) + 1;
-    for (const [run, count] of Object.entries(counts)) {
-      peakPerRun[run] = Math.max(peakPerRun[run] ?? 0, count);
-    }
-  }
-};
-const namesSampler = setInterval(sampleNames, 20);
-let base = { reads: 0, evictions: 0, stalledMs: 0, requests: 0 };
-const totals = () => ({
-  reads: sum(replicas.map((r) => r.lora.cache?.reads.length ?? 0)),
-  evictions: sum(replicas.map((r) => r.lora.cache?.evicted.length ?? 0)),
-  stalledMs: sum(replicas.map((r) => r.batch?.stalledMs ?? 0)),
-  requests: replicas.map((r) => r.requests.length),
-});
-function sum(xs: number[]): number {
-  return xs.reduce((a, b) => a + b, 0);
-}
-let requestsSeen = replicas.map(() => 0);
-function fleetStats(): FleetStats {
-  sampleNames();
-  const now = totals();
-  return {
-    peakListed: replicas.map((r) => r.lora.peakListed),
-    listed: replicas.map((r) => [...r.adapters.keys()]),
-    peakPerRun,
-    served: replicas.flatMap((r) =>
-      r.served.map((s): [string, number, number] => [
-        runOf(s.requested),
-        s.tokens,
-        Math.round(performance.timeOrigin + s.atMs),
-      ]),
-    ),
-    crossServed: sum(
-      replicas.map((r) => r.served.filter((s) => s.requested !== s.servedBy).length),
-    ),
-    reads: now.reads - base.reads,
-    evictions: now.evictions - base.evictions,
-    stalledMs: now.stalledMs - base.stalledMs,
-    failedUnloads: sum(
-      replicas.map(
-        (r, i) =>
-          r.requests
-            .slice(requestsSeen[i])
-            .filter((q) => q.path === '/v1/unload_lora_adapter' && q.status === 500).length,
-      ),
-    ),
-    peakBatch: Math.max(...replicas.map((r) => r.batch?.peakBatch ?? 0)),
-  };
-}
-function resetFleet(): void {
-  const now = totals();
-  base = { ...now, requests: 0 };
-  requestsSeen = now.requests;
-  peakPerRun = {};
-  for (const replica of replicas) {
-    replica.served.splice(0);
-    replica.lora.peakListed = replica.adapters.size;
-    if (replica.batch) replica.batch.peakBatch = replica.batch.batch;
-  }
-}
 
 let closing = false;
 async function shutdown(): Promise<void> {
   if (closing) return;
   closing = true;
   clearInterval(sampler);
-  clearInterval(namesSampler);
+  fleet.close();
   await plane.close();
   await Promise.all([...replicas.map((r) => r.close()), trainer.close()]);
   const redis = new Redis(redisUrl);
