@@ -103,7 +103,7 @@ describe('FakeTinkerServer latencyMs', () => {
     expect(performance.now() - start).toBeGreaterThanOrEqual(160 - SLACK_MS);
   });
 
-  it('sharedCompute: one model\'s operation waits for another model\'s before it', async () => {
+  it("sharedCompute: one model's operation waits for another model's before it", async () => {
     const fake = await FakeTinkerServer.start({
       latencyMs: { optim_step: 80 },
       pendingPolls: 0,
