@@ -6,7 +6,10 @@
 // as SkyRL answers them), and the real control plane on Redis. Prints one JSON line (the control
 // plane's URL, its operator token, the operator config YAML the worker must use); samples its
 // event-loop busy milliseconds (the engines' own work) every 20 ms and sends the series when asked
-// (`{series: true}`); cleans its Redis keys and exits on SIGTERM or when the bench goes away.
+// (`{series: true}`), and what the replicas saw of adapters and batches (fleet-stats.ts) when asked
+// (`{fleet: true, reset}`); the endpoint's adapter capacity, the replicas' batching and read cost,
+// a shared trainer and the pool's slots come from the shape (stack.ts `EngineShape`); cleans its
+// Redis keys and exits on SIGTERM or when the bench goes away.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +26,7 @@ import {
 import { parseOperatorConfig } from '@anneal/protocol';
 import { deleteKeysWithPrefix } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
+import { watchFleet } from './fleet-stats.ts';
 import type { EngineShape, HostInfo } from './stack.ts';
 
 const shape = JSON.parse(process.argv[2] ?? '{}') as EngineShape;
@@ -40,6 +44,10 @@ const replicas = await Promise.all(
       checkAdapterFiles: false, // the fake trainer writes no adapter files
       ...(shape.tokensPerSecond > 0 && { tokensPerSecond: shape.tokensPerSecond }),
       ...(shape.decodeTokensPerSecond && { decodeTokensPerSecond: shape.decodeTokensPerSecond }),
+      ...(shape.batching && { batching: shape.batching }),
+      ...(shape.maxLoras !== undefined && { maxLoras: shape.maxLoras }),
+      ...(shape.maxCpuLoras !== undefined && { maxCpuLoras: shape.maxCpuLoras }),
+      ...(shape.adapterReadMs !== undefined && { adapterReadMs: shape.adapterReadMs }),
     }),
   ),
 );
@@ -48,17 +56,23 @@ const trainer = await FakeTinkerServer.start({
   pendingPolls: 0,
   latencyMs: shape.trainerLatencyMs,
   ...(shape.trainerTokenLatency && { tokenLatency: shape.trainerTokenLatency }),
+  ...(shape.sharedTrainer && { sharedCompute: true }),
 });
+const capacity = [
+  shape.maxLoras !== undefined && `maxLoras: ${shape.maxLoras}`,
+  shape.maxCpuLoras !== undefined && `maxCpuLoras: ${shape.maxCpuLoras}`,
+  shape.oversubscribe && 'oversubscribe: true',
+].filter(Boolean);
 
 const yaml = `
-pools: { default: { slots: 1 } }
+pools: { default: { slots: ${shape.slots ?? 1} } }
 inference:
   vllm:
     type: vllm
     replicas: ${JSON.stringify(replicas.map((r) => r.url))}
     servedModel: ${SERVED}
     maxModelLen: ${shape.maxModelLen}
-    maxInFlight: ${64 * shape.replicas}
+    maxInFlight: ${shape.maxInFlight ?? 64 * shape.replicas}${capacity.map((line) => `\n    ${line}`).join('')}
     adapters: { root: ${JSON.stringify(path.join(dir, 'adapters'))} }
 trainers:
   skyrl:
@@ -73,7 +87,7 @@ baseModels:
     tokenizer: { type: hf, path: ${JSON.stringify(QWEN3_TOKENIZER_JSON)}, eosToken: "<|endoftext|>" }
     chatFormat: { type: template, path: ${JSON.stringify(QWEN3_TOKENIZER_CONFIG)} }
 defaults: { pool: default, inference: vllm, trainer: skyrl, search: local, baseModel: qwen3 }
-tenants: { bench: {} }
+tenants: { bench: { maxConcurrentRuns: ${Math.max(4, shape.slots ?? 1)} } }
 tokens:
   - { name: op, sha256: "${createHash('sha256').update(token).digest('hex')}", role: operator, tenant: bench }
 `;
@@ -93,14 +107,19 @@ const plane = await startControlPlane({
 const info: HostInfo = { controlUrl: plane.url, token, prefix, operatorYaml: yaml, dir };
 process.stdout.write(`${JSON.stringify(info)}\n`);
 
+const fleet = watchFleet(replicas);
 const series: Array<[number, number]> = [];
 const sample = () => series.push([Date.now(), performance.eventLoopUtilization().active]);
 sample();
 const sampler = setInterval(sample, 20);
-process.on('message', (message: { series?: boolean }) => {
+process.on('message', (message: { series?: boolean; fleet?: boolean; reset?: boolean }) => {
   if (message.series) {
     sample();
     process.send?.({ series });
+  }
+  if (message.fleet) {
+    process.send?.({ fleet: fleet.stats() });
+    if (message.reset) fleet.reset();
   }
 });
 
@@ -109,6 +128,7 @@ async function shutdown(): Promise<void> {
   if (closing) return;
   closing = true;
   clearInterval(sampler);
+  fleet.close();
   await plane.close();
   await Promise.all([...replicas.map((r) => r.close()), trainer.close()]);
   const redis = new Redis(redisUrl);

@@ -32,6 +32,43 @@ export interface EngineShape {
   trainerTokenLatency?: TokenLatency;
   /** vLLM's max_model_len (prompt + response). */
   maxModelLen: number;
+  /** Or: continuous batching with a step time growing with the batch (FakeVllmServer
+   * `batching`; replaces both rates above). */
+  batching?: { stepBaseMs: number; stepPerSequenceMs: number };
+  /** The replicas' `--max-loras` / `--max-cpu-loras` (the fake's LoRA cache), declared to the
+   * control plane as the endpoint's `maxLoras` / `maxCpuLoras`, and its `oversubscribe`. */
+  maxLoras?: number;
+  maxCpuLoras?: number;
+  oversubscribe?: boolean;
+  /** ms each adapter read from disk takes on a replica (FakeVllmServer `adapterReadMs`). */
+  adapterReadMs?: number;
+  /** The trainer's models share one compute queue (FakeTinkerServer `sharedCompute`). */
+  sharedTrainer?: boolean;
+  /** The worker pool's slots (runs the worker takes at once; default 1). */
+  slots?: number;
+  /** The endpoint's `maxInFlight` (requests in flight from the worker; default 64 a replica). */
+  maxInFlight?: number;
+}
+
+/** What the engine host saw of the fake vLLM replicas since the last reset (engine-host.ts). */
+export interface FleetStats {
+  /** Per replica: most adapter names listed at once (exact), and now. */
+  peakListed: number[];
+  listed: string[][];
+  /** Most names listed at once for one run (the name's run-id prefix), sampled every 20 ms. */
+  peakPerRun: Record<string, number>;
+  /** Completions answered: [run-id prefix of the adapter asked for, tokens, epoch ms]. */
+  served: Array<[string, number, number]>;
+  /** Completions served by another adapter than the one asked for. */
+  crossServed: number;
+  /** Adapter reads from disk (loads and re-reads), evictions by the CPU LRU, ms the batch
+   * stood still for reads, and unloads answered 500 (an evicted adapter on vLLM main). */
+  reads: number;
+  evictions: number;
+  stalledMs: number;
+  failedUnloads: number;
+  /** Most sequences in one replica's batch. */
+  peakBatch: number;
 }
 
 /** engine-host.ts's first stdout line. */
@@ -64,6 +101,10 @@ export interface RunTrace {
 export interface Stack {
   /** Submits a run spec (YAML) through the REST API and waits until the worker is done with it. */
   run(spec: string, onStep?: (step: StepTrace) => void): Promise<RunTrace>;
+  /** The engine host's view of the replicas since the last call (`reset`: start afresh). */
+  fleet(reset?: boolean): Promise<FleetStats>;
+  /** GET on the control plane's API as the operator. */
+  get(url: string): Promise<Record<string, unknown>>;
   /** The engine host's event-loop busy ms at each of these performance.now() times. */
   hostBusyAt(times: readonly number[]): Promise<number[]>;
   /** The worker's artifact root (its runs' checkpoints and rollout ledgers). */
@@ -190,6 +231,17 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
         offStep();
         offEnd();
       }
+    },
+    fleet(reset = false) {
+      return new Promise((resolve) => {
+        child.once('message', (m: { fleet: FleetStats }) => resolve(m.fleet));
+        child.send({ fleet: true, reset });
+      });
+    },
+    async get(url) {
+      const reply = await api('GET', url);
+      if (reply.status !== 200) throw new Error(`GET ${url}: ${JSON.stringify(reply.body)}`);
+      return reply.body;
     },
     async hostBusyAt(times) {
       const series = await busySeries(child);

@@ -103,6 +103,26 @@ describe('FakeTinkerServer latencyMs', () => {
     expect(performance.now() - start).toBeGreaterThanOrEqual(160 - SLACK_MS);
   });
 
+  it("sharedCompute: one model's operation waits for another model's before it", async () => {
+    const fake = await FakeTinkerServer.start({
+      latencyMs: { optim_step: 80 },
+      pendingPolls: 0,
+      sharedCompute: true,
+    });
+    open.push(fake);
+    const models = [await modelOn(fake), await modelOn(fake)];
+    const start = performance.now();
+    const ids = [];
+    for (const model_id of models) {
+      const reply = await post(api(fake, 'optim_step'), { model_id, seq_id: 1, adam_params: adam });
+      ids.push((reply.body as { request_id: string }).request_id);
+    }
+    const second = await post(api(fake, 'retrieve_future'), { request_id: ids[1] });
+    expect(second.body).toHaveProperty('metrics');
+    // the other model's optim_step first: 2 × 80 ms (a queue per model would take 80)
+    expect(performance.now() - start).toBeGreaterThanOrEqual(160 - SLACK_MS);
+  });
+
   it('tokenLatency: a forward costs the call plus its tokens, queued behind the one before', async () => {
     const fake = await FakeTinkerServer.start({
       tokenLatency: { callMs: 30, msPerToken: { forward: 10, forward_backward: 1000 } },

@@ -100,7 +100,7 @@ describe('two runs on one vLLM server', () => {
     expect((error as Error).message).toMatch(
       /requested from 'run_a-policy@[0-9a-f]{16}\.1' but the reply says it was served by 'run_b-policy@[0-9a-f]{16}\.1'/,
     );
-    expect(fake.served).toEqual([
+    expect(fake.served).toMatchObject([
       {
         requested: expect.stringMatching(/^run_a-policy@/),
         servedBy: expect.stringMatching(/^run_b-policy@/),

@@ -56,7 +56,7 @@ describe('shared vLLM adapters', () => {
     ]);
     expect([...fake.adapters.keys()]).toEqual([NAME]);
     await Promise.all([sample(w1), sample(w2)]);
-    expect(fake.served).toEqual([
+    expect(fake.served).toMatchObject([
       { requested: NAME, servedBy: NAME },
       { requested: NAME, servedBy: NAME },
     ]);
@@ -109,6 +109,6 @@ describe('shared vLLM adapters', () => {
     const error = await sample(w1).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineError);
     expect((error as EngineError).code).toBe('ANNEAL_ERR_ENGINE_ADAPTER_MISMATCH');
-    expect(fake.served).toEqual([{ requested: NAME, servedBy: other }]); // not retried
+    expect(fake.served).toMatchObject([{ requested: NAME, servedBy: other }]); // not retried
   });
 });

@@ -86,6 +86,11 @@ export interface FakeTinkerOptions {
   /** Compute time in proportion to the tokens a forward or forward_backward carries, plus the
    * server's fixed cost of a call (benchmarks); replaces `latencyMs` for those operations. */
   tokenLatency?: TokenLatency;
+  /** One compute queue for all models (benchmarks of runs sharing a trainer): SkyRL's engine
+   * serves every model's requests from one loop on one device mesh
+   * (skyrl-tx/tx/tinker/engine.py@009abdce `process_pending_requests`), so one model's operation
+   * waits for the others' before it. Default: a queue per model. */
+  sharedCompute?: boolean;
 }
 
 /** An operation's compute time: `callMs` + the request's tokens × `msPerToken[op]`. */
@@ -192,6 +197,8 @@ export class FakeTinkerServer {
   private readonly seqIds = new Map<string, { payload: string; requestId: string }>();
   private readonly checkpointRoutes: CheckpointRoutes;
   private counter = 0;
+  /** The shared compute queue (`sharedCompute`). */
+  private readonly compute = { busyUntil: 0 };
   private readonly server: Server;
   private readonly options: FakeTinkerOptions & { pendingPolls: number; holdMs: number };
 
@@ -451,8 +458,9 @@ export class FakeTinkerServer {
     }
     const latency = this.latencyOf(route, body);
     if (latency !== undefined) {
-      model.busyUntil = Math.max(Date.now(), model.busyUntil) + latency;
-      future.readyAt = model.busyUntil;
+      const queue = this.options.sharedCompute ? this.compute : model;
+      queue.busyUntil = Math.max(Date.now(), queue.busyUntil) + latency;
+      future.readyAt = queue.busyUntil;
     }
     const reply = this.newFuture(future, modelId);
     if (seqId !== undefined) this.seqIds.set(key, { payload, requestId: reply.request_id });

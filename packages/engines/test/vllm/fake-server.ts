@@ -7,7 +7,10 @@
 //   batch, the CPU LRU, re-reads of evicted adapters, main's unload of an evicted adapter):
 //   lora-routes.ts and lora-cache.ts, with the vLLM files and commits they follow. Adapter paths
 //   that exist on this machine are read like vLLM reads them; other paths load unless listed in
-//   `missingPaths`;
+//   `missingPaths`; `adapterReadMs` is what a read from disk takes, the batch stalled meanwhile;
+// - throughput: instant by default; `tokensPerSecond` (one queue), `decodeTokensPerSecond` (a
+//   fixed rate per sequence) or `batching` (continuous batching, a step time growing with the
+//   batch: batch-decode.ts);
 // - prefix cache: vLLM keys cached KV blocks by the LoRA adapter *name*
 //   (`vllm/v1/core/kv_cache_utils.py`@001cabc1 `_gen_lora_extra_hash_keys`), and unloading a
 //   name does not evict its blocks; `loadHistory` keeps every path each name was loaded with
@@ -29,6 +32,8 @@ import {
   errorBody,
 } from './fixtures.ts';
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
+import { ContinuousBatch } from './batch-decode.ts';
+import type { BatchDecodeOptions } from './batch-decode.ts';
 import { FakeLoraState } from './lora-routes.ts';
 import type { LoraReply } from './lora-routes.ts';
 import { FakeScheduler } from './sched-queue.ts';
@@ -103,6 +108,9 @@ export interface FakeVllmOptions {
    * takes one step plus its longest choice, whatever else runs, and concurrent completions
    * overlap instead of queueing. */
   decodeTokensPerSecond?: number;
+  /** Or: continuous batching whose step time grows with the batch (batch-decode.ts; benchmarks;
+   * replaces both rates above). */
+  batching?: BatchDecodeOptions;
   /** A long generation, scaled: each completion sends nothing, headers included, for this many
    * ms before its reply (vLLM's non-streaming `/v1/completions` answers only once generation
    * has ended, vllm/entrypoints/openai/serving_completion.py). */
@@ -112,6 +120,9 @@ export interface FakeVllmOptions {
   maxLoras?: number;
   /** `--max-cpu-loras` (vLLM's default: `maxLoras`). */
   maxCpuLoras?: number;
+  /** ms a read of an adapter from disk takes (a load, and a re-read after the CPU LRU evicted
+   * it; lora-cache.ts). Default: instant. */
+  adapterReadMs?: number;
   /** A faulty server (vLLM#47724: a request served with another tenant's adapter): given the
    * adapter a completion names and the names loaded, the adapter that serves it instead, or
    * undefined to serve it right. The reply names the adapter that served it, as vLLM's reply
@@ -147,7 +158,15 @@ export class FakeVllmServer {
   /** `model` of every completion request answered, in order (the adapter each one used). */
   readonly completedModels: string[] = [];
   /** Every completion answered: the model it named and the model (adapter) that served it. */
-  readonly served: Array<{ requested: string; servedBy: string }> = [];
+  readonly served: Array<{
+    requested: string;
+    servedBy: string;
+    /** Tokens generated (all choices), and performance.now() when answered. */
+    tokens: number;
+    atMs: number;
+  }> = [];
+  /** The engine's batch (`batching`). */
+  readonly batch: ContinuousBatch | undefined;
   private held: Promise<void> | undefined;
   private releaseHeld: (() => void) | undefined;
   readonly options: Required<
@@ -161,6 +180,8 @@ export class FakeVllmServer {
       | 'holdHeadersMs'
       | 'maxLoras'
       | 'maxCpuLoras'
+      | 'adapterReadMs'
+      | 'batching'
       | 'crossServe'
       | 'maxNumSeqs'
     >
@@ -174,6 +195,8 @@ export class FakeVllmServer {
       | 'holdHeadersMs'
       | 'maxLoras'
       | 'maxCpuLoras'
+      | 'adapterReadMs'
+      | 'batching'
       | 'crossServe'
       | 'maxNumSeqs'
     > & {
@@ -208,7 +231,8 @@ export class FakeVllmServer {
       options.maxNumSeqs === undefined
         ? undefined
         : new FakeScheduler(options.maxNumSeqs, this.options.schedulingPolicy);
-    this.lora = new FakeLoraState(this.options);
+    this.batch = options.batching && new ContinuousBatch(options.batching);
+    this.lora = new FakeLoraState(this.options, (ms) => this.batch?.stall(ms));
     this.adapters = this.lora.adapters;
     this.loadHistory = this.lora.loadHistory;
     this.staleCacheLoads = this.lora.staleCacheLoads;
@@ -398,7 +422,8 @@ export class FakeVllmServer {
       return send(res, 500, errorBody(shape, 500, 'InternalServerError', message));
     }
     this.completedModels.push(request.model);
-    this.served.push({ requested: request.model, servedBy });
+    const tokens = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
+    this.served.push({ requested: request.model, servedBy, tokens, atMs: performance.now() });
     const alternatives = Number(request['logprobs'] ?? 0);
     if (!(alternatives > 0 && tokensAsIds)) {
       // No alternatives to report: the reply written directly (same bytes, a fraction of the
@@ -434,9 +459,13 @@ export class FakeVllmServer {
     const generated = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
     const longest = choices.reduce((most, choice) => Math.max(most, choice.tokens.length), 0);
     const decode = this.options.decodeTokensPerSecond;
+    if (this.batch) await this.batch.decode(choices.map((choice) => choice.tokens.length));
     const generating =
-      (decode === undefined ? this.generationMs(generated) : ((1 + longest) / decode) * 1000) +
-      (this.options.holdHeadersMs ?? 0);
+      (this.batch
+        ? 0
+        : decode === undefined
+          ? this.generationMs(generated)
+          : ((1 + longest) / decode) * 1000) + (this.options.holdHeadersMs ?? 0);
     if (generating > 0) await new Promise((resolve) => setTimeout(resolve, generating));
     if (this.held) {
       this.waitingOn(1);

@@ -35,6 +35,10 @@ export interface LoraRouteOptions {
   maxLoras?: number;
   /** `--max-cpu-loras` (default `maxLoras`, as `vllm/config/lora.py`). */
   maxCpuLoras?: number;
+  /** ms each read of an adapter from disk takes (default instant): vLLM reads an adapter on the
+   * engine's own step (`add_adapter` in the batch's model step, lora-cache.ts), so the batch
+   * stalls for it — the state's `onAdapterRead` is told. */
+  adapterReadMs?: number;
 }
 
 export class FakeLoraState {
@@ -46,6 +50,8 @@ export class FakeLoraState {
   readonly staleCacheLoads: Array<{ name: string; cachedPath: string; path: string }> = [];
   /** Per adapter path read from disk: the modules its tensors adapt, as the loader saw them. */
   readonly adapterTensorModules = new Map<string, string[]>();
+  /** Most names listed at once (benchmarks may reset it). */
+  peakListed = 0;
   /** The engine's cache (undefined without `maxLoras`). */
   readonly cache: FakeLoraCache | undefined;
   /** Name -> its int id (`lora_int_id`). */
@@ -54,13 +60,17 @@ export class FakeLoraState {
   /** Paths that existed on this machine when loaded: a re-read of one that is gone fails. */
   private readonly realPaths = new Set<string>();
 
-  constructor(private readonly options: LoraRouteOptions) {
+  constructor(
+    /** The server's own options object: a test changes it (missingPaths) while it runs. */
+    private readonly options: LoraRouteOptions,
+    private readonly onAdapterRead?: (ms: number) => void,
+  ) {
     const { maxLoras, maxCpuLoras } = options;
     this.cache =
       maxLoras === undefined
         ? undefined
         : new FakeLoraCache({ maxLoras, maxCpuLoras: maxCpuLoras ?? maxLoras }, (path) =>
-            this.readAdapter(path),
+            this.timedRead(path),
           );
   }
 
@@ -111,7 +121,7 @@ export class FakeLoraState {
     const id = (inplaceHonoured ? this.ids.get(name) : undefined) ?? this.nextId++;
     try {
       if (this.cache) await this.cache.add(id, path, { reload: inplaceHonoured });
-      else await this.readAdapter(path);
+      else await this.timedRead(path);
     } catch (error) {
       const message = (error as Error).message;
       if (message.startsWith('No adapter found')) {
@@ -121,6 +131,7 @@ export class FakeLoraState {
     }
     this.ids.set(name, id);
     this.adapters.set(name, path);
+    this.peakListed = Math.max(this.peakListed, this.adapters.size);
     this.recordLoad(name, path);
     return { status: 200, text: `Success: LoRA adapter '${name}' added successfully.` };
   }
@@ -172,6 +183,15 @@ export class FakeLoraState {
     }
     history.push(path);
     this.loadHistory.set(name, history);
+  }
+
+  /** `readAdapter` taking `adapterReadMs`, the engine's batch stalled meanwhile. */
+  private async timedRead(path: string): Promise<void> {
+    await this.readAdapter(path);
+    const ms = this.options.adapterReadMs ?? 0;
+    if (ms <= 0) return;
+    this.onAdapterRead?.(ms);
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   /** Reads the adapter at `path` like vLLM (throws its message). Paths that exist on this machine
