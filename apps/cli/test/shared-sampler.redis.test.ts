@@ -10,6 +10,9 @@
 // - isolation: every completion was served by the weight set it asked for, and that set is an
 //   export of the run whose name it carries, or the shared reference both GRPO runs hold (the
 //   sampler records (requested, served, path));
+// - fair share: the endpoint declares maxNumSeqs 4; both workers sample inside their runs' shares
+//   (one Redis-coordinated limit), so the sampler never had more than 4 sequences in flight, and
+//   every run's share of it is on its record;
 // - all three runs succeed, on both workers, and no weight set is left loaded at the end.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -33,6 +36,10 @@ import { REDIS_URL, type Server, startServer } from './cli-process.ts';
 const TOKEN = `shared-sampler-${randomUUID()}`;
 const TRAINER_KEY = 'shared-trainer-key';
 const MAX_LORAS = 4;
+/** The endpoint's in-flight capacity (`maxNumSeqs` × 1 replica), shared by weight across both
+ * workers through Redis: below what one GRPO step sends at once (2 prompts × policy and
+ * reference requests of n = 2), so the limit is what keeps the sampler at or under it. */
+const MAX_NUM_SEQS = 4;
 const GRPO = [
   'kind: grpo',
   'steps: 2',
@@ -124,6 +131,7 @@ inference:
     replicas: ["${samplerUrl}"]
     servedModel: tiny
     maxLoras: ${MAX_LORAS}
+    maxNumSeqs: ${MAX_NUM_SEQS}
     logprobsMode: processed_logprobs
     adapters: { root: "${artifacts}" }
 trainers:
@@ -289,8 +297,19 @@ describe('two GRPO runs and an eval on two workers share one embedded sampler', 
     }
     expect(served.some((r) => r.requested.startsWith(`${reference}@shared.`))).toBe(true);
 
-    // FAIR SHARE: the assertion of each run's share of the completions served while both ran,
-    // against its weight (the Redis-coordinated in-flight limit and vLLM `priority`), goes here.
+    // Fair share: the two workers together never had more sequences in flight on the sampler
+    // than the endpoint's declared capacity, and each run was served its share, by its weight.
+    const afterRuns = await samplerMetrics(s);
+    expect(gauge(afterRuns, 'anneal_sampler_sequences_running_peak')).toBeGreaterThan(0);
+    expect(gauge(afterRuns, 'anneal_sampler_sequences_running_peak')).toBeLessThanOrEqual(
+      MAX_NUM_SEQS,
+    );
+    for (const run of [a, b, e]) {
+      const share = run?.fleetShare?.['shared'];
+      expect(share, `fleetShare of ${run?.id}`).toMatchObject({ weight: 1 });
+      expect(share?.requests).toBeGreaterThan(0);
+      expect(share?.tokens).toBeGreaterThan(0);
+    }
 
     const metrics = await samplerMetrics(s);
     expect(gauge(metrics, 'anneal_sampler_weight_sets_resident_peak')).toBeLessThanOrEqual(

@@ -21,6 +21,7 @@ import { EmbeddedInferenceEngine } from './onnx-sampler.ts';
 import type { EmbeddedInferenceOptions } from './onnx-sampler.ts';
 import { DEFAULT_MODEL_CONFIG } from './params.ts';
 import {
+  type ParsedCompletion,
   VllmHttpError,
   badRequest,
   completionReply,
@@ -66,6 +67,10 @@ export class EmbeddedSamplerServer {
   private readonly served = new Map<string, ServedCompletion>();
   private readonly maxModelLen: number;
   private running = 0;
+  /** Sequences (`n` a request) of completions received and not yet answered, and the most ever:
+   * what a client-side limit on the endpoint's in-flight sequences (the fair share) bounds. */
+  private sequences = 0;
+  private peakSequences = 0;
   private baseLoaded: Promise<void> | undefined;
 
   constructor(private readonly options: SamplerServerOptions) {
@@ -209,6 +214,20 @@ export class EmbeddedSamplerServer {
     if (request.prompt.length + request.maxTokens > this.maxModelLen) {
       throw contextOverflow(this.maxModelLen, request.prompt.length, request.maxTokens);
     }
+    this.sequences += request.n;
+    this.peakSequences = Math.max(this.peakSequences, this.sequences);
+    try {
+      await this.sampleAndReply(res, request, base);
+    } finally {
+      this.sequences -= request.n;
+    }
+  }
+
+  private async sampleAndReply(
+    res: ServerResponse,
+    request: ParsedCompletion,
+    base: boolean,
+  ): Promise<void> {
     // The client gone: the generation is aborted in the worker thread.
     const aborted = new AbortController();
     res.on('close', () => {
@@ -302,6 +321,9 @@ export class EmbeddedSamplerServer {
       '# HELP anneal_sampler_weight_sets_resident_peak Most weight sets ever resident at once.',
       '# TYPE anneal_sampler_weight_sets_resident_peak gauge',
       `anneal_sampler_weight_sets_resident_peak ${stats.peakResident}`,
+      '# HELP anneal_sampler_sequences_running_peak Most sequences of completions in flight at once.',
+      '# TYPE anneal_sampler_sequences_running_peak gauge',
+      `anneal_sampler_sequences_running_peak ${this.peakSequences}`,
       '# HELP anneal_sampler_weight_set_reads_total Exports read (loads and re-reads after eviction).',
       '# TYPE anneal_sampler_weight_set_reads_total counter',
       `anneal_sampler_weight_set_reads_total ${stats.reads}`,
