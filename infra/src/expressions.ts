@@ -19,6 +19,9 @@ export interface PromExpression {
   expr: string;
   /** Selects vLLM series, which exist only when a vLLM server is scraped. */
   vllm: boolean;
+  /** Selects a run's fair share of a vLLM endpoint (`anneal_run_fleet_*`), which only runs on an
+   * endpoint declaring `maxNumSeqs` have. */
+  fleetShare: boolean;
   /** Set for recording rules: the series name it records. */
   record?: string;
 }
@@ -30,6 +33,8 @@ const yamlFiles = (dir: string) =>
     .map((f) => path.join(dir, f));
 
 const usesVllm = (expr: string) => seriesNamesIn(expr).some((n) => n.startsWith('vllm:'));
+const usesFleetShare = (expr: string) =>
+  seriesNamesIn(expr).some((n) => n.startsWith('anneal_run_fleet_'));
 
 /** Whether `expr` selects per-cell eval gauges (anneal_run_eval_*), which only an eval run has:
  * tests that evaluate it pick an eval run's id for $run_id. */
@@ -56,6 +61,7 @@ export function dashboardExpressions(dir = DASHBOARDS_DIR): PromExpression[] {
         origin: `${file} variable $${v.name}`,
         expr,
         vllm: usesVllm(expr),
+        fleetShare: usesFleetShare(expr),
       });
     }
     for (const panel of board.panels) {
@@ -65,6 +71,7 @@ export function dashboardExpressions(dir = DASHBOARDS_DIR): PromExpression[] {
           origin: `${file} panel ${panel.id} "${panel.title}" query ${target.refId}`,
           expr: target.expr,
           vllm: usesVllm(target.expr),
+          fleetShare: usesFleetShare(target.expr),
         });
       }
     }
@@ -90,6 +97,7 @@ export function ruleExpressions(dir = PROMETHEUS_RULES_DIR): PromExpression[] {
           origin,
           expr,
           vllm: usesVllm(expr),
+          fleetShare: usesFleetShare(expr),
           ...(rule.record ? { record: rule.record } : {}),
         });
       }
@@ -114,7 +122,13 @@ export function kedaExpressions(dir = K8S_DIR): PromExpression[] {
         const query = trigger.metadata?.query;
         if (trigger.type !== 'prometheus' || !query) continue;
         const origin = `${path.basename(file)} ScaledObject ${object.metadata?.name ?? '?'}`;
-        out.push({ kind: 'keda', origin, expr: query.trim(), vllm: usesVllm(query) });
+        out.push({
+          kind: 'keda',
+          origin,
+          expr: query.trim(),
+          vllm: usesVllm(query),
+          fleetShare: usesFleetShare(query),
+        });
       }
     }
   }

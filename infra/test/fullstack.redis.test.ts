@@ -8,7 +8,9 @@
 //   checkpoints over two tool-call budgets, pool = .*);
 // - alert rules: their probe (alert-probe.ts: comparisons in `bool` form, no `offset`), which
 //   returns data exactly when the series the alert reads exist; the alert itself must evaluate;
-// - vLLM expressions (no vLLM here): must evaluate (valid PromQL), no data required.
+// - vLLM expressions (no vLLM here; also the Fleet row's fair-share series, which only runs on a
+//   vLLM endpoint declaring maxNumSeqs have — live-expressions.test.ts gives them data): must
+//   evaluate (valid PromQL), no data required.
 // The worker keeps a finished run's series for ANNEAL_RUN_SERIES_GRACE_SECONDS; the test sets
 // it above its own duration so the run's last values are still scraped when it evaluates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,7 +114,9 @@ describe('every shipped expression against the running stack', () => {
 
   it('dashboard panels and variables, recording rules and KEDA queries return data', async () => {
     const empty: string[] = [];
-    for (const e of expressions.filter((x) => !x.vllm && x.kind !== 'alert')) {
+    const fromThisStack = (x: (typeof expressions)[number]) =>
+      !x.vllm && !x.fleetShare && x.kind !== 'alert';
+    for (const e of expressions.filter(fromThisStack)) {
       const expr = expandGrafanaVariables(e.expr, values(e.expr));
       if (!(await hasData(expr, 20_000))) empty.push(`${e.origin}: ${expr}`);
     }
@@ -131,9 +135,10 @@ describe('every shipped expression against the running stack', () => {
     expect(empty).toEqual([]);
   }, 300_000);
 
-  it('vLLM expressions are valid PromQL (no vLLM in this stack, so no data)', async () => {
-    const vllm = expressions.filter((x) => x.vllm);
-    expect(vllm.length).toBeGreaterThan(5);
+  it('vLLM and fleet-share expressions are valid PromQL (no vLLM in this stack, so no data)', async () => {
+    const vllm = expressions.filter((x) => x.vllm || x.fleetShare);
+    expect(vllm.filter((x) => x.vllm).length).toBeGreaterThan(5);
+    expect(vllm.filter((x) => x.fleetShare).length).toBeGreaterThanOrEqual(4);
     for (const e of vllm) {
       const samples = await prometheus!.query(expandGrafanaVariables(e.expr, values()));
       expect(samples, e.origin).toEqual([]);
