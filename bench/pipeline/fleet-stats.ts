@@ -43,10 +43,11 @@ export function watchFleet(replicas: readonly FakeVllmServer[]): {
         listed: replicas.map((r) => [...r.adapters.keys()]),
         peakPerRun,
         served: replicas.flatMap((r) =>
-          r.served.map((s): [string, number, number] => [
+          r.served.map((s): [string, number, number, number] => [
             runOf(s.requested),
             s.tokens,
             Math.round(performance.timeOrigin + s.atMs),
+            Math.round(performance.timeOrigin + s.arrivedMs),
           ]),
         ),
         crossServed: sum(
