@@ -49,7 +49,7 @@ export interface EngineShape {
   /** The endpoint's `maxInFlight` (requests in flight from the worker; default 64 a replica). */
   maxInFlight?: number;
   /** The replicas' `--max-num-seqs` (FakeVllmServer `maxNumSeqs`), declared as the endpoint's
-   * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share"). */
+   * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share of an endpoint"). */
   maxNumSeqs?: number;
   /** One tenant per weight (`t0`, `t1`, …, each with an operator token); default one tenant of
    * weight 1. `Stack.run`'s `tenant` picks the index. */
