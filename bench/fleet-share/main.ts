@@ -204,11 +204,22 @@ async function weightedRound(runWeights: readonly number[]): Promise<void> {
     );
     if (failed.length > 0) throw new Error(`--weights: runs failed: ${failed.join('; ')}`);
     const traces = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const fleet = await stack.fleet();
     const ids = traces.map((t) => t.runId);
-    const window = contendedWindow(ids, fleet.served);
-    const all = fleet.served.filter(([run]) => ids.includes(run));
-    const span = (Math.max(...all.map((s) => s[2])) - Math.min(...all.map((s) => s[3]))) / 1000;
+    const records = await Promise.all(ids.map((id, i) => stack.get(`/v1/runs/${id}`, i)));
+    // Each run is alone in its tenant, so its shared reference (its scoring rollouts) is its own.
+    const owner = new Map(ids.map((id) => [id, id]));
+    records.forEach((record, i) => {
+      const demand = (record['adapterDemand'] ?? []) as Array<{ reference?: string }>;
+      for (const d of demand) if (d.reference) owner.set(d.reference, ids[i]!);
+    });
+    const fleet = await stack.fleet();
+    const served = fleet.served.flatMap(([name, ...rest]): FleetStats['served'] => {
+      const run = owner.get(name);
+      return run === undefined ? [] : [[run, ...rest]];
+    });
+    const window = contendedWindow(ids, served);
+    const span =
+      (Math.max(...served.map((s) => s[2])) - Math.min(...served.map((s) => s[3]))) / 1000;
     const inside = window.reduce((sum, [from, to]) => sum + to - from, 0) / 1000;
     console.log(
       `window: the instants at which every run had a completion at the fake (arrived, not yet ` +
@@ -220,10 +231,9 @@ async function weightedRound(runWeights: readonly number[]): Promise<void> {
     if (window.length === 0) {
       throw new Error('--weights: the runs never sampled at once (is --max-loras ≥ 4 × runs?)');
     }
-    const records = await Promise.all(ids.map((id, i) => stack.get(`/v1/runs/${id}`, i)));
     const shares = weightedShares(
       ids.map((runId, i) => ({ runId, weight: runWeights[i]!, record: records[i]! })),
-      fleet.served,
+      served,
       window,
     );
     const ok = printWeightedShares(shares, SHARE_TOLERANCE);

@@ -49,7 +49,8 @@ export interface EngineShape {
   /** The endpoint's `maxInFlight` (requests in flight from the worker; default 64 a replica). */
   maxInFlight?: number;
   /** The replicas' `--max-num-seqs` (FakeVllmServer `maxNumSeqs`), declared as the endpoint's
-   * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share of an endpoint"). */
+   * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share of an
+   * endpoint"). */
   maxNumSeqs?: number;
   /** One tenant per weight (`t0`, `t1`, …, each with an operator token); default one tenant of
    * weight 1. `Stack.run`'s `tenant` picks the index. */
@@ -63,7 +64,8 @@ export interface FleetStats {
   listed: string[][];
   /** Most names listed at once for one run (the name's run-id prefix), sampled every 20 ms. */
   peakPerRun: Record<string, number>;
-  /** Completions answered: [run-id prefix of the adapter asked for, tokens, epoch ms answered,
+  /** Completions answered: [run-id prefix of the adapter asked for (a shared reference: its
+   * reference id), tokens, epoch ms answered,
    * epoch ms the request arrived]. */
   served: Array<[string, number, number, number]>;
   /** Completions served by another adapter than the one asked for. */
