@@ -8,10 +8,23 @@
 // (other adapters' requests wait), the CPU LRU (`--max-cpu-loras`) with re-reads that stall the
 // batch, and one trainer whose compute all runs share (`--trainer-per-run`: a compute queue per
 // run's model, to see the inference side alone). Prints one row per (mode, K); `--soak`
-// runs K = 8 only and exits 1 past its bounds.
+// runs K = 8 only and exits 1 past its bounds. `--weights 3,1` instead runs one run per weight,
+// each in a tenant of that weight, on an endpoint declaring `maxNumSeqs` (`--max-num-seqs`, the
+// fakes' `--max-num-seqs`) that they saturate, and prints each run's share of the tokens served
+// while all of them were sampling against weight ÷ the sum of weights (MET within ±10 %).
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type EngineShape, type FleetStats, type RunTrace, startStack } from '../pipeline/stack.ts';
-import { fleetRow, type FleetRow, printRows, type RunTimes, soakVerdicts } from './report.ts';
+import {
+  contendedWindow,
+  fleetRow,
+  type FleetRow,
+  printRows,
+  printWeightedShares,
+  type RunTimes,
+  soakVerdicts,
+  weightedShares,
+} from './report.ts';
 
 const STEPS = 4;
 const GROUP_SIZE = 8;
@@ -42,12 +55,14 @@ const batchTokens = PROMPTS * GROUP_SIZE * MAX_TOKENS;
 const { values } = parseArgs({
   options: {
     replicas: { type: 'string', default: '1' },
-    'max-loras': { type: 'string', default: '8' },
-    'max-cpu-loras': { type: 'string', default: '8' },
+    'max-loras': { type: 'string' },
+    'max-cpu-loras': { type: 'string' },
     'max-in-flight': { type: 'string', default: '256' },
     ks: { type: 'string', default: '1,2,4,8' },
     soak: { type: 'boolean', default: false },
     'trainer-per-run': { type: 'boolean', default: false },
+    weights: { type: 'string' },
+    'max-num-seqs': { type: 'string', default: '32' },
   },
 });
 const integer = (flag: string, text: string) => {
@@ -56,10 +71,22 @@ const integer = (flag: string, text: string) => {
   return value;
 };
 const replicas = integer('replicas', values.replicas);
-const maxLoras = integer('max-loras', values['max-loras']);
-const maxCpuLoras = integer('max-cpu-loras', values['max-cpu-loras']);
+// `--weights`: every run's demand of 4 adapter slots (reference + 2 policy versions at lag 1 +
+// a sync) fits by default, so that all runs are admitted and sample at once.
+const weightCount = values.weights?.split(',').length;
+const defaultLoras = String(weightCount ? 4 * weightCount : 8);
+const maxLoras = integer('max-loras', values['max-loras'] ?? defaultLoras);
+const maxCpuLoras = integer('max-cpu-loras', values['max-cpu-loras'] ?? defaultLoras);
 const maxInFlight = integer('max-in-flight', values['max-in-flight']);
 const ks = values.soak ? [8] : values.ks.split(',').map((k) => integer('ks', k));
+const weights = values.weights?.split(',').map((w) => {
+  const weight = Number(w);
+  if (!(weight > 0)) throw new Error('--weights: numbers > 0, comma-separated');
+  return weight;
+});
+const maxNumSeqs = integer('max-num-seqs', values['max-num-seqs']);
+/** `--weights`: a run's share within this much of weight ÷ the sum of weights (relative). */
+const SHARE_TOLERANCE = 0.1;
 
 const spec = (label: string, steps = STEPS) => `kind: grpo
 name: ${label}
@@ -91,6 +118,7 @@ const shape = (oversubscribe: boolean): EngineShape => ({
     },
   },
   maxModelLen: 4096,
+  ...(weights && { maxNumSeqs, tenantWeights: weights, slots: weights.length }),
 });
 
 console.log(
@@ -104,47 +132,120 @@ console.log(
     (values['trainer-per-run'] ? 'a compute queue per run' : 'one compute queue for all runs'),
 );
 
-const rows: FleetRow[] = [];
-let soloTokensPerSecond: number | undefined;
-for (const oversubscribe of [false, true]) {
-  const stack = await startStack(shape(oversubscribe));
-  try {
-    // A first run on a fresh stack also pays the worker's one-off set-up (engines, tokenizer):
-    // one step, not reported, so that K = 1 is a run like the others.
-    await stack.run(spec('share-warm-up', 1));
-    for (const k of ks) {
-      await stack.fleet(true);
-      const settled = await Promise.allSettled(
-        Array.from({ length: k }, (_, i) => stack.run(spec(`share-k${k}-${i}`))),
-      );
-      const traces = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-      const failures = settled.flatMap((s) =>
-        s.status === 'rejected' ? [String((s.reason as Error).message ?? s.reason)] : [],
-      );
-      const fleet = await namesSettled(stack.fleet.bind(stack));
-      const times = await Promise.all(traces.map((t) => runTimes(t, stack.get.bind(stack))));
-      const row = fleetRow({
-        mode: oversubscribe ? 'oversubscribed' : 'admitted',
-        k,
-        traces,
-        failures,
-        times,
-        fleet,
-        soloTokensPerSecond,
-      });
-      if (k === 1 && !oversubscribe) soloTokensPerSecond = row.tokensPerSecond;
-      rows.push(row);
-      printRows([row], rows.length === 1);
+if (weights) {
+  await weightedRound(weights);
+} else {
+  await rounds();
+}
+
+async function rounds(): Promise<void> {
+  const rows: FleetRow[] = [];
+  let soloTokensPerSecond: number | undefined;
+  for (const oversubscribe of [false, true]) {
+    const stack = await startStack(shape(oversubscribe));
+    try {
+      // A first run on a fresh stack also pays the worker's one-off set-up (engines, tokenizer):
+      // one step, not reported, so that K = 1 is a run like the others.
+      await stack.run(spec('share-warm-up', 1));
+      for (const k of ks) {
+        await stack.fleet(true);
+        const settled = await Promise.allSettled(
+          Array.from({ length: k }, (_, i) => stack.run(spec(`share-k${k}-${i}`))),
+        );
+        const traces = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        const failures = settled.flatMap((s) =>
+          s.status === 'rejected' ? [String((s.reason as Error).message ?? s.reason)] : [],
+        );
+        const fleet = await namesSettled(stack.fleet.bind(stack));
+        const times = await Promise.all(traces.map((t) => runTimes(t, stack.get.bind(stack))));
+        const row = fleetRow({
+          mode: oversubscribe ? 'oversubscribed' : 'admitted',
+          k,
+          traces,
+          failures,
+          times,
+          fleet,
+          soloTokensPerSecond,
+        });
+        if (k === 1 && !oversubscribe) soloTokensPerSecond = row.tokensPerSecond;
+        rows.push(row);
+        printRows([row], rows.length === 1);
+      }
+    } finally {
+      await stack.close();
     }
+  }
+  console.log('');
+  printRows(rows, true);
+  if (values.soak) {
+    const ok = soakVerdicts(rows);
+    if (!ok) process.exitCode = 1;
+  }
+}
+
+/** One run per weight, each in its own tenant of that weight, submitted at once (admitted: the
+ * endpoint's `maxLoras` holds every run's adapters), on an endpoint declaring `maxNumSeqs`. */
+async function weightedRound(runWeights: readonly number[]): Promise<void> {
+  const seqs = maxNumSeqs * replicas;
+  console.log(
+    `--weights ${runWeights.join(':')}: ${runWeights.length} runs, run i in tenant t<i> of weight ` +
+      `w<i>; endpoint maxNumSeqs ${maxNumSeqs} × ${replicas} replica(s) = ${seqs} sequences ` +
+      `(a run's step asks for ${SOLO_BATCH}).`,
+  );
+  const stack = await startStack(shape(false));
+  try {
+    await stack.run(spec('share-warm-up', 1));
+    await stack.fleet(true);
+    const settled = await Promise.allSettled(
+      runWeights.map((_, i) => stack.run(spec(`share-w${i}`), undefined, i)),
+    );
+    const failed = settled.flatMap((s) =>
+      s.status === 'rejected' ? [String((s.reason as Error).message ?? s.reason)] : [],
+    );
+    if (failed.length > 0) throw new Error(`--weights: runs failed: ${failed.join('; ')}`);
+    const traces = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const ids = traces.map((t) => t.runId);
+    const records = await Promise.all(ids.map((id, i) => stack.get(`/v1/runs/${id}`, i)));
+    // Each run is alone in its tenant, so its shared reference (its scoring rollouts) is its own.
+    const owner = new Map(ids.map((id) => [id, id]));
+    records.forEach((record, i) => {
+      const demand = (record['adapterDemand'] ?? []) as Array<{ reference?: string }>;
+      for (const d of demand) if (d.reference) owner.set(d.reference, ids[i]!);
+    });
+    const fleet = await stack.fleet();
+    const served = fleet.served.flatMap(([name, ...rest]): FleetStats['served'] => {
+      const run = owner.get(name);
+      return run === undefined ? [] : [[run, ...rest]];
+    });
+    const window = contendedWindow(ids, served);
+    const span =
+      (Math.max(...served.map((s) => s[2])) - Math.min(...served.map((s) => s[3]))) / 1000;
+    const inside = window.reduce((sum, [from, to]) => sum + to - from, 0) / 1000;
+    console.log(
+      `window: the instants at which every run had a completion at the fake (arrived, not yet ` +
+        `answered) — under the fair share a run that wants capacity always has one, a run ` +
+        `between rollouts (training) has none; ${inside.toFixed(1)} s in ${window.length} ` +
+        `piece(s) of the ${span.toFixed(1)} s the runs sampled. A completion's tokens are spread ` +
+        `evenly over its time at the fake and counted by the part inside the window.`,
+    );
+    if (window.length === 0) {
+      throw new Error('--weights: the runs never sampled at once (is --max-loras ≥ 4 × runs?)');
+    }
+    const shares = weightedShares(
+      ids.map((runId, i) => ({ runId, weight: runWeights[i]!, record: records[i]! })),
+      served,
+      window,
+    );
+    const ok = printWeightedShares(shares, SHARE_TOLERANCE);
+    console.log(
+      `load average: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    if (!ok) process.exitCode = 1;
   } finally {
     await stack.close();
   }
-}
-console.log('');
-printRows(rows, true);
-if (values.soak) {
-  const ok = soakVerdicts(rows);
-  if (!ok) process.exitCode = 1;
 }
 
 /** The fleet's stats once the runs' adapters are unloaded (a run's unloads follow its end by

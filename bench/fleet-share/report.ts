@@ -232,3 +232,133 @@ export function soakVerdicts(rows: readonly FleetRow[]): boolean {
   }
   return ok;
 }
+
+/** `--weights`: one run's tokens in the contended window against its weight. */
+export interface WeightedShare {
+  runId: string;
+  weight: number;
+  /** Tokens served to the run in the window, its share of the window's tokens, and the share
+   * its weight is due (weight ÷ the sum of the runs' weights). */
+  tokens: number;
+  share: number;
+  expected: number;
+  /** Over the whole run, from its record's `fleetShare` (the worker's count): its share of the
+   * endpoint's tokens and the seconds it waited for a lease. */
+  runTokenShare: number | undefined;
+  waitedS: number | undefined;
+}
+
+type Interval = [number, number];
+
+/** Sorted, disjoint union of intervals. */
+function union(intervals: readonly Interval[]): Interval[] {
+  const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
+  const out: Interval[] = [];
+  for (const [from, to] of sorted) {
+    const last = out[out.length - 1];
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else out.push([from, to]);
+  }
+  return out;
+}
+
+/** Intersection of two sorted, disjoint unions. */
+function intersect(a: readonly Interval[], b: readonly Interval[]): Interval[] {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const from = Math.max(a[i]![0], b[j]![0]);
+    const to = Math.min(a[i]![1], b[j]![1]);
+    if (from < to) out.push([from, to]);
+    if (a[i]![1] < b[j]![1]) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** The contended window: the instants at which every run had a completion at the fake (arrived,
+ * not yet answered), in epoch ms. Under a fair share a run that wants capacity always has one
+ * (a run holding nothing may always take one request); a run between rollouts has none. */
+export function contendedWindow(
+  runIds: readonly string[],
+  served: FleetStats['served'],
+): Interval[] {
+  return runIds
+    .map((id) =>
+      union(
+        served.filter(([run]) => run === id).map(([, , at, arrived]): Interval => [arrived, at]),
+      ),
+    )
+    .reduce((a, b) => intersect(a, b));
+}
+
+/** Each run's tokens generated inside the window: a completion's tokens spread evenly over its
+ * time at the fake, counted by the part of that time inside the window. */
+export function weightedShares(
+  runs: ReadonlyArray<{ runId: string; weight: number; record: Record<string, unknown> }>,
+  served: FleetStats['served'],
+  window: readonly Interval[],
+): WeightedShare[] {
+  const tokens = new Map(runs.map((r) => [r.runId, 0]));
+  for (const [run, count, at, arrived] of served) {
+    if (!tokens.has(run) || at <= arrived) continue;
+    const inside = intersect(window, [[arrived, at]]).reduce((sum, [f, t]) => sum + t - f, 0);
+    tokens.set(run, tokens.get(run)! + (count * inside) / (at - arrived));
+  }
+  const total = [...tokens.values()].reduce((a, b) => a + b, 0);
+  const weights = runs.reduce((a, r) => a + r.weight, 0);
+  return runs.map((r) => {
+    const endpoints = Object.values(
+      (r.record['fleetShare'] ?? {}) as Record<
+        string,
+        { tokenShare?: number; waitedSeconds?: number }
+      >,
+    );
+    return {
+      runId: r.runId,
+      weight: r.weight,
+      tokens: Math.round(tokens.get(r.runId)!),
+      share: total === 0 ? NaN : tokens.get(r.runId)! / total,
+      expected: r.weight / weights,
+      runTokenShare: endpoints[0]?.tokenShare,
+      waitedS: endpoints[0]?.waitedSeconds,
+    };
+  });
+}
+
+/** Prints the `--weights` table; true when every run's share is within ±`tolerance` (relative)
+ * of its expected share. */
+export function printWeightedShares(rows: readonly WeightedShare[], tolerance: number): boolean {
+  const line = (cells: string[]) => console.log(`| ${cells.join(' | ')} |`);
+  line([
+    'run',
+    'weight',
+    'tokens in window',
+    'share',
+    'expected',
+    'off',
+    `±${tolerance * 100} %`,
+    'whole-run share (record)',
+    'waited (record)',
+  ]);
+  line(Array.from({ length: 9 }, () => '---'));
+  let ok = true;
+  for (const r of rows) {
+    const off = r.share / r.expected - 1;
+    const met = Math.abs(off) <= tolerance;
+    ok &&= met;
+    line([
+      r.runId,
+      String(r.weight),
+      String(r.tokens),
+      `${(r.share * 100).toFixed(1)} %`,
+      `${(r.expected * 100).toFixed(1)} %`,
+      `${off >= 0 ? '+' : ''}${(off * 100).toFixed(1)} %`,
+      met ? 'MET' : 'MISSED',
+      r.runTokenShare === undefined ? '—' : `${(r.runTokenShare * 100).toFixed(1)} %`,
+      r.waitedS === undefined ? '—' : `${r.waitedS.toFixed(1)} s`,
+    ]);
+  }
+  return ok;
+}

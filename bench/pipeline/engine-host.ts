@@ -8,7 +8,8 @@
 // event-loop busy milliseconds (the engines' own work) every 20 ms and sends the series when asked
 // (`{series: true}`), and what the replicas saw of adapters and batches (fleet-stats.ts) when asked
 // (`{fleet: true, reset}`); the endpoint's adapter capacity, the replicas' batching and read cost,
-// a shared trainer and the pool's slots come from the shape (stack.ts `EngineShape`); cleans its
+// a shared trainer, the pool's slots, `--max-num-seqs` and the tenants' weights (one tenant and
+// operator token per weight) come from the shape (stack.ts `EngineShape`); cleans its
 // Redis keys and exits on SIGTERM or when the bench goes away.
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,7 +33,8 @@ import type { EngineShape, HostInfo } from './stack.ts';
 const shape = JSON.parse(process.argv[2] ?? '{}') as EngineShape;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `{anneal-bench-${randomUUID()}}`;
-const token = `bench-${randomUUID()}`;
+const weights = shape.tenantWeights ?? [1];
+const tokens = weights.map(() => `bench-${randomUUID()}`);
 const dir = await mkdtemp(path.join(tmpdir(), 'anneal-bench-'));
 const SERVED = 'qwen3-base';
 
@@ -48,6 +50,7 @@ const replicas = await Promise.all(
       ...(shape.maxLoras !== undefined && { maxLoras: shape.maxLoras }),
       ...(shape.maxCpuLoras !== undefined && { maxCpuLoras: shape.maxCpuLoras }),
       ...(shape.adapterReadMs !== undefined && { adapterReadMs: shape.adapterReadMs }),
+      ...(shape.maxNumSeqs !== undefined && { maxNumSeqs: shape.maxNumSeqs }),
     }),
   ),
 );
@@ -62,6 +65,7 @@ const capacity = [
   shape.maxLoras !== undefined && `maxLoras: ${shape.maxLoras}`,
   shape.maxCpuLoras !== undefined && `maxCpuLoras: ${shape.maxCpuLoras}`,
   shape.oversubscribe && 'oversubscribe: true',
+  shape.maxNumSeqs !== undefined && `maxNumSeqs: ${shape.maxNumSeqs}`,
 ].filter(Boolean);
 
 const yaml = `
@@ -87,9 +91,8 @@ baseModels:
     tokenizer: { type: hf, path: ${JSON.stringify(QWEN3_TOKENIZER_JSON)}, eosToken: "<|endoftext|>" }
     chatFormat: { type: template, path: ${JSON.stringify(QWEN3_TOKENIZER_CONFIG)} }
 defaults: { pool: default, inference: vllm, trainer: skyrl, search: local, baseModel: qwen3 }
-tenants: { bench: { maxConcurrentRuns: ${Math.max(4, shape.slots ?? 1)} } }
-tokens:
-  - { name: op, sha256: "${createHash('sha256').update(token).digest('hex')}", role: operator, tenant: bench }
+tenants:${weights.map((w, i) => `\n  t${i}: { maxConcurrentRuns: ${Math.max(4, shape.slots ?? 1)}, weight: ${w} }`).join('')}
+tokens:${tokens.map((t, i) => `\n  - { name: op${i}, sha256: "${createHash('sha256').update(t).digest('hex')}", role: operator, tenant: t${i} }`).join('')}
 `;
 const parsed = parseOperatorConfig(yaml);
 if (!parsed.ok) throw new Error(`bench operator config: ${JSON.stringify(parsed.errors)}`);
@@ -104,7 +107,7 @@ const plane = await startControlPlane({
   logger: createLogger({ name: 'bench', level: 'silent' }),
 });
 
-const info: HostInfo = { controlUrl: plane.url, token, prefix, operatorYaml: yaml, dir };
+const info: HostInfo = { controlUrl: plane.url, tokens, prefix, operatorYaml: yaml, dir };
 process.stdout.write(`${JSON.stringify(info)}\n`);
 
 const fleet = watchFleet(replicas);

@@ -1,11 +1,17 @@
 // What the fake vLLM replicas of the engine host (engine-host.ts) saw, for bench/fleet-share:
-// adapter names listed per run (a name starts with its run id, `<runId>-…`) sampled every 20 ms;
+// adapter names listed per run (a name starts with its run id, `<runId>-…`; a shared reference's
+// with its reference id) sampled every 20 ms;
 // names listed at once, completions, reads, evictions, stalls and refused unloads counted exactly
 // by the fakes. `reset` starts a new round (peaks from what is listed now, counts from zero).
 import type { FakeVllmServer } from '@anneal/engines/testing';
 import type { FleetStats } from './stack.ts';
 
-const runOf = (name: string) => name.split('-')[0] as string;
+// A run's own adapters are `<runId>-…`; a shared reference's `<referenceId>@shared.<generation>`
+// (its users: the run records' `adapterDemand[].reference`).
+const runOf = (name: string) =>
+  name.includes('@shared.')
+    ? (name.split('@shared.')[0] as string)
+    : (name.split('-')[0] as string);
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 export function watchFleet(replicas: readonly FakeVllmServer[]): {
@@ -43,10 +49,11 @@ export function watchFleet(replicas: readonly FakeVllmServer[]): {
         listed: replicas.map((r) => [...r.adapters.keys()]),
         peakPerRun,
         served: replicas.flatMap((r) =>
-          r.served.map((s): [string, number, number] => [
+          r.served.map((s): [string, number, number, number] => [
             runOf(s.requested),
             s.tokens,
             Math.round(performance.timeOrigin + s.atMs),
+            Math.round(performance.timeOrigin + s.arrivedMs),
           ]),
         ),
         crossServed: sum(

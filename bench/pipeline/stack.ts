@@ -48,6 +48,13 @@ export interface EngineShape {
   slots?: number;
   /** The endpoint's `maxInFlight` (requests in flight from the worker; default 64 a replica). */
   maxInFlight?: number;
+  /** The replicas' `--max-num-seqs` (FakeVllmServer `maxNumSeqs`), declared as the endpoint's
+   * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share of an
+   * endpoint"). */
+  maxNumSeqs?: number;
+  /** One tenant per weight (`t0`, `t1`, …, each with an operator token); default one tenant of
+   * weight 1. `Stack.run`'s `tenant` picks the index. */
+  tenantWeights?: number[];
 }
 
 /** What the engine host saw of the fake vLLM replicas since the last reset (engine-host.ts). */
@@ -57,8 +64,10 @@ export interface FleetStats {
   listed: string[][];
   /** Most names listed at once for one run (the name's run-id prefix), sampled every 20 ms. */
   peakPerRun: Record<string, number>;
-  /** Completions answered: [run-id prefix of the adapter asked for, tokens, epoch ms]. */
-  served: Array<[string, number, number]>;
+  /** Completions answered: [run-id prefix of the adapter asked for (a shared reference: its
+   * reference id), tokens, epoch ms answered,
+   * epoch ms the request arrived]. */
+  served: Array<[string, number, number, number]>;
   /** Completions served by another adapter than the one asked for. */
   crossServed: number;
   /** Adapter reads from disk (loads and re-reads), evictions by the CPU LRU, ms the batch
@@ -74,7 +83,8 @@ export interface FleetStats {
 /** engine-host.ts's first stdout line. */
 export interface HostInfo {
   controlUrl: string;
-  token: string;
+  /** An operator token per tenant (`EngineShape.tenantWeights`), in order. */
+  tokens: string[];
   prefix: string;
   operatorYaml: string;
   dir: string;
@@ -99,12 +109,13 @@ export interface RunTrace {
 }
 
 export interface Stack {
-  /** Submits a run spec (YAML) through the REST API and waits until the worker is done with it. */
-  run(spec: string, onStep?: (step: StepTrace) => void): Promise<RunTrace>;
+  /** Submits a run spec (YAML) through the REST API, as the operator of tenant `tenant` (an
+   * index into `EngineShape.tenantWeights`, default 0), and waits until the worker is done. */
+  run(spec: string, onStep?: (step: StepTrace) => void, tenant?: number): Promise<RunTrace>;
   /** The engine host's view of the replicas since the last call (`reset`: start afresh). */
   fleet(reset?: boolean): Promise<FleetStats>;
-  /** GET on the control plane's API as the operator. */
-  get(url: string): Promise<Record<string, unknown>>;
+  /** GET on the control plane's API as the operator (of tenant `tenant`, default 0). */
+  get(url: string, tenant?: number): Promise<Record<string, unknown>>;
   /** The engine host's event-loop busy ms at each of these performance.now() times. */
   hostBusyAt(times: readonly number[]): Promise<number[]>;
   /** The worker's artifact root (its runs' checkpoints and rollout ledgers). */
@@ -178,11 +189,13 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
     { logger: silent },
   );
   const redis = new Redis(redisUrl);
-  const api = async (method: string, url: string, body?: string) => {
+  const api = async (method: string, url: string, body?: string, tenant = 0) => {
+    const token = info.tokens[tenant];
+    if (token === undefined) throw new Error(`bench: no tenant ${tenant}`);
     const res = await fetch(`${info.controlUrl}${url}`, {
       method,
       headers: {
-        authorization: `Bearer ${info.token}`,
+        authorization: `Bearer ${token}`,
         ...(body !== undefined && { 'content-type': 'application/yaml' }),
       },
       ...(body !== undefined && { body }),
@@ -192,7 +205,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
 
   return {
     artifactDir,
-    async run(spec, onStep) {
+    async run(spec, onStep, tenant = 0) {
       const steps: StepTrace[] = [];
       let runId: string | undefined;
       let ended: (reason: string) => void = () => undefined;
@@ -214,14 +227,14 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
         if (event.runId === runId) ended(event.reason);
       });
       try {
-        const submitted = await api('POST', '/v1/runs', spec);
+        const submitted = await api('POST', '/v1/runs', spec, tenant);
         if (submitted.status !== 201) {
           throw new Error(`run not accepted: ${JSON.stringify(submitted.body)}`);
         }
         runId = submitted.body['id'] as string;
         const reason = await done;
         if (reason !== 'succeeded') {
-          const run = await api('GET', `/v1/runs/${runId}`);
+          const run = await api('GET', `/v1/runs/${runId}`, undefined, tenant);
           throw new Error(`bench run ${reason}: ${JSON.stringify(run.body['error'] ?? run.body)}`);
         }
         const stored = await redis.hget(keys(info.prefix).run(runId), 'summary');
@@ -238,8 +251,8 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
         child.send({ fleet: true, reset });
       });
     },
-    async get(url) {
-      const reply = await api('GET', url);
+    async get(url, tenant = 0) {
+      const reply = await api('GET', url, undefined, tenant);
       if (reply.status !== 200) throw new Error(`GET ${url}: ${JSON.stringify(reply.body)}`);
       return reply.body;
     },

@@ -90,8 +90,15 @@ describe('FakeVllmServer batching and adapterReadMs', () => {
     expect(fake.lora.cache?.reads.map((r) => r.path)).toEqual(['/p/a', '/p/b', '/p/a']);
     expect(fake.batch?.stalledMs).toBe(3 * 40);
     expect(fake.served).toEqual([
-      { requested: 'a', servedBy: 'a', tokens: 16, atMs: expect.any(Number) },
+      {
+        requested: 'a',
+        servedBy: 'a',
+        tokens: 16,
+        atMs: expect.any(Number),
+        arrivedMs: expect.any(Number),
+      },
     ]);
+    expect(fake.served[0]!.arrivedMs).toBeLessThan(fake.served[0]!.atMs - 40); // the re-read
     expect(fake.batch?.decoded).toBe(18);
   });
 });

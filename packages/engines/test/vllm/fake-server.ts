@@ -161,9 +161,11 @@ export class FakeVllmServer {
   readonly served: Array<{
     requested: string;
     servedBy: string;
-    /** Tokens generated (all choices), and performance.now() when answered. */
+    /** Tokens generated (all choices), performance.now() when answered, and when the request
+     * arrived (before the waiting queue of `maxNumSeqs`). */
     tokens: number;
     atMs: number;
+    arrivedMs: number;
   }> = [];
   /** The engine's batch (`batching`). */
   readonly batch: ContinuousBatch | undefined;
@@ -403,6 +405,7 @@ export class FakeVllmServer {
       request.model === servedModel
         ? servedModel
         : (this.options.crossServe?.(request.model, [...this.adapters.keys()]) ?? request.model);
+    const arrivedMs = performance.now();
     const seats = await this.scheduler?.admit(n, Number(request['priority'] ?? 0));
     const slot = servedBy === servedModel ? () => undefined : await this.lora.run(servedBy);
     if (typeof slot !== 'function') {
@@ -423,7 +426,8 @@ export class FakeVllmServer {
     }
     this.completedModels.push(request.model);
     const tokens = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
-    this.served.push({ requested: request.model, servedBy, tokens, atMs: performance.now() });
+    const atMs = performance.now();
+    this.served.push({ requested: request.model, servedBy, tokens, atMs, arrivedMs });
     const alternatives = Number(request['logprobs'] ?? 0);
     if (!(alternatives > 0 && tokensAsIds)) {
       // No alternatives to report: the reply written directly (same bytes, a fraction of the
