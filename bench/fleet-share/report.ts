@@ -112,11 +112,18 @@ export function fleetRow(input: {
 }): FleetRow {
   const { mode, k, traces, failures, times, fleet, soloTokensPerSecond } = input;
   const ids = new Set(times.map((t) => t.id));
+  const [firstMs, lastMs] = [
+    Math.min(...times.map((t) => t.createdMs)),
+    Math.max(...times.map((t) => t.endedMs)),
+  ];
+  // The runs' own adapters, and the shared references (keyed by reference id: a tenant's runs
+  // share one, so its tokens are the round's, not one run's) served while the round ran.
   const tokens = fleet.served
-    .filter(([run]) => ids.has(run))
+    .filter(
+      ([run, , at]) => ids.has(run) || (run.startsWith('ref-') && at >= firstMs && at <= lastMs),
+    )
     .reduce((sum, [, count]) => sum + count, 0);
-  const makespanS =
-    (Math.max(...times.map((t) => t.endedMs)) - Math.min(...times.map((t) => t.createdMs))) / 1000;
+  const makespanS = (lastMs - firstMs) / 1000;
   const tokensPerSecond = tokens / makespanS;
   const steps = traces.map(stepSeconds);
   const { runs: shareRuns, deviation: shareDeviation } = share(times, fleet);
