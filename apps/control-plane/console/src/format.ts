@@ -1,5 +1,7 @@
 // How numbers and times read on the pages.
 
+import type { FleetShare } from '@anneal/protocol';
+
 /** 3 significant digits; tiny and huge magnitudes in exponent form (a KL of 4.3e-13). */
 export function num(value: number | null | undefined): string {
   if (value === null || value === undefined || Number.isNaN(value)) return '–';
@@ -45,13 +47,7 @@ export function span(fromIso: string | undefined, toIso?: string): string {
 
 /** A run's share of an inference endpoint it shares by weight (RunResource.fleetShare):
  * "42.9 % of the tokens (weight 3; 2 requests, 600 tokens, waited 0.2 s)". */
-export function fleetShareText(share: {
-  weight: number;
-  requests: number;
-  tokens: number;
-  tokenShare: number;
-  waitedSeconds: number;
-}): string {
+export function fleetShareText(share: FleetShare): string {
   const percent = (share.tokenShare * 100).toFixed(1);
   return (
     `${percent} % of the tokens (weight ${num(share.weight)}; ${share.requests} ` +

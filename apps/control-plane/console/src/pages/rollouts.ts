@@ -9,7 +9,7 @@ import { type Field, apiQuery, filterForm } from '../filters.ts';
 import { num } from '../format.ts';
 import { hrefWith } from '../router.ts';
 import type { RolloutPage, RolloutRecord } from '@anneal/protocol';
-import { promptAcrossRuns } from './prompt-across-runs.ts';
+import { meanRewardBySteps, promptAcrossRuns } from './prompt-across-runs.ts';
 import { rolloutDetails } from './rollout-details.ts';
 
 type Listed = RolloutPage['rollouts'][number];
@@ -113,6 +113,7 @@ function acrossSteps(rollouts: readonly Listed[]): HTMLElement {
   for (const r of rollouts)
     if (r.role === 'policy') bySteps.set(r.step, [...(bySteps.get(r.step) ?? []), r]);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+  const meanR = meanRewardBySteps(rollouts);
   return h(
     'table',
     { class: 'across' },
@@ -136,11 +137,7 @@ function acrossSteps(rollouts: readonly Listed[]): HTMLElement {
             { 'data-step': step },
             h('td', { class: 'num' }, step),
             h('td', { class: 'num' }, rs.length),
-            h(
-              'td',
-              { class: 'num' },
-              num(mean(rs.flatMap((r) => (r.rewards ? [r.rewards.reward] : [])))),
-            ),
+            h('td', { class: 'num' }, num(meanR.get(step))),
             h('td', { class: 'num' }, num(mean(rs.map((r) => r.toolCalls)))),
             h('td', {}, [...new Set(rs.map((r) => r.answer ?? '—'))].join(' · ')),
           ),
