@@ -115,8 +115,12 @@ describe('cancel mid-step', () => {
 
   it('a cancel whose message was missed lands within a heartbeat, also mid-step', async () => {
     const { runId } = await startHugeStepRun();
-    const sent = markCancelRequested(env.store, runId); // the flag only: no pub/sub message
+    // The flag only: no pub/sub message. The reason travels with the flag, so the transition
+    // carries the asker's text whichever way the worker learnt of the cancel.
+    const sent = markCancelRequested(env.store, runId, { reason: 'user asked' });
     const [ms] = await Promise.all([cancelledWithin(runId), sent]);
+    const run = await getRun(env.store, runId, { transitions: true });
+    expect(run?.transitions?.at(-1)?.reason).toBe('cancelled: user asked');
     expect(ms).toBeLessThan(10_000);
     await recordResult({
       scenario: 'cancel mid-step',

@@ -17,7 +17,7 @@ export async function requestCancel(
   reason: string,
   principal?: string,
 ): Promise<boolean> {
-  const asked = principal === undefined ? undefined : { principal, reason };
+  const asked = principal === undefined ? { reason } : { principal, reason };
   if (!(await markCancelRequested(ctx, runId, asked))) return false;
   await publishControl(ctx, { type: 'cancel', runId, reason });
   return true;

@@ -261,15 +261,21 @@ export async function requeueRun(
   return 'added';
 }
 
-/** What the run's owner asked of it so far: a cancel, a pause (both flags in one read). */
+/** What the run's owner asked of it so far: a cancel (with the asker's text where one was
+ * given), a pause (both flags in one read). */
 export async function readStopRequests(
   ctx: StoreContext,
   runId: string,
-): Promise<{ cancel: boolean; pause: PauseRequest | null }> {
+): Promise<{ cancel: { reason: string | null } | null; pause: PauseRequest | null }> {
   const key = keys(ctx.prefix).run(runId);
-  const [cancel, pause] = await ctx.redis.hmget(key, 'cancelRequested', 'pause');
+  const [cancel, cancelReason, pause] = await ctx.redis.hmget(
+    key,
+    'cancelRequested',
+    'cancelReason',
+    'pause',
+  );
   return {
-    cancel: cancel === '1',
+    cancel: cancel === '1' ? { reason: cancelReason ?? null } : null,
     pause: pause ? parseStored(PauseRequest, pause, `${key} pause`) : null,
   };
 }

@@ -270,20 +270,21 @@ export async function releaseRun(
   });
 }
 
-/** Sets the run's cancelRequested flag (workers also check it at step boundaries). */
-/** Flags the run for cancel. `asked`: who asked and their text; the `cancelled` transition
- * records both (Transition.principal, reason), whoever makes it. */
+/** Flags the run for cancel (workers also check it at step boundaries). `asked`: their text and,
+ * where known, who asked; the `cancelled` transition records both (reason, Transition.principal)
+ * whichever process makes it, and whether the worker heard the message or read the flag. */
 export async function markCancelRequested(
   ctx: StoreContext,
   runId: string,
-  asked?: { principal: string; reason: string },
+  asked?: { principal?: string; reason: string },
 ): Promise<boolean> {
   const key = keys(ctx.prefix).run(runId);
   return acknowledged(ctx, `cancel of run ${runId}`, async (redis) => {
     if (!(await redis.exists(key))) return false;
     await redis.hset(key, {
       cancelRequested: '1',
-      ...(asked && { cancelPrincipal: asked.principal, cancelReason: asked.reason }),
+      ...(asked && { cancelReason: asked.reason }),
+      ...(asked?.principal !== undefined && { cancelPrincipal: asked.principal }),
     });
     return true;
   });

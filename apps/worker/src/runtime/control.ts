@@ -51,7 +51,9 @@ export async function requestedStop(
   runId: string,
 ): Promise<StopRequest | null> {
   const requests = await readStopRequests(store, runId);
-  if (requests.cancel) return { kind: 'cancel', reason: 'cancel requested' };
+  if (requests.cancel) {
+    return { kind: 'cancel', reason: requests.cancel.reason ?? 'cancel requested' };
+  }
   if (requests.pause) return { kind: 'pause', reason: pauseReason(requests.pause) };
   return null;
 }

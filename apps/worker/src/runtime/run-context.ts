@@ -24,6 +24,7 @@ import { retentionOf, retireCheckpoints } from './retention.ts';
 import { stepCommittedEvent } from '../executors/metrics.ts';
 import type { ActiveRun } from './active-runs.ts';
 import type { AttemptMeter } from './metering.ts';
+import { requestedStop } from './control.ts';
 
 export interface RunContextDeps {
   store: StoreContext;
@@ -71,10 +72,9 @@ async function checkBoundary(deps: RunContextDeps, active: ActiveRun): Promise<v
   if (!run) return;
   if (run.state === 'running' && run.workerId && run.workerId !== deps.workerId) {
     active.stop({ kind: 'lost', reason: `run taken over by worker ${run.workerId}` });
-  } else if (run.cancelRequested) {
-    active.stop({ kind: 'cancel', reason: 'cancel requested' });
-  } else if (run.pause) {
-    active.stop({ kind: 'pause', reason: pauseReason(run.pause) });
+  } else if (run.cancelRequested || run.pause) {
+    const stop = await requestedStop(deps.store, active.runId); // a cancel with its asker's text
+    if (stop) active.stop(stop);
   }
 }
 
