@@ -29,6 +29,11 @@ const FORWARD_BACKWARD_MS = 1500;
 const TRAINER_LATENCY_MS = {
   optim_step: 300,
   save_weights_for_sampler: 200,
+  // A lagged step's mismatch probe is scored on a copy of the trained weights (the worker's
+  // probe-weights.ts): a training save holds the LoRA weights and both Adam moments, three times
+  // the sampler export's bytes; loading the copy (weights only) costs an export's.
+  save_weights: 600,
+  load_weights: 200,
 };
 
 /** `--soak`: exit 1 when a step takes more than this many times its same-run baseline (lag 0:
@@ -58,6 +63,8 @@ const shape: EngineShape = {
   decodeTokensPerSecond: MAX_TOKENS / ROLLOUT_SECONDS,
   trainerLatencyMs: TRAINER_LATENCY_MS,
   maxModelLen: 4096,
+  // The run's models (the policy, the probe's copy) share the trainer's GPUs: one queue.
+  sharedTrainer: true,
 };
 // forward and forward_backward cost their tokens plus SkyRL's fixed cost of a call (its engine
 // polls for pending requests every 100 ms, skyrl-tx/tx/tinker/engine.py@009abdce), scaled like
@@ -165,7 +172,7 @@ try {
     row(
       '  lag 1 phases (median)',
       `rollout ${s(phase(lag1, 'rollout'))}, train ${s(phase(lag1, 'train'))} + weight sync ` +
-        `${s(phase(lag1, 'weight_sync'))}`,
+        `${s(phase(lag1, 'weight_sync'))}, then waits ${s(phase(lag1, 'probe'))} for its mismatch probe`,
     );
     row(
       `target: lag 1 within ${((TARGET - 1) * 100).toFixed(0)}% of the ideal`,

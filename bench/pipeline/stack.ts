@@ -25,7 +25,15 @@ export interface EngineShape {
   decodeTokensPerSecond?: number;
   /** Compute time of each trainer operation (absent = instant). */
   trainerLatencyMs: Partial<
-    Record<'forward' | 'forward_backward' | 'optim_step' | 'save_weights_for_sampler', number>
+    Record<
+      | 'forward'
+      | 'forward_backward'
+      | 'optim_step'
+      | 'save_weights'
+      | 'load_weights'
+      | 'save_weights_for_sampler',
+      number
+    >
   >;
   /** forward / forward_backward in proportion to their tokens plus a fixed cost per call
    * (FakeTinkerServer `tokenLatency`); replaces `trainerLatencyMs` for those two. */

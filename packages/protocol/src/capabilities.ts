@@ -157,7 +157,7 @@ export const TRAINER_BACKEND_TRAITS: Readonly<Record<TrainerBackend, TrainerBack
     samplerSync: 'export',
     gradClip: 'per-request',
     adamParams: 'per-request',
-    deletesCheckpoints: false,
+    deletesCheckpoints: true,
     samples: false,
   },
 };

@@ -29,7 +29,14 @@ export const LAG_CLASSES = ['fresh', 'lagged'] as const;
 export type LagClass = (typeof LAG_CLASSES)[number];
 
 /** Phases of one GRPO step (docs/architecture.md "One GRPO step"). */
-export const STEP_PHASES = ['rollout', 'reward', 'train', 'weight_sync', 'checkpoint'] as const;
+export const STEP_PHASES = [
+  'rollout',
+  'reward',
+  'train',
+  'weight_sync',
+  'probe',
+  'checkpoint',
+] as const;
 export type StepPhase = (typeof STEP_PHASES)[number];
 
 /** The closed value sets step-record keys vary over (each is also a metrics label of that name). */

@@ -1,6 +1,8 @@
 // One model of the embedded trainer (a Tinker `model_id`): weights in a SharedArrayBuffer read
 // by the compute threads, gradients accumulated per thread and summed by `optimStep`, AdamW
 // on the main thread (≈1 ms). Operations run strictly in call order, one at a time.
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type {
   AdamParams,
@@ -187,6 +189,19 @@ export class EmbeddedTrainerModel implements TrainerModel {
       );
       return dir;
     });
+  }
+
+  /** Deletes a `saveWeights` directory of any model of this trainer (`<artifactDir>/<model
+   * id>/weights/<name>`: retention deletes an earlier attempt's); false when it was already gone. */
+  async deleteWeights(dir: string): Promise<boolean> {
+    const relative = path.relative(this.artifactDir, path.resolve(dir)).split(path.sep);
+    if (relative.length !== 3 || relative[1] !== 'weights' || relative[0] === '..') {
+      throw new RangeError(`deleteWeights: ${dir} is not <artifactDir>/<model id>/weights/<name>`);
+    }
+    checkName(relative[2]!);
+    if (!existsSync(dir)) return false;
+    await rm(dir, { recursive: true, force: true });
+    return true;
   }
 
   /**

@@ -1,10 +1,10 @@
-// The mismatch probe's forward is sent beside forward_backward, not after it (step.ts,
-// docs/performance.md "Pipeline efficiency"). That is exact because a forward is gradient-free
-// and forward_backward leaves the weights alone until optim_step: on the real embedded engines
-// (TypeScript trainer, ONNX sampler), a lagged run seeded alike gives the same mismatch_kl and
-// the same update whether the probe's forward runs on the trainer after forward_backward (the
-// old path) or before it.
-import { mkdtemp, rm } from 'node:fs/promises';
+// Where a lagged step's mismatch probe is scored (probe-weights.ts): on the policy model before
+// optim_step, or on a second model loaded from a copy of the trained weights (θ_{s−1}) saved
+// before forward_backward — which takes the probe off lag 1's critical path. That is exact
+// because a saved checkpoint loads back bit for bit and forward is gradient-free: on the real
+// embedded engines (TypeScript trainer, ONNX sampler), a lagged run seeded alike gives the same
+// mismatch_kl and the same update either way, and leaves no copy on disk.
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -26,56 +26,42 @@ import { runGrpo } from './index.ts';
 const TINY = { vocabSize: 264, blockSize: 256, nLayer: 1, nHead: 2, nEmbd: 32 };
 const STEPS = 3;
 
-/** Which the policy model's trainer runs first at a lagged step: forward_backward, then the
- * probe's forward (the old path), or the probe's forward, then forward_backward. */
-type Order = 'forward after forward_backward' | 'forward before forward_backward';
+type Way = 'policy' | 'copy';
 
-/** A latch per step, opened once. */
-class Latches {
-  private readonly opened = new Map<number, () => void>();
-  private readonly waits = new Map<number, Promise<void>>();
-  wait(step: number): Promise<void> {
-    if (!this.waits.has(step)) {
-      this.waits.set(step, new Promise((resolve) => this.opened.set(step, resolve)));
-    }
-    return this.waits.get(step)!;
-  }
-  open(step: number): void {
-    void this.wait(step);
-    this.opened.get(step)!();
-  }
+/** The calls a model got, by kind. */
+interface Calls {
+  policyForwards: number;
+  probeForwards: number;
+  probeLoads: number;
 }
 
-/** The policy model (the run's first) with its trainer calls put in `order`: with lag 1 and
- * no IS options, forward_backward call n is step n's, forward call n step n + 1's probe. */
-function ordered(model: TrainerModel, order: Order, calls: string[]): TrainerModel {
-  let backwards = 0;
-  let forwards = 0;
-  const trained = new Latches();
-  const probed = new Latches();
+/** The policy model (the run's first) as the `policy` way needs it: without a checkpoint delete,
+ * probeWeightsMode scores on it. */
+function withoutDelete(model: TrainerModel): TrainerModel {
+  return new Proxy(model, {
+    get: (target, key, receiver) =>
+      key === 'deleteWeights' ? undefined : (Reflect.get(target, key, receiver) as unknown),
+  });
+}
+
+/** Counts `forward` calls (and `loadWeights` into `loads`) of a model. */
+function counting(model: TrainerModel, forwards: () => void, loads?: () => void): TrainerModel {
   return new Proxy(model, {
     get(target, key, receiver) {
-      if (key === 'forwardBackward') {
-        return async (...args: Parameters<TrainerModel['forwardBackward']>) => {
-          const step = ++backwards;
-          if (order === 'forward before forward_backward' && step > 1) await probed.wait(step);
-          calls.push(`forward_backward ${step}`);
-          const result = await target.forwardBackward(...args);
-          trained.open(step);
-          return result;
-        };
-      }
+      const value = Reflect.get(target, key, receiver) as unknown;
       if (key === 'forward') {
-        return async (...args: Parameters<TrainerModel['forward']>) => {
-          const step = ++forwards + 1;
-          if (order === 'forward after forward_backward') await trained.wait(step);
-          calls.push(`forward ${step}`);
-          const result = await target.forward(...args);
-          probed.open(step);
-          return result;
+        return (...args: Parameters<TrainerModel['forward']>) => {
+          forwards();
+          return target.forward(...args);
         };
       }
-      return Reflect.get(target, key, receiver) as unknown;
+      if (key === 'loadWeights' && loads) {
+        return (...args: Parameters<TrainerModel['loadWeights']>) => {
+          loads();
+          return target.loadWeights(...args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
     },
   });
 }
@@ -93,16 +79,24 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function lagOneRun(order: Order, run: number) {
+async function lagOneRun(way: Way, run: number) {
   // a sampler of its own: its first weights (the run's reference) are never evicted
   const inference = new EmbeddedInferenceEngine({ threads: 1 });
   let created = 0;
-  const calls: string[] = []; // the trainer's calls, in the order it got them
+  const calls: Calls = { policyForwards: 0, probeForwards: 0, probeLoads: 0 };
   const engine: TrainerEngine = {
     capabilities: trainer.capabilities,
     createModel: async (options) => {
       const model = await trainer.createModel(options);
-      return created++ === 0 ? ordered(model, order, calls) : model;
+      if (created++ === 0) {
+        const policy = counting(model, () => calls.policyForwards++);
+        return way === 'policy' ? withoutDelete(policy) : policy;
+      }
+      return counting(
+        model,
+        () => calls.probeForwards++,
+        () => calls.probeLoads++,
+      );
     },
     close: () => Promise.resolve(),
   };
@@ -132,35 +126,31 @@ async function lagOneRun(order: Order, run: number) {
   } finally {
     await inference.close();
   }
-  return { steps: ctx.steps, calls };
+  return { steps: ctx.steps, calls, runId };
 }
 
-describe('mismatch probe forward beside forward_backward (embedded engines)', () => {
-  it('same mismatch_kl and the same update whether its forward runs after forward_backward or before it', async () => {
-    const { steps: after, calls: afterCalls } = await lagOneRun(
-      'forward after forward_backward',
-      1,
-    );
-    const { steps: before, calls: beforeCalls } = await lagOneRun(
-      'forward before forward_backward',
-      2,
-    );
-    // the trainer got the probe's forward after forward_backward in one run, before it in the other
-    const trainerCalls = (step: number) => [`forward_backward ${step}`, `forward ${step}`];
-    expect(afterCalls).toEqual(['forward_backward 1', ...trainerCalls(2), ...trainerCalls(3)]);
-    expect(beforeCalls).toEqual([
-      'forward_backward 1',
-      ...trainerCalls(2).reverse(),
-      ...trainerCalls(3).reverse(),
-    ]);
+describe('mismatch probe scored on the policy model or on a copy (embedded engines)', () => {
+  it('same mismatch_kl and the same update either way; the copies are deleted', async () => {
+    const policy = await lagOneRun('policy', 1);
+    const copy = await lagOneRun('copy', 2);
+    // the policy way: one probe forward per lagged step on the policy model, no second model
+    expect(policy.calls).toEqual({ policyForwards: STEPS - 1, probeForwards: 0, probeLoads: 0 });
+    // the copy way: none on the policy model; the second model loads each step's copy, scores it
+    expect(copy.calls).toEqual({
+      policyForwards: 0,
+      probeForwards: STEPS - 1,
+      probeLoads: STEPS - 1,
+    });
+    expect(await probeCopiesOnDisk(copy.runId)).toEqual([]);
     for (let step = 1; step <= STEPS; step++) {
-      const a = after.get(step)!;
-      const b = before.get(step)!;
+      const a = policy.steps.get(step)!;
+      const b = copy.steps.get(step)!;
       expect(a['policy_lag/max'], `step ${step}`).toBe(step === 1 ? 0 : 1);
       if (step > 1) {
         // the probe's own tokens, not the batch's
         expect(a[METRIC.mismatchKlTokens]!).toBeGreaterThan(0);
         expect(a[METRIC.mismatchKlTokens]).not.toBe(a[METRIC.trainedTokens]);
+        expect(b['phase_seconds/probe'], `step ${step}`).toBeGreaterThanOrEqual(0);
       }
       for (const key of [
         METRIC.mismatchKl,
@@ -176,3 +166,14 @@ describe('mismatch probe forward beside forward_backward (embedded engines)', ()
     }
   }, 120_000);
 });
+
+/** `<artifactDir>/<model id>/weights/<name>` directories of the run's probe copies. */
+async function probeCopiesOnDisk(runId: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const model of await readdir(dir)) {
+    const weights = path.join(dir, model, 'weights');
+    const names = await readdir(weights).catch(() => [] as string[]);
+    found.push(...names.filter((n) => n.startsWith(`${runId}-probe-`)));
+  }
+  return found;
+}

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { METRIC } from '../metrics.ts';
 import { memoryContext } from '../../../test/executors/fakes.ts';
 import { runGrpo } from './index.ts';
+import { samplingSeed } from '../common/sampling-seed.ts';
 import {
   VersionedInference,
   VersionedTrainerModel,
@@ -17,6 +18,15 @@ import {
 } from '../../../test/executors/pipeline-fakes.ts';
 
 const SEED = 7;
+
+/** A trainer model with a checkpoint delete: probe-weights.ts scores the probe on a copy. */
+class CopyingTrainerModel extends VersionedTrainerModel {
+  readonly deletedWeights: string[] = [];
+  deleteWeights(path: string): Promise<boolean> {
+    this.deletedWeights.push(path);
+    return Promise.resolve(true);
+  }
+}
 
 function setup(lag: number, steps = 3, options: { holdSecondTurns?: boolean } = {}) {
   const spec = grpoSpec({ seed: SEED, steps, rollout: { maxPolicyLag: lag } });
@@ -219,6 +229,50 @@ describe('pipelined GRPO (rollout.maxPolicyLag)', () => {
     for (const step of [2, 3]) {
       expect(ctx.steps.get(step)!['mismatch_kl']! / (Math.exp(-d) - 1 + d)).toBeCloseTo(1, 5);
     }
+    expect(inference.violations).toEqual([]);
+  });
+
+  it('lag 1 on a trainer that keeps a copy: optim_step does not wait for the probe, which is scored at θ_{s−1} on a second model', async () => {
+    const spec = grpoSpec({ seed: SEED, steps: 3, rollout: { maxPolicyLag: 1 } });
+    const inference = new VersionedInference(SEED, 3);
+    const model = new CopyingTrainerModel(inference);
+    const ctx = memoryContext(spec, fakeResources(inference, model));
+    const probeSeeds = new Map<number, number>();
+    for (const step of [2, 3]) {
+      for (let i = 0; i < 64; i++)
+        probeSeeds.set(samplingSeed(SEED, `mismatch-probe:${step}:${i}`), step);
+    }
+    const optimOf = (step: number) => (e: (typeof inference.events)[number]) =>
+      e.kind === 'optim' && e.step === step;
+    // Each probe's rollouts are held until its step's optim_step (5 s: a deadlock guard only):
+    // a step whose optim_step waited for the probe would pass the guard and fail the order below.
+    inference.beforeSample = (request) => {
+      const step = probeSeeds.get(request.seed ?? -1);
+      if (step === undefined) return Promise.resolve();
+      return Promise.race([
+        inference.until(() => inference.events.some(optimOf(step))),
+        new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+      ]);
+    };
+    await runGrpo(ctx);
+    const d = mu(0) - pi(0);
+    for (const step of [2, 3]) {
+      const optim = indexOf(inference, optimOf(step));
+      const probeSample = inference.events.findIndex(
+        (e) =>
+          e.kind === 'sample' && e.step === null && e.name === `${ctx.runId}-policy-v${step - 1}`,
+      );
+      const forward = indexOf(inference, (e) => e.kind === 'forward' && e.step === step);
+      expect(optim, `step ${step}`).toBeLessThan(probeSample);
+      expect(probeSample, `step ${step}`).toBeLessThan(forward);
+      // scored at θ_{s−1} although the policy has moved on: the mismatch alone, as before
+      expect(ctx.steps.get(step)!['mismatch_kl']! / (Math.exp(-d) - 1 + d)).toBeCloseTo(1, 5);
+    }
+    // one copy per lagged step, saved at the weights the step trains, each deleted once scored
+    expect(model.deletedWeights).toEqual([
+      `mem://ckpt/${ctx.runId}-probe-2@v1`,
+      `mem://ckpt/${ctx.runId}-probe-3@v2`,
+    ]);
     expect(inference.violations).toEqual([]);
   });
 

@@ -24,6 +24,7 @@ import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
 import { BusyMeter } from './busy-meter.ts';
 import { RolloutLedger } from './ledger.ts';
+import { ProbeScoring, probeWeightsMode } from './probe-weights.ts';
 import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from '../common/weight-sync.ts';
@@ -47,6 +48,8 @@ export interface GrpoState {
   epoch: Epoch;
   /** The run's rollout ledger; null when the runtime gives none. */
   ledger: RolloutLedger | null;
+  /** Where lagged steps' mismatch probes are scored (probe-weights.ts). */
+  probeScoring: ProbeScoring;
 }
 
 /** Policy and reference serving names, unique per run. */
@@ -206,5 +209,20 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     samplerBusy: new BusyMeter(),
     epoch,
     ledger: await RolloutLedger.open(ctx),
+    probeScoring: new ProbeScoring(
+      probeWeightsMode(model, resources.trainer.capabilities.backend),
+      {
+        createModel: () => openModelAt(ctx, { ...resources.model, checkpoint: null }, 'lm', FRESH),
+        temperature: spec.rollout.temperature,
+        onDeleteFailed: async (path, error) =>
+          ctx.notice?.({
+            code: 'checkpoint_delete_failed',
+            message: `the mismatch probe's copy of the trained weights (${path}) was scored but deleting it on the trainer failed: ${String(error)}`,
+          }),
+      },
+    ),
   };
 }
+
+/** The probe model's start: base weights (each step loads its copy over them), no optimizer. */
+const FRESH = { optimizer: false } as const;

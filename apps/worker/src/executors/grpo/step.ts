@@ -3,7 +3,6 @@
 // then train -> weight sync. With rollout.maxPolicyLag k ≥ 1 the batches of the next k steps
 // are sampled while this one trains (docs/recipe.md "Pipelined GRPO"). The caller
 // (training-loop.ts) commits the record and checkpoints.
-import type { TrainerModel } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
 import { adamParams } from '../common/adam.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
@@ -14,7 +13,8 @@ import type { PreparedBatch } from './prepared-batch.ts';
 import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
-import { probeMismatch, sampleMismatchProbe, type MismatchKl } from './mismatch-probe.ts';
+import { sampleMismatchProbe, type MismatchKl } from './mismatch-probe.ts';
+import { probeCopyName } from './probe-weights.ts';
 import {
   lagMetrics,
   mismatchMetrics,
@@ -46,9 +46,7 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
-  const probe = lag > 0 ? launchMismatchProbe(state, step, batch, scorer) : null;
-  let probed: MismatchKl | null = null;
-  let probeRollouts: readonly Rollout[] = [];
+  const probe = lag > 0 ? launchMismatchProbe(ctx.runId, state, step, batch) : null;
   const train = await timer.time('train', () =>
     probeWhileTraining(probe, () =>
       trainStep(scorer, {
@@ -60,11 +58,7 @@ export async function grpoStep(
         adam: adamParams(spec, state.epoch.learningRateScale),
         lags: rollouts.map(() => lag),
         keepTrainerLogprobs: state.ledger !== null && spec.ledger.tokens,
-        ...(probe && {
-          atTrainedWeights: async () => {
-            ({ rollouts: probeRollouts, kl: probed } = await probe.scored);
-          },
-        }),
+        ...(probe && { atTrainedWeights: () => probe.beforeUpdate() }),
       }),
     ),
   );
@@ -83,6 +77,10 @@ export async function grpoStep(
   });
   const synced = await syncing;
   await versions.adopt({ version: step, name, path: synced.path, policyExport: true });
+  // Scored on a copy of the trained weights, the probe may still run (probe-weights.ts).
+  const { rollouts: probeRollouts, kl: probed } = probe
+    ? await timer.time('probe', () => probe.scored)
+    : { rollouts: [], kl: null };
   const rewards = rewardMetrics({
     components: batch.prompts.map(componentOf),
     groups: batch.groups,
@@ -138,27 +136,32 @@ function absMax(values: ArrayLike<number>): number {
 /** A lagged step's mismatch probe, launched with the step (launchMismatchProbe). */
 interface LaunchedProbe {
   /** Its rollouts and their KL, once scored. */
-  scored: Promise<{ rollouts: Rollout[]; kl: MismatchKl | null }>;
-  /** Called once the step's training is over: a probe sampled later is not scored (the step
-   * failed before optim_step; the trainer no longer holds the weights the probe was for). */
+  scored: Promise<{ rollouts: readonly Rollout[]; kl: MismatchKl | null }>;
+  /** What optim_step waits for: the copy of the weights saved, or the probe scored on them. */
+  beforeUpdate(): Promise<void>;
+  /** Called once the step's training is over: scoring on the policy model is no longer possible
+   * (the step failed before optim_step; the trainer no longer holds the probe's weights). */
   close(): void;
 }
 
 /** The mismatch probe of a lagged step (docs/recipe.md §2.6): sampled from the version the
- * step trains while its forward_backward runs, and scored as soon as its rollouts are in, by a
- * gradient-free forward sent while forward_backward may still run rather than after it; the
- * trainer runs both at the same weights, and trainStep awaits the forward before optim_step
- * (docs/performance.md "Pipeline efficiency"). A failure fails the step when the probe is
+ * step trains while its forward_backward runs, and scored as soon as its rollouts are in at
+ * those weights — on a copy of them, or on the policy model before optim_step (probe-weights.ts;
+ * docs/performance.md "Pipeline efficiency"). A failure fails the step when the probe is
  * awaited, never as an unhandled rejection. */
 function launchMismatchProbe(
+  runId: string,
   state: GrpoState,
   step: number,
   batch: PreparedBatch,
-  scorer: TrainerModel,
 ): LaunchedProbe {
   const { spec } = state;
   const rollouts = batch.groups.flat();
   let open = true;
+  const weights = state.probeScoring.forStep(
+    state.model,
+    probeCopyName(runId, step, state.epoch.rollbacks),
+  );
   const sampled = state.samplerBusy.during(() =>
     sampleMismatchProbe({
       env: state.policyEnv,
@@ -173,13 +176,16 @@ function launchMismatchProbe(
       step,
     }),
   );
-  const scored = sampled.then(async (probe) => {
-    if (!open)
-      throw new Error(`mismatch probe of step ${step}: sampled after the step's training ended`);
-    return { rollouts: probe, kl: await probeMismatch(scorer, probe, step) };
-  });
+  const kl = weights.score(sampled, step, () => open);
+  const scored = Promise.all([sampled, kl]).then(([probe, k]) => ({ rollouts: probe, kl: k }));
   scored.catch(() => undefined); // reported by the step that awaits it (or dropped if it failed first)
-  return { scored, close: () => (open = false) };
+  const beforeUpdate = weights.beforeUpdate(scored);
+  beforeUpdate.catch(() => undefined);
+  return {
+    scored,
+    beforeUpdate: () => beforeUpdate.then(() => undefined),
+    close: () => (open = false),
+  };
 }
 
 /** Runs the step's training with the probe (if any) in flight; closes the probe after. */
