@@ -22,18 +22,21 @@ const MAX_TOKENS = 256;
  * 196 on average for search-qa under the bench's tokenizer (measured from this bench's lag-0
  * train phase at 64 generated tokens). The trainer's per-token cost counts them. */
 const UNGENERATED_TOKENS = 196;
-const ROLLOUT_SECONDS = 2; // the fakes' rollout time per step (production ~60 s, scaled down)
 const TIME_SCALE = 30; // production seconds per bench second
 /** forward_backward of a step's policy batch (every token it trains on), optim_step, export. */
 const FORWARD_BACKWARD_MS = 1500;
 const TRAINER_LATENCY_MS = {
   optim_step: 300,
   save_weights_for_sampler: 200,
-  // A lagged step's mismatch probe is scored on a copy of the trained weights (the worker's
-  // probe-weights.ts): a training save holds the LoRA weights and both Adam moments, three times
-  // the sampler export's bytes; loading the copy (weights only) costs an export's.
-  save_weights: 600,
-  load_weights: 200,
+  // A lagged step whose probe is not in when forward_backward returns scores it on a copy of the
+  // trained weights (the worker's probe-weights.ts): a save and a load. Charged by bytes moved,
+  // from SkyRL JAX@a9564572: the export writes the adapter twice (safetensors, then an
+  // uncompressed tar: skyrl/tx/utils/models.py save_lora_checkpoint, skyrl/utils/storage.py
+  // compresslevel=0), 100 ms an adapter; a training save writes the adapter and both Adam moments
+  // (skyrl/backends/jax.py _extract_checkpoint_data), three; a load reads all three back
+  // (load_checkpoint restores the whole target, the optimizer's part too, then drops it).
+  save_weights: 300,
+  load_weights: 300,
 };
 
 /** `--soak`: exit 1 when a step takes more than this many times its same-run baseline (lag 0:
@@ -45,8 +48,13 @@ const { values } = parseArgs({
   options: {
     replicas: { type: 'string', default: '1' },
     soak: { type: 'boolean', default: false },
+    // the fakes' rollout time per step (production ~60 s, scaled down); 2 balances the trainer's
+    // 2 s, more makes the pipeline rollout-bound (agentic rollouts usually outlast training)
+    'rollout-seconds': { type: 'string', default: '2' },
   },
 });
+const ROLLOUT_SECONDS = Number(values['rollout-seconds']);
+if (!(ROLLOUT_SECONDS > 0)) throw new Error('--rollout-seconds: a number > 0');
 const replicas = Number(values.replicas);
 if (!Number.isInteger(replicas) || replicas < 1) throw new Error('--replicas: an integer >= 1');
 
@@ -65,6 +73,11 @@ const shape: EngineShape = {
   maxModelLen: 4096,
   // The run's models (the policy, the probe's copy) share the trainer's GPUs: one queue.
   sharedTrainer: true,
+  // Requests the worker keeps in flight, sized to what a lagged step has at once: the next
+  // batch's policy and reference groups (one request each) and the probe's rollouts (one each,
+  // n = 1). At the default 64 a replica the probe's 32 requests wait for the batch's 64 to
+  // finish — a second wave of decode (docs/operations.md "Sizing maxInFlight").
+  maxInFlight: 2 * (2 * PROMPTS_PER_REPLICA + 32) * replicas,
 };
 // forward and forward_backward cost their tokens plus SkyRL's fixed cost of a call (its engine
 // polls for pending requests every 100 ms, skyrl-tx/tx/tinker/engine.py@009abdce), scaled like

@@ -197,6 +197,22 @@ describe('EmbeddedTrainer', () => {
     await expect(model.optimStep({ ...adam, learningRate: -1 })).rejects.toThrow(/learning_rate/);
   });
 
+  it('deletes a saved checkpoint of any of its models, once; refuses a path that is not one', async () => {
+    const first = await trainer.createModel({ baseModel: 'tiny', loraRank: 0 });
+    const other = await trainer.createModel({ baseModel: 'tiny', loraRank: 0 });
+    const saved = await first.saveWeights('to-delete');
+    expect(existsSync(saved)).toBe(true);
+    expect(await other.deleteWeights!(saved)).toBe(true); // retention: an earlier model's
+    expect(existsSync(saved)).toBe(false);
+    expect(await first.deleteWeights!(saved)).toBe(false); // already gone
+    const sampler = await first.saveWeightsForSampler('not-weights');
+    await expect(first.deleteWeights!(sampler.path)).rejects.toThrow(/is not <artifactDir>/);
+    await expect(first.deleteWeights!(path.join(dir, '..', 'x', 'weights', 'y'))).rejects.toThrow(
+      /is not <artifactDir>/,
+    );
+    expect(existsSync(sampler.path)).toBe(true);
+  });
+
   it('refuses a non-finite advantage or logprob, naming the datum: never a NaN update', async () => {
     const model = await trainer.createModel({ baseModel: 'tiny', loraRank: 0, seed: 3 });
     const isDatum = (advantage: number, logprob = -1): Datum => {

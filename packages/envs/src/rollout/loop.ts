@@ -170,15 +170,18 @@ async function allOrAbort<T>(
   const controller = new AbortController();
   const inner = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
   try {
-    const pending = await start(inner);
-    return await Promise.all(
-      pending.map((p) =>
-        p.catch((err: unknown) => {
-          controller.abort(err);
-          throw err;
-        }),
-      ),
+    const pending = (await start(inner)).map((p) =>
+      p.catch((err: unknown) => {
+        controller.abort(err);
+        throw err;
+      }),
     );
+    try {
+      return await Promise.all(pending);
+    } catch (error) {
+      await Promise.allSettled(pending); // the others, aborted, have stopped too
+      throw error;
+    }
   } finally {
     controller.abort(); // nothing is left running once this returns
   }

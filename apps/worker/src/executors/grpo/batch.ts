@@ -9,8 +9,18 @@ import type { ExecutorContext } from '../types.ts';
 import { baseRewards, preferenceScores, rewardConfig, scoreGroups } from './rewards.ts';
 import { policyRollouts } from './rollouts.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
-import { samplePrompts } from './sample-prompts.ts';
+import { samplePrompts, type StepPrompt } from './sample-prompts.ts';
 import type { GrpoState } from './setup.ts';
+
+/** The prompts step `step` draws (a function of the generation's seed and the step). */
+export function promptsOfStep(state: GrpoState, step: number): StepPrompt[] {
+  return samplePrompts(
+    state.pools,
+    state.spec.rollout.promptsPerStep,
+    state.format,
+    stepRng(state.epoch.seed, 'prompts', step),
+  );
+}
 
 export async function prepareBatch(
   ctx: ExecutorContext,
@@ -23,12 +33,7 @@ export async function prepareBatch(
   const { spec, versions } = state;
   const timer = new PhaseTimer();
   const groupSize = spec.rollout.groupSize;
-  const prompts = samplePrompts(
-    state.pools,
-    spec.rollout.promptsPerStep,
-    state.format,
-    stepRng(state.epoch.seed, 'prompts', step),
-  );
+  const prompts = promptsOfStep(state, step);
   const pinned = versions.pin();
   const env = { ...state.policyEnv, config: { ...state.policyEnv.config, model: pinned.name } };
   const policy = (async () => {

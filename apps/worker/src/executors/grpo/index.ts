@@ -10,6 +10,7 @@ import type { CommitOutcome, ExecutorContext, ExecutorResult } from '../types.ts
 import { prepareBatch } from './batch.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
 import { BatchPipeline } from './pipeline.ts';
+import { dropProbeAhead } from './probe-launch.ts';
 import { restoreGrpo } from './restore.ts';
 import { setupGrpo } from './setup.ts';
 import { grpoStep } from './step.ts';
@@ -34,7 +35,7 @@ export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorRes
     // A guardrail rollback: the batches sampled ahead by discarded weights are dropped, the
     // next ones are drawn by the restored policy in the new generation.
     restore: async (point, epoch) => {
-      await pipeline.drain();
+      await Promise.all([pipeline.drain(), dropProbeAhead(state)]);
       const model = await restoreGrpo(ctx, state, point, epoch);
       pipeline = newPipeline();
       return model;
@@ -44,7 +45,7 @@ export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorRes
       afterCommit: (step: number, outcome: CommitOutcome, rollbacks: number) =>
         state.ledger!.afterCommit(step, outcome, rollbacks),
     }),
-  }).finally(() => Promise.all([pipeline.drain(), state.ledger?.close()]));
+  }).finally(() => Promise.all([pipeline.drain(), dropProbeAhead(state), state.ledger?.close()]));
   const cache = state.references.stats();
   return {
     summary: {

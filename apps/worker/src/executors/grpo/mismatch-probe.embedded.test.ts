@@ -1,9 +1,10 @@
 // Where a lagged step's mismatch probe is scored (probe-weights.ts): on the policy model before
-// optim_step, or on a second model loaded from a copy of the trained weights (θ_{s−1}) saved
-// before forward_backward — which takes the probe off lag 1's critical path. That is exact
-// because a saved checkpoint loads back bit for bit and forward is gradient-free: on the real
-// embedded engines (TypeScript trainer, ONNX sampler), a lagged run seeded alike gives the same
-// mismatch_kl and the same update either way, and leaves no copy on disk.
+// optim_step, or — when its rollouts come in after forward_backward — on a second model loaded
+// from a copy of the trained weights (θ_{s−1}) saved before optim_step, which takes the probe off
+// lag 1's critical path. That is exact because a saved checkpoint loads back bit for bit and a
+// forward is gradient-free: on the real embedded engines (TypeScript trainer, ONNX sampler), a
+// lagged run seeded alike gives the same mismatch_kl and the same update either way, and leaves
+// no copy on disk.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import {
   ByteTokenizer,
   EmbeddedInferenceEngine,
   EmbeddedTrainer,
+  type InferenceEngine,
   type TrainerEngine,
   type TrainerModel,
 } from '@anneal/engines';
@@ -22,15 +24,24 @@ import { builtinDataCatalog } from '../../resources/data/builtin-catalog.ts';
 import { METRIC } from '../metrics.ts';
 import type { RunResources } from '../types.ts';
 import { runGrpo } from './index.ts';
+import { samplingSeed } from '../common/sampling-seed.ts';
 
 const TINY = { vocabSize: 264, blockSize: 256, nLayer: 1, nHead: 2, nEmbd: 32 };
 const STEPS = 3;
+const SEED = 5;
+/** The probe's first-turn seeds (step.ts: samplingSeed(seed, `mismatch-probe:<step>:<i>`)). */
+const PROBE_SEEDS = new Map(
+  Array.from({ length: STEPS + 1 }, (_, step) =>
+    Array.from({ length: 64 }, (_, i) => [samplingSeed(SEED, `mismatch-probe:${step}:${i}`), step]),
+  ).flat() as Array<[number, number]>,
+);
 
 type Way = 'policy' | 'copy';
 
 /** The calls a model got, by kind. */
 interface Calls {
   policyForwards: number;
+  policyOptimSteps: number;
   probeForwards: number;
   probeLoads: number;
 }
@@ -44,24 +55,20 @@ function withoutDelete(model: TrainerModel): TrainerModel {
   });
 }
 
-/** Counts `forward` calls (and `loadWeights` into `loads`) of a model. */
-function counting(model: TrainerModel, forwards: () => void, loads?: () => void): TrainerModel {
+/** `model`, each `forward`, `optimStep` and `loadWeights` call reported to `count` first. */
+function counting(model: TrainerModel, count: (call: string) => void): TrainerModel {
   return new Proxy(model, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
-      if (key === 'forward') {
-        return (...args: Parameters<TrainerModel['forward']>) => {
-          forwards();
-          return target.forward(...args);
+      if (typeof value !== 'function') return value;
+      const fn = (value as (...a: unknown[]) => unknown).bind(target);
+      if (key === 'forward' || key === 'optimStep' || key === 'loadWeights') {
+        return (...args: unknown[]) => {
+          count(key);
+          return fn(...args);
         };
       }
-      if (key === 'loadWeights' && loads) {
-        return (...args: Parameters<TrainerModel['loadWeights']>) => {
-          loads();
-          return target.loadWeights(...args);
-        };
-      }
-      return typeof value === 'function' ? value.bind(target) : value;
+      return fn;
     },
   });
 }
@@ -81,22 +88,48 @@ afterAll(async () => {
 
 async function lagOneRun(way: Way, run: number) {
   // a sampler of its own: its first weights (the run's reference) are never evicted
-  const inference = new EmbeddedInferenceEngine({ threads: 1 });
+  const engine0 = new EmbeddedInferenceEngine({ threads: 1 });
+  const calls: Calls = { policyForwards: 0, policyOptimSteps: 0, probeForwards: 0, probeLoads: 0 };
+  const waiters: Array<() => void> = [];
+  // The copy way: each probe's rollouts are held until its step's optim_step has been sent, so
+  // they come in after forward_backward and the step copies (the policy way would wait forever).
+  const inference: InferenceEngine =
+    way === 'policy'
+      ? engine0
+      : new Proxy(engine0, {
+          get(target, key, receiver) {
+            const value = Reflect.get(target, key, receiver) as unknown;
+            if (key !== 'sample') {
+              return typeof value === 'function' ? value.bind(target) : value;
+            }
+            return async (...args: Parameters<InferenceEngine['sample']>) => {
+              const step = PROBE_SEEDS.get(args[0].seed ?? -1);
+              while (step !== undefined && calls.policyOptimSteps < step) {
+                await new Promise<void>((resolve) => waiters.push(resolve));
+              }
+              return target.sample(...args);
+            };
+          },
+        });
   let created = 0;
-  const calls: Calls = { policyForwards: 0, probeForwards: 0, probeLoads: 0 };
   const engine: TrainerEngine = {
     capabilities: trainer.capabilities,
     createModel: async (options) => {
       const model = await trainer.createModel(options);
       if (created++ === 0) {
-        const policy = counting(model, () => calls.policyForwards++);
+        const policy = counting(model, (call) => {
+          if (call === 'forward') calls.policyForwards++;
+          if (call === 'optimStep') {
+            calls.policyOptimSteps++;
+            for (const wake of waiters.splice(0)) wake();
+          }
+        });
         return way === 'policy' ? withoutDelete(policy) : policy;
       }
-      return counting(
-        model,
-        () => calls.probeForwards++,
-        () => calls.probeLoads++,
-      );
+      return counting(model, (call) => {
+        if (call === 'forward') calls.probeForwards++;
+        if (call === 'loadWeights') calls.probeLoads++;
+      });
     },
     close: () => Promise.resolve(),
   };
@@ -110,7 +143,7 @@ async function lagOneRun(way: Way, run: number) {
   const parsed = validateRunSpec({
     kind: 'grpo',
     steps: STEPS,
-    seed: 5,
+    seed: SEED,
     checkpointInterval: STEPS,
     rollout: { groupSize: 4, promptsPerStep: 3, maxTokens: 24, maxPolicyLag: 1 },
     optimizer: { learningRate: 1e-3 },
@@ -124,7 +157,7 @@ async function lagOneRun(way: Way, run: number) {
   try {
     await runGrpo(ctx);
   } finally {
-    await inference.close();
+    await engine0.close();
   }
   return { steps: ctx.steps, calls, runId };
 }
@@ -134,10 +167,16 @@ describe('mismatch probe scored on the policy model or on a copy (embedded engin
     const policy = await lagOneRun('policy', 1);
     const copy = await lagOneRun('copy', 2);
     // the policy way: one probe forward per lagged step on the policy model, no second model
-    expect(policy.calls).toEqual({ policyForwards: STEPS - 1, probeForwards: 0, probeLoads: 0 });
+    expect(policy.calls).toEqual({
+      policyForwards: STEPS - 1,
+      policyOptimSteps: STEPS,
+      probeForwards: 0,
+      probeLoads: 0,
+    });
     // the copy way: none on the policy model; the second model loads each step's copy, scores it
     expect(copy.calls).toEqual({
       policyForwards: 0,
+      policyOptimSteps: STEPS,
       probeForwards: STEPS - 1,
       probeLoads: STEPS - 1,
     });

@@ -59,6 +59,8 @@ export interface ProbeRequest {
   fraction: number;
   seed: number;
   step: number;
+  /** Aborts the probe's rollouts (a probe launched ahead of its step that the run drops). */
+  signal?: AbortSignal;
 }
 
 /** Samples the probe from the current version, pinned while it runs: one rollout (n = 1) per
@@ -81,7 +83,7 @@ export async function sampleMismatchProbe(request: ProbeRequest): Promise<Rollou
       seed: samplingSeed(request.seed, `mismatch-probe:${step}:${i}`),
     }));
     const probeEnv = { ...env, config: { ...env.config, model: pinned.name } };
-    const groups = await runRollouts(probeEnv, requests);
+    const groups = await runRollouts(probeEnv, requests, request.signal);
     return groups.flat().filter((r) => r.generatedTokens > 0);
   } finally {
     await versions.unpin(pinned.version);

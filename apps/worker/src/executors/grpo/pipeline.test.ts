@@ -186,53 +186,63 @@ describe('pipelined GRPO (rollout.maxPolicyLag)', () => {
     }
   });
 
-  it('lag 1: the probe is off the critical path — its forward is sent while forward_backward runs, before optim_step', async () => {
-    const { inference, model, ctx } = setup(1, 3);
-    // Each lagged step's forward_backward waits for the probe's forward (5 s: a deadlock guard
-    // only): a step that sent the probe's forward only after forward_backward returned would
-    // pass the guard and fail the order below.
-    const forwardOf = (step: number) => (e: (typeof inference.events)[number]) =>
-      e.kind === 'forward' && e.step === step;
-    model.beforeTrain = (step) =>
-      step === 1
-        ? Promise.resolve()
-        : Promise.race([
-            inference.until(() => inference.events.some(forwardOf(step))),
-            new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
-          ]);
-    await runGrpo(ctx);
-    const at = (match: (e: (typeof inference.events)[number]) => boolean) =>
-      indexOf(inference, match);
-    for (const step of [2, 3]) {
-      const trainStart = at((e) => e.kind === 'train' && e.at === 'start' && e.step === step);
-      const trainEnd = at((e) => e.kind === 'train' && e.at === 'end' && e.step === step);
-      const optim = at((e) => e.kind === 'optim' && e.step === step);
-      const forward = at(forwardOf(step));
-      expect(trainStart, `step ${step}`).toBeLessThan(forward);
-      expect(forward, `step ${step}`).toBeLessThan(trainEnd);
-      expect(trainEnd, `step ${step}`).toBeLessThan(optim);
-    }
-    // the trainer calls of a step are unchanged: forward_backward, the probe's one forward when
-    // the batch is lagged, optim_step
-    const calls = (step: number) =>
-      inference.events.flatMap((e) =>
-        (e.kind === 'forward' || e.kind === 'optim' || e.kind === 'train') && e.step === step
-          ? [e.kind === 'train' ? `train ${e.at}` : e.kind]
-          : [],
-      );
-    expect(calls(1)).toEqual(['train start', 'train end', 'optim']);
-    for (const step of [2, 3]) {
-      expect(calls(step)).toEqual(['train start', 'forward', 'train end', 'optim']);
-    }
-    // and the probe still measures the mismatch alone (π and μ of version s − 1)
-    const d = mu(0) - pi(0);
-    for (const step of [2, 3]) {
-      expect(ctx.steps.get(step)!['mismatch_kl']! / (Math.exp(-d) - 1 + d)).toBeCloseTo(1, 5);
-    }
-    expect(inference.violations).toEqual([]);
-  });
+  it.each([
+    ['a trainer that cannot copy', VersionedTrainerModel],
+    ['a trainer that can (no copy needed)', CopyingTrainerModel],
+  ])(
+    'lag 1 on %s: a probe in before forward_backward returns is scored beside it, before optim_step',
+    async (_, Model) => {
+      const spec = grpoSpec({ seed: SEED, steps: 3, rollout: { maxPolicyLag: 1 } });
+      const inference = new VersionedInference(SEED, 3);
+      const model = new Model(inference);
+      const ctx = memoryContext(spec, fakeResources(inference, model));
+      // Each lagged step's forward_backward waits for the probe's forward (5 s: a deadlock guard
+      // only): a step that sent the probe's forward only after forward_backward returned would
+      // pass the guard and fail the order below.
+      const forwardOf = (step: number) => (e: (typeof inference.events)[number]) =>
+        e.kind === 'forward' && e.step === step;
+      model.beforeTrain = (step) =>
+        step === 1
+          ? Promise.resolve()
+          : Promise.race([
+              inference.until(() => inference.events.some(forwardOf(step))),
+              new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref()),
+            ]);
+      await runGrpo(ctx);
+      const at = (match: (e: (typeof inference.events)[number]) => boolean) =>
+        indexOf(inference, match);
+      for (const step of [2, 3]) {
+        const trainStart = at((e) => e.kind === 'train' && e.at === 'start' && e.step === step);
+        const trainEnd = at((e) => e.kind === 'train' && e.at === 'end' && e.step === step);
+        const optim = at((e) => e.kind === 'optim' && e.step === step);
+        const forward = at(forwardOf(step));
+        expect(trainStart, `step ${step}`).toBeLessThan(forward);
+        expect(forward, `step ${step}`).toBeLessThan(trainEnd);
+        expect(trainEnd, `step ${step}`).toBeLessThan(optim);
+      }
+      // the trainer calls of a step are unchanged: forward_backward, the probe's one forward when
+      // the batch is lagged, optim_step
+      const calls = (step: number) =>
+        inference.events.flatMap((e) =>
+          (e.kind === 'forward' || e.kind === 'optim' || e.kind === 'train') && e.step === step
+            ? [e.kind === 'train' ? `train ${e.at}` : e.kind]
+            : [],
+        );
+      expect(calls(1)).toEqual(['train start', 'train end', 'optim']);
+      for (const step of [2, 3]) {
+        expect(calls(step)).toEqual(['train start', 'forward', 'train end', 'optim']);
+      }
+      // and the probe still measures the mismatch alone (π and μ of version s − 1)
+      const d = mu(0) - pi(0);
+      for (const step of [2, 3]) {
+        expect(ctx.steps.get(step)!['mismatch_kl']! / (Math.exp(-d) - 1 + d)).toBeCloseTo(1, 5);
+      }
+      if (model instanceof CopyingTrainerModel) expect(model.deletedWeights).toEqual([]); // no copy
+      expect(inference.violations).toEqual([]);
+    },
+  );
 
-  it('lag 1 on a trainer that keeps a copy: optim_step does not wait for the probe, which is scored at θ_{s−1} on a second model', async () => {
+  it('lag 1 on a trainer that can copy: a probe not in when forward_backward returns is scored at θ_{s−1} on a copy, and optim_step does not wait for it', async () => {
     const spec = grpoSpec({ seed: SEED, steps: 3, rollout: { maxPolicyLag: 1 } });
     const inference = new VersionedInference(SEED, 3);
     const model = new CopyingTrainerModel(inference);

@@ -1,18 +1,21 @@
 // Where a lagged step's mismatch probe is scored (docs/recipe.md §2.6): at θ_{s−1}, the weights
 // the step trains. The policy model holds them only until the step's optim_step, and the probe's
 // rollouts can be sampled only once the sampler serves θ_{s−1} — after step s − 1's optim_step,
-// export and adapter load — so scoring on the policy model puts the chain optim_step → export →
-// load → probe rollouts → forward → optim_step on every lagged step's path. Two ways:
+// export and adapter load — so a probe that must be scored on the policy model puts the chain
+// optim_step → export → load → probe rollouts → forward → optim_step on the step's path.
 //
-// - `copy` (a trainer serving several models and deleting checkpoints): at the step's start,
-//   before its forward_backward, the policy's weights are saved under a name of the step's own;
-//   optim_step waits only for that save. A second model of the run (created at the first lagged
-//   step) loads the copy and scores the probe whenever its rollouts are in, after optim_step if
-//   need be; the copy is deleted once loaded. The step awaits the score before it returns, so
-//   its record still carries its own mismatch_kl. Scorings are serialised on the second model
-//   (a load and its forward never interleave with another step's).
-// - `policy` (SkyRL FSDP serves one model; a trainer without a checkpoint delete route): the
-//   probe's forward runs on the policy model beside forward_backward and optim_step waits for it.
+// When forward_backward returns (`beforeUpdate`):
+// - the probe's rollouts are in: its forward was sent to the policy model as soon as they were
+//   (beside forward_backward), and optim_step waits for it — nothing else is spent;
+// - they are not, on a trainer that serves several models and deletes checkpoints: the policy's
+//   weights are saved (a copy of θ_{s−1}) and optim_step waits only for that save. A second model
+//   of the run (created at the first copy) loads the copy and scores the probe when its rollouts
+//   are in; the copy is deleted once scored. The step awaits the score before it returns, so its
+//   record still carries its own mismatch_kl. Scorings on the second model are serialised (a
+//   load and its forward never interleave with another step's);
+// - they are not, on a trainer without that (SkyRL FSDP serves one model; no checkpoint delete
+//   route): optim_step waits for them and their forward.
+// A copy costs the trainer a save and a load; it is made only when the alternative is waiting.
 import type { TrainerModel } from '@anneal/engines';
 import type { Rollout } from '@anneal/envs';
 import { TRAINER_BACKEND_TRAITS } from '@anneal/protocol';
@@ -21,19 +24,18 @@ import { scoredAtTemperature } from './scoring-temperature.ts';
 
 /** The weights one lagged step's probe is scored at. */
 export interface ProbeWeights {
-  /** What the step's optim_step must wait for before the update. */
+  /** k1, k3 of the probe at θ_{s−1} once its rollouts are in. */
+  score(rollouts: Promise<readonly Rollout[]>, step: number): Promise<MismatchKl | null>;
+  /** Called when forward_backward has returned: what optim_step must wait for (`scored`: the
+   * probe scored, when it is scored on the policy model). */
   beforeUpdate(scored: Promise<unknown>): Promise<unknown>;
-  /** k1, k3 of the probe at θ_{s−1} once its rollouts are in; `open()` false when they come in:
-   * the step's training is over and there is nothing left to score on (the `policy` way). */
-  score(
-    rollouts: Promise<readonly Rollout[]>,
-    step: number,
-    open: () => boolean,
-  ): Promise<MismatchKl | null>;
+  /** Called once the step's training is over (also when it failed): a probe not scored on the
+   * policy model or a copy by then is not scored. */
+  close(): void;
 }
 
 export interface ProbeWeightsOptions {
-  /** A fresh model of the run on the trainer (the second model of the `copy` way). */
+  /** A fresh model of the run on the trainer (the second model a copy is loaded into). */
   createModel: () => Promise<TrainerModel>;
   /** `spec.rollout.temperature`: the probe is scored at the temperature it was sampled at. */
   temperature: number;
@@ -41,18 +43,22 @@ export interface ProbeWeightsOptions {
   onDeleteFailed: (path: string, error: unknown) => Promise<void>;
 }
 
-/** Which way a trainer allows: `copy` needs a second model and a checkpoint delete. */
-export function probeWeightsMode(
+/** Whether a trainer can score probes on a copy: a second model and a checkpoint delete. */
+export function copiesProbeWeights(
   model: TrainerModel,
   backend: keyof typeof TRAINER_BACKEND_TRAITS | undefined,
-): 'copy' | 'policy' {
+): boolean {
   const models = backend === undefined ? 'many' : TRAINER_BACKEND_TRAITS[backend].models;
-  return models === 'many' && model.deleteWeights !== undefined ? 'copy' : 'policy';
+  return models === 'many' && model.deleteWeights !== undefined;
 }
 
 /** The probe copy's checkpoint name: unique per model, step and guardrail generation. */
 export const probeCopyName = (runId: string, step: number, rollbacks: number) =>
   `${runId}${rollbacks > 0 ? `-g${rollbacks}` : ''}-probe-${step}`;
+
+/** Where the step's probe is scored: decided when its rollouts come in or forward_backward
+ * returns, whichever is first. */
+type Decision = 'policy' | 'copy' | 'closed' | 'failed';
 
 /** Makes each lagged step's ProbeWeights for the run. */
 export class ProbeScoring {
@@ -60,53 +66,73 @@ export class ProbeScoring {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
-    readonly mode: 'copy' | 'policy',
+    /** copiesProbeWeights: false, optim_step always waits for the probe. */
+    readonly copies: boolean,
     private readonly options: ProbeWeightsOptions,
   ) {}
 
-  /** Called at a lagged step's start, before its forward_backward: with `copy`, saves the
-   * policy's weights (θ_{s−1}) now. */
+  /** The probe weights of a lagged step that trains `policy` (at θ_{s−1} until its optim_step). */
   forStep(policy: TrainerModel, copyName: string): ProbeWeights {
-    const { temperature } = this.options;
-    if (this.mode === 'policy') {
-      const scorer = scoredAtTemperature(policy, temperature);
-      return {
-        beforeUpdate: (scored) => scored,
-        score: async (rollouts, step, open) => {
-          const probe = await rollouts;
-          if (!open()) {
-            throw new Error(
-              `mismatch probe of step ${step}: sampled after the step's training ended`,
-            );
-          }
-          return probeMismatch(scorer, probe, step);
-        },
-      };
-    }
-    const saved = policy.saveWeights(copyName);
-    saved.catch(() => undefined); // reported by optim_step's wait and by the scoring
+    const scorer = scoredAtTemperature(policy, this.options.temperature);
+    let decision: Decision | null = null;
+    let saved: Promise<string> | null = null;
     return {
-      beforeUpdate: () => saved,
       score: async (rollouts, step) => {
-        const path = await saved;
+        let probe: readonly Rollout[];
         try {
-          const probe = await rollouts;
-          return await this.serial(async () => {
-            const model = await this.model();
-            await model.loadWeights(path, { optimizer: false });
-            return probeMismatch(scoredAtTemperature(model, temperature), probe, step);
-          });
-        } finally {
-          await this.deleteCopy(policy, path); // also when the probe's sampling failed
+          probe = await rollouts;
+        } catch (error) {
+          decision ??= 'failed';
+          if (decision === 'copy') await this.deleteCopy(policy, saved!);
+          throw error;
         }
+        decision ??= 'policy';
+        if (decision === 'closed') {
+          throw new Error(
+            `mismatch probe of step ${step}: sampled after the step's training ended`,
+          );
+        }
+        if (decision === 'policy') return probeMismatch(scorer, probe, step);
+        return this.scoreOnCopy(policy, saved!, probe, step);
+      },
+      beforeUpdate: (scored) => {
+        if (decision === null && this.copies) {
+          decision = 'copy';
+          saved = policy.saveWeights(copyName);
+          saved.catch(() => undefined); // reported by optim_step's wait and by the scoring
+          return saved;
+        }
+        return scored;
+      },
+      close: () => {
+        decision ??= 'closed';
       },
     };
+  }
+
+  private async scoreOnCopy(
+    policy: TrainerModel,
+    saved: Promise<string>,
+    probe: readonly Rollout[],
+    step: number,
+  ): Promise<MismatchKl | null> {
+    const path = await saved;
+    try {
+      return await this.serial(async () => {
+        const model = await this.model();
+        await model.loadWeights(path, { optimizer: false });
+        const scorer = scoredAtTemperature(model, this.options.temperature);
+        return probeMismatch(scorer, probe, step);
+      });
+    } finally {
+      await this.deleteCopy(policy, saved);
+    }
   }
 
   private model(): Promise<TrainerModel> {
     if (this.probeModel === null) {
       this.probeModel = this.options.createModel();
-      this.probeModel.catch(() => (this.probeModel = null)); // the next step tries again
+      this.probeModel.catch(() => (this.probeModel = null)); // the next copy tries again
     }
     return this.probeModel;
   }
@@ -117,7 +143,10 @@ export class ProbeScoring {
     return next;
   }
 
-  private async deleteCopy(policy: TrainerModel, path: string): Promise<void> {
+  /** Deletes a copy once saved (a save that failed left nothing to delete). */
+  private async deleteCopy(policy: TrainerModel, saved: Promise<string>): Promise<void> {
+    const path = await saved.catch(() => null);
+    if (path === null) return;
     try {
       await policy.deleteWeights!(path);
     } catch (error) {

@@ -24,7 +24,8 @@ import { RunSetupError } from '../../errors.ts';
 import type { ExecutorContext } from '../types.ts';
 import { BusyMeter } from './busy-meter.ts';
 import { RolloutLedger } from './ledger.ts';
-import { ProbeScoring, probeWeightsMode } from './probe-weights.ts';
+import { ProbeScoring, copiesProbeWeights } from './probe-weights.ts';
+import type { LaunchedProbe } from './probe-launch.ts';
 import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from '../common/weight-sync.ts';
@@ -50,6 +51,8 @@ export interface GrpoState {
   ledger: RolloutLedger | null;
   /** Where lagged steps' mismatch probes are scored (probe-weights.ts). */
   probeScoring: ProbeScoring;
+  /** The next step's probe, launched ahead of it (probe-launch.ts); null when none is. */
+  probeAhead: LaunchedProbe | null;
 }
 
 /** Policy and reference serving names, unique per run. */
@@ -210,7 +213,7 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     epoch,
     ledger: await RolloutLedger.open(ctx),
     probeScoring: new ProbeScoring(
-      probeWeightsMode(model, resources.trainer.capabilities.backend),
+      copiesProbeWeights(model, resources.trainer.capabilities.backend),
       {
         createModel: () => openModelAt(ctx, { ...resources.model, checkpoint: null }, 'lm', FRESH),
         temperature: spec.rollout.temperature,
@@ -221,6 +224,7 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
           }),
       },
     ),
+    probeAhead: null,
   };
 }
 

@@ -3,7 +3,6 @@
 // then train -> weight sync. With rollout.maxPolicyLag k ≥ 1 the batches of the next k steps
 // are sampled while this one trains (docs/recipe.md "Pipelined GRPO"). The caller
 // (training-loop.ts) commits the record and checkpoints.
-import type { Rollout } from '@anneal/envs';
 import { adamParams } from '../common/adam.ts';
 import { PhaseTimer } from '../common/phase-timer.ts';
 import { METRIC, type StepRecordMetrics } from '../metrics.ts';
@@ -13,8 +12,7 @@ import type { PreparedBatch } from './prepared-batch.ts';
 import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
-import { sampleMismatchProbe, type MismatchKl } from './mismatch-probe.ts';
-import { probeCopyName } from './probe-weights.ts';
+import { launchProbeAhead, takeProbe, type LaunchedProbe } from './probe-launch.ts';
 import {
   lagMetrics,
   mismatchMetrics,
@@ -46,7 +44,7 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
-  const probe = lag > 0 ? launchMismatchProbe(ctx.runId, state, step, batch) : null;
+  const probe = lag > 0 ? takeProbe(ctx.runId, state, step, batch) : null;
   const train = await timer.time('train', () =>
     probeWhileTraining(probe, () =>
       trainStep(scorer, {
@@ -77,6 +75,7 @@ export async function grpoStep(
   });
   const synced = await syncing;
   await versions.adopt({ version: step, name, path: synced.path, policyExport: true });
+  launchProbeAhead(ctx.runId, state, step, batch);
   // Scored on a copy of the trained weights, the probe may still run (probe-weights.ts).
   const { rollouts: probeRollouts, kl: probed } = probe
     ? await timer.time('probe', () => probe.scored)
@@ -131,61 +130,6 @@ function absMax(values: ArrayLike<number>): number {
     if (a > max) max = a;
   }
   return max;
-}
-
-/** A lagged step's mismatch probe, launched with the step (launchMismatchProbe). */
-interface LaunchedProbe {
-  /** Its rollouts and their KL, once scored. */
-  scored: Promise<{ rollouts: readonly Rollout[]; kl: MismatchKl | null }>;
-  /** What optim_step waits for: the copy of the weights saved, or the probe scored on them. */
-  beforeUpdate(): Promise<void>;
-  /** Called once the step's training is over: scoring on the policy model is no longer possible
-   * (the step failed before optim_step; the trainer no longer holds the probe's weights). */
-  close(): void;
-}
-
-/** The mismatch probe of a lagged step (docs/recipe.md §2.6): sampled from the version the
- * step trains while its forward_backward runs, and scored as soon as its rollouts are in at
- * those weights — on a copy of them, or on the policy model before optim_step (probe-weights.ts;
- * docs/performance.md "Pipeline efficiency"). A failure fails the step when the probe is
- * awaited, never as an unhandled rejection. */
-function launchMismatchProbe(
-  runId: string,
-  state: GrpoState,
-  step: number,
-  batch: PreparedBatch,
-): LaunchedProbe {
-  const { spec } = state;
-  const rollouts = batch.groups.flat();
-  let open = true;
-  const weights = state.probeScoring.forStep(
-    state.model,
-    probeCopyName(runId, step, state.epoch.rollbacks),
-  );
-  const sampled = state.samplerBusy.during(() =>
-    sampleMismatchProbe({
-      env: state.policyEnv,
-      versions: state.versions,
-      prompts: batch.prompts.map((p) => p.tokens),
-      batch: {
-        rollouts: rollouts.length,
-        generatedTokens: rollouts.reduce((n, r) => n + r.generatedTokens, 0),
-      },
-      fraction: spec.rollout.probeFraction,
-      seed: state.epoch.seed,
-      step,
-    }),
-  );
-  const kl = weights.score(sampled, step, () => open);
-  const scored = Promise.all([sampled, kl]).then(([probe, k]) => ({ rollouts: probe, kl: k }));
-  scored.catch(() => undefined); // reported by the step that awaits it (or dropped if it failed first)
-  const beforeUpdate = weights.beforeUpdate(scored);
-  beforeUpdate.catch(() => undefined);
-  return {
-    scored,
-    beforeUpdate: () => beforeUpdate.then(() => undefined),
-    close: () => (open = false),
-  };
 }
 
 /** Runs the step's training with the probe (if any) in flight; closes the probe after. */
