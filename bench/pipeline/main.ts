@@ -51,6 +51,8 @@ const { values } = parseArgs({
     // the fakes' rollout time per step (production ~60 s, scaled down); 2 balances the trainer's
     // 2 s, more makes the pipeline rollout-bound (agentic rollouts usually outlast training)
     'rollout-seconds': { type: 'string', default: '2' },
+    // the endpoint's maxInFlight; default: sized to a lagged step (below)
+    'max-in-flight': { type: 'string' },
   },
 });
 const ROLLOUT_SECONDS = Number(values['rollout-seconds']);
@@ -77,7 +79,10 @@ const shape: EngineShape = {
   // batch's policy and reference groups (one request each) and the probe's rollouts (one each,
   // n = 1). At the default 64 a replica the probe's 32 requests wait for the batch's 64 to
   // finish — a second wave of decode (docs/operations.md "Sizing maxInFlight").
-  maxInFlight: 2 * (2 * PROMPTS_PER_REPLICA + 32) * replicas,
+  maxInFlight:
+    values['max-in-flight'] === undefined
+      ? 2 * (2 * PROMPTS_PER_REPLICA + 32) * replicas
+      : Number(values['max-in-flight']),
 };
 // forward and forward_backward cost their tokens plus SkyRL's fixed cost of a call (its engine
 // polls for pending requests every 100 ms, skyrl-tx/tx/tinker/engine.py@009abdce), scaled like
@@ -130,7 +135,7 @@ console.log(
     `${FORWARD_BACKWARD_MS} ms), forward a third of it, ${shape.trainerTokenLatency.callMs.toFixed(1)} ms a call, ` +
     `${Object.entries(TRAINER_LATENCY_MS)
       .map(([op, ms]) => `${op} ${ms} ms`)
-      .join(' + ')}; ${STEPS} steps per run`,
+      .join(' + ')}; maxInFlight ${shape.maxInFlight}; ${STEPS} steps per run`,
 );
 const stack = await startStack(shape);
 try {
