@@ -28,6 +28,15 @@ const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 const MAX_EXACT = 2 ** 53;
 /** Exponents are clamped here while read; a clamped one takes the slow path (Number). */
 const MAX_EXPONENT = 1_000_000;
+/** What `scanNumber` knows of the value it returns: the correctly rounded double; one within
+ * APPROXIMATE_ERROR of it, relatively (a mantissa of up to MAX_APPROXIMATE_DIGITS digits
+ * rounds at most that many times on its way in, 2^-53 each, and once more when scaled); or
+ * nothing (Number must read it). */
+const EXACT = 0;
+const APPROXIMATE = 1;
+const UNKNOWN = 2;
+const MAX_APPROXIMATE_DIGITS = 19;
+const APPROXIMATE_ERROR = 2 ** -48;
 
 /** Thrown (one shared value, no stack) when the bytes are not what a reader reads. */
 export const BAIL: unique symbol = Symbol('json-bytes-reader bail');
@@ -46,6 +55,8 @@ export class JsonBytesReader {
   protected pos = 0;
   /** End (exclusive) of the last string `plainString` read. */
   protected stringEnd = 0;
+  /** EXACT, APPROXIMATE or UNKNOWN: what the last `scanNumber` knew of its value. */
+  private scanned = EXACT;
 
   private latin1View: Buffer | undefined;
 
@@ -109,15 +120,43 @@ export class JsonBytesReader {
 
   /** A JSON number, exactly as JSON.parse reads it. */
   protected number(): number {
-    const { bytes } = this;
     const start = this.pos;
-    let pos = start;
+    const value = this.scanNumber();
+    return this.scanned === EXACT ? value : this.numberAt(start);
+  }
+
+  /** A JSON number as a Float32Array stores JSON.parse's value (rounded to float32). A value
+   * only known within APPROXIMATE's bound is taken when both ends of that bound round to the
+   * same float32 — then so does JSON.parse's double, which lies between them — as they do for
+   * the float32 values trainers write (17 significant digits, the double fast path's limit
+   * being 16); otherwise the number is read exactly. */
+  protected float32(): number {
+    const start = this.pos;
+    const value = this.scanNumber();
+    if (this.scanned === EXACT) return Math.fround(value);
+    if (this.scanned === APPROXIMATE) {
+      const low = Math.fround(value * (1 - APPROXIMATE_ERROR));
+      if (low === Math.fround(value * (1 + APPROXIMATE_ERROR))) return low;
+    }
+    return Math.fround(this.numberAt(start));
+  }
+
+  /** The number from `start` to `pos`, read by Number (correctly rounded, as JSON.parse). */
+  private numberAt(start: number): number {
+    return Number(this.latin1().toString('latin1', start, this.pos));
+  }
+
+  /** Reads a JSON number's syntax; returns its value and sets `scanned` to how far that
+   * value may be from the correctly rounded one. */
+  private scanNumber(): number {
+    const { bytes } = this;
+    let pos = this.pos;
     const negative = bytes[pos] === MINUS;
     if (negative) pos += 1;
     let mantissa = 0;
     let significant = 0;
     let scale = 0;
-    let exact = true;
+    let clamped = false;
     let byte = bytes[pos] ?? 0;
     if (byte === DIGIT_0) {
       pos += 1;
@@ -156,7 +195,7 @@ export class JsonBytesReader {
         exponent = exponent * 10 + (byte - DIGIT_0);
         if (exponent > MAX_EXPONENT) {
           exponent = MAX_EXPONENT;
-          exact = false;
+          clamped = true;
         }
         pos += 1;
         byte = bytes[pos] ?? 0;
@@ -164,13 +203,16 @@ export class JsonBytesReader {
       scale += negativeExponent ? -exponent : exponent;
     }
     this.pos = pos;
-    // Exact mantissa times an exact power of ten: one correctly rounded operation.
-    if (exact && significant <= 16 && mantissa < MAX_EXACT && scale >= -22 && scale <= 22) {
-      const magnitude =
-        scale < 0 ? mantissa / (POW10[-scale] as number) : mantissa * (POW10[scale] as number);
-      return negative ? -magnitude : magnitude;
+    if (clamped || scale < -22 || scale > 22 || significant > MAX_APPROXIMATE_DIGITS) {
+      this.scanned = UNKNOWN;
+      return NaN;
     }
-    return Number(this.latin1().toString('latin1', start, pos));
+    // An exact mantissa times an exact power of ten is one correctly rounded operation
+    // (Clinger's fast path); a longer mantissa was rounded on its way in.
+    this.scanned = significant <= 16 && mantissa < MAX_EXACT ? EXACT : APPROXIMATE;
+    const magnitude =
+      scale < 0 ? mantissa / (POW10[-scale] as number) : mantissa * (POW10[scale] as number);
+    return negative ? -magnitude : magnitude;
   }
 
   /** A string without escapes (keys and values a reader compares): its content starts at the
