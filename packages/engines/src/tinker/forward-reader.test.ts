@@ -425,12 +425,16 @@ describe('forward_backward through the fake server', () => {
           return parse(text, reviver) as unknown;
         },
       );
+      const decoded = vi.spyOn(TextDecoder.prototype, 'decode');
       const result = await model.forwardBackward([datum(5), datum(3)], 'cross_entropy');
+      const texts = decoded.mock.results.map((r) => String(r.value));
       vi.restoreAllMocks();
       expect(result.logprobs.map((l) => l.length)).toStrictEqual([5, 3]);
       expect(result.logprobs.every((l) => l.every((v) => v < 0))).toBe(true);
       expect(result.metrics).toHaveProperty(['loss:sum']);
       expect(parsed.filter((text) => text.includes('loss_fn_outputs'))).toStrictEqual([]);
+      expect(texts.filter((text) => text.includes('loss_fn_outputs'))).toStrictEqual([]);
+      expect(texts.some((text) => text.includes('request_id'))).toBe(true); // the spy sees replies
       // The pending answers (hosted Tinker's 200 try_again) still went through the parse.
       if (flavor === 'tinker') expect(parsed.some((t) => t.includes('try_again'))).toBe(true);
     });
