@@ -16,7 +16,7 @@ export const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 export const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
-const MINUS = 0x2d;
+export const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
 export const DIGIT_0 = 0x30;
@@ -29,8 +29,9 @@ const MAX_EXACT = 2 ** 53;
 /** Exponents are clamped here while read; a clamped one takes the slow path (Number). */
 const MAX_EXPONENT = 1_000_000;
 /** What `scanNumber` knows of the value it returns: the correctly rounded double; one within
- * APPROXIMATE_ERROR of it, relatively (a mantissa of up to MAX_APPROXIMATE_DIGITS digits
- * rounds at most that many times on its way in, 2^-53 each, and once more when scaled); or
+ * APPROXIMATE_ERROR of it, relatively (a mantissa of up to MAX_APPROXIMATE_DIGITS digits is
+ * exact for its first 15, each later digit rounds it at most twice, 2^-53 each, and scaling
+ * once more: under 2^-49 from the exact value, itself within 2^-53 of the rounded one); or
  * nothing (Number must read it). */
 const EXACT = 0;
 const APPROXIMATE = 1;

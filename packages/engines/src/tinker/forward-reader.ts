@@ -13,6 +13,7 @@ import {
   DIGIT_0,
   DIGIT_9,
   JsonBytesReader,
+  MINUS,
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
@@ -29,7 +30,6 @@ const KEY_LOGPROBS = keyBytes('logprobs');
 const KEY_SCORES = keyBytes('scores');
 const KEY_DATA = keyBytes('data');
 const TRY_AGAIN = keyBytes('try_again');
-const MINUS = 0x2d;
 
 /** Metric names as the whole body's decode gives them (a BOM inside a name is kept). */
 const nameDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
