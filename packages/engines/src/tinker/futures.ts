@@ -40,6 +40,15 @@ export function operationDeadline(transport: TinkerTransport): number {
   return transport.timers.now() + transport.config.futurePoll.deadlineMs;
 }
 
+/** Reads a result straight from a result reply's bytes, or returns undefined (bails): the body
+ * is then parsed and classified as any other. It must bail on every body `classify` would not
+ * call a result (`{type: "try_again"}`, `{error}`). */
+export type ResultReader<T> = (bytes: Uint8Array) => T | undefined;
+
+/** A future's result: `read` what the reader made of the reply's bytes, `body` the parsed
+ * result (no reader, it bailed, or the POST reply was the result itself). */
+export type FutureResult<T> = { kind: 'read'; value: T } | { kind: 'body'; value: unknown };
+
 /** Resolve a POST reply: poll its future when it is one, else it is already the result. */
 export async function resultOf(
   transport: TinkerTransport,
@@ -47,22 +56,35 @@ export async function resultOf(
   label: FutureLabel,
   deadline = operationDeadline(transport),
 ): Promise<unknown> {
-  if (isFutureReply(reply)) return awaitFuture(transport, reply.request_id, label, deadline);
-  return reply;
+  return (await readResultOf(transport, reply, label, deadline)).value;
 }
 
-type Outcome =
-  | { kind: 'done'; value: unknown }
+/** resultOf, with the future's result reply given first to `read` (the body is parsed only
+ * when it bails). */
+export async function readResultOf<T>(
+  transport: TinkerTransport,
+  reply: unknown,
+  label: FutureLabel,
+  deadline: number,
+  read?: ResultReader<T>,
+): Promise<FutureResult<T>> {
+  if (isFutureReply(reply)) return awaitFuture(transport, reply.request_id, label, deadline, read);
+  return { kind: 'body', value: reply };
+}
+
+type Outcome<T> =
+  | { kind: 'done'; result: FutureResult<T> }
   | { kind: 'pending'; queueState?: string }
   | { kind: 'retry'; error: string; bareBadRequest?: true }
   | { kind: 'failed'; error: EngineError };
 
-export async function awaitFuture(
+async function awaitFuture<T>(
   transport: TinkerTransport,
   requestId: string,
   label: FutureLabel,
-  deadline = operationDeadline(transport),
-): Promise<unknown> {
+  deadline: number,
+  read?: ResultReader<T>,
+): Promise<FutureResult<T>> {
   const { timers, config } = transport;
   const poll = config.futurePoll;
   const route = TINKER_ROUTES.retrieveFuture;
@@ -82,14 +104,14 @@ export async function awaitFuture(
           `(operation deadline ${poll.deadlineMs} ms, ${polls - 1} polls; last: ${lastState})`,
       );
     }
-    let outcome: Outcome;
+    let outcome: Outcome<T>;
     try {
       const reply = await transport.post(route, body, {
         accept: [400, 404, 408, 410],
         attempts: 1,
         timeoutMs: Math.min(poll.callTimeoutMs, remaining),
       });
-      outcome = classify(transport, reply, requestId, label, bareBadRequests);
+      outcome = classify(transport, reply, requestId, label, bareBadRequests, read);
       transientRetries = 0;
     } catch (error) {
       // 5xx, 429, connection loss, a call that outlived callTimeoutMs: poll again later.
@@ -99,7 +121,7 @@ export async function awaitFuture(
     switch (outcome.kind) {
       case 'done':
         transport.emit({ type: 'future:resolved', endpoint: config.name, requestId, polls });
-        return outcome.value;
+        return outcome.result;
       case 'failed':
         throw outcome.error;
       case 'pending': {
@@ -137,15 +159,16 @@ export async function awaitFuture(
   }
 }
 
-function classify(
+function classify<T>(
   transport: TinkerTransport,
   reply: HttpReply,
   requestId: string,
   label: FutureLabel,
   bareBadRequests: number,
-): Outcome {
+  read: ResultReader<T> | undefined,
+): Outcome<T> {
   const context = transport.context(TINKER_ROUTES.retrieveFuture);
-  const failed = (code: EngineErrorCode, what: string): Outcome => {
+  const failed = (code: EngineErrorCode, what: string): Outcome<T> => {
     const detail = readDetail(reply);
     return {
       kind: 'failed',
@@ -156,10 +179,9 @@ function classify(
       ),
     };
   };
-  const body = reply.json;
   switch (reply.status) {
     case 408:
-      return { kind: 'pending', ...queueStateOf(body) };
+      return { kind: 'pending', ...queueStateOf(reply.json) };
     case 410:
       return {
         kind: 'failed',
@@ -173,7 +195,7 @@ function classify(
     case 404:
       return failed(ENGINE_ERROR_CODES.futureFailed, 'is unknown to the server (HTTP 404)');
     case 400:
-      if (body === undefined && bareBadRequests < BARE_BAD_REQUEST_RETRIES) {
+      if (reply.json === undefined && bareBadRequests < BARE_BAD_REQUEST_RETRIES) {
         return {
           kind: 'retry',
           error: `HTTP 400 without a body: ${reply.text.slice(0, 100)}`,
@@ -182,6 +204,10 @@ function classify(
       }
       return failed(ENGINE_ERROR_CODES.futureFailed, 'failed');
   }
+  // A result the reader takes from the bytes is never decoded or parsed whole.
+  const value = read !== undefined && reply.bytes !== undefined ? read(reply.bytes) : undefined;
+  if (value !== undefined) return { kind: 'done', result: { kind: 'read', value } };
+  const body = reply.json;
   if (isObject(body) && body['type'] === 'try_again') {
     return { kind: 'pending', ...queueStateOf(body) };
   }
@@ -189,7 +215,7 @@ function classify(
     const category = typeof body['category'] === 'string' ? ` [${body['category']} error]` : '';
     return failed(ENGINE_ERROR_CODES.futureFailed, `failed${category}`);
   }
-  return { kind: 'done', value: body };
+  return { kind: 'done', result: { kind: 'body', value: body } };
 }
 
 function queueStateOf(body: unknown): { queueState?: string } {

@@ -28,7 +28,9 @@ import {
   writeWireDatum,
   toWireLossConfig,
 } from './convert.ts';
-import { isFutureReply, operationDeadline, resultOf } from './futures.ts';
+import { isFutureReply, operationDeadline, readResultOf, resultOf } from './futures.ts';
+import type { FutureResult, ResultReader } from './futures.ts';
+import { readForwardResult } from './forward-reader.ts';
 import type { TinkerTransport } from './transport.ts';
 import {
   CHECKPOINT_NAME_PATTERN,
@@ -183,7 +185,7 @@ export class TinkerTrainerModel implements TrainerModel {
     // submitted in seq_id order first, then their futures are awaited together. Each request
     // is written as bytes straight from the datums' typed arrays (writeWireDatum).
     const size = this.maxDatumsPerRequest;
-    const pending: Array<{ count: number; result: Promise<unknown> }> = [];
+    const pending: Array<{ count: number; result: Promise<FutureResult<ForwardResult>> }> = [];
     for (let start = 0; start < data.length; start += size) {
       const datums = data.slice(start, start + size);
       const body = (seqId: number) => {
@@ -199,13 +201,18 @@ export class TinkerTrainerModel implements TrainerModel {
         writer.raw(`],${JSON.stringify(input).slice(1, -1)}},"seq_id":${seqId}}`);
         return new JsonText(writer.finish());
       };
-      const result = await this.submit(route, body);
-      pending.push({ count: datums.length, result: result.result });
+      const count = datums.length;
+      // The result is read from the reply's bytes; a reply it does not expect is parsed whole.
+      const read = (bytes: Uint8Array) => readForwardResult(bytes, count);
+      const result = await this.submit(route, body, read);
+      pending.push({ count, result: result.result });
     }
     const parts = await Promise.all(
       pending.map(async ({ count, result }) => {
         try {
-          return { count, output: fromWireForward(await result, count) };
+          const done = await result;
+          const output = done.kind === 'read' ? done.value : fromWireForward(done.value, count);
+          return { count, output };
         } catch (error) {
           if (error instanceof EngineError) throw error;
           throw this.malformed(route, (error as Error).message);
@@ -221,10 +228,11 @@ export class TinkerTrainerModel implements TrainerModel {
 
   /** POST with this model's next seq_id; `result` waits for its future. Awaiting the POST
    * itself keeps seq_ids in submission order. */
-  private async submit(
+  private async submit<T = never>(
     route: string,
     payload: Record<string, unknown> | ((seqId: number) => JsonText),
-  ): Promise<{ result: Promise<unknown> }> {
+    read?: ResultReader<T>,
+  ): Promise<{ result: Promise<FutureResult<T>> }> {
     const seqId = this.nextSeqId;
     this.nextSeqId += 1;
     const deadline = operationDeadline(this.transport); // one deadline: submission to result
@@ -235,7 +243,7 @@ export class TinkerTrainerModel implements TrainerModel {
         : { model_id: this.id, ...payload, seq_id: seqId };
     const reply = await this.transport.post(route, body, { seqId });
     const label = `${route} (model ${this.id}, seq_id ${seqId})`;
-    const result = resultOf(this.transport, reply.json, label, deadline);
+    const result = readResultOf(this.transport, reply.json, label, deadline, read);
     result.catch(() => undefined); // handled by whoever awaits it
     return { result };
   }
@@ -296,7 +304,7 @@ export class TinkerTrainerModel implements TrainerModel {
   }
 
   private async run(route: string, payload: Record<string, unknown>): Promise<unknown> {
-    return (await this.submit(route, payload)).result;
+    return (await (await this.submit(route, payload)).result).value;
   }
 
   private readPath(result: unknown, route: string): string {

@@ -1,0 +1,396 @@
+// One-pass reading of JSON reply bytes, for readers that take a few fields straight from a
+// reply's UTF-8 bytes and validate, without building, everything else (vLLM completions,
+// vllm/fast-parse.ts; trainer forward results, tinker/forward-reader.ts). A reader extends
+// JsonBytesReader and throws BAIL (through `readOrBail`) on anything it does not expect:
+// malformed JSON, a value of another type, an escaped key; the caller then takes the generic
+// path (JSON.parse and its own checks), which gives the result or the error it always gave.
+import { Buffer } from 'node:buffer';
+
+export const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
+
+export const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+export const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+export const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+export const DIGIT_0 = 0x30;
+export const DIGIT_9 = 0x39;
+/** Nesting JSON.parse handles but recursion here should not risk. */
+const MAX_DEPTH = 512;
+/** Powers of ten that are exact doubles (Clinger's fast path). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+const MAX_EXACT = 2 ** 53;
+/** Exponents are clamped here while read; a clamped one takes the slow path (Number). */
+const MAX_EXPONENT = 1_000_000;
+/** What `scanNumber` knows of the value it returns: the correctly rounded double; one within
+ * APPROXIMATE_ERROR of it, relatively (a mantissa of up to MAX_APPROXIMATE_DIGITS digits is
+ * exact for its first 15, each later digit rounds it at most twice, 2^-53 each, and scaling
+ * once more: under 2^-49 from the exact value, itself within 2^-53 of the rounded one); or
+ * nothing (Number must read it). */
+const EXACT = 0;
+const APPROXIMATE = 1;
+const UNKNOWN = 2;
+const MAX_APPROXIMATE_DIGITS = 19;
+const APPROXIMATE_ERROR = 2 ** -48;
+
+/** Thrown (one shared value, no stack) when the bytes are not what a reader reads. */
+export const BAIL: unique symbol = Symbol('json-bytes-reader bail');
+
+/** `read()`'s value, or undefined when it bailed: use the generic path. */
+export function readOrBail<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (error === BAIL) return undefined;
+    throw error;
+  }
+}
+
+export class JsonBytesReader {
+  protected pos = 0;
+  /** End (exclusive) of the last string `plainString` read. */
+  protected stringEnd = 0;
+  /** EXACT, APPROXIMATE or UNKNOWN: what the last `scanNumber` knew of its value. */
+  private scanned = EXACT;
+
+  private latin1View: Buffer | undefined;
+
+  constructor(protected readonly bytes: Uint8Array) {}
+
+  /** The bytes as a Buffer (no copy), for the numbers Number must read. */
+  private latin1(): Buffer {
+    const { bytes } = this;
+    this.latin1View ??= Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return this.latin1View;
+  }
+
+  /** Whitespace then the end of the bytes: nothing may follow the top-level value. */
+  protected end(): void {
+    this.skipWhitespace();
+    if (this.pos !== this.bytes.length) throw BAIL;
+  }
+
+  /** `{ key: value, ... }`: `member` reads the value of a key it wants (returns true) or
+   * leaves it to be skipped (returns false). The key's content starts at the offset `member`
+   * gets and ends at `stringEnd`; an escaped key bails. The opening brace is at `pos`. */
+  protected object(member: (key: number) => boolean): void {
+    this.expect(OPEN_BRACE);
+    this.skipWhitespace();
+    if (this.bytes[this.pos] === CLOSE_BRACE) {
+      this.pos += 1;
+      return;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      const key = this.plainString();
+      this.skipWhitespace();
+      this.expect(COLON);
+      this.skipWhitespace();
+      if (!member(key)) this.skipValue(1);
+      this.skipWhitespace();
+      const next = this.bytes[this.pos];
+      this.pos += 1;
+      if (next === CLOSE_BRACE) return;
+      if (next !== COMMA) throw BAIL;
+    }
+  }
+
+  /** Array elements after the opening bracket, each read by `element`. */
+  protected elements(element: () => void): void {
+    this.skipWhitespace();
+    if (this.bytes[this.pos] === CLOSE_BRACKET) {
+      this.pos += 1;
+      return;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      element();
+      this.skipWhitespace();
+      const next = this.bytes[this.pos];
+      this.pos += 1;
+      if (next === CLOSE_BRACKET) return;
+      if (next !== COMMA) throw BAIL;
+    }
+  }
+
+  /** A JSON number, exactly as JSON.parse reads it. */
+  protected number(): number {
+    const start = this.pos;
+    const value = this.scanNumber();
+    return this.scanned === EXACT ? value : this.numberAt(start);
+  }
+
+  /** A JSON number as a Float32Array stores JSON.parse's value (rounded to float32). A value
+   * only known within APPROXIMATE's bound is taken when both ends of that bound round to the
+   * same float32 — then so does JSON.parse's double, which lies between them — as they do for
+   * the float32 values trainers write (17 significant digits, the double fast path's limit
+   * being 16); otherwise the number is read exactly. */
+  protected float32(): number {
+    const start = this.pos;
+    const value = this.scanNumber();
+    if (this.scanned === EXACT) return Math.fround(value);
+    if (this.scanned === APPROXIMATE) {
+      const low = Math.fround(value * (1 - APPROXIMATE_ERROR));
+      if (low === Math.fround(value * (1 + APPROXIMATE_ERROR))) return low;
+    }
+    return Math.fround(this.numberAt(start));
+  }
+
+  /** The number from `start` to `pos`, read by Number (correctly rounded, as JSON.parse). */
+  private numberAt(start: number): number {
+    return Number(this.latin1().toString('latin1', start, this.pos));
+  }
+
+  /** Reads a JSON number's syntax; returns its value and sets `scanned` to how far that
+   * value may be from the correctly rounded one. */
+  private scanNumber(): number {
+    const { bytes } = this;
+    let pos = this.pos;
+    const negative = bytes[pos] === MINUS;
+    if (negative) pos += 1;
+    let mantissa = 0;
+    let significant = 0;
+    let scale = 0;
+    let clamped = false;
+    let byte = bytes[pos] ?? 0;
+    if (byte === DIGIT_0) {
+      pos += 1;
+    } else if (byte > DIGIT_0 && byte <= DIGIT_9) {
+      do {
+        mantissa = mantissa * 10 + (byte - DIGIT_0);
+        significant += 1;
+        pos += 1;
+        byte = bytes[pos] ?? 0;
+      } while (byte >= DIGIT_0 && byte <= DIGIT_9);
+    } else {
+      throw BAIL;
+    }
+    if (bytes[pos] === DOT) {
+      pos += 1;
+      byte = bytes[pos] ?? 0;
+      if (byte < DIGIT_0 || byte > DIGIT_9) throw BAIL;
+      do {
+        if (mantissa !== 0 || byte !== DIGIT_0) significant += 1;
+        mantissa = mantissa * 10 + (byte - DIGIT_0);
+        scale -= 1;
+        pos += 1;
+        byte = bytes[pos] ?? 0;
+      } while (byte >= DIGIT_0 && byte <= DIGIT_9);
+    }
+    byte = bytes[pos] ?? 0;
+    if (byte === 0x65 || byte === 0x45) {
+      pos += 1;
+      byte = bytes[pos] ?? 0;
+      const negativeExponent = byte === MINUS;
+      if (byte === MINUS || byte === PLUS) pos += 1;
+      byte = bytes[pos] ?? 0;
+      if (byte < DIGIT_0 || byte > DIGIT_9) throw BAIL;
+      let exponent = 0;
+      do {
+        exponent = exponent * 10 + (byte - DIGIT_0);
+        if (exponent > MAX_EXPONENT) {
+          exponent = MAX_EXPONENT;
+          clamped = true;
+        }
+        pos += 1;
+        byte = bytes[pos] ?? 0;
+      } while (byte >= DIGIT_0 && byte <= DIGIT_9);
+      scale += negativeExponent ? -exponent : exponent;
+    }
+    this.pos = pos;
+    if (clamped || scale < -22 || scale > 22 || significant > MAX_APPROXIMATE_DIGITS) {
+      this.scanned = UNKNOWN;
+      return NaN;
+    }
+    // An exact mantissa times an exact power of ten is one correctly rounded operation
+    // (Clinger's fast path); a longer mantissa was rounded on its way in.
+    this.scanned = significant <= 16 && mantissa < MAX_EXACT ? EXACT : APPROXIMATE;
+    const magnitude =
+      scale < 0 ? mantissa / (POW10[-scale] as number) : mantissa * (POW10[scale] as number);
+    return negative ? -magnitude : magnitude;
+  }
+
+  /** A string without escapes (keys and values a reader compares): its content starts at the
+   * returned offset and ends at `this.stringEnd`. */
+  protected plainString(): number {
+    const { bytes } = this;
+    this.expect(QUOTE);
+    const start = this.pos;
+    let pos = start;
+    for (;;) {
+      const byte = bytes[pos] ?? 0;
+      if (byte === QUOTE) break;
+      if (byte === BACKSLASH || byte < 0x20) throw BAIL;
+      pos += 1;
+    }
+    this.stringEnd = pos;
+    this.pos = pos + 1;
+    return start;
+  }
+
+  /** Whether the string `plainString` last read (from `start`) is `expected`. */
+  protected keyIs(start: number, expected: Uint8Array): boolean {
+    if (this.stringEnd - start !== expected.length) return false;
+    for (let i = 0; i < expected.length; i += 1) {
+      if (this.bytes[start + i] !== expected[i]) return false;
+    }
+    return true;
+  }
+
+  /** Checks one value of any type the way JSON.parse would, without building it. */
+  protected skipValue(depth: number): void {
+    if (depth > MAX_DEPTH) throw BAIL;
+    const byte = this.bytes[this.pos] ?? 0;
+    if (byte === QUOTE) this.skipString();
+    else if (byte === OPEN_BRACE) this.skipObject(depth);
+    else if (byte === OPEN_BRACKET) this.skipArray(depth);
+    else if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) this.skipNumber();
+    else if (!this.literal('null') && !this.literal('true') && !this.literal('false')) {
+      throw BAIL;
+    }
+  }
+
+  private skipObject(depth: number): void {
+    const { bytes } = this;
+    this.pos += 1;
+    this.skipWhitespace();
+    if (bytes[this.pos] === CLOSE_BRACE) {
+      this.pos += 1;
+      return;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      if (bytes[this.pos] !== QUOTE) throw BAIL;
+      this.skipString();
+      this.skipWhitespace();
+      this.expect(COLON);
+      this.skipWhitespace();
+      this.skipValue(depth + 1);
+      this.skipWhitespace();
+      const next = bytes[this.pos];
+      this.pos += 1;
+      if (next === CLOSE_BRACE) return;
+      if (next !== COMMA) throw BAIL;
+    }
+  }
+
+  private skipArray(depth: number): void {
+    const { bytes } = this;
+    this.pos += 1;
+    this.skipWhitespace();
+    if (bytes[this.pos] === CLOSE_BRACKET) {
+      this.pos += 1;
+      return;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      this.skipValue(depth + 1);
+      this.skipWhitespace();
+      const next = bytes[this.pos];
+      this.pos += 1;
+      if (next === CLOSE_BRACKET) return;
+      if (next !== COMMA) throw BAIL;
+    }
+  }
+
+  private skipNumber(): void {
+    const { bytes } = this;
+    let pos = this.pos;
+    if (bytes[pos] === MINUS) pos += 1;
+    if (bytes[pos] === DIGIT_0) pos += 1;
+    else pos = skipDigits(bytes, pos);
+    if (bytes[pos] === DOT) pos = skipDigits(bytes, pos + 1);
+    if (bytes[pos] === 0x65 || bytes[pos] === 0x45) {
+      pos += 1;
+      if (bytes[pos] === MINUS || bytes[pos] === PLUS) pos += 1;
+      pos = skipDigits(bytes, pos);
+    }
+    this.pos = pos;
+  }
+
+  /** A string of any content: escapes checked, raw control characters refused. UTF-8
+   * continuation bytes are never a quote or a backslash, so bytes are scanned as they are. */
+  protected skipString(): void {
+    const { bytes } = this;
+    let pos = this.pos + 1;
+    for (;;) {
+      const byte = bytes[pos];
+      if (byte === undefined || byte < 0x20) throw BAIL;
+      pos += 1;
+      if (byte === QUOTE) break;
+      if (byte !== BACKSLASH) continue;
+      const escaped = bytes[pos];
+      pos += 1;
+      if (escaped === 0x75) {
+        for (let i = 0; i < 4; i += 1, pos += 1) if (!isHex(bytes[pos])) throw BAIL;
+      } else if (!isSimpleEscape(escaped)) {
+        throw BAIL;
+      }
+    }
+    this.pos = pos;
+  }
+
+  /** Reads `word` when it is at `pos` (true), else leaves `pos` where it was. */
+  protected literal(word: 'null' | 'true' | 'false'): boolean {
+    for (let i = 0; i < word.length; i += 1) {
+      if (this.bytes[this.pos + i] !== word.charCodeAt(i)) return false;
+    }
+    this.pos += word.length;
+    return true;
+  }
+
+  protected expect(byte: number): void {
+    if (this.bytes[this.pos] !== byte) throw BAIL;
+    this.pos += 1;
+  }
+
+  protected skipWhitespace(): void {
+    const { bytes } = this;
+    let byte = bytes[this.pos];
+    while (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) {
+      this.pos += 1;
+      byte = bytes[this.pos];
+    }
+  }
+}
+
+/** One or more digits from `pos`; the offset after them. */
+function skipDigits(bytes: Uint8Array, pos: number): number {
+  let byte = bytes[pos] ?? 0;
+  if (byte < DIGIT_0 || byte > DIGIT_9) throw BAIL;
+  let next = pos;
+  do {
+    next += 1;
+    byte = bytes[next] ?? 0;
+  } while (byte >= DIGIT_0 && byte <= DIGIT_9);
+  return next;
+}
+
+function isHex(byte: number | undefined): boolean {
+  if (byte === undefined) return false;
+  return (
+    (byte >= DIGIT_0 && byte <= DIGIT_9) ||
+    (byte >= 0x41 && byte <= 0x46) ||
+    (byte >= 0x61 && byte <= 0x66)
+  );
+}
+
+/** `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`. */
+function isSimpleEscape(byte: number | undefined): boolean {
+  return (
+    byte === QUOTE ||
+    byte === BACKSLASH ||
+    byte === 0x2f ||
+    byte === 0x62 ||
+    byte === 0x66 ||
+    byte === 0x6e ||
+    byte === 0x72 ||
+    byte === 0x74
+  );
+}
