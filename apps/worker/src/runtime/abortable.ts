@@ -16,6 +16,33 @@ export function abortError(signal: AbortSignal): Error {
   return error;
 }
 
+/** Callbacks waiting on a run's signal behind one listener: a run has many engine calls in
+ * flight at once (every rollout's sample), and one listener each would pass EventTarget's 10 and
+ * warn MaxListenersExceededWarning. */
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `onAbort` when `signal` aborts, unless the returned function was called first. */
+function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let callbacks = waiting.get(signal);
+  if (callbacks === undefined) {
+    const created = new Set<() => void>();
+    waiting.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        waiting.delete(signal);
+        for (const callback of created) callback();
+        created.clear();
+      },
+      { once: true },
+    );
+    callbacks = created;
+  }
+  callbacks.add(onAbort);
+  const registered = callbacks;
+  return () => registered.delete(onAbort);
+}
+
 /** `promise`, or an AbortError as soon as `signal` aborts (the promise's own outcome is then
  * dropped, never an unhandled rejection). */
 export function raceAbort<T>(signal: AbortSignal, promise: Promise<T>): Promise<T> {
@@ -24,15 +51,14 @@ export function raceAbort<T>(signal: AbortSignal, promise: Promise<T>): Promise<
     return Promise.reject(abortError(signal));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const forget = whenAborted(signal, () => reject(abortError(signal)));
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        forget();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        forget();
         reject(error);
       },
     );
