@@ -26,6 +26,20 @@ export interface MismatchKl {
   tokens: number;
 }
 
+/** A lagged step's mismatch probe, launched ahead of its step or with it. */
+export interface LaunchedProbe {
+  step: number;
+  /** Its rollouts and their KL, once scored. */
+  scored: Promise<{ rollouts: readonly Rollout[]; kl: MismatchKl | null }>;
+  /** Called when forward_backward has returned; what optim_step waits for: the probe scored on
+   * the policy model, or a copy of its weights saved (probe-weights.ts). */
+  beforeUpdate(): Promise<void>;
+  /** Called once the step's training is over (also when it failed before optim_step). */
+  close(): void;
+  /** Aborts its rollouts (a probe launched ahead that the run drops). */
+  abort(): void;
+}
+
 /** What the probe is sized against: the step's batch. */
 export interface ProbeBatch {
   /** Policy rollouts in the batch. */

@@ -8,26 +8,11 @@
 // are still being sampled). Every step after a session's or a generation's first is lagged at
 // lag ≥ 1, so a probe launched ahead is always taken, unless the run stops or rolls back
 // first: then it is aborted and settled (`dropProbeAhead`).
-import type { Rollout } from '@anneal/envs';
 import { promptsOfStep } from './batch.ts';
-import { sampleMismatchProbe, type MismatchKl, type ProbeBatch } from './mismatch-probe.ts';
+import { sampleMismatchProbe, type LaunchedProbe, type ProbeBatch } from './mismatch-probe.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
 import { probeCopyName } from './probe-weights.ts';
 import type { GrpoState } from './setup.ts';
-
-/** A lagged step's mismatch probe, launched ahead of its step or with it. */
-export interface LaunchedProbe {
-  step: number;
-  /** Its rollouts and their KL, once scored. */
-  scored: Promise<{ rollouts: readonly Rollout[]; kl: MismatchKl | null }>;
-  /** Called when forward_backward has returned; what optim_step waits for: the probe scored on
-   * the policy model, or a copy of its weights saved (probe-weights.ts). */
-  beforeUpdate(): Promise<void>;
-  /** Called once the step's training is over (also when it failed before optim_step). */
-  close(): void;
-  /** Aborts its rollouts (a probe launched ahead that the run drops). */
-  abort(): void;
-}
 
 /** What the step's batch tells the probe: its sizing, and prompts when the probe is not
  * launched ahead. */

@@ -25,7 +25,7 @@ import type { ExecutorContext } from '../types.ts';
 import { BusyMeter } from './busy-meter.ts';
 import { RolloutLedger } from './ledger.ts';
 import { ProbeScoring, copiesProbeWeights } from './probe-weights.ts';
-import type { LaunchedProbe } from './probe-launch.ts';
+import type { LaunchedProbe } from './mismatch-probe.ts';
 import { PolicyVersions } from './policy-versions.ts';
 import { ReferenceCache } from './reference-cache.ts';
 import { syncWeights } from '../common/weight-sync.ts';

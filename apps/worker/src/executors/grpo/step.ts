@@ -12,7 +12,8 @@ import type { PreparedBatch } from './prepared-batch.ts';
 import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
-import { launchProbeAhead, takeProbe, type LaunchedProbe } from './probe-launch.ts';
+import type { LaunchedProbe } from './mismatch-probe.ts';
+import { launchProbeAhead, takeProbe } from './probe-launch.ts';
 import {
   lagMetrics,
   mismatchMetrics,
