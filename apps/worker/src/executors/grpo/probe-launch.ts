@@ -14,8 +14,7 @@ import type { PreparedBatch } from './prepared-batch.ts';
 import { probeCopyName } from './probe-weights.ts';
 import type { GrpoState } from './setup.ts';
 
-/** What the step's batch tells the probe: its sizing, and prompts when the probe is not
- * launched ahead. */
+/** The batch a probe is sized against: its rollouts and their generated tokens. */
 const sizing = (batch: PreparedBatch): ProbeBatch => {
   const rollouts = batch.groups.flat();
   return {
