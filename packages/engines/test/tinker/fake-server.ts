@@ -303,10 +303,19 @@ export class FakeTinkerServer {
     if (issues.length > 0) return send(res, 422, { detail: issues });
     const hold = route === 'retrieve_future' ? this.retrieveHoldMs(body as Json) : 0;
     if (hold > 0) {
-      setTimeout(() => this.answer(req, res, route, body as Json, scripted), hold).unref();
+      this.holdUntil(Date.now() + hold, () => this.answer(req, res, route, body as Json, scripted));
       return;
     }
     this.answer(req, res, route, body as Json, scripted);
+  }
+
+  /** Calls `then` once Date.now() has reached `until`. A timer is not enough: it runs on the
+   * event loop's cached time, which can lag Date.now(), so it may fire a few ms early — and a
+   * future ready at `until` then answered 408 as if still pending. */
+  private holdUntil(until: number, then: () => void): void {
+    const left = until - Date.now();
+    if (left <= 0) return then();
+    setTimeout(() => this.holdUntil(until, then), left).unref();
   }
 
   /** SkyRL holds a retrieve_future until its future is ready, at most `holdMs`. */
