@@ -19,17 +19,12 @@ import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from '@anneal/engines/te
 import { createTemplateChatFormat, type Rollout } from '@anneal/envs';
 import { commitLedgerStep, listLedgerSteps, stepDir, writeLedgerStep } from '@anneal/store';
 import { ledgerRecords, type LedgerRecordInputs, type SharedParts } from '@anneal/worker';
+import { PARAGRAPH } from '../pipeline/model-text.ts';
 
 const GROUPS = 32;
 const GROUP_SIZE = 16;
 const TOKENS = 4096;
 const TOOL_OUTPUT = 256; // tokens of one search result between the two assistant turns
-
-const PARAGRAPH =
-  'The search results mention that the bridge was completed in 1932 after six years of ' +
-  'construction, and that its main span is 503 metres long. Another source gives the opening ' +
-  'date as 19 March 1932. I should check whether the question asks for the year of completion ' +
-  'or the year construction began, then answer with the year only. ';
 
 const FAKE_VOCAB = 32_000; // bench/pipeline's fake vLLM samples ids below it
 

@@ -26,7 +26,7 @@ port.on('message', ({ bytes, choices }: ReadRequest) => {
   let at = 0;
   sequences.forEach((s, c) => {
     ids.set(s.tokens, at);
-    logprobs.set(s.logprobs, at);
+    logprobs.set(s.logprobs!, at);
     lengths[c] = s.tokens.length;
     at += s.tokens.length;
   });

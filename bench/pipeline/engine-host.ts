@@ -28,6 +28,7 @@ import { parseOperatorConfig } from '@anneal/protocol';
 import { deleteKeysWithPrefix } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
 import { watchFleet } from './fleet-stats.ts';
+import { modelTextIds } from './model-text.ts';
 import type { EngineShape, HostInfo } from './stack.ts';
 
 const shape = JSON.parse(process.argv[2] ?? '{}') as EngineShape;
@@ -37,6 +38,7 @@ const weights = shape.tenantWeights ?? [1];
 const tokens = weights.map(() => `bench-${randomUUID()}`);
 const dir = await mkdtemp(path.join(tmpdir(), 'anneal-bench-'));
 const SERVED = 'qwen3-base';
+const sampleFrom = shape.modelText ? modelTextIds() : undefined;
 
 const replicas = await Promise.all(
   Array.from({ length: shape.replicas }, () =>
@@ -44,6 +46,7 @@ const replicas = await Promise.all(
       servedModel: SERVED,
       maxModelLen: shape.maxModelLen,
       checkAdapterFiles: false, // the fake trainer writes no adapter files
+      ...(sampleFrom && { sampleFrom }),
       ...(shape.tokensPerSecond > 0 && { tokensPerSecond: shape.tokensPerSecond }),
       ...(shape.decodeTokensPerSecond && { decodeTokensPerSecond: shape.decodeTokensPerSecond }),
       ...(shape.batching && { batching: shape.batching }),

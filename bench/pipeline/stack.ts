@@ -18,6 +18,8 @@ import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/work
 export interface EngineShape {
   /** Fake vLLM servers behind the inference endpoint. */
   replicas: number;
+  /** The replicas sample prose as Qwen3 encodes it (model-text.ts) instead of arithmetic ids. */
+  modelText?: boolean;
   /** Generation throughput of each replica, its completions queued; 0 = instant. */
   tokensPerSecond: number;
   /** Or: each sequence's decode speed under continuous batching (FakeVllmServer

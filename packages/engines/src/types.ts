@@ -19,6 +19,10 @@ export interface SampleRequest {
   /** The engine's request priority, lower first (vLLM `priority` under
    * `--scheduling-policy priority`); engines without one ignore it. */
   priority?: number;
+  /** false: the caller has no use for the sampling logprobs (reference rollouts), so an engine
+   * whose reply carries them at a cost leaves them out (vLLM: ~60 of a completion's ~70 bytes a
+   * token) and `logprobs` may come back null. Default true. */
+  logprobs?: boolean;
 }
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'context_overflow';
@@ -26,10 +30,14 @@ export type FinishReason = 'stop' | 'length' | 'abort' | 'context_overflow';
 export interface SampledSequence {
   /** Generated token ids (exact, as sampled). */
   tokens: number[];
-  /** Sampling log-probabilities of each generated token (same length as `tokens`). */
-  logprobs: number[];
+  /** Sampling log-probabilities of each generated token (same length as `tokens`); null only
+   * when the request said `logprobs: false` and the engine left them out. */
+  logprobs: number[] | null;
   finishReason: FinishReason;
 }
+
+/** A sampled sequence with its sampling logprobs (engines that always compute them). */
+export type ScoredSequence = SampledSequence & { logprobs: number[] };
 
 /** Reference to weights the sampler can load (Tinker `save_weights_for_sampler` result). */
 export interface SamplerWeights {

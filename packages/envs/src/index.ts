@@ -14,6 +14,7 @@ export * from './search/endpoints.ts';
 export * from './search/searchWeb.ts';
 export * from './rollout/types.ts';
 export * from './rollout/parse.ts';
+export { samplingLogprobs } from './rollout/sampling-logprobs.ts';
 export { runRolloutGroup, runRollouts } from './rollout/loop.ts';
 export type { RolloutEnv } from './rollout/loop.ts';
 export * from './verify/normalize.ts';

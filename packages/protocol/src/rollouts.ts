@@ -126,9 +126,13 @@ export const RolloutTokens = Type.Object(
     generated: Type.Array(Type.Integer({ minimum: 0 }), {
       description: 'Indices into `ids` of the model-generated tokens (the rest is tool output).',
     }),
-    samplerLogprobs: Type.String({
-      description: 'The sampler’s logprob of each generated token (float32 LE, base64).',
-    }),
+    samplerLogprobs: Type.Optional(
+      Type.String({
+        description:
+          'The sampler’s logprob of each generated token (float32 LE, base64); policy rollouts ' +
+          'only (reference rollouts are sampled without them).',
+      }),
+    ),
     trainerLogprobs: Type.Optional(
       Type.String({
         description: 'The trainer’s logprob of each generated token (policy rollouts only).',

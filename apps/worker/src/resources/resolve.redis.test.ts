@@ -132,7 +132,7 @@ describe('resource resolution', () => {
       topP: 1,
     });
     expect(samples).toHaveLength(2);
-    expect(samples[0]?.tokens.length).toBe(samples[0]?.logprobs.length);
+    expect(samples[0]?.tokens.length).toBe(samples[0]?.logprobs?.length);
     expect(vllm.requests.some((q) => q.headers.authorization === 'Bearer secret-v')).toBe(true);
     expect(tinker.sessions.size).toBe(1); // connected with X-API-Key (the fake rejects others)
     expect(resources.trainer.capabilities.kinds).toEqual(['sft', 'grpo', 'eval']);

@@ -3,7 +3,7 @@
 // sequences still running. Runs inside a sampler worker thread (ORT run() is CPU-bound).
 import type { InferenceSession } from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
-import type { FinishReason, SampledSequence } from '../types.ts';
+import type { FinishReason, ScoredSequence } from '../types.ts';
 import type { ModelConfig } from './params.ts';
 import { createRng } from './rng.ts';
 import { sampleToken, validateSamplingParams } from './sampling.ts';
@@ -49,10 +49,10 @@ export async function generate(
   config: ModelConfig,
   req: GenerateRequest,
   aborted: AbortCheck,
-): Promise<SampledSequence[]> {
+): Promise<ScoredSequence[]> {
   validateSamplingParams(req);
   const { vocabSize: V, blockSize, nLayer, nHead: H, nEmbd: C } = config;
-  const out: SampledSequence[] = Array.from({ length: req.n }, () => ({
+  const out: ScoredSequence[] = Array.from({ length: req.n }, () => ({
     tokens: [],
     logprobs: [],
     finishReason: 'length' as FinishReason,

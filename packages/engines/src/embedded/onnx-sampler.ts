@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import type { InferenceEngine, SampledSequence, SampleRequest, SamplerWeights } from '../types.ts';
+import type { InferenceEngine, ScoredSequence, SampleRequest, SamplerWeights } from '../types.ts';
 import type { GenerateRequest } from './generate.ts';
 import { ONNX_EXPORT_FORMAT } from './onnx-export.ts';
 import type { ModelConfig } from './params.ts';
@@ -35,7 +35,7 @@ interface Job {
   name: string;
   request: GenerateRequest;
   signal: AbortSignal | undefined;
-  resolve: (sequences: SampledSequence[]) => void;
+  resolve: (sequences: ScoredSequence[]) => void;
   reject: (err: Error) => void;
 }
 
@@ -116,7 +116,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     await Promise.all(this.slots.map((s) => s.worker.call({ type: 'unload', name })));
   }
 
-  sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]> {
+  sample(request: SampleRequest, signal?: AbortSignal): Promise<ScoredSequence[]> {
     if (this.closed) return Promise.reject(new Error('inference engine is closed'));
     let name: string;
     let jobs: GenerateRequest[];
@@ -132,7 +132,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
     if (signal?.aborted) return Promise.reject(abortError());
     const parts = jobs.map(
       (job) =>
-        new Promise<SampledSequence[]>((resolve, reject) => {
+        new Promise<ScoredSequence[]>((resolve, reject) => {
           this.queue.push({ name, request: job, signal, resolve, reject });
         }),
     );
@@ -191,7 +191,7 @@ export class EmbeddedInferenceEngine implements InferenceEngine {
       slot.job = job;
       Atomics.store(slot.abortFlag, 0, 0);
       slot.worker
-        .call<SampledSequence[]>({
+        .call<ScoredSequence[]>({
           type: 'sample',
           name: job.name,
           request: job.request,

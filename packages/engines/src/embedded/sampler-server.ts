@@ -16,7 +16,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SampledSequence } from '../types.ts';
+import type { ScoredSequence } from '../types.ts';
 import { EmbeddedInferenceEngine } from './onnx-sampler.ts';
 import type { EmbeddedInferenceOptions } from './onnx-sampler.ts';
 import { DEFAULT_MODEL_CONFIG } from './params.ts';
@@ -243,7 +243,7 @@ export class EmbeddedSamplerServer {
     const path = base
       ? (this.options.baseExport as string)
       : (this.sets.pathOf(request.model) ?? '');
-    let sequences: SampledSequence[];
+    let sequences: ScoredSequence[];
     this.running += 1;
     try {
       sequences = await this.engine.sample(

@@ -6,7 +6,7 @@
 // or top alternatives: the embedded ONNX sampler draws from temperature + top-p only).
 import { randomUUID } from 'node:crypto';
 import type { CompletionResponse, ErrorEnvelopeNew } from '../vllm/wire.ts';
-import type { SampledSequence } from '../types.ts';
+import type { ScoredSequence } from '../types.ts';
 import { ByteTokenizer } from './tokenizer.ts';
 
 export class VllmHttpError extends Error {
@@ -129,7 +129,7 @@ const tokenizer = new ByteTokenizer();
 export function completionReply(
   request: ParsedCompletion,
   served: string,
-  sequences: readonly SampledSequence[],
+  sequences: readonly ScoredSequence[],
 ): CompletionResponse & Record<string, unknown> {
   const choices = sequences.map((seq, index) => {
     const pieces = seq.tokens.map((id) => decode([id]));

@@ -20,7 +20,7 @@ import { backoffDelay, isRetryableEngineError } from '../http/retry.ts';
 import type {
   FinishReason,
   InferenceEngine,
-  SampledSequence,
+  ScoredSequence,
   SampleRequest,
   SamplerWeights,
 } from '../types.ts';
@@ -94,7 +94,7 @@ export class TinkerSamplingEngine implements InferenceEngine {
     this.served.delete(name);
   }
 
-  async sample(request: SampleRequest, signal?: AbortSignal): Promise<SampledSequence[]> {
+  async sample(request: SampleRequest, signal?: AbortSignal): Promise<ScoredSequence[]> {
     this.assertOpen();
     checkRequest(request);
     const session = await this.sessionFor(request.model);
@@ -132,7 +132,7 @@ export class TinkerSamplingEngine implements InferenceEngine {
     n: number,
     params: Wire.SamplingParams,
     signal: AbortSignal | undefined,
-  ): Promise<SampledSequence[]> {
+  ): Promise<ScoredSequence[]> {
     const deadline = operationDeadline(this.transport);
     const seqId = session.nextSeqId++;
     const body: Wire.AsampleRequest = {
@@ -263,13 +263,13 @@ function checkRequest(request: SampleRequest): void {
 
 const FINISH: Readonly<Record<string, FinishReason>> = { stop: 'stop', length: 'length' };
 
-/** `{sequences: [{tokens, logprobs, stop_reason}]}` -> SampledSequence[]; the sampling
+/** `{sequences: [{tokens, logprobs, stop_reason}]}` -> ScoredSequence[]; the sampling
  * logprobs are required (GRPO's importance ratio is built on them). */
 function readSequences(
   result: unknown,
   expected: number,
   fail: (detail: string) => EngineError,
-): SampledSequence[] {
+): ScoredSequence[] {
   const sequences = isObject(result) ? result['sequences'] : undefined;
   if (!Array.isArray(sequences)) throw fail('result has no sequences');
   if (sequences.length !== expected) {

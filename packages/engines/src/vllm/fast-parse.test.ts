@@ -8,7 +8,7 @@ import { seededRng } from '../http/timing.ts';
 import type { Rng } from '../http/timing.ts';
 import type { SampledSequence } from '../types.ts';
 import { extractCompletion } from './fast-parse.ts';
-import { parseCompletion, parseCompletionReply } from './parse.ts';
+import { LACKS_TOKEN_IDS, parseCompletion, parseCompletionReply } from './parse.ts';
 import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 import type { ServerShape, VllmGeneration } from '../../test/vllm/fixtures.ts';
 
@@ -61,8 +61,10 @@ function parseOrUndefined(text: string): unknown {
 
 /** Deep equality that tells -0 from 0 and checks every number bit for bit. */
 function sameSequences(a: SampledSequence[], b: SampledSequence[]): boolean {
-  const sameNumbers = (x: number[], y: number[]): boolean =>
-    x.length === y.length && x.every((v, i) => Object.is(v, y[i]));
+  const sameNumbers = (x: number[] | null, y: number[] | null): boolean =>
+    x === null || y === null
+      ? x === y
+      : x.length === y.length && x.every((v, i) => Object.is(v, y[i]));
   return (
     a.length === b.length &&
     a.every((s, i) => {
@@ -137,6 +139,54 @@ describe('fast path on the fake servers’ replies', () => {
           }
         }
       }
+    },
+  );
+
+  it.each(cases)(
+    '%s, %s shape: a request without logprobs is read from token_ids, or found to lack them',
+    async (generation, shape) => {
+      const fake = await FakeVllmServer.start({ generation, shape, stopAfter: 3 });
+      servers.push(fake);
+      const post = async (logprobs: boolean) => {
+        const response = await fetch(`${fake.url}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'base-model',
+            prompt: [5, 6, 7],
+            n: 3,
+            max_tokens: 6,
+            seed: 11,
+            stop_token_ids: [2],
+            return_token_ids: true,
+            return_tokens_as_token_ids: true,
+            ...(logprobs && { logprobs: 0 }),
+          }),
+        });
+        return new Uint8Array(await response.arrayBuffer());
+      };
+      const scored = parseCompletion(
+        JSON.parse(new TextDecoder().decode(await post(true))),
+        3,
+        context,
+      );
+      const bytes = await post(false);
+      const json = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+      const fast = extractCompletion(bytes, 3, false);
+      const slow = parseCompletion(json, 3, context, false);
+      // a reply without logprobs read as if they were asked for: the generic path's error
+      expect(extractCompletion(bytes, 3)).toBeUndefined();
+      expect(() => parseCompletion(json, 3, context)).toThrow(/logprobs is missing/);
+      if (shape === 'old') {
+        expect(fast).toBeUndefined();
+        expect(slow).toBe(LACKS_TOKEN_IDS);
+        return;
+      }
+      expect(fast).toBeDefined();
+      expect(sameSequences(fast!, slow as SampledSequence[])).toBe(true);
+      expect(fast!.map((s) => s.tokens)).toEqual(scored.map((s) => s.tokens));
+      expect(fast!.map((s) => s.finishReason)).toEqual(scored.map((s) => s.finishReason));
+      expect(fast!.every((s) => s.logprobs === null)).toBe(true);
     },
   );
 
@@ -466,6 +516,6 @@ describe('fast path on malformed and unusual replies', () => {
     const fast = extractCompletion(encoder.encode(body), 1);
     expect(fast).toBeDefined();
     const expected = texts.map((t) => JSON.parse(t) as number);
-    expect(fast?.[0]?.logprobs.every((v, i) => Object.is(v, expected[i]))).toBe(true);
+    expect(fast?.[0]?.logprobs?.every((v, i) => Object.is(v, expected[i]))).toBe(true);
   });
 });

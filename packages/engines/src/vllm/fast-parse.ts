@@ -45,15 +45,27 @@ interface ChoiceFields {
   sawLogprobs: boolean;
 }
 
-/** The reply's choices as parseCompletion would return them, or undefined: use the generic path. */
+/** The reply's choices as parseCompletion would return them, or undefined: use the generic path.
+ * `withLogprobs` false: the request sent no `logprobs`, so vLLM wrote `"logprobs": null`
+ * (vllm/entrypoints/openai/completion/serving.py@030ea52e request_output_to_completion_response)
+ * and the ids come from `token_ids` alone; such a choice's `logprobs` is null. */
+
 export function extractCompletion(
   bytes: Uint8Array,
   expectedChoices: number,
+  withLogprobs = true,
 ): SampledSequence[] | undefined {
-  return readOrBail(() => new Extractor(bytes).completion(expectedChoices));
+  return readOrBail(() => new Extractor(bytes, withLogprobs).completion(expectedChoices));
 }
 
 class Extractor extends JsonBytesReader {
+  constructor(
+    bytes: Uint8Array,
+    private readonly withLogprobs: boolean,
+  ) {
+    super(bytes);
+  }
+
   completion(expectedChoices: number): SampledSequence[] {
     const found: Array<{ index: number; sequence: SampledSequence }> = [];
     let sawChoices = false;
@@ -96,7 +108,7 @@ class Extractor extends JsonBytesReader {
       } else if (this.keyIs(key, KEY_LOGPROBS)) {
         if (fields.sawLogprobs) throw BAIL;
         fields.sawLogprobs = true;
-        this.logprobs(fields);
+        if (this.withLogprobs || !this.literal('null')) this.logprobs(fields);
       } else if (this.keyIs(key, KEY_FINISH_REASON)) {
         if (sawFinish) throw BAIL;
         sawFinish = true;
@@ -106,9 +118,13 @@ class Extractor extends JsonBytesReader {
       }
       return true;
     });
-    const { tokenLogprobs, finishReason } = fields;
-    if (tokenLogprobs === undefined || finishReason === undefined) throw BAIL;
-    const tokens = Array.isArray(fields.tokenIds) ? fields.tokenIds : this.tokenStrings(fields);
+    const { tokenLogprobs, finishReason, tokenIds } = fields;
+    if (finishReason === undefined) throw BAIL;
+    if (tokenLogprobs === undefined) {
+      if (this.withLogprobs || !Array.isArray(tokenIds)) throw BAIL;
+      return { index: fields.index, sequence: { tokens: tokenIds, logprobs: null, finishReason } };
+    }
+    const tokens = Array.isArray(tokenIds) ? tokenIds : this.tokenStrings(fields);
     if (tokens.length !== tokenLogprobs.length) throw BAIL;
     return { index: fields.index, sequence: { tokens, logprobs: tokenLogprobs, finishReason } };
   }

@@ -13,7 +13,11 @@ describe('completionResponseJson', () => {
     const stops: FixtureChoice['stopReason'][] = [undefined, null, 151_645, '</s>'];
     let compared = 0;
     for (const shape of ['new', 'old'] as ServerShape[]) {
-      for (const tokensAsIds of [true, false]) {
+      for (const [tokensAsIds, logprobs] of [
+        [true, true],
+        [false, true],
+        [true, false],
+      ] as const) {
         for (const model of ['base-model', 'a "quoted" módel ✓', 'slot \u0000choices']) {
           for (let n = 0; n <= 3; n += 1) {
             const choices: FixtureChoice[] = Array.from({ length: n }, (_, k) => {
@@ -27,16 +31,17 @@ describe('completionResponseJson', () => {
             });
             const prompt = [1, 22, 333];
             const expected = JSON.stringify(
-              completionResponse(shape, model, prompt, choices, { tokensAsIds }),
+              completionResponse(shape, model, prompt, choices, { tokensAsIds, logprobs }),
             );
-            expect(completionResponseJson(shape, model, prompt, choices, { tokensAsIds })).toBe(
-              expected,
-            );
+            expect(
+              completionResponseJson(shape, model, prompt, choices, { tokensAsIds, logprobs }),
+            ).toBe(expected);
+            if (!logprobs && n > 0) expect(expected).toContain('"logprobs":null');
             compared += 1;
           }
         }
       }
     }
-    expect(compared).toBe(48);
+    expect(compared).toBe(72);
   });
 });

@@ -19,22 +19,53 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   repetition: 'length',
 };
 
+/** A reply to a request sent without `logprobs` that has no `token_ids` either (a server older
+ * than v0.10.2): its sampled ids are not in it, so the request must be sent again with them. */
+export const LACKS_TOKEN_IDS = Symbol('completion without token ids');
+
 /** A completion reply: fields extracted from the raw bytes (fast-parse.ts) when the reply is
- * what they expect, else the whole body parsed and checked here, with its error. */
+ * what they expect, else the whole body parsed and checked here, with its error. `withLogprobs`:
+ * whether the request asked for them (`logprobs: 0`); without, each choice's `logprobs` is null. */
 export function parseCompletionReply(
   reply: HttpReply,
   expectedChoices: number,
   context: EngineErrorContext,
-): SampledSequence[] {
-  const fast = reply.bytes && extractCompletion(reply.bytes, expectedChoices);
-  return fast ?? parseCompletion(reply.json, expectedChoices, context);
+  withLogprobs?: true,
+): SampledSequence[];
+export function parseCompletionReply(
+  reply: HttpReply,
+  expectedChoices: number,
+  context: EngineErrorContext,
+  withLogprobs: boolean,
+): SampledSequence[] | typeof LACKS_TOKEN_IDS;
+export function parseCompletionReply(
+  reply: HttpReply,
+  expectedChoices: number,
+  context: EngineErrorContext,
+  withLogprobs = true,
+): SampledSequence[] | typeof LACKS_TOKEN_IDS {
+  const fast = reply.bytes && extractCompletion(reply.bytes, expectedChoices, withLogprobs);
+  return fast ?? parseCompletion(reply.json, expectedChoices, context, withLogprobs);
 }
 
 export function parseCompletion(
   body: unknown,
   expectedChoices: number,
   context: EngineErrorContext,
-): SampledSequence[] {
+  withLogprobs?: true,
+): SampledSequence[];
+export function parseCompletion(
+  body: unknown,
+  expectedChoices: number,
+  context: EngineErrorContext,
+  withLogprobs: boolean,
+): SampledSequence[] | typeof LACKS_TOKEN_IDS;
+export function parseCompletion(
+  body: unknown,
+  expectedChoices: number,
+  context: EngineErrorContext,
+  withLogprobs = true,
+): SampledSequence[] | typeof LACKS_TOKEN_IDS {
   const fail = (detail: string): EngineError =>
     new EngineError(ENGINE_ERROR_CODES.response, context, `malformed completion: ${detail}`);
   if (!isObject(body) || !Array.isArray(body['choices'])) throw fail('no `choices` array');
@@ -48,7 +79,38 @@ export function parseCompletion(
     return { index, choice };
   });
   ordered.sort((a, b) => a.index - b.index);
-  return ordered.map(({ choice }, position) => parseChoice(choice, `choices[${position}]`, fail));
+  if (!withLogprobs && ordered.some(({ choice }) => !hasLogprobs(choice))) {
+    if (ordered.some(({ choice }) => !Array.isArray(choice['token_ids']))) return LACKS_TOKEN_IDS;
+  }
+  return ordered.map(({ choice }, position) =>
+    withLogprobs || hasLogprobs(choice)
+      ? parseChoice(choice, `choices[${position}]`, fail)
+      : parseUnscoredChoice(choice, `choices[${position}]`, fail),
+  );
+}
+
+const hasLogprobs = (choice: Record<string, unknown>): boolean =>
+  choice['logprobs'] !== null && choice['logprobs'] !== undefined;
+
+/** A choice of a request sent without `logprobs`: ids from `token_ids`, no logprobs. */
+function parseUnscoredChoice(
+  choice: Record<string, unknown>,
+  where: string,
+  fail: (detail: string) => EngineError,
+): SampledSequence {
+  const tokens = readTokenIds(choice, {}, where, fail);
+  return { tokens, logprobs: null, finishReason: readFinishReason(choice, where, fail) };
+}
+
+function readFinishReason(
+  choice: Record<string, unknown>,
+  where: string,
+  fail: (detail: string) => EngineError,
+): FinishReason {
+  const finish = choice['finish_reason'];
+  const finishReason = typeof finish === 'string' ? FINISH_REASONS[finish] : undefined;
+  if (finishReason === undefined) throw fail(`${where}.finish_reason ${JSON.stringify(finish)}`);
+  return finishReason;
 }
 
 function parseChoice(
@@ -70,10 +132,7 @@ function parseChoice(
     if (typeof value !== 'number') throw fail(`${where}.logprobs.token_logprobs[${i}] is ${value}`);
     return value;
   });
-  const finish = choice['finish_reason'];
-  const finishReason = typeof finish === 'string' ? FINISH_REASONS[finish] : undefined;
-  if (finishReason === undefined) throw fail(`${where}.finish_reason ${JSON.stringify(finish)}`);
-  return { tokens, logprobs: values, finishReason };
+  return { tokens, logprobs: values, finishReason: readFinishReason(choice, where, fail) };
 }
 
 function readTokenIds(

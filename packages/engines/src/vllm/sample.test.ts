@@ -52,6 +52,33 @@ const request: SampleRequest = {
 };
 
 describe('vLLM completions contract', () => {
+  it('samples without logprobs when asked: none sent, none read, the same ids (vllm/entrypoints/openai/completion/serving.py@030ea52e writes "logprobs": null)', async () => {
+    const { fake, engine } = await setup({ shape: 'new' });
+    const scored = await engine.sample(request);
+    const unscored = await engine.sample({ ...request, logprobs: false });
+    const [withLogprobs, without] = fake.requestsTo('/v1/completions');
+    expect(withLogprobs?.body).toHaveProperty('logprobs', 0);
+    expect(without?.body).not.toHaveProperty('logprobs');
+    expect(unscored.map((s) => s.tokens)).toEqual(scored.map((s) => s.tokens));
+    expect(unscored.map((s) => s.finishReason)).toEqual(scored.map((s) => s.finishReason));
+    expect(unscored.every((s) => s.logprobs === null)).toBe(true);
+    expect(scored.every((s) => s.logprobs?.length === s.tokens.length)).toBe(true);
+  });
+
+  it('asks an older server (no token_ids) again with logprobs, once, and from then on always', async () => {
+    const { fake, engine } = await setup({ shape: 'old' });
+    const scored = await engine.sample(request);
+    const first = await engine.sample({ ...request, logprobs: false });
+    const second = await engine.sample({ ...request, logprobs: false });
+    const sent = fake
+      .requestsTo('/v1/completions')
+      .map((r) => (r.body as { logprobs?: number }).logprobs);
+    // scored; unscored (no ids in its reply) then again with logprobs; then with logprobs at once
+    expect(sent).toEqual([0, undefined, 0, 0]);
+    expect(first.map((s) => s.tokens)).toEqual(scored.map((s) => s.tokens));
+    expect(second.map((s) => s.tokens)).toEqual(scored.map((s) => s.tokens));
+  });
+
   it('sends a token-id prompt with n, max_tokens, logprobs 0, return_token_ids and neutral top_k/min_p/repetition_penalty (never the model generation_config defaults)', async () => {
     const { fake, engine } = await setup();
     await engine.sample({ ...request, stopTokenIds: [2], temperature: 0.7, topP: 0.9 });

@@ -18,8 +18,9 @@ export interface CompletionRequest {
   repetition_penalty: 1;
   seed?: number;
   stop_token_ids?: number[];
-  /** Top-k alternatives per token; the sampled token's logprob is always returned. */
-  logprobs: number;
+  /** Top-k alternatives per token; the sampled token's logprob is always returned. Left out,
+   * no logprobs at all (each choice's `logprobs` is null). */
+  logprobs?: number;
   /** v0.10.2+: each choice carries `token_ids` and `prompt_token_ids`. */
   return_token_ids: true;
   /** Older servers: logprob token strings become `"token_id:{id}"`. Ignored where unknown. */

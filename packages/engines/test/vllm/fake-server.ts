@@ -70,6 +70,10 @@ export interface FakeVllmOptions {
   apiKey?: string;
   maxModelLen?: number;
   vocabSize?: number;
+  /** Ids to "sample" instead of the arithmetic sequence below `vocabSize`: taken in order,
+   * cyclically, from a position the prompt and seed decide (benchmarks: a model's output, e.g.
+   * prose as the served model's tokenizer encodes it). */
+  sampleFrom?: readonly number[];
   /** Generate this many tokens then the first stop token id (finish `stop`), if any given. */
   stopAfter?: number;
   /** `VLLM_SERVER_DEV_MODE` (default off): registers the dev routes (/reset_prefix_cache,
@@ -186,6 +190,7 @@ export class FakeVllmServer {
       | 'batching'
       | 'crossServe'
       | 'maxNumSeqs'
+      | 'sampleFrom'
     >
   > &
     Pick<
@@ -201,6 +206,7 @@ export class FakeVllmServer {
       | 'batching'
       | 'crossServe'
       | 'maxNumSeqs'
+      | 'sampleFrom'
     > & {
       version: string | null;
     };
@@ -428,12 +434,15 @@ export class FakeVllmServer {
     const tokens = choices.reduce((sum, choice) => sum + choice.tokens.length, 0);
     const atMs = performance.now();
     this.served.push({ requested: request.model, servedBy, tokens, atMs, arrivedMs });
+    // No `logprobs` in the request: none in the reply (vLLM writes `"logprobs": null`).
+    const logprobs = request['logprobs'] !== undefined && request['logprobs'] !== null;
     const alternatives = Number(request['logprobs'] ?? 0);
     if (!(alternatives > 0 && tokensAsIds)) {
       // No alternatives to report: the reply written directly (same bytes, a fraction of the
       // cost of building and serialising its per-token objects).
       const json = completionResponseJson(shape, servedBy, request.prompt, choices, {
         tokensAsIds,
+        logprobs,
       });
       res.writeHead(200, { 'content-type': 'application/json' }).end(json);
       return;
@@ -499,8 +508,14 @@ export class FakeVllmServer {
     const stopAt =
       stopAfter !== undefined && stopIds.length > 0 && stopAfter < maxTokens ? stopAfter : -1;
     const length = stopAt >= 0 ? stopAt + 1 : maxTokens;
+    const from = this.options.sampleFrom;
+    const start = promptSum + 31 * seed;
     const tokens = Array.from({ length }, (_, i) =>
-      i === stopAt ? (stopIds[0] as number) : (promptSum + 31 * seed + 7 * i) % vocabSize,
+      i === stopAt
+        ? (stopIds[0] as number)
+        : from === undefined || from.length === 0
+          ? (start + 7 * i) % vocabSize
+          : (from[(start + i) % from.length] as number),
     );
     const logprobs = tokens.map((id) => -((id % 17) + 1) / 8);
     return stopAt >= 0

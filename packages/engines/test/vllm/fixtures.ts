@@ -18,6 +18,14 @@ export interface FixtureChoice {
   stopReason?: number | string | null;
 }
 
+/** How a reply is written: `tokensAsIds` (`return_tokens_as_token_ids`); `logprobs` false when
+ * the request sent none (each choice's `logprobs` is then null:
+ * vllm/entrypoints/openai/completion/serving.py@030ea52e request_output_to_completion_response). */
+export interface ReplyOptions {
+  tokensAsIds: boolean;
+  logprobs?: boolean;
+}
+
 /** Text a fixture server "decodes" a token to. */
 export const fakeTokenText = (id: number): string => `<${id}>`;
 
@@ -26,7 +34,7 @@ export function completionResponse(
   model: string,
   prompt: readonly number[],
   choices: readonly FixtureChoice[],
-  options: { tokensAsIds: boolean } = { tokensAsIds: true },
+  options: ReplyOptions = { tokensAsIds: true },
 ): CompletionResponse & Record<string, unknown> {
   const written = choices.map((choice, index) =>
     completionChoice(shape, index, prompt, choice, options),
@@ -45,7 +53,7 @@ export function completionResponseJson(
   model: string,
   prompt: readonly number[],
   choices: readonly FixtureChoice[],
-  options: { tokensAsIds: boolean } = { tokensAsIds: true },
+  options: ReplyOptions = { tokensAsIds: true },
 ): string {
   if (model.includes(CHOICES_SLOT)) {
     return JSON.stringify(completionResponse(shape, model, prompt, choices, options));
@@ -95,18 +103,21 @@ function completionChoice(
   index: number,
   prompt: readonly number[],
   choice: FixtureChoice,
-  options: { tokensAsIds: boolean },
+  options: ReplyOptions,
 ): CompletionChoice & Record<string, unknown> {
   const texts = choice.tokens.map(fakeTokenText);
   const tokenStrings = options.tokensAsIds ? choice.tokens.map((id) => `token_id:${id}`) : texts;
   let offset = 0;
   const offsets = texts.map((text) => (offset += text.length) - text.length);
-  const logprobs = {
-    text_offset: offsets,
-    token_logprobs: [...choice.logprobs],
-    tokens: tokenStrings,
-    top_logprobs: tokenStrings.map((token, i) => ({ [token]: choice.logprobs[i] as number })),
-  };
+  const logprobs =
+    options.logprobs === false
+      ? null
+      : {
+          text_offset: offsets,
+          token_logprobs: [...choice.logprobs],
+          tokens: tokenStrings,
+          top_logprobs: tokenStrings.map((token, i) => ({ [token]: choice.logprobs[i] as number })),
+        };
   const base: CompletionChoice & Record<string, unknown> = {
     index,
     text: texts.join(''),
@@ -128,7 +139,7 @@ function completionChoiceJson(
   index: number,
   prompt: readonly number[],
   choice: FixtureChoice,
-  options: { tokensAsIds: boolean },
+  options: ReplyOptions,
 ): string {
   const texts = choice.tokens.map(fakeTokenText);
   const tokenStrings = options.tokensAsIds ? choice.tokens.map((id) => `token_id:${id}`) : texts;
@@ -136,7 +147,7 @@ function completionChoiceJson(
   const offsets = texts.map((text) => (offset += text.length) - text.length);
   // Token strings are `token_id:<id>` or `<id>`: nothing in them needs escaping.
   let top = '';
-  for (let i = 0; i < tokenStrings.length; i += 1) {
+  for (let i = 0; i < tokenStrings.length && options.logprobs !== false; i += 1) {
     const logprob = choice.logprobs[i];
     if (i > 0) top += ',';
     top += logprob === undefined ? '{}' : `{"${tokenStrings[i]}":${JSON.stringify(logprob)}}`;
@@ -144,7 +155,9 @@ function completionChoiceJson(
   const fields = [
     `"index":${index}`,
     `"text":${JSON.stringify(texts.join(''))}`,
-    `"logprobs":{"text_offset":${JSON.stringify(offsets)},"token_logprobs":${JSON.stringify(choice.logprobs)},"tokens":${JSON.stringify(tokenStrings)},"top_logprobs":[${top}]}`,
+    options.logprobs === false
+      ? '"logprobs":null'
+      : `"logprobs":{"text_offset":${JSON.stringify(offsets)},"token_logprobs":${JSON.stringify(choice.logprobs)},"tokens":${JSON.stringify(tokenStrings)},"top_logprobs":[${top}]}`,
     `"finish_reason":${JSON.stringify(choice.finishReason)}`,
     `"stop_reason":${JSON.stringify(choice.stopReason ?? null)}`,
     '"prompt_logprobs":null',

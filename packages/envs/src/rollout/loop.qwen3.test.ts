@@ -125,8 +125,8 @@ describe('rollout loop with Qwen3 ids in its chat template', () => {
     expect(trained).toEqual(sampled.flat());
     expect(r!.generatedTokens).toBe(sampled.flat().length);
     r!.tokens.forEach((_, i) => {
-      if (r!.lossMask[i] === 0) expect(r!.logprobs[i]).toBe(0);
-      else expect(r!.logprobs[i]).toBeLessThan(0);
+      if (r!.lossMask[i] === 0) expect(r!.logprobs![i]).toBe(0);
+      else expect(r!.logprobs![i]).toBeLessThan(0);
     });
 
     // each sampled turn kept as decoded, with the calls parsed from it (what the ledger shows)

@@ -65,13 +65,42 @@ describe('multi-turn rollout loop', () => {
     expect(maskText).toBe('<|call|>Vek<|/call|><|answer|>Oru<|eos|>');
     expect(r.generatedTokens).toBe(tok.encode('<|call|>Vek<|/call|><|answer|>Oru<|eos|>').length);
     // logprobs are the engine's, at the positions the engine sampled them
-    r.tokens.forEach((t, i) => expect(r.logprobs[i]).toBe(r.lossMask[i] ? fakeLogprob(t, i) : 0));
+    r.tokens.forEach((t, i) => expect(r.logprobs![i]).toBe(r.lossMask[i] ? fakeLogprob(t, i) : 0));
     // the second request continues from the exact ids of the first, plus the tool output
     const second = searcher.requests.at(-1)!;
     expect(second.prompt).toEqual(
       r.tokens.slice(0, r.tokens.length - tok.encode('<|answer|>Oru<|eos|>').length),
     );
     expect(second.stopTokenIds).toEqual(format.stopTokenIds);
+  });
+
+  it('samples without logprobs when the config says so: the same rollout, logprobs null', async () => {
+    const prompt = format.encodePrompt('Where does Vek live?');
+    const [scored] = await runRolloutGroup(env(searcher), { prompt, n: 1, seed: 7 });
+    const sent = searcher.requests.length;
+    const [unscored] = await runRolloutGroup(env(searcher, { logprobs: false }), {
+      prompt,
+      n: 1,
+      seed: 7,
+    });
+    // every request of the second rollout (first turn and after the tool call) asked for none
+    const asked = searcher.requests.slice(sent);
+    expect(asked.length).toBe(2);
+    expect(asked.every((r) => r.logprobs === false)).toBe(true);
+    expect(searcher.requests.slice(0, sent).every((r) => r.logprobs === undefined)).toBe(true);
+    expect(unscored!.logprobs).toBeNull();
+    const { logprobs: _dropped, ...rest } = scored!;
+    expect(unscored).toMatchObject({ ...rest, calls: scored!.calls });
+  });
+
+  it('fails a rollout whose engine left out the logprobs it was asked for', async () => {
+    const engine = new ScriptedEngine(() => '<|answer|>ok<|eos|>');
+    const original = engine.sample.bind(engine);
+    engine.sample = async (req, signal) =>
+      (await original(req, signal)).map((s) => ({ ...s, logprobs: null }));
+    await expect(
+      runRolloutGroup(env(engine), { prompt: format.encodePrompt('hi'), n: 1 }),
+    ).rejects.toThrow(/tokens but no logprobs/);
   });
 
   it('never re-tokenises model output: ids that decode the same stay as sampled', async () => {
@@ -85,7 +114,7 @@ describe('multi-turn rollout loop', () => {
       return out.map((s) => ({
         ...s,
         tokens: [...spoofed, ...s.tokens],
-        logprobs: [...spoofed.map(() => -1), ...s.logprobs],
+        logprobs: [...spoofed.map(() => -1), ...s.logprobs!],
       }));
     };
     const [r] = await runRolloutGroup(env(engine), { prompt: format.encodePrompt('hi'), n: 1 });

@@ -42,6 +42,7 @@ async function sampleSegment(
       stopTokenIds: format.stopTokenIds,
       ...(seed === undefined ? {} : { seed }),
       ...(config.model === undefined ? {} : { model: config.model }),
+      ...(config.logprobs === false && { logprobs: false }),
     },
     signal,
   );
@@ -125,12 +126,12 @@ export async function runRolloutGroup(
   request: RolloutRequest,
   signal?: AbortSignal,
 ): Promise<Rollout[]> {
-  const promptSeq = new RolloutSequence(request.prompt);
+  const promptSeq = new RolloutSequence(request.prompt, env.config.logprobs !== false);
   if (remainingBudget(promptSeq, env.config) <= 0) {
     // Like a vLLM context overflow: the rollouts are truncated, the run goes on.
     return Array.from({ length: request.n }, () =>
       finishRollout(
-        new RolloutSequence(request.prompt),
+        new RolloutSequence(request.prompt, env.config.logprobs !== false),
         env.tool.session(),
         'context_overflow',
         null,
@@ -142,7 +143,7 @@ export async function runRolloutGroup(
     return firsts.map((first, index) =>
       continueRollout(
         env,
-        new RolloutSequence(request.prompt),
+        new RolloutSequence(request.prompt, env.config.logprobs !== false),
         first,
         { seed: request.seed, index },
         inner,

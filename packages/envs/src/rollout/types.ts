@@ -13,6 +13,10 @@ export interface RolloutConfig {
   /** Tokens kept free for generation after a tool output; the output is clipped to leave them
    * (default 8). */
   minGenerationTokens?: number;
+  /** false: sampled without the sampling logprobs (rollouts never trained on, e.g. the frozen
+   * reference's): the engine may leave them out of its replies, and `Rollout.logprobs` is null.
+   * Default true. */
+  logprobs?: boolean;
 }
 
 export type RolloutFinish =
@@ -31,8 +35,9 @@ export interface Rollout {
   promptLength: number;
   /** 1 for model-generated tokens, 0 for prompt and tool-output tokens. Same length as tokens. */
   lossMask: number[];
-  /** Sampling logprob (μ_infer) of each generated token; 0 where lossMask is 0. */
-  logprobs: number[];
+  /** Sampling logprob (μ_infer) of each generated token; 0 where lossMask is 0. null when
+   * sampled with `RolloutConfig.logprobs` false. */
+  logprobs: number[] | null;
   /** Model-generated tokens (Σ lossMask). */
   generatedTokens: number;
   /** c_i: tool calls the model emitted (including failed and refused). */

@@ -57,7 +57,7 @@ async function tokenDiffs(
     `${runPath(runId)}/rollouts/${encodeURIComponent(r.id)}`,
     signal,
   );
-  if (!full.tokens?.trainerLogprobs) {
+  if (!full.tokens?.trainerLogprobs || !full.tokens.samplerLogprobs) {
     fill(
       section,
       h('p', { class: 'sub' }, 'This run did not record token logprobs (spec ledger.tokens).'),

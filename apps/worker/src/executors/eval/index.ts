@@ -147,6 +147,8 @@ export async function runEval(ctx: ExecutorContext<'eval'>): Promise<ExecutorRes
         maxResponseTokens: b.maxOutputTokens,
         temperature: b.temperature,
         topP: b.topP,
+        // answers are graded, never trained on: no sampling logprobs (most of a vLLM reply)
+        logprobs: false,
       },
     };
   };

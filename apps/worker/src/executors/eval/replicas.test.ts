@@ -75,6 +75,8 @@ describe('an eval cell over two inference replicas', () => {
     for (const requests of served) {
       expect(new Set(requests.map((r) => (r.body as { model: string }).model)).size).toBe(1);
     }
+    // An eval's answers are graded, never trained on: no request asks for sampling logprobs.
+    expect(served.flat().every((r) => !('logprobs' in (r.body as object)))).toBe(true);
     expect(ctx.steps.get(1)!['examples']).toBe(EXAMPLES);
   });
 });

@@ -11,7 +11,7 @@
 // a deterministic trainer such as the embedded one). w_t/r_t is formed from its log in float64
 // (@anneal/rl weightedTokenAdvantages), never stored on its own.
 import type { LossReduction } from '@anneal/engines';
-import type { Rollout } from '@anneal/envs';
+import { samplingLogprobs, type Rollout } from '@anneal/envs';
 import type { GrpoSpec } from '@anneal/protocol';
 import {
   createStepBuffers,
@@ -47,9 +47,10 @@ export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
   const buffers = createStepBuffers(tokens, rollouts.length);
   const { offsets, logpInfer } = buffers;
   positions.forEach((p, i) => (offsets[i + 1] = offsets[i]! + p.length));
-  rollouts.forEach((r, i) =>
-    positions[i]!.forEach((t, k) => (logpInfer[offsets[i]! + k] = r.logprobs[t]!)),
-  );
+  rollouts.forEach((r, i) => {
+    const logprobs = samplingLogprobs(r, 'the step layout');
+    positions[i]!.forEach((t, k) => (logpInfer[offsets[i]! + k] = logprobs[t]!));
+  });
   return { ...buffers, positions };
 }
 

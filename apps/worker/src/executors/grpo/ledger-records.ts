@@ -124,17 +124,19 @@ function tokensOf(
   const ids = rollout.tokens.slice(rollout.promptLength);
   const generated: number[] = [];
   const sampler: number[] = [];
+  const { logprobs } = rollout;
   for (let t = rollout.promptLength; t < rollout.tokens.length; t++) {
     if (rollout.lossMask[t] !== 1) continue;
     generated.push(t - rollout.promptLength);
-    sampler.push(rollout.logprobs[t]!);
+    if (logprobs !== null) sampler.push(logprobs[t]!);
   }
   const encode = (values: Float32Array) =>
     Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
   return {
     ids,
     generated,
-    samplerLogprobs: encode(Float32Array.from(sampler)),
+    // reference rollouts are sampled without them (setup.ts)
+    ...(logprobs !== null && { samplerLogprobs: encode(Float32Array.from(sampler)) }),
     ...(trainer && {
       trainerLogprobs: encode(
         trainer.values.subarray(trainer.start, trainer.start + generated.length),

@@ -177,13 +177,15 @@ describe('GRPO rollout ledger (embedded engines)', () => {
       const t = r.tokens!;
       expect(t.ids).toHaveLength(r.lengths.response);
       expect(t.generated).toHaveLength(r.lengths.generated);
-      const sampler = decodeLogprobs(t.samplerLogprobs);
-      expect(sampler).toHaveLength(r.lengths.generated);
-      expect(sampler.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
       if (r.role === 'reference') {
+        // sampled without logprobs (setup.ts): neither side's
+        expect(t.samplerLogprobs).toBeUndefined();
         expect(t.trainerLogprobs).toBeUndefined();
         continue;
       }
+      const sampler = decodeLogprobs(t.samplerLogprobs!);
+      expect(sampler).toHaveLength(r.lengths.generated);
+      expect(sampler.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
       const trainer = decodeLogprobs(t.trainerLogprobs!);
       expect(trainer).toHaveLength(r.lengths.generated);
       const k3 = mean(

@@ -186,7 +186,13 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     engine: reference.engine,
     format,
     tool,
-    config: reference.model === undefined ? config : { ...config, model: reference.model },
+    // Never trained on or scored against the trainer: sampled without logprobs, which are most
+    // of a vLLM reply's bytes (docs/performance.md "Reference rollouts without logprobs").
+    config: {
+      ...config,
+      ...(reference.model !== undefined && { model: reference.model }),
+      logprobs: false,
+    },
   };
   return {
     spec,

@@ -10,7 +10,7 @@
 // forward_backward (they are its input), by @anneal/rl perTokenAdvantages (backendTokenAdvantages).
 // Every sampler logprob, trainer logprob and advantage is checked finite (finite-inputs.ts).
 import type { AdamParams, Datum, LossReduction, TrainerModel } from '@anneal/engines';
-import type { Rollout } from '@anneal/envs';
+import { samplingLogprobs, type Rollout } from '@anneal/envs';
 import {
   isWeights,
   needsIsWeights,
@@ -84,7 +84,11 @@ export function isData(
       advantages[t] = tokenAdvantages[start + k]!;
       weights[t] = 1;
     });
-    return shiftedDatum(r.tokens, { weights, logprobs: r.logprobs, advantages });
+    return shiftedDatum(r.tokens, {
+      weights,
+      logprobs: samplingLogprobs(r, 'the importance-sampling datums'),
+      advantages,
+    });
   });
 }
 
