@@ -168,7 +168,8 @@ try {
   const written = await ledgerBytesPerStep(runArtifactDir(stack.artifactDir, runId));
   row(
     "  the run's own ledger on disk per step",
-    `${(median(written) / 1048576).toFixed(1)} MiB (the fake sampler's ids: nearly incompressible)`,
+    `${(median(written) / 1048576).toFixed(1)} MiB` +
+      (modelText ? ' (model-like text)' : " (the fake sampler's ids: nearly incompressible)"),
   );
   for (const shape of soak || values.quick ? [] : (['text', 'fake'] as const)) {
     const ledger = await measureLedgerStep(LEDGER_STEPS, shape);

@@ -1,49 +1,83 @@
 // The growing token sequence of one rollout, with mask and logprobs kept aligned.
+//
+// Each append builds the three arrays anew at their exact length (concat, one loop) rather than
+// growing them by push: a rollout is mostly one long sampled segment, and growing 4,096-token
+// arrays element by element (plus the spread arguments and filled temporaries of `push(...)`)
+// was the largest allocation of a production step (docs/performance.md "Orchestrator overhead:
+// allocation in the rollout loop"). A rollout has few segments, so copying per segment is cheap.
 import type { SampledSequence } from '@anneal/engines';
 import type { SampledTurn } from './types.ts';
 
 export class RolloutSequence {
-  readonly tokens: number[];
-  readonly lossMask: number[];
+  private tokensSoFar: number[];
+  private maskSoFar: number[];
   /** null for a rollout sampled without logprobs (RolloutConfig.logprobs false). */
-  readonly logprobs: number[] | null;
+  private logprobsSoFar: number[] | null;
   readonly promptLength: number;
   /** The non-empty sampled segments as read (Rollout.sampledTurns). */
   readonly turns: SampledTurn[] = [];
 
   constructor(prompt: readonly number[], withLogprobs = true) {
-    this.tokens = [...prompt];
-    this.lossMask = new Array<number>(prompt.length).fill(0);
-    this.logprobs = withLogprobs ? new Array<number>(prompt.length).fill(0) : null;
+    this.tokensSoFar = prompt.slice();
+    this.maskSoFar = filled(prompt.length, 0);
+    this.logprobsSoFar = withLogprobs ? filled(prompt.length, 0) : null;
     this.promptLength = prompt.length;
   }
 
+  get tokens(): number[] {
+    return this.tokensSoFar;
+  }
+
+  get lossMask(): number[] {
+    return this.maskSoFar;
+  }
+
+  get logprobs(): number[] | null {
+    return this.logprobsSoFar;
+  }
+
   get length(): number {
-    return this.tokens.length;
+    return this.tokensSoFar.length;
   }
 
   appendGenerated(sample: SampledSequence): void {
-    if (this.logprobs !== null) {
+    if (this.logprobsSoFar !== null) {
       if (sample.logprobs?.length !== sample.tokens.length) {
         throw new Error(
           `engine returned ${sample.tokens.length} tokens but ` +
             `${sample.logprobs === null ? 'no' : sample.logprobs.length} logprobs`,
         );
       }
-      this.logprobs.push(...sample.logprobs);
+      this.logprobsSoFar = this.logprobsSoFar.concat(sample.logprobs);
     }
-    this.tokens.push(...sample.tokens);
-    this.lossMask.push(...new Array<number>(sample.tokens.length).fill(1));
+    this.tokensSoFar = this.tokensSoFar.concat(sample.tokens);
+    this.maskSoFar = extended(this.maskSoFar, sample.tokens.length, 1);
   }
 
   /** Tokens from the environment (tool output): in the sequence, out of the loss. */
   appendEnvironment(tokens: readonly number[]): void {
-    this.tokens.push(...tokens);
-    this.lossMask.push(...new Array<number>(tokens.length).fill(0));
-    this.logprobs?.push(...new Array<number>(tokens.length).fill(0));
+    this.tokensSoFar = this.tokensSoFar.concat(tokens);
+    this.maskSoFar = extended(this.maskSoFar, tokens.length, 0);
+    if (this.logprobsSoFar !== null) {
+      this.logprobsSoFar = extended(this.logprobsSoFar, tokens.length, 0);
+    }
   }
 
   generatedCount(): number {
-    return this.lossMask.reduce((sum, m) => sum + m, 0);
+    let count = 0;
+    for (const m of this.maskSoFar) count += m;
+    return count;
   }
+}
+
+/** `length` copies of `value`. */
+function filled(length: number, value: number): number[] {
+  return new Array<number>(length).fill(value);
+}
+
+/** `values` followed by `count` copies of `value`, in a new array of exactly that length. */
+function extended(values: readonly number[], count: number, value: number): number[] {
+  const out = new Array<number>(values.length + count);
+  for (let i = 0; i < values.length; i += 1) out[i] = values[i]!;
+  return out.fill(value, values.length);
 }

@@ -80,10 +80,12 @@ export function isData(
     const advantages = new Float32Array(r.tokens.length);
     const weights = new Float32Array(r.tokens.length);
     const start = layout.offsets[i]!;
-    layout.positions[i]!.forEach((t, k) => {
+    const positions = layout.positions[i]!;
+    for (let k = 0; k < positions.length; k += 1) {
+      const t = positions[k]!;
       advantages[t] = tokenAdvantages[start + k]!;
       weights[t] = 1;
-    });
+    }
     return shiftedDatum(r.tokens, {
       weights,
       logprobs: samplingLogprobs(r, 'the importance-sampling datums'),
@@ -103,7 +105,7 @@ export function gatherTrainLogprobs(
     const datum = logprobs[i];
     if (datum === undefined) throw new Error(`trainer returned no logprobs for datum ${i}`);
     const start = layout.offsets[i]!;
-    positions.forEach((t, k) => (flat[start + k] = datum[t - 1]!));
+    for (let k = 0; k < positions.length; k += 1) flat[start + k] = datum[positions[k]! - 1]!;
   });
   return flat;
 }
