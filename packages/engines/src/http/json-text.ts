@@ -4,7 +4,7 @@
 // copying its bytes, other numbers through String(). `float32s`, for tensors the trainer holds as
 // float32, does the same but writes a non-integer of magnitude 1e-14 to 1e9 in at most 9
 // significant digits that read back as the same float32 (float32-text.ts) instead of String()'s
-// up to 17 digits of the double: 2.6–3.4× faster and 59 % of the bytes for logprobs
+// up to 17 digits of the double: 2.6–3.5× faster and 59 % of the bytes for logprobs
 // (bench/overhead/float32-text.ts), where String() was most of the writer's cost.
 // bench/overhead: copying every tensor into a JS array for JSON.stringify was the orchestrator's
 // largest allocation, and TypedArray.prototype.join formats integers several times slower than
