@@ -30,3 +30,5 @@ export {
 } from './tokenizers/qwen3.ts';
 // The vLLM client's reply reader, for bench/overhead's thread-scaling measure.
 export { extractCompletion } from '../src/vllm/fast-parse.ts';
+// The Tinker request writer, for bench/overhead's float32 writer measure.
+export { JsonBytesWriter } from '../src/http/json-text.ts';

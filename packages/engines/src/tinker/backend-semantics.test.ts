@@ -88,6 +88,46 @@ describe('loss reduction over the weights received', () => {
   });
 });
 
+describe('float32 loss inputs as the trainer holds them', () => {
+  it('the client sends float32 text, the fake trains on the float32 (SkyRL: np/torch float32)', async () => {
+    // 1/3 and −0.1 as float32 go out as 0.33333334 and -0.1: as doubles these are not the
+    // float32 values; the trainer rounds them to float32, and so must the fake
+    const datum: Datum = {
+      modelInput: [9, 1],
+      lossFnInputs: {
+        target_tokens: Int32Array.from([1, 2]),
+        logprobs: Float32Array.from([-0.1, -1 / 3]),
+        advantages: Float32Array.from([1 / 3, -0.1]),
+        weights: Float32Array.from([1, 1]),
+      },
+    };
+    const { fake, engine } = await startTinker(open, {
+      flavor: 'skyrl',
+      skyrlBackend: 'fsdp',
+      pendingPolls: 0,
+    });
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    await model.forwardBackward([datum], 'importance_sampling');
+    const sent = fake.requestsTo('forward_backward')[0] as {
+      forward_backward_input: {
+        data: Array<{ loss_fn_inputs: Record<string, { data: number[] }> }>;
+      };
+    };
+    expect(sent.forward_backward_input.data[0]!.loss_fn_inputs['advantages']!.data).toEqual([
+      0.33333334, -0.1,
+    ]);
+    await model.optimStep(adam);
+    const [applied] = fake.appliedGradients(model.id);
+    const held = applied!.data[0]!.loss_fn_inputs;
+    expect(held['logprobs']!.data).toEqual(Array.from(datum.lossFnInputs['logprobs']!));
+    expect(held['advantages']!.data).toEqual(Array.from(datum.lossFnInputs['advantages']!));
+    // the summing backend's gradient −r·A, bit for bit from the float32 inputs
+    const [lp, adv] = [held['logprobs']!.data, held['advantages']!.data];
+    const expected = [0, 1].map((t) => -Math.exp(fakeLogprob(t + 1, 0) - lp[t]!) * adv[t]!);
+    expect(applied!.dLogp[0]).toEqual(expected);
+  });
+});
+
 describe('adam_params as the server applies them', () => {
   it.each([
     [

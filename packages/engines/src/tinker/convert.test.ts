@@ -104,7 +104,7 @@ describe('Tinker conversions', () => {
     expect(wire.loss_fn_inputs['advantages']!.data).toEqual([0, 0.5, 0]);
   });
 
-  it('writes a datum byte for byte as JSON.stringify writes the wire Datum of its values', () => {
+  it('writes a datum as JSON.stringify writes the wire Datum of its values, float32 tensors as float32 text', () => {
     // repeats (copied bytes), zeros of both signs, integers, extremes, and seeded values
     const rng = seededRng(29);
     const n = 4096;
@@ -125,16 +125,31 @@ describe('Tinker conversions', () => {
       dtype,
       shape: [t.length],
     });
-    expect(datumJson(datum)).toBe(
-      JSON.stringify({
-        model_input: { chunks: [{ type: 'encoded_text', tokens: datum.modelInput }] },
-        loss_fn_inputs: {
-          target_tokens: tensor(datum.lossFnInputs.target_tokens, 'int64'),
-          logprobs: tensor(logprobs, 'float32'),
-          advantages: tensor(datum.lossFnInputs.advantages, 'float32'),
-        },
-      }),
+    const written = datumJson(datum);
+    const stringified = JSON.stringify({
+      model_input: { chunks: [{ type: 'encoded_text', tokens: datum.modelInput }] },
+      loss_fn_inputs: {
+        target_tokens: tensor(datum.lossFnInputs.target_tokens, 'int64'),
+        logprobs: tensor(logprobs, 'float32'),
+        advantages: tensor(datum.lossFnInputs.advantages, 'float32'),
+      },
+    });
+    // every byte but the float32 tensors' numbers as JSON.stringify writes it (ids included)
+    const FLOAT32_DATA = /"data":\[([^\]]*)\],"dtype":"float32"/g;
+    const withoutFloat32s = (json: string) =>
+      json.replace(FLOAT32_DATA, '"data":[],"dtype":"float32"');
+    expect(withoutFloat32s(written)).toBe(withoutFloat32s(stringified));
+    // the float32 numbers: each reads back as the same float32 (-0 as 0, as JSON.stringify
+    // writes it), in fewer bytes than the double's digits
+    const bitsOf = (values: ArrayLike<number>) =>
+      Array.from(new Uint32Array(Float32Array.from(values, (v) => (v === 0 ? 0 : v)).buffer));
+    const sent = [...written.matchAll(FLOAT32_DATA)].map(
+      (m) => JSON.parse(`[${m[1]}]`) as number[],
     );
+    expect(sent.map(bitsOf)).toEqual([bitsOf(logprobs), bitsOf(datum.lossFnInputs.advantages)]);
+    expect(written.length).toBeLessThan(stringified.length - 4096 * 6);
+    expect(written).toContain('"data":[0.625,0.625,');
+    expect(written).toContain(',-0.0012,-0.0012,');
   });
 
   it('rejects an empty model input', () => {

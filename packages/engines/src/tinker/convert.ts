@@ -39,8 +39,12 @@ export function checkWireDatum(datum: Datum, index: number): void {
 /**
  * Writes a checked datum (checkWireDatum) as the wire's `Datum` JSON: `model_input` as one
  * encoded_text chunk, each loss input a `TensorData` with `data`, `dtype` (Int32Array = int64
- * ids) and `shape` — the bytes JSON.stringify would write for those values, straight from the
- * typed arrays (no JS array of each tensor in between).
+ * ids) and `shape`, straight from the typed arrays (no JS array of each tensor in between).
+ * Ids are the bytes JSON.stringify would write; a float32 tensor's values are text that reads
+ * back as the same float32 (JsonBytesWriter.float32s), not the 17 digits of the value as a
+ * double: every trainer holds a float32 input as float32 (SkyRL@a9564572e
+ * skyrl/backends/jax.py `pad_batch(…, np.float32)`, skyrl/backends/skyrl_train_backend.py
+ * `torch.tensor(…, dtype=torch.float32)`; the embedded trainer's server-wire.ts Float32Array).
  */
 export function writeWireDatum(writer: JsonBytesWriter, datum: Datum): void {
   writer.raw('{"model_input":{"chunks":[{"type":"encoded_text","tokens":[');
@@ -48,7 +52,8 @@ export function writeWireDatum(writer: JsonBytesWriter, datum: Datum): void {
   let first = true;
   for (const [name, tensor] of Object.entries(datum.lossFnInputs)) {
     writer.raw(`${first ? '' : ','}${JSON.stringify(name)}:{"data":[`);
-    writer.numbers(tensor);
+    if (tensor instanceof Float32Array) writer.float32s(tensor);
+    else writer.numbers(tensor);
     writer.raw(`],"dtype":"${TENSOR_DTYPE(tensor)}","shape":[${tensor.length}]}`);
     first = false;
   }

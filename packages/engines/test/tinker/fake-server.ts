@@ -28,7 +28,7 @@ import { FLAVORS } from './fake-flavors.ts';
 import type { FakeFlavor, FlavorBehaviour } from './fake-flavors.ts';
 import { fakeSample } from './fake-sampling.ts';
 import { sampledWeights, type SlotOverwrite } from './adapter-slots.ts';
-import { computeLoss, type DatumGradient, type FakeBackend } from './losses.ts';
+import { computeLoss, heldAsFloat32, type DatumGradient, type FakeBackend } from './losses.ts';
 import { validate } from './validate-request.ts';
 import {
   adamUpdate,
@@ -514,15 +514,16 @@ export class FakeTinkerServer {
       const input = body[
         route === 'forward' ? 'forward_input' : 'forward_backward_input'
       ] as Wire.ForwardBackwardInput;
+      const data = heldAsFloat32(input.data);
       const loss = computeLoss(
-        input.data,
+        data,
         input.loss_fn,
         input.loss_fn_config,
         model.steps,
         this.backend,
       );
       if (route === 'forward_backward') {
-        model.pending.data.push(...input.data);
+        model.pending.data.push(...data);
         model.pending.gradients.push(...loss.gradients);
         model.pending.lossFn = input.loss_fn;
       }

@@ -43,6 +43,26 @@ export interface ComputedLoss {
   gradients: DatumGradient[];
 }
 
+/**
+ * The datums as a trainer holds them: every `float32` loss input rounded to float32, as SkyRL
+ * does when it builds its arrays from the JSON's Python floats (@a9564572e skyrl/backends/jax.py
+ * `pad_batch(all_token_weights | all_sampling_logprobs | all_advantages, max_len, np.float32)`;
+ * skyrl/backends/skyrl_train_backend.py `torch.tensor(…, dtype=torch.float32)`). A client may
+ * send any decimal that rounds to the float32 it means (JsonBytesWriter.float32s writes at most
+ * 9 digits); the losses are computed from the float32, as for real.
+ */
+export function heldAsFloat32(data: readonly Datum[]): Datum[] {
+  return data.map((datum) => ({
+    ...datum,
+    loss_fn_inputs: Object.fromEntries(
+      Object.entries(datum.loss_fn_inputs).map(([name, tensor]) => [
+        name,
+        tensor.dtype === 'float32' ? { ...tensor, data: tensor.data.map(Math.fround) } : tensor,
+      ]),
+    ),
+  }));
+}
+
 /** The weights a backend uses for a datum: SkyRL fills 1.0 on every target when none are sent. */
 export function receivedWeights(datum: Datum): number[] {
   const targets = datum.loss_fn_inputs['target_tokens']?.data ?? [];
