@@ -1,10 +1,11 @@
 // The growing token sequence of one rollout, with mask and logprobs kept aligned.
 //
-// Each append builds the three arrays anew at their exact length (concat, one loop) rather than
-// growing them by push: a rollout is mostly one long sampled segment, and growing 4,096-token
-// arrays element by element (plus the spread arguments and filled temporaries of `push(...)`)
-// was the largest allocation of a production step (docs/performance.md "Orchestrator overhead:
-// allocation in the rollout loop"). A rollout has few segments, so copying per segment is cheap.
+// Each append builds the three arrays anew at their exact length (concat, one filled loop)
+// rather than growing them by push: a rollout is mostly one long sampled segment, and growing
+// 4,096-token arrays element by element (plus the spread arguments and filled temporaries of
+// `push(...)`) was the largest allocation of a production step; see
+// docs/performance.md "Orchestrator overhead: model-like text, references without logprobs".
+// A rollout has few segments, so copying per segment is cheap.
 import type { SampledSequence } from '@anneal/engines';
 import type { SampledTurn } from './types.ts';
 

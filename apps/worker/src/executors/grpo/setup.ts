@@ -187,7 +187,8 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
     format,
     tool,
     // Never trained on or scored against the trainer: sampled without logprobs, which are most
-    // of a vLLM reply's bytes (docs/performance.md "Reference rollouts without logprobs").
+    // of a vLLM reply's bytes; see
+    // docs/performance.md "Orchestrator overhead: model-like text, references without logprobs".
     config: {
       ...config,
       ...(reference.model !== undefined && { model: reference.model }),
