@@ -79,9 +79,9 @@ export function parseCompletion(
     return { index, choice };
   });
   ordered.sort((a, b) => a.index - b.index);
-  if (!withLogprobs && ordered.some(({ choice }) => !hasLogprobs(choice))) {
-    if (ordered.some(({ choice }) => !Array.isArray(choice['token_ids']))) return LACKS_TOKEN_IDS;
-  }
+  const unreadable = ({ choice }: { choice: Record<string, unknown> }) =>
+    !hasLogprobs(choice) && !Array.isArray(choice['token_ids']);
+  if (!withLogprobs && ordered.some(unreadable)) return LACKS_TOKEN_IDS;
   return ordered.map(({ choice }, position) =>
     withLogprobs || hasLogprobs(choice)
       ? parseChoice(choice, `choices[${position}]`, fail)

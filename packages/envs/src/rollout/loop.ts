@@ -126,28 +126,18 @@ export async function runRolloutGroup(
   request: RolloutRequest,
   signal?: AbortSignal,
 ): Promise<Rollout[]> {
-  const promptSeq = new RolloutSequence(request.prompt, env.config.logprobs !== false);
+  const sequence = () => new RolloutSequence(request.prompt, env.config.logprobs !== false);
+  const promptSeq = sequence();
   if (remainingBudget(promptSeq, env.config) <= 0) {
     // Like a vLLM context overflow: the rollouts are truncated, the run goes on.
     return Array.from({ length: request.n }, () =>
-      finishRollout(
-        new RolloutSequence(request.prompt, env.config.logprobs !== false),
-        env.tool.session(),
-        'context_overflow',
-        null,
-      ),
+      finishRollout(sequence(), env.tool.session(), 'context_overflow', null),
     );
   }
   return allOrAbort(signal, async (inner) => {
     const firsts = await sampleSegment(env, promptSeq, request.n, request.seed, inner);
     return firsts.map((first, index) =>
-      continueRollout(
-        env,
-        new RolloutSequence(request.prompt, env.config.logprobs !== false),
-        first,
-        { seed: request.seed, index },
-        inner,
-      ),
+      continueRollout(env, sequence(), first, { seed: request.seed, index }, inner),
     );
   });
 }
