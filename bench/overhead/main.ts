@@ -7,6 +7,7 @@
 // time), this process's busy and CPU time, as a share of a production step (60 s) against the
 // 1 % target; V8's profile of the measured steps names the largest contributors. MET or MISSED.
 // Then the rollout ledger's own cost per step (ledger.ts) as a ratio of that orchestrator CPU.
+import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -48,6 +49,8 @@ const { values } = parseArgs({
     // the fake sampler's arithmetic ids (rows measured before 2026-12-05's evening) instead of
     // model-like text (pipeline/model-text.ts)
     'fake-ids': { type: 'boolean', default: false },
+    // also write the measured steps' V8 CPU profile to this file (Chrome DevTools' .cpuprofile)
+    cpuprofile: { type: 'string' },
   },
 });
 const soak = values.soak;
@@ -186,6 +189,7 @@ try {
     );
   }
   const profiles = await profile!;
+  if (values.cpuprofile) await writeFile(values.cpuprofile, JSON.stringify(profiles.cpu));
   const summary = summarise(profiles.cpu, 10);
   if (!soak) {
     // The reply-reading stage alone, on this thread and on 1 and 2 reader threads (threads.ts).
