@@ -33,7 +33,7 @@ const FAKE_VOCAB = 32_000; // bench/pipeline's fake vLLM samples ids below it
 export type TokenShape = 'text' | 'fake';
 
 /** The turns as the rollout loop keeps them (Rollout.sampledTurns): each generated run decoded. */
-function withSampledTurns(rollout: Rollout, decode: (ids: number[]) => string): Rollout {
+function withSampledTurns(rollout: Rollout, decode: (ids: Int32Array) => string): Rollout {
   const turns: Array<{ text: string; toolCalls: number }> = [];
   const { tokens, lossMask } = rollout;
   for (let t = rollout.promptLength; t < tokens.length;) {
@@ -61,10 +61,10 @@ function syntheticRollout(ids: readonly number[], seed: number, shape: TokenShap
   const logprobs = lossMask.map((m, t) => (m ? -0.05 - ((t * 7919 + seed) % 997) / 1000 : 0));
   const generated = lossMask.reduce((a, b) => a + b, 0);
   return {
-    tokens,
+    tokens: Int32Array.from(tokens),
     promptLength: prompt,
-    lossMask,
-    logprobs,
+    lossMask: Uint8Array.from(lossMask),
+    logprobs: Float64Array.from(logprobs),
     generatedTokens: generated,
     toolCalls: 1,
     toolErrors: 0,
@@ -105,7 +105,7 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
   const f64 = (n: number, f: (i: number) => number) =>
     Float64Array.from({ length: n }, (_, i) => f(i));
   const costs: LedgerCost[] = [];
-  const decode = (t: number[]) => tokenizer.decode(t);
+  const decode = (t: Int32Array) => tokenizer.decode(t);
   try {
     for (let step = 1; step <= steps + 1; step++) {
       const rollouts = (offset: number) =>

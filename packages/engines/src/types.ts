@@ -2,10 +2,14 @@
 // the embedded ONNX sampler + TypeScript trainer on a laptop/CI. Workers only see these.
 import type { TrainerBackend } from '@anneal/protocol';
 
+/** Token ids as a caller holds them: never serialised as they are (JSON.stringify writes an
+ * Int32Array as an object), always copied (`[...ids]`) into a wire body. */
+export type TokenIds = readonly number[] | Int32Array;
+
 /** Token-in/token-out sampling request (docs/engines.md: token-id prompts, never text). */
 export interface SampleRequest {
-  /** Prompt token ids. */
-  prompt: readonly number[];
+  /** Prompt token ids (a rollout's growing sequence passes its Int32Array). */
+  prompt: TokenIds;
   /** Number of samples for this prompt (vLLM `n`). */
   n: number;
   maxTokens: number;
@@ -27,17 +31,21 @@ export interface SampleRequest {
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'context_overflow';
 
+/** Per-token values as an engine returns them: the vLLM client reads replies straight into
+ * typed arrays (their bytes off V8's collected heap), other engines return arrays. */
+export type TokenValues = readonly number[] | Float64Array;
+
 export interface SampledSequence {
   /** Generated token ids (exact, as sampled). */
-  tokens: number[];
+  tokens: TokenIds;
   /** Sampling log-probabilities of each generated token (same length as `tokens`); null only
    * when the request said `logprobs: false` and the engine left them out. */
-  logprobs: number[] | null;
+  logprobs: TokenValues | null;
   finishReason: FinishReason;
 }
 
 /** A sampled sequence with its sampling logprobs (engines that always compute them). */
-export type ScoredSequence = SampledSequence & { logprobs: number[] };
+export type ScoredSequence = SampledSequence & { tokens: number[]; logprobs: number[] };
 
 /** Reference to weights the sampler can load (Tinker `save_weights_for_sampler` result). */
 export interface SamplerWeights {
@@ -81,7 +89,7 @@ export type Tensor = Float32Array | Int32Array;
 /** One training example (Tinker `Datum`): model input tokens + per-target-token inputs. */
 export interface Datum {
   /** Input token ids (prompt + completion minus the last token, Tinker convention). */
-  modelInput: readonly number[];
+  modelInput: TokenIds;
   /** Loss inputs keyed by name, each aligned with `modelInput` positions:
    * `target_tokens` (Int32Array), `weights`, `logprobs`, `advantages` (Float32Array). */
   lossFnInputs: Record<string, Tensor>;
@@ -190,9 +198,7 @@ export interface TrainerEngine {
 /** Scores (prompt, response) token sequences with a value-head reward model (docs/recipe.md §5). */
 export interface RewardScorer {
   /** Scalar score s(x, y) per pair. */
-  score(
-    pairs: ReadonlyArray<{ prompt: readonly number[]; response: readonly number[] }>,
-  ): Promise<Float32Array>;
+  score(pairs: ReadonlyArray<{ prompt: TokenIds; response: TokenIds }>): Promise<Float32Array>;
   close(): Promise<void>;
 }
 
@@ -200,7 +206,7 @@ export interface RewardScorer {
  * used for text that enters the sequence from outside (prompts, tool outputs). */
 export interface Tokenizer {
   encode(text: string): number[];
-  decode(tokens: readonly number[]): string;
+  decode(tokens: TokenIds): string;
   readonly eosTokenId: number;
   readonly vocabSize: number;
   /** Id of a special marker such as `<|call|>`, or undefined if the tokenizer has none. */

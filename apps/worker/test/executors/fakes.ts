@@ -35,10 +35,10 @@ export function rollout(
     logprobs.push(...s.tokens.map(() => (s.generated ? (s.logprob ?? -1) : 0)));
   }
   return {
-    tokens,
+    tokens: Int32Array.from(tokens),
     promptLength: prompt.length,
-    lossMask,
-    logprobs,
+    lossMask: Uint8Array.from(lossMask),
+    logprobs: Float64Array.from(logprobs),
     generatedTokens: lossMask.reduce((a, m) => a + m, 0),
     toolCalls: 0,
     toolErrors: 0,

@@ -17,6 +17,7 @@ import {
   type SampleRequest,
   type SamplerWeights,
   type TrainerModel,
+  type TokenIds,
 } from '@anneal/engines';
 import { SearchWebTool, type Rollout, type RolloutEnv } from '@anneal/envs';
 import { createRng } from '@anneal/rl';
@@ -45,9 +46,9 @@ export const growingWithContext =
     perToken * context.length;
 
 /** The context of each position of `tokens`: position p's context is tokens[0..p). */
-function contexts(tokens: readonly number[]): TokenContext[] {
+function contexts(tokens: TokenIds): TokenContext[] {
   let after = false;
-  return tokens.map((t, p) => {
+  return Array.from(tokens, (t, p) => {
     const context = { length: p, afterToolResult: after };
     if (t === format.ids.resultEnd) after = true;
     return context;

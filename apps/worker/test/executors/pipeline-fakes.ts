@@ -18,6 +18,7 @@ import {
   type SamplerWeights,
   type TrainerEngine,
   type TrainerModel,
+  type TokenIds,
 } from '@anneal/engines';
 import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { format } from './fakes.ts';
@@ -183,7 +184,7 @@ export class VersionedInference implements InferenceEngine {
     }
   }
 
-  private stepInCall(prompt: readonly number[]): number | null {
+  private stepInCall(prompt: TokenIds): number | null {
     const start = prompt.lastIndexOf(format.ids.callStart);
     const end = prompt.indexOf(format.ids.callEnd, start);
     const query = format.tokenizer.decode(prompt.slice(start + 1, end));

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomParams, smallConfig } from '../../test/embedded/fixtures.ts';
+import { plainSequences } from '../../test/plain-sequences.ts';
 import { VllmInferenceEngine } from '../vllm/client.ts';
 import { maxLorasOf } from '../vllm/probe.ts';
 import { exportOnnx } from './onnx-export.ts';
@@ -76,16 +77,22 @@ describe('EmbeddedSamplerServer behind the vLLM client', () => {
     try {
       for (const key of ['a', 'b'] as const) {
         await local.loadWeights({ name: key, path: exports[key] });
-        expected[key] = await local.sample({ ...request, model: key });
+        expected[key] = plainSequences(await local.sample({ ...request, model: key }));
       }
     } finally {
       await local.close();
     }
     await client.loadWeights({ name: 'run_a-policy', path: exports.a });
-    expect(await client.sample({ ...request, model: 'run_a-policy' })).toEqual(expected.a);
+    expect(plainSequences(await client.sample({ ...request, model: 'run_a-policy' }))).toEqual(
+      expected.a,
+    );
     await client.loadWeights({ name: 'run_b-policy', path: exports.b }); // evicts run_a's set
-    expect(await client.sample({ ...request, model: 'run_b-policy' })).toEqual(expected.b);
-    expect(await client.sample({ ...request, model: 'run_a-policy' })).toEqual(expected.a);
+    expect(plainSequences(await client.sample({ ...request, model: 'run_b-policy' }))).toEqual(
+      expected.b,
+    );
+    expect(plainSequences(await client.sample({ ...request, model: 'run_a-policy' }))).toEqual(
+      expected.a,
+    );
     const text = await metrics();
     expect(maxLorasOf(text)).toBe(1); // what `anneal endpoints check` compares with maxLoras
     expect(counter(text, 'anneal_sampler_weight_sets_listed')).toBe(2);

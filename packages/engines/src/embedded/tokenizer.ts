@@ -1,6 +1,6 @@
 // Byte-level tokenizer of the embedded model: ids 0..255 are UTF-8 bytes, then a few
 // special markers used by the tool-call format (see packages/envs README).
-import type { Tokenizer } from '../types.ts';
+import type { TokenIds, Tokenizer } from '../types.ts';
 
 export const SPECIAL_MARKERS = [
   '<|eos|>', // end of sequence
@@ -42,7 +42,7 @@ export class ByteTokenizer implements Tokenizer {
     return ids;
   }
 
-  decode(tokens: readonly number[]): string {
+  decode(tokens: TokenIds): string {
     let out = '';
     let bytes: number[] = [];
     const flush = () => {

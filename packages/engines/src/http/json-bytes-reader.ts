@@ -56,6 +56,10 @@ export class JsonBytesReader {
   protected stringEnd = 0;
   /** EXACT or APPROXIMATE: what the last `number(true)` knew of its value. */
   private scanned = EXACT;
+  /** The value `readNumber` read: a double returned from a call that is not inlined is boxed
+   * (a heap number a value: most of what a reply's logprobs allocated), one read from a typed
+   * array is not. */
+  protected readonly numberRead = new Float64Array(1);
 
   private latin1View: Buffer | undefined;
 
@@ -117,21 +121,24 @@ export class JsonBytesReader {
     }
   }
 
-  /** A JSON number, exactly as JSON.parse reads it. */
-  /** A JSON number as a Float32Array stores JSON.parse's value (rounded to float32). A value
-   * only known within APPROXIMATE's bound is taken when both ends of that bound round to the
-   * same float32 — then so does JSON.parse's double, which lies between them — as they do for
-   * the float32 values trainers write (17 significant digits, the double fast path's limit
-   * being 16); otherwise the number is read exactly. */
-  protected float32(): number {
+  /** A JSON number as a Float32Array stores JSON.parse's value (rounded to float32), left in
+   * `numberRead[0]`. A value only known within APPROXIMATE's bound is taken when both ends of
+   * that bound round to the same float32 — then so does JSON.parse's double, which lies between
+   * them — as they do for the float32 values trainers write (17 significant digits, the double
+   * fast path's limit being 16); otherwise the number is read exactly. */
+  protected readFloat32(): void {
     const start = this.pos;
-    const value = this.number(true);
+    this.readNumber(true);
+    const value = this.numberRead[0]!;
     if (this.scanned === APPROXIMATE) {
       const low = Math.fround(value * (1 - APPROXIMATE_ERROR));
-      if (low === Math.fround(value * (1 + APPROXIMATE_ERROR))) return low;
-      return Math.fround(this.numberAt(start));
+      this.numberRead[0] =
+        low === Math.fround(value * (1 + APPROXIMATE_ERROR))
+          ? low
+          : Math.fround(this.numberAt(start));
+      return;
     }
-    return Math.fround(value);
+    this.numberRead[0] = Math.fround(value);
   }
 
   /** The number from `start` to `pos`, read by Number (correctly rounded, as JSON.parse). */
@@ -141,9 +148,16 @@ export class JsonBytesReader {
 
   /** A JSON number: JSON.parse's value (the correctly rounded double), or with `approximate`
    * a value within APPROXIMATE_ERROR of it, said by `scanned` = APPROXIMATE (float32 needs no
-   * more). One function, the scan and both endings in it: the vLLM reader calls it for every
-   * token id and logprob, and a call more per number cost that reader 10–20 %. */
+   * more). */
   protected number(approximate = false): number {
+    this.readNumber(approximate);
+    return this.numberRead[0]!;
+  }
+
+  /** `number`, its value left in `numberRead[0]` (readers of many numbers call this). One
+   * function, the scan and both endings in it: the vLLM reader calls it for every token id and
+   * logprob, and a call more per number cost that reader 10–20 %. */
+  protected readNumber(approximate = false): void {
     const { bytes } = this;
     const start = this.pos;
     let pos = start;
@@ -207,11 +221,12 @@ export class JsonBytesReader {
         if (approximate) this.scanned = exact ? EXACT : APPROXIMATE;
         const magnitude =
           scale < 0 ? mantissa / (POW10[-scale] as number) : mantissa * (POW10[scale] as number);
-        return negative ? -magnitude : magnitude;
+        this.numberRead[0] = negative ? -magnitude : magnitude;
+        return;
       }
     }
     this.scanned = EXACT;
-    return Number(this.latin1().toString('latin1', start, pos));
+    this.numberRead[0] = Number(this.latin1().toString('latin1', start, pos));
   }
 
   /** A string without escapes (keys and values a reader compares): its content starts at the

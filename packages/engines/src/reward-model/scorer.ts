@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { RpcWorker } from '../embedded/worker-rpc.ts';
-import type { RewardScorer } from '../types.ts';
+import type { RewardScorer, TokenIds } from '../types.ts';
 import { preferenceProbability } from './preference.ts';
 import type { ModelDescription, ScorerMessage, ScorerWorkerData } from './scorer.worker.ts';
 
@@ -23,8 +23,8 @@ export interface OnnxRewardScorerOptions {
 }
 
 export interface ScoredPair {
-  prompt: readonly number[];
-  response: readonly number[];
+  prompt: TokenIds;
+  response: TokenIds;
 }
 
 export class OnnxRewardScorer implements RewardScorer {

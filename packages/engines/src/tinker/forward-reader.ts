@@ -138,7 +138,8 @@ class ForwardReader extends JsonBytesReader {
         grown.set(this.scratch);
         this.scratch = grown;
       }
-      this.scratch[count] = this.float32();
+      this.readFloat32();
+      this.scratch[count] = this.numberRead[0]!;
       count += 1;
     });
     return this.scratch.slice(0, count);

@@ -6,7 +6,7 @@
 // `apply_chat_template` uses); `encodeWithSpecialTokens` adds what the file's `post_processor`
 // puts around a sequence (Llama-3's BOS), like the reference's default `encode`.
 import { readFileSync } from 'node:fs';
-import type { Tokenizer } from '../types.ts';
+import type { TokenIds, Tokenizer } from '../types.ts';
 import { BYTE_DECODER, toByteLevel } from './byte-level.ts';
 import {
   TokenizerConfigError,
@@ -130,7 +130,7 @@ export class HfBpeTokenizer implements Tokenizer {
     return (this.pieces![id] = Uint8Array.from(bytes));
   }
 
-  decode(tokens: readonly number[]): string {
+  decode(tokens: TokenIds): string {
     // Filled with `undefined` up front: a sparse array filled in random id order would turn into
     // a dictionary and cost a hash lookup a token.
     const pieces = (this.pieces ??= new Array<undefined>(this.vocabularyEnd()).fill(undefined));

@@ -61,10 +61,10 @@ function parseOrUndefined(text: string): unknown {
 
 /** Deep equality that tells -0 from 0 and checks every number bit for bit. */
 function sameSequences(a: SampledSequence[], b: SampledSequence[]): boolean {
-  const sameNumbers = (x: number[] | null, y: number[] | null): boolean =>
+  const sameNumbers = (x: ArrayLike<number> | null, y: ArrayLike<number> | null): boolean =>
     x === null || y === null
       ? x === y
-      : x.length === y.length && x.every((v, i) => Object.is(v, y[i]));
+      : x.length === y.length && Array.from(x).every((v, i) => Object.is(v, y[i]));
   return (
     a.length === b.length &&
     a.every((s, i) => {
@@ -184,7 +184,7 @@ describe('fast path on the fake servers’ replies', () => {
       }
       expect(fast).toBeDefined();
       expect(sameSequences(fast!, slow as SampledSequence[])).toBe(true);
-      expect(fast!.map((s) => s.tokens)).toEqual(scored.map((s) => s.tokens));
+      expect(fast!.map((s) => Array.from(s.tokens))).toEqual(scored.map((s) => s.tokens));
       expect(fast!.map((s) => s.finishReason)).toEqual(scored.map((s) => s.finishReason));
       expect(fast!.every((s) => s.logprobs === null)).toBe(true);
     },

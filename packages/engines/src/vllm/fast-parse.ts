@@ -37,8 +37,8 @@ const TOKEN_ID_PREFIX = keyBytes('token_id:');
 
 interface ChoiceFields {
   index: number;
-  tokenIds: number[] | null | undefined;
-  tokenLogprobs: number[] | undefined;
+  tokenIds: Int32Array | null | undefined;
+  tokenLogprobs: Float64Array | undefined;
   /** Offset of `logprobs.tokens`'s value, read only when `token_ids` is absent. */
   tokenStrings: number;
   finishReason: FinishReason | undefined;
@@ -121,10 +121,10 @@ class Extractor extends JsonBytesReader {
     const { tokenLogprobs, finishReason, tokenIds } = fields;
     if (finishReason === undefined) throw BAIL;
     if (tokenLogprobs === undefined) {
-      if (this.withLogprobs || !Array.isArray(tokenIds)) throw BAIL;
+      if (this.withLogprobs || !tokenIds) throw BAIL;
       return { index: fields.index, sequence: { tokens: tokenIds, logprobs: null, finishReason } };
     }
-    const tokens = Array.isArray(tokenIds) ? tokenIds : this.tokenStrings(fields);
+    const tokens = tokenIds ? tokenIds : this.tokenStrings(fields);
     if (tokens.length !== tokenLogprobs.length) throw BAIL;
     return { index: fields.index, sequence: { tokens, logprobs: tokenLogprobs, finishReason } };
   }
@@ -188,21 +188,44 @@ class Extractor extends JsonBytesReader {
     return FINISH_REASONS[name] as FinishReason;
   }
 
-  private numberArray(): number[] {
-    const values: number[] = [];
-    this.expect(OPEN_BRACKET);
-    this.elements(() => values.push(this.number()));
-    return values;
-  }
-
-  private integerArray(): number[] {
-    const values: number[] = [];
+  /** The array's numbers, read into the shared scratch then copied at their exact length. */
+  private numberArray(): Float64Array {
+    let count = 0;
     this.expect(OPEN_BRACKET);
     this.elements(() => {
-      const value = this.number();
-      if (!Number.isInteger(value)) throw BAIL;
-      values.push(value);
+      this.readNumber();
+      if (count === valueScratch.length) valueScratch = grown(valueScratch);
+      valueScratch[count] = this.numberRead[0]!;
+      count += 1;
     });
-    return values;
+    return valueScratch.slice(0, count);
   }
+
+  /** Ids: integers an Int32Array holds as they are (anything else takes the generic path,
+   * -0 included: JSON.parse keeps it). */
+  private integerArray(): Int32Array {
+    let count = 0;
+    this.expect(OPEN_BRACKET);
+    this.elements(() => {
+      this.readNumber();
+      const value = this.numberRead[0]!;
+      if ((value | 0) !== value || (value === 0 && 1 / value < 0)) throw BAIL;
+      if (count === idScratch.length) idScratch = grown(idScratch);
+      idScratch[count] = value;
+      count += 1;
+    });
+    return idScratch.slice(0, count);
+  }
+}
+
+// Scratch for the array being read, reused from reply to reply (reading is synchronous, and each
+// thread has its own module): growing a JS array by push allocated every reply's numbers twice
+// on the collected heap, and its numbers lived there until the rollout loop copied them.
+let idScratch = new Int32Array(4096);
+let valueScratch = new Float64Array(4096);
+
+function grown<T extends Int32Array | Float64Array>(scratch: T): T {
+  const bigger = new (scratch.constructor as new (length: number) => T)(scratch.length * 2);
+  bigger.set(scratch);
+  return bigger;
 }

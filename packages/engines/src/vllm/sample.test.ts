@@ -8,6 +8,7 @@ import type { VllmEndpointConfig } from './config.ts';
 import type { VllmEvent } from './transport.ts';
 import { errorBody } from '../../test/vllm/fixtures.ts';
 import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
+import { plainSequences } from '../../test/plain-sequences.ts';
 import type { FakeVllmOptions } from '../../test/vllm/fake-server.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -104,7 +105,7 @@ describe('vLLM completions contract', () => {
 
   it('returns token ids and sampling logprobs per choice (new shape: token_ids)', async () => {
     const { engine } = await setup({ shape: 'new' });
-    const out = await engine.sample(request);
+    const out = plainSequences(await engine.sample(request));
     expect(out).toHaveLength(3);
     // The fake samples token i of choice k as (sum(prompt) + 31 (seed + k) + 7 i) % vocab.
     expect(out[0]?.tokens).toEqual([66 + 217, 66 + 224, 66 + 231, 66 + 238, 66 + 245]);
@@ -118,8 +119,8 @@ describe('vLLM completions contract', () => {
   it('parses the old shape ("token_id:{id}" strings, explicit nulls) identically', async () => {
     const fresh = await setup({ shape: 'new' });
     const old = await setup({ shape: 'old' });
-    const expected = await fresh.engine.sample(request);
-    expect(await old.engine.sample(request)).toEqual(expected);
+    const expected = plainSequences(await fresh.engine.sample(request));
+    expect(plainSequences(await old.engine.sample(request))).toEqual(expected);
   });
 
   it('reports a stop token as finish reason stop, keeping the token', async () => {

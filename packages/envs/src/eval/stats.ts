@@ -151,7 +151,7 @@ export function pricesFor(spec: PricedEvalSpec, index: number): Prices {
  * whole context so far, so each generated segment (a run of loss-mask 1 after a 0, or the first
  * one after the prompt) costs the tokens before it. No prefix caching is assumed.
  */
-export function billedPromptTokens(lossMask: readonly number[], promptLength: number): number {
+export function billedPromptTokens(lossMask: ArrayLike<number>, promptLength: number): number {
   let total = 0;
   for (let i = promptLength; i < lossMask.length; i++) {
     const starts = lossMask[i] === 1 && (i === promptLength || lossMask[i - 1] !== 1);

@@ -4,7 +4,7 @@
 // model (format/toolCallFormat.ts) and a model's own chat template (chat-template/).
 // Token-in/token-out: the loop keeps sampled ids as sampled; a format only encodes text that
 // comes from outside the model (the question, tool outputs, the template's turn headers).
-import type { Tokenizer } from '@anneal/engines';
+import type { TokenIds, Tokenizer } from '@anneal/engines';
 
 /** One tool call read from a sampled turn: a query to run, or why it cannot run. */
 export type ParsedToolCall = { ok: true; query: string } | { ok: false; detail: string };
@@ -28,7 +28,7 @@ export interface ChatFormat {
   /** Read one sampled segment (ids as sampled, stop token last when it stopped). `decoded`:
    * `tokenizer.decode(tokens)` when the caller already has it (the rollout loop keeps it for
    * the ledger), so that a format reading text need not decode again. */
-  parseTurn(tokens: readonly number[], decoded?: string): TurnAction;
+  parseTurn(tokens: TokenIds, decoded?: string): TurnAction;
   /**
    * Ids appended after a turn that called tools: its tool outputs in call order, then whatever
    * leads into the next assistant turn. Outputs are clipped so the whole block fits `maxTokens`;

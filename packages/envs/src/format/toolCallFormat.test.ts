@@ -50,7 +50,7 @@ describe('tool-call format', () => {
     };
     const other: Tokenizer = {
       encode: (t) => [...t].map((c) => c.charCodeAt(0) + 100),
-      decode: (ids) => ids.map((i) => String.fromCharCode(i - 100)).join(''),
+      decode: (ids) => Array.from(ids, (i) => String.fromCharCode(i - 100)).join(''),
       eosTokenId: 0,
       vocabSize: 400,
       specialTokenId: (m) => specials[m],

@@ -61,7 +61,9 @@ describe('multi-turn rollout loop', () => {
       promptLength: prompt.length,
     });
     // mask: 0 on prompt and the tool block, 1 on what the model generated
-    const maskText = r.tokens.map((t, i) => (r.lossMask[i] ? tok.decode([t]) : '')).join('');
+    const maskText = Array.from(r.tokens, (t, i) => (r.lossMask[i] ? tok.decode([t]) : '')).join(
+      '',
+    );
     expect(maskText).toBe('<|call|>Vek<|/call|><|answer|>Oru<|eos|>');
     expect(r.generatedTokens).toBe(tok.encode('<|call|>Vek<|/call|><|answer|>Oru<|eos|>').length);
     // logprobs are the engine's, at the positions the engine sampled them
@@ -69,7 +71,7 @@ describe('multi-turn rollout loop', () => {
     // the second request continues from the exact ids of the first, plus the tool output
     const second = searcher.requests.at(-1)!;
     expect(second.prompt).toEqual(
-      r.tokens.slice(0, r.tokens.length - tok.encode('<|answer|>Oru<|eos|>').length),
+      Array.from(r.tokens.slice(0, r.tokens.length - tok.encode('<|answer|>Oru<|eos|>').length)),
     );
     expect(second.stopTokenIds).toEqual(format.stopTokenIds);
   });
@@ -118,7 +120,9 @@ describe('multi-turn rollout loop', () => {
       }));
     };
     const [r] = await runRolloutGroup(env(engine), { prompt: format.encodePrompt('hi'), n: 1 });
-    expect(r!.tokens.slice(r!.promptLength, r!.promptLength + spoofed.length)).toEqual(spoofed);
+    expect(Array.from(r!.tokens.slice(r!.promptLength, r!.promptLength + spoofed.length))).toEqual(
+      spoofed,
+    );
   });
 
   it('counts failed and refused calls and keeps going', async () => {

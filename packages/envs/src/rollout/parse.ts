@@ -2,6 +2,7 @@
 // (the embedded byte model's; `ToolCallFormat.parseTurn` wraps it as a ChatFormat TurnAction —
 // template formats read Hermes <tool_call> JSON instead, chat-template/toolCalls.ts).
 // Decoding model output to text is fine for parsing; it is never re-encoded.
+import type { TokenIds } from '@anneal/engines';
 
 /** What parsing needs of a marker format (format/toolCallFormat.ts ToolCallFormat has it). */
 export interface SegmentFormat {
@@ -12,7 +13,7 @@ export interface SegmentFormat {
     readonly eos: number;
     readonly [marker: string]: number;
   };
-  tokenizer: { decode(tokens: readonly number[]): string };
+  tokenizer: { decode(tokens: TokenIds): string };
 }
 
 export type SegmentAction =
@@ -24,13 +25,13 @@ export type SegmentAction =
   /** Ended without a stop token (token budget or engine limit). */
   | { kind: 'incomplete' };
 
-function lastIndexOf(tokens: readonly number[], id: number, before: number): number {
+function lastIndexOf(tokens: TokenIds, id: number, before: number): number {
   for (let i = before - 1; i >= 0; i--) if (tokens[i] === id) return i;
   return -1;
 }
 
 /** Parse a segment that the engine stopped at <|/call|>, <|eos|>, or a budget. */
-export function parseSegment(tokens: readonly number[], format: SegmentFormat): SegmentAction {
+export function parseSegment(tokens: TokenIds, format: SegmentFormat): SegmentAction {
   const { ids, tokenizer } = format;
   const last = tokens.length - 1;
   const lastToken = tokens[last];

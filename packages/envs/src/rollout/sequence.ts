@@ -1,84 +1,102 @@
 // The growing token sequence of one rollout, with mask and logprobs kept aligned.
 //
-// Each append builds the three arrays anew at their exact length (concat, one filled loop)
-// rather than growing them by push: a rollout is mostly one long sampled segment, and growing
-// 4,096-token arrays element by element (plus the spread arguments and filled temporaries of
-// `push(...)`) was the largest allocation of a production step; see
-// docs/performance.md "Orchestrator overhead: model-like text, references without logprobs".
-// A rollout has few segments, so copying per segment is cheap.
+// The three are typed arrays that grow by doubling, and the rollout keeps views of them: their
+// bytes live outside V8's collected heap. As JS arrays, a step's rollouts (and each append's
+// copies) were live across the rollouts' engine and tool waits, so the young-generation
+// collector copied them twice on their way to the old generation — the largest share of the
+// orchestrator's garbage-collection time; see docs/performance.md "Orchestrator overhead:
+// typed-array rollouts".
 import type { SampledSequence } from '@anneal/engines';
 import type { SampledTurn } from './types.ts';
 
+const MIN_CAPACITY = 64;
+
 export class RolloutSequence {
-  private tokensSoFar: number[];
-  private maskSoFar: number[];
+  private tokenStore: Int32Array;
+  private maskStore: Uint8Array;
   /** null for a rollout sampled without logprobs (RolloutConfig.logprobs false). */
-  private logprobsSoFar: number[] | null;
+  private logprobStore: Float64Array | null;
+  private size = 0;
+  private generated = 0;
   readonly promptLength: number;
   /** The non-empty sampled segments as read (Rollout.sampledTurns). */
   readonly turns: SampledTurn[] = [];
 
-  constructor(prompt: readonly number[], withLogprobs = true) {
-    this.tokensSoFar = prompt.slice();
-    this.maskSoFar = filled(prompt.length, 0);
-    this.logprobsSoFar = withLogprobs ? filled(prompt.length, 0) : null;
+  constructor(prompt: ArrayLike<number>, withLogprobs = true) {
+    const capacity = Math.max(MIN_CAPACITY, prompt.length * 2);
+    this.tokenStore = new Int32Array(capacity);
+    this.maskStore = new Uint8Array(capacity);
+    this.logprobStore = withLogprobs ? new Float64Array(capacity) : null;
+    this.tokenStore.set(prompt);
+    this.size = prompt.length;
     this.promptLength = prompt.length;
   }
 
-  get tokens(): number[] {
-    return this.tokensSoFar;
+  /** The ids so far (a view: later appends may or may not show through it). */
+  get tokens(): Int32Array {
+    return this.tokenStore.subarray(0, this.size);
   }
 
-  get lossMask(): number[] {
-    return this.maskSoFar;
+  get lossMask(): Uint8Array {
+    return this.maskStore.subarray(0, this.size);
   }
 
-  get logprobs(): number[] | null {
-    return this.logprobsSoFar;
+  get logprobs(): Float64Array | null {
+    return this.logprobStore?.subarray(0, this.size) ?? null;
   }
 
   get length(): number {
-    return this.tokensSoFar.length;
+    return this.size;
   }
 
   appendGenerated(sample: SampledSequence): void {
-    if (this.logprobsSoFar !== null) {
-      if (sample.logprobs?.length !== sample.tokens.length) {
-        throw new Error(
-          `engine returned ${sample.tokens.length} tokens but ` +
-            `${sample.logprobs === null ? 'no' : sample.logprobs.length} logprobs`,
-        );
-      }
-      this.logprobsSoFar = this.logprobsSoFar.concat(sample.logprobs);
+    const count = sample.tokens.length;
+    if (this.logprobStore !== null && sample.logprobs?.length !== count) {
+      throw new Error(
+        `engine returned ${count} tokens but ` +
+          `${sample.logprobs === null ? 'no' : sample.logprobs.length} logprobs`,
+      );
     }
-    this.tokensSoFar = this.tokensSoFar.concat(sample.tokens);
-    this.maskSoFar = extended(this.maskSoFar, sample.tokens.length, 1);
+    const at = this.grow(count);
+    this.tokenStore.set(sample.tokens, at);
+    this.maskStore.fill(1, at, at + count);
+    if (this.logprobStore !== null) this.logprobStore.set(sample.logprobs!, at);
+    this.generated += count;
   }
 
   /** Tokens from the environment (tool output): in the sequence, out of the loss. */
   appendEnvironment(tokens: readonly number[]): void {
-    this.tokensSoFar = this.tokensSoFar.concat(tokens);
-    this.maskSoFar = extended(this.maskSoFar, tokens.length, 0);
-    if (this.logprobsSoFar !== null) {
-      this.logprobsSoFar = extended(this.logprobsSoFar, tokens.length, 0);
-    }
+    const at = this.grow(tokens.length);
+    this.tokenStore.set(tokens, at);
+    // mask and logprobs past `size` are zero: the stores only grow, zero-filled
   }
 
   generatedCount(): number {
-    let count = 0;
-    for (const m of this.maskSoFar) count += m;
-    return count;
+    return this.generated;
+  }
+
+  /** Makes room for `count` more positions; returns where they start. */
+  private grow(count: number): number {
+    const at = this.size;
+    const needed = at + count;
+    if (needed > this.tokenStore.length) {
+      const capacity = Math.max(needed, this.tokenStore.length * 2);
+      this.tokenStore = copied(new Int32Array(capacity), this.tokenStore, at);
+      this.maskStore = copied(new Uint8Array(capacity), this.maskStore, at);
+      if (this.logprobStore !== null) {
+        this.logprobStore = copied(new Float64Array(capacity), this.logprobStore, at);
+      }
+    }
+    this.size = needed;
+    return at;
   }
 }
 
-/** `length` copies of `value`. */
-function filled(length: number, value: number): number[] {
-  return new Array<number>(length).fill(value);
-}
-
-/** `values` followed by `count` copies of `value`, in a new array of exactly that length. */
-function extended(values: readonly number[], count: number, value: number): number[] {
-  const out = new Array<number>(values.length + count);
-  for (let i = 0; i < values.length; i += 1) out[i] = values[i]!;
-  return out.fill(value, values.length);
+function copied<T extends Int32Array | Uint8Array | Float64Array>(
+  into: T,
+  from: T,
+  length: number,
+): T {
+  into.set(from.subarray(0, length));
+  return into;
 }

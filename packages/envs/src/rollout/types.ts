@@ -31,13 +31,13 @@ export type RolloutFinish =
 
 export interface Rollout {
   /** Prompt + everything after it, exact ids. */
-  tokens: number[];
+  tokens: Int32Array;
   promptLength: number;
   /** 1 for model-generated tokens, 0 for prompt and tool-output tokens. Same length as tokens. */
-  lossMask: number[];
+  lossMask: Uint8Array;
   /** Sampling logprob (μ_infer) of each generated token; 0 where lossMask is 0. null when
    * sampled with `RolloutConfig.logprobs` false. */
-  logprobs: number[] | null;
+  logprobs: Float64Array | null;
   /** Model-generated tokens (Σ lossMask). */
   generatedTokens: number;
   /** c_i: tool calls the model emitted (including failed and refused). */

@@ -150,8 +150,8 @@ describe('builtinTasks', () => {
         prompt: tasks.format.encodePrompt(demo.prompt),
         n: 1,
       });
-      expect(rollout!.tokens).toEqual(demo.tokens);
-      expect(rollout!.lossMask).toEqual(demo.lossMask);
+      expect(Array.from(rollout!.tokens)).toEqual(demo.tokens);
+      expect(Array.from(rollout!.lossMask)).toEqual(demo.lossMask);
     }
   });
 

@@ -2,17 +2,18 @@
 // sequence without its last token and every loss input is aligned with it, position t
 // describing the target token t+1. Executors keep per-token arrays aligned with the whole
 // sequence (index = token position) and shift once, here.
-import type { Datum } from '@anneal/engines';
+import type { Datum, TokenIds } from '@anneal/engines';
 
 /** A next-token-prediction datum; `perToken[name][t]` belongs to `tokens[t]` (t >= 1 used). */
 export function shiftedDatum(
-  tokens: readonly number[],
+  tokens: TokenIds,
   perToken: Readonly<Record<string, ArrayLike<number>>>,
 ): Datum {
   if (tokens.length < 2) {
     throw new RangeError(`a training sequence needs at least 2 tokens, got ${tokens.length}`);
   }
-  const targets = Int32Array.from(tokens.slice(1));
+  const ids = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
+  const targets = ids.slice(1);
   const lossFnInputs: Datum['lossFnInputs'] = { target_tokens: targets };
   for (const [name, values] of Object.entries(perToken)) {
     if (values.length !== tokens.length) {
@@ -22,7 +23,8 @@ export function shiftedDatum(
     for (let t = 1; t < tokens.length; t++) shifted[t - 1] = values[t]!;
     lossFnInputs[name] = shifted;
   }
-  return { modelInput: tokens.slice(0, -1), lossFnInputs };
+  // a view: a rollout's ids are never written once sampled
+  return { modelInput: ids.subarray(0, -1), lossFnInputs };
 }
 
 /** A value-head datum scoring the whole sequence (Bradley–Terry, docs/recipe.md §5); `label` r is

@@ -20,10 +20,10 @@ const call = (status: ToolCallRecord['status']): ToolCallRecord => ({
 function rollout(answer: string | null, calls: ToolCallRecord[], maskTail: number[]): Rollout {
   const lossMask = [0, 0, 0, 0, ...maskTail];
   return {
-    tokens: lossMask.map(() => 1),
+    tokens: new Int32Array(lossMask.length).fill(1),
     promptLength: 4,
-    lossMask,
-    logprobs: lossMask.map(() => 0),
+    lossMask: Uint8Array.from(lossMask),
+    logprobs: new Float64Array(lossMask.length),
     generatedTokens: maskTail.filter((m) => m === 1).length,
     toolCalls: calls.length,
     toolErrors: calls.filter((c) => c.failed).length,

@@ -80,7 +80,7 @@ function turnsOf(rollout: Rollout, format: ChatFormat, resultChars: number): Rol
   const sampled = rollout.sampledTurns?.length === runs.length ? rollout.sampledTurns : undefined;
   return runs.map(([start, end], k) => {
     // The last turn too: a rollout whose budget ran out after its calls ran ends on them.
-    const turn = sampled?.[k] ?? readTurn(rollout.tokens.slice(start, end), format);
+    const turn = sampled?.[k] ?? readTurn(Array.from(rollout.tokens.subarray(start, end)), format);
     const count = turn.toolCalls;
     const calls = rollout.calls.slice(nextCall, nextCall + count).map((call) => ({
       name: 'search_web',
@@ -121,7 +121,7 @@ function tokensOf(
   rollout: Rollout,
   trainer: { values: Float32Array; start: number } | null,
 ): RolloutTokens {
-  const ids = rollout.tokens.slice(rollout.promptLength);
+  const ids = Array.from(rollout.tokens.subarray(rollout.promptLength));
   const generated: number[] = [];
   const sampler: number[] = [];
   const { logprobs } = rollout;

@@ -140,10 +140,12 @@ describe('trainStep', () => {
     L.forEach((l, k) => expect(l).toBe(generatedAt.includes(k) ? -1 : 0));
     // weights = the loss mask on every datum (SkyRL counts an absent weight as 1 everywhere)
     for (const [i, d] of model.calls[0]!.data.entries()) {
-      expect([...d.lossFnInputs['weights']!], `datum ${i}`).toEqual(group()[i]!.lossMask.slice(1));
+      expect([...d.lossFnInputs['weights']!], `datum ${i}`).toEqual([
+        ...group()[i]!.lossMask.slice(1),
+      ]);
     }
     expect([...datum.lossFnInputs['weights']!].filter((w) => w === 1)).toHaveLength(4);
-    expect([...datum.lossFnInputs['target_tokens']!]).toEqual(group()[1]!.tokens.slice(1));
+    expect([...datum.lossFnInputs['target_tokens']!]).toEqual([...group()[1]!.tokens.slice(1)]);
     expect(model.optimSteps).toBe(1);
     // d = logp_infer − logp_train = −0.01 on all 10 generated tokens
     expect(out.tokens).toBe(10);

@@ -41,7 +41,7 @@ describe('reference generations shared across runs', () => {
     const b = new ReferenceCache(envOf(engine), 2, true, sharedOf(groups));
     const [fromA] = await a.forPrompts([p1], 2, 5);
     const [fromB, own] = await b.forPrompts([p1, p2], 2, 1);
-    expect(engine.requests.map((r) => r.prompt)).toEqual([p1.tokens, p2.tokens]);
+    expect(engine.requests.map((r) => [...r.prompt])).toEqual([p1.tokens, p2.tokens]);
     expect(fromB!.rollouts).toBe(fromA!.rollouts);
     expect(fromA!.sampledAt).toBe(5);
     expect(fromB!.sampledAt).toBeLessThan(0); // billed by a, never by a step of b

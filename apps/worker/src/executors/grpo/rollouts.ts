@@ -22,6 +22,6 @@ export function policyRollouts(
 }
 
 /** The response part of a rollout (everything after the prompt: calls, results, answer). */
-export function responseTokens(rollout: Rollout): number[] {
-  return rollout.tokens.slice(rollout.promptLength);
+export function responseTokens(rollout: Rollout): Int32Array {
+  return rollout.tokens.subarray(rollout.promptLength);
 }
