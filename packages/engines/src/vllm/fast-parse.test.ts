@@ -463,6 +463,10 @@ const UNUSUAL_BUT_VALID: Array<[string, string]> = [
   ['byte order mark (dropped by the UTF-8 decoding)', `\ufeff${good()}`],
   ['finish_reason of Object.prototype', good({ finish_reason: '"toString"' })],
   ['token strings without token_ids', good({ token_ids: '' })],
+  // ids the fast path's Int32Array would not hold as JSON.parse reads them
+  ['a token id past int32', good({ token_ids: '[2147483648,11]' })],
+  ['a token id of -0', good({ token_ids: '[-0,11]' })],
+  ['a negative token id past int32', good({ token_ids: '[-2147483649,11]' })],
   [
     'nesting deeper than the fast path reads',
     good({ stop_reason: `${'['.repeat(600)}${']'.repeat(600)}` }),

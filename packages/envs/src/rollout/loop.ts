@@ -57,6 +57,7 @@ function finishRollout(
   finish: RolloutFinish,
   answer: string | null,
 ): Rollout {
+  seq.compact();
   return {
     tokens: seq.tokens,
     promptLength: seq.promptLength,

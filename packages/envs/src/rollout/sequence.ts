@@ -75,6 +75,16 @@ export class RolloutSequence {
     return this.generated;
   }
 
+  /** Gives back the stores' unused capacity when it is more than a quarter of them (a finished
+   * rollout keeps its views: a step's rollouts, and the reference cache's, would otherwise hold
+   * up to twice their bytes). */
+  compact(): void {
+    if (this.size * 4 >= this.tokenStore.length * 3) return;
+    this.tokenStore = this.tokenStore.slice(0, this.size);
+    this.maskStore = this.maskStore.slice(0, this.size);
+    this.logprobStore = this.logprobStore?.slice(0, this.size) ?? null;
+  }
+
   /** Makes room for `count` more positions; returns where they start. */
   private grow(count: number): number {
     const at = this.size;
