@@ -1,8 +1,8 @@
 // bench/overhead's thread-scaling measure of the orchestrator's largest per-token stage, reading
 // vLLM replies: the step's policy replies (16 choices × 4096 tokens each, as the fake vLLM writes
 // them) read on this thread, then by 1 and 2 reader threads (threads.worker.ts) that send the
-// choices back as transferred typed arrays, which this thread turns into the client's number
-// arrays. Per setting: tokens per CPU-second (process.cpuUsage: every thread), tokens per wall
+// choices back as the extractor read them, their typed arrays transferred: the client's
+// SampledSequence as it is, nothing for this thread to unpack. Per setting: tokens per CPU-second (process.cpuUsage: every thread), tokens per wall
 // second, and this thread's busy time. CPU per token staying flat from 1 to 2 threads is what
 // lets the stage scale with cores; wall throughput shows whether the machine had them free.
 import { performance } from 'node:perf_hooks';
@@ -33,23 +33,6 @@ function reply(choices: number, tokens: number, seed: number): Uint8Array {
     }),
   );
   return new TextEncoder().encode(body);
-}
-
-/** The client's shape of one reply's choices, from a reader thread's typed arrays. */
-function sequencesOf(read: ReadReply): Array<{ tokens: number[]; logprobs: number[] }> {
-  const out: Array<{ tokens: number[]; logprobs: number[] }> = [];
-  let at = 0;
-  for (const length of read.lengths) {
-    const tokens: number[] = [];
-    const logprobs: number[] = [];
-    for (let t = at; t < at + length; t += 1) {
-      tokens.push(read.ids[t]!);
-      logprobs.push(read.logprobs[t]!);
-    }
-    out.push({ tokens, logprobs });
-    at += length;
-  }
-  return out;
 }
 
 export async function measureReaderThreads(
@@ -99,14 +82,16 @@ export async function measureReaderThreads(
           worker.once('error', reject);
         });
       await measure(threads, async () => {
-        // each thread reads every threads-th reply, one in flight per thread; this thread turns
-        // each answer into the client's arrays while the others read on
+        // each thread reads every threads-th reply, one in flight per thread
         await Promise.all(
           workers.map(async (worker, w) => {
             for (let r = w; r < replies; r += threads) {
               const answer = next(worker);
               worker.postMessage({ bytes: bodies[r % bodies.length], choices });
-              if (sequencesOf(await answer).length !== choices) throw new Error('choices lost');
+              const read = await answer;
+              if (read.length !== choices || read.some((s) => s.tokens.length !== tokens)) {
+                throw new Error('choices lost');
+              }
               worker.removeAllListeners('error');
             }
           }),

@@ -1,35 +1,27 @@
 // bench/overhead's reply-reader thread (threads.ts): reads each vLLM reply it is sent with the
-// vLLM client's field extractor and sends the choices back as typed arrays (transferred, not
-// copied): ids as Int32Array, logprobs as Float64Array (the exact values JSON.parse reads).
+// vLLM client's field extractor and sends the choices back as they are: the extractor reads ids
+// into an Int32Array and logprobs into a Float64Array of their own, so their buffers are
+// transferred, not copied.
 import { parentPort } from 'node:worker_threads';
+import type { SampledSequence } from '@anneal/engines';
 import { extractCompletion } from '@anneal/engines/testing';
 
 export interface ReadRequest {
   bytes: Uint8Array;
   choices: number;
 }
-export interface ReadReply {
-  ids: Int32Array;
-  logprobs: Float64Array;
-  /** Tokens of each choice, in order. */
-  lengths: Int32Array;
-}
+export type ReadReply = SampledSequence[];
 
 const port = parentPort!;
 port.on('message', ({ bytes, choices }: ReadRequest) => {
   const sequences = extractCompletion(bytes, choices);
   if (sequences === undefined) throw new Error('the fake reply took the generic path');
-  const total = sequences.reduce((n, s) => n + s.tokens.length, 0);
-  const ids = new Int32Array(total);
-  const logprobs = new Float64Array(total);
-  const lengths = new Int32Array(sequences.length);
-  let at = 0;
-  sequences.forEach((s, c) => {
-    ids.set(s.tokens, at);
-    logprobs.set(s.logprobs!, at);
-    lengths[c] = s.tokens.length;
-    at += s.tokens.length;
+  const buffers = sequences.flatMap((s) => {
+    if (!(s.tokens instanceof Int32Array) || !(s.logprobs instanceof Float64Array)) {
+      throw new Error('the extractor returned arrays, not typed arrays');
+    }
+    return [s.tokens.buffer as ArrayBuffer, s.logprobs.buffer as ArrayBuffer];
   });
-  const reply: ReadReply = { ids, logprobs, lengths };
-  port.postMessage(reply, [ids.buffer, logprobs.buffer, lengths.buffer]);
+  const reply: ReadReply = sequences;
+  port.postMessage(reply, buffers);
 });

@@ -51,6 +51,21 @@ const scaled = (a: number, k: number): number =>
  * FLOAT32_TEXT_MAX_BYTES from `at`.
  */
 export function writeFloat32(bytes: Uint8Array, at: number, value: number): number {
+  single[0] = value;
+  return writeFloat32Of(bytes, at, single, 0);
+}
+
+const single = new Float32Array(1);
+
+/** writeFloat32 of `values[index]`, read here: a double passed to a call that is not inlined is
+ * boxed (a heap number each value), one read from a typed array is not. */
+export function writeFloat32Of(
+  bytes: Uint8Array,
+  at: number,
+  values: Float32Array,
+  index: number,
+): number {
+  const value = values[index]!;
   const a = value < 0 ? -value : value;
   // n: the 9-digit significand, 10^8 ≤ n < 10^9 (log10 may be off by one next to a power of
   // ten, and n may round up to 10^9: then one place up)

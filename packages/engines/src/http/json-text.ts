@@ -10,7 +10,7 @@
 // largest allocation, and TypedArray.prototype.join formats integers several times slower than
 // this.
 import { Buffer } from 'node:buffer';
-import { FLOAT32_TEXT_MAX_BYTES, writeFloat32 } from './float32-text.ts';
+import { FLOAT32_TEXT_MAX_BYTES, writeFloat32Of } from './float32-text.ts';
 
 /** A JSON body as text or UTF-8 bytes. */
 export class JsonText {
@@ -81,7 +81,7 @@ export class JsonBytesWriter {
       if (Number.isInteger(value) && Math.abs(value) < DIGIT_LIMIT) this.integer(value);
       else {
         this.reserve(FLOAT32_TEXT_MAX_BYTES);
-        const end = writeFloat32(this.bytes, this.length, value);
+        const end = writeFloat32Of(this.bytes, this.length, values, i);
         if (end >= 0) this.length = end;
         else this.rawAscii(String(value));
       }
