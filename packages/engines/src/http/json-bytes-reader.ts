@@ -369,7 +369,7 @@ function stringEnd(bytes: Uint8Array, pos: number): number {
 /** A member's key at `pos`, then its colon: the offset of the member's value. */
 function keyEnd(bytes: Uint8Array, pos: number): number {
   if (bytes[pos] !== QUOTE) throw BAIL;
-  let at = whitespaceEnd(bytes, stringEnd(bytes, pos));
+  const at = whitespaceEnd(bytes, stringEnd(bytes, pos));
   if (bytes[at] !== COLON) throw BAIL;
   return whitespaceEnd(bytes, at + 1);
 }
