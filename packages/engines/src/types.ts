@@ -2,8 +2,8 @@
 // the embedded ONNX sampler + TypeScript trainer on a laptop/CI. Workers only see these.
 import type { TrainerBackend } from '@anneal/protocol';
 
-/** Token ids as a caller holds them: never serialised as they are (JSON.stringify writes an
- * Int32Array as an object), always copied (`[...ids]`) into a wire body. */
+/** Token ids as a caller holds them. Never given to JSON.stringify as they are (it writes an
+ * Int32Array as an object): a wire body copies them (`[...ids]`) or writes their numbers. */
 export type TokenIds = readonly number[] | Int32Array;
 
 /** Token-in/token-out sampling request (docs/engines.md: token-id prompts, never text). */

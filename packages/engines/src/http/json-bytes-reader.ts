@@ -325,13 +325,16 @@ export class JsonBytesReader {
   }
 
   protected skipWhitespace(): void {
-    const { bytes } = this;
-    let byte = bytes[this.pos];
-    while (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) {
-      this.pos += 1;
-      byte = bytes[this.pos];
-    }
+    this.pos = whitespaceEnd(this.bytes, this.pos);
   }
+}
+
+/** A reader's scratch array at twice its length, its values kept (readers fill a scratch array
+ * and copy out each array read at its exact length). */
+export function doubled<T extends Int32Array | Float32Array | Float64Array>(scratch: T): T {
+  const bigger = new (scratch.constructor as new (length: number) => T)(scratch.length * 2);
+  bigger.set(scratch);
+  return bigger;
 }
 
 /** Whitespace from `pos`; the offset after it. */

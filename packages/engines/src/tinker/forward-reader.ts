@@ -13,6 +13,7 @@ import {
   DIGIT_0,
   DIGIT_9,
   JsonBytesReader,
+  doubled,
   MINUS,
   OPEN_BRACE,
   OPEN_BRACKET,
@@ -133,11 +134,7 @@ class ForwardReader extends JsonBytesReader {
     this.expect(OPEN_BRACKET);
     let count = 0;
     this.elements(() => {
-      if (count === this.scratch.length) {
-        const grown = new Float32Array(count * 2);
-        grown.set(this.scratch);
-        this.scratch = grown;
-      }
+      if (count === this.scratch.length) this.scratch = doubled(this.scratch);
       this.readFloat32();
       this.scratch[count] = this.numberRead[0]!;
       count += 1;

@@ -12,6 +12,7 @@ import {
   DIGIT_0,
   DIGIT_9,
   JsonBytesReader,
+  doubled,
   OPEN_BRACKET,
   QUOTE,
   keyBytes,
@@ -194,7 +195,7 @@ class Extractor extends JsonBytesReader {
     this.expect(OPEN_BRACKET);
     this.elements(() => {
       this.readNumber();
-      if (count === valueScratch.length) valueScratch = grown(valueScratch);
+      if (count === valueScratch.length) valueScratch = doubled(valueScratch);
       valueScratch[count] = this.numberRead[0]!;
       count += 1;
     });
@@ -209,8 +210,8 @@ class Extractor extends JsonBytesReader {
     this.elements(() => {
       this.readNumber();
       const value = this.numberRead[0]!;
-      if ((value | 0) !== value || (value === 0 && 1 / value < 0)) throw BAIL;
-      if (count === idScratch.length) idScratch = grown(idScratch);
+      if ((value | 0) !== value || Object.is(value, -0)) throw BAIL;
+      if (count === idScratch.length) idScratch = doubled(idScratch);
       idScratch[count] = value;
       count += 1;
     });
@@ -223,9 +224,3 @@ class Extractor extends JsonBytesReader {
 // on the collected heap, and its numbers lived there until the rollout loop copied them.
 let idScratch = new Int32Array(4096);
 let valueScratch = new Float64Array(4096);
-
-function grown<T extends Int32Array | Float64Array>(scratch: T): T {
-  const bigger = new (scratch.constructor as new (length: number) => T)(scratch.length * 2);
-  bigger.set(scratch);
-  return bigger;
-}

@@ -32,7 +32,7 @@ export class RolloutSequence {
     this.promptLength = prompt.length;
   }
 
-  /** The ids so far (a view: later appends may or may not show through it). */
+  /** The ids so far, a view: later appends never change what it shows. */
   get tokens(): Int32Array {
     return this.tokenStore.subarray(0, this.size);
   }
