@@ -324,8 +324,15 @@ export class JsonBytesReader {
     this.pos += 1;
   }
 
+  /** whitespaceEnd's loop, written out: delegating to it cost the vLLM reader 10–25 % (measured
+   * in one process against the loop; the readers call this around every value). */
   protected skipWhitespace(): void {
-    this.pos = whitespaceEnd(this.bytes, this.pos);
+    const { bytes } = this;
+    let byte = bytes[this.pos];
+    while (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) {
+      this.pos += 1;
+      byte = bytes[this.pos];
+    }
   }
 }
 
