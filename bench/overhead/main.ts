@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startStack, type StepTrace } from '../pipeline/stack.ts';
+import { processBytePool } from '@anneal/engines';
 import { runArtifactDir } from '@anneal/store';
 import { jsonParseCpuPerToken } from './baseline.ts';
 import { ledgerBytesPerStep, measureLedgerStep } from './ledger.ts';
@@ -142,6 +143,11 @@ try {
   row(
     'baseline: JSON.parse of those as replies',
     `${((baselineMsPerToken * policyTokens) / 1000).toFixed(2)} s CPU; orchestrator = ${ratio.toFixed(2)}× it`,
+  );
+  const pool = processBytePool.stats();
+  row(
+    'HTTP body buffers, whole run',
+    `${pool.reused} reused, ${pool.allocated} allocated (${(pool.pooledBytes / 1048576).toFixed(0)} MiB held now)`,
   );
   row(
     'phases (median, s)',

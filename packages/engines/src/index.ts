@@ -26,6 +26,8 @@ export type { AddedToken } from './tokenizers/hf-bpe.ts';
 export { readModelStopIds } from './tokenizers/stop-ids.ts';
 
 // HTTP engine clients: vLLM (inference) and Tinker-compatible (training); see README.md.
+export { BytePool, processBytePool } from './http/byte-pool.ts';
+export type { BytePoolStats } from './http/byte-pool.ts';
 export { ENGINE_ERROR_CODES, EngineError } from './http/errors.ts';
 export type { EngineErrorCode, EngineErrorContext, EngineKind } from './http/errors.ts';
 export type { RetryPolicy } from './http/retry.ts';

@@ -344,9 +344,13 @@ const POST_ROUTES = new Set([
 ]);
 
 function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  text(res, status, JSON.stringify(body), 'application/json');
 }
 
-function text(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+/** With its length, as vLLM sends it (a client reads a body of announced length into one
+ * buffer: http/request.ts). */
+function text(res: ServerResponse, status: number, body: string, type = 'text/plain'): void {
+  res
+    .writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) })
+    .end(body);
 }

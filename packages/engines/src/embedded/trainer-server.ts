@@ -124,8 +124,12 @@ export class EmbeddedTrainerServer {
         [status, body] = [err.status, { detail: err.message } satisfies Wire.DetailError];
       else [status, body] = [500, { detail: (err as Error).message }];
     }
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+    });
+    res.end(text);
   }
 
   private authorize(req: IncomingMessage): void {

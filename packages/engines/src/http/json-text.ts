@@ -10,11 +10,18 @@
 // largest allocation, and TypedArray.prototype.join formats integers several times slower than
 // this.
 import { Buffer } from 'node:buffer';
+import type { BytePool } from './byte-pool.ts';
 import { FLOAT32_TEXT_MAX_BYTES, writeFloat32Of } from './float32-text.ts';
 
 /** A JSON body as text or UTF-8 bytes. */
 export class JsonText {
-  constructor(readonly body: string | Uint8Array) {}
+  /** @param release gives the body's buffer back for reuse (JsonBytesWriter.release): call it
+   * only once a 2xx reply has come, which the server sends after reading the whole body, so no
+   * byte of it is still waiting to be written to the socket. */
+  constructor(
+    readonly body: string | Uint8Array,
+    readonly release: () => void = () => undefined,
+  ) {}
 }
 
 const COMMA = 0x2c;
@@ -24,9 +31,18 @@ const DIGIT_0 = 0x30;
 const DIGIT_LIMIT = 2 ** 53;
 
 export class JsonBytesWriter {
-  private bytes = Buffer.allocUnsafe(1 << 16);
+  private bytes: Buffer;
   private length = 0;
   private readonly digits = new Uint8Array(20);
+
+  /** @param expectedBytes the body's expected size (it grows past it if need be).
+   * @param pool where its buffers come from and go back to (byte-pool.ts); none: allocated. */
+  constructor(
+    expectedBytes = 1 << 16,
+    private readonly pool?: BytePool,
+  ) {
+    this.bytes = pool ? pool.take(expectedBytes) : Buffer.allocUnsafe(expectedBytes);
+  }
 
   /** JSON text as it is (UTF-8). */
   raw(text: string): this {
@@ -96,6 +112,11 @@ export class JsonBytesWriter {
     return this.bytes.subarray(0, this.length);
   }
 
+  /** Gives the buffer back to the pool: nothing may read what `finish` returned afterwards. */
+  release(): void {
+    this.pool?.give(this.bytes);
+  }
+
   private comma(): void {
     this.reserve(1);
     this.bytes[this.length] = COMMA;
@@ -146,8 +167,10 @@ export class JsonBytesWriter {
 
   private reserve(extra: number): void {
     if (this.length + extra <= this.bytes.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + extra));
+    const size = Math.max(this.bytes.length * 2, this.length + extra);
+    const grown = this.pool ? this.pool.take(size) : Buffer.allocUnsafe(size);
     this.bytes.copy(grown, 0, 0, this.length);
+    this.pool?.give(this.bytes);
     this.bytes = grown;
   }
 }

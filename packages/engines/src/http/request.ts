@@ -13,9 +13,12 @@
 // Response objects between the socket and the bytes, and a reply body is copied chunk by chunk,
 // as it arrives, into one buffer of its announced length (bench/overhead: fetch's body path was
 // the largest dependency in the orchestrator's profile, and the chunk list plus the final
-// concatenation doubled what every vLLM reply allocated).
+// concatenation doubled what every vLLM reply allocated). A body of announced length is read into
+// a buffer of the process's pool (byte-pool.ts); whoever has read what it needs from a 2xx reply
+// gives the buffer back with `release()`.
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
+import { processBytePool } from './byte-pool.ts';
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
 import { JsonText } from './json-text.ts';
 import type { EngineErrorContext } from './errors.ts';
@@ -30,6 +33,10 @@ export interface HttpReply {
   /** The raw body, for readers that extract fields without parsing it all (vLLM completions,
    * docs/engines.md "vLLM"). `text` and `json` are decoded from it on first use. */
   bytes?: Uint8Array;
+  /** Gives the body's buffer back for reuse (byte-pool.ts): afterwards `bytes`, and `text` and
+   * `json` unless already read, throw. Call it once what was read from the body is copied out
+   * (the readers' typed arrays are their own copies); never calling it costs only the reuse. */
+  release?(): void;
 }
 
 export interface SendOptions {
@@ -83,8 +90,8 @@ export async function sendJson(
       body: bodyText(options.body),
       signal,
     });
-    const bytes = await readBody(response.body, response.headers['content-length']);
-    return new LazyReply(response.statusCode, bytes);
+    const body = await readBody(response.body, response.headers['content-length']);
+    return new LazyReply(response.statusCode, body.bytes, body.pooled);
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
     if (timeout.aborted || isUndiciTimeout(error)) {
@@ -111,19 +118,21 @@ function bodyText(body: unknown): string | Uint8Array | null {
   return body instanceof JsonText ? body.body : JSON.stringify(body);
 }
 
-/** The whole body, each chunk copied once as it arrives: into one buffer of the announced
- * length, or (no or a wrong length) gathered and joined at the end. */
+/** The whole body, each chunk copied once as it arrives: into one pooled buffer of at least the
+ * announced length, or (no or a wrong length) gathered and joined at the end. `pooled` is the
+ * pool's buffer the bytes are a view of, if they are. */
 async function readBody(
   body: Dispatcher.ResponseData['body'],
   contentLength: string | string[] | undefined,
-): Promise<Uint8Array> {
+): Promise<{ bytes: Uint8Array; pooled?: Buffer }> {
   const announced = typeof contentLength === 'string' ? Number(contentLength) : NaN;
   if (!Number.isSafeInteger(announced) || announced < 0) {
     const chunks: Buffer[] = [];
     for await (const chunk of body) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    return { bytes: Buffer.concat(chunks) };
   }
-  let bytes = Buffer.allocUnsafe(announced);
+  const pooled = processBytePool.take(announced);
+  let bytes = pooled;
   let length = 0;
   for await (const chunk of body) {
     const piece = chunk as Buffer;
@@ -135,7 +144,11 @@ async function readBody(
     piece.copy(bytes, length);
     length += piece.length;
   }
-  return bytes.subarray(0, length);
+  if (bytes !== pooled) {
+    processBytePool.give(pooled); // longer than announced: the bytes moved to their own buffer
+    return { bytes: bytes.subarray(0, length) };
+  }
+  return { bytes: bytes.subarray(0, length), pooled };
 }
 
 const utf8 = new TextDecoder();
@@ -144,15 +157,28 @@ const utf8 = new TextDecoder();
 class LazyReply implements HttpReply {
   private decoded: string | undefined;
   private parsed: { value: unknown } | undefined;
+  private released = false;
 
   constructor(
     readonly status: number,
-    readonly bytes: Uint8Array,
+    private readonly body: Uint8Array,
+    private readonly pooled: Buffer | undefined,
   ) {}
+
+  get bytes(): Uint8Array {
+    if (this.released) throw new Error('HTTP reply body read after release()');
+    return this.body;
+  }
 
   get text(): string {
     this.decoded ??= utf8.decode(this.bytes);
     return this.decoded;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.pooled !== undefined) processBytePool.give(this.pooled);
   }
 
   get json(): unknown {

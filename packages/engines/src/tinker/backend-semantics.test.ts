@@ -6,6 +6,7 @@
 // skyrl/backends/skyrl_train_backend.py _sample_with_remote_client).
 import { afterEach, describe, expect, it } from 'vitest';
 import { adam, startTinker } from '../../test/tinker-harness.ts';
+import { processBytePool } from '../http/byte-pool.ts';
 import type { Datum } from '../types.ts';
 import { TinkerSamplingEngine } from './sampling.ts';
 import type { FakeTinkerOptions } from '../../test/tinker/fake-server.ts';
@@ -125,6 +126,50 @@ describe('float32 loss inputs as the trainer holds them', () => {
     const [lp, adv] = [held['logprobs']!.data, held['advantages']!.data];
     const expected = [0, 1].map((t) => -Math.exp(fakeLogprob(t + 1, 0) - lp[t]!) * adv[t]!);
     expect(applied!.dLogp[0]).toEqual(expected);
+  });
+});
+
+describe('request bodies written into reused buffers', () => {
+  it('sends every chunk as written, one pooled buffer given back after each 2xx reply', async () => {
+    // 6 datums of 4,096 positions in chunks of 2: each body ~250 kB, so from the process pool
+    const length = 4096;
+    const data: Datum[] = Array.from({ length: 6 }, (_, d) => ({
+      modelInput: Int32Array.from({ length }, (_, t) => (t * 7 + d) % 1000),
+      lossFnInputs: {
+        target_tokens: Int32Array.from({ length }, (_, t) => (t * 13 + d) % 1000),
+        logprobs: Float32Array.from({ length }, (_, t) => -((t % 97) + d + 1) / 64),
+        advantages: Float32Array.from({ length }, () => (d - 2.5) / 4),
+      },
+    }));
+    const { fake, engine } = await startTinker(
+      open,
+      { flavor: 'skyrl', pendingPolls: 0 },
+      { maxDatumsPerRequest: 2 },
+    );
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    const before = processBytePool.stats().reused;
+    await model.forwardBackward(data, 'importance_sampling');
+    // chunks 2 and 3 at least are written into the buffer chunk 1 gave back
+    expect(processBytePool.stats().reused - before).toBeGreaterThanOrEqual(2);
+    const sent = fake.requestsTo('forward_backward') as Array<{
+      forward_backward_input: {
+        data: Array<{
+          model_input: { chunks: Array<{ tokens: number[] }> };
+          loss_fn_inputs: Record<string, { data: number[] }>;
+        }>;
+      };
+    }>;
+    const received = sent.flatMap((request) => request.forward_backward_input.data);
+    expect(received).toHaveLength(data.length);
+    received.forEach((datum, d) => {
+      const inputs = data[d]!.lossFnInputs;
+      expect(datum.model_input.chunks[0]!.tokens).toEqual(Array.from(data[d]!.modelInput));
+      for (const name of ['target_tokens', 'logprobs', 'advantages']) {
+        expect(datum.loss_fn_inputs[name]!.data.map(Math.fround)).toEqual(
+          Array.from(inputs[name]!),
+        );
+      }
+    });
   });
 });
 

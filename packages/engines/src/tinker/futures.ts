@@ -111,7 +111,11 @@ async function awaitFuture<T>(
         attempts: 1,
         timeoutMs: Math.min(poll.callTimeoutMs, remaining),
       });
-      outcome = classify(transport, reply, requestId, label, bareBadRequests, read);
+      try {
+        outcome = classify(transport, reply, requestId, label, bareBadRequests, read);
+      } finally {
+        reply.release?.(); // the outcome holds copies: the reader's arrays, parsed JSON, text
+      }
       transientRetries = 0;
     } catch (error) {
       // 5xx, 429, connection loss, a call that outlived callTimeoutMs: poll again later.

@@ -3,6 +3,7 @@
 // request that reached the server before its reply was lost is not run twice. A 409 means
 // a seq_id was reused with a different payload and surfaces as an error
 // (ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT), never retried.
+import { processBytePool } from '../http/byte-pool.ts';
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { JsonBytesWriter, JsonText } from '../http/json-text.ts';
 import { isObject } from '../http/request.ts';
@@ -25,6 +26,7 @@ import {
   fromWireOptimStep,
   toWireAdam,
   checkWireDatum,
+  expectedBodyBytes,
   writeWireDatum,
   toWireLossConfig,
 } from './convert.ts';
@@ -189,7 +191,7 @@ export class TinkerTrainerModel implements TrainerModel {
     for (let start = 0; start < data.length; start += size) {
       const datums = data.slice(start, start + size);
       const body = (seqId: number) => {
-        const writer = new JsonBytesWriter().raw(
+        const writer = new JsonBytesWriter(expectedBodyBytes(datums), processBytePool).raw(
           `{"model_id":${JSON.stringify(this.id)},"${key}":{"data":[`,
         );
         datums.forEach((datum, i) => {
@@ -199,7 +201,7 @@ export class TinkerTrainerModel implements TrainerModel {
         const input: Omit<Wire.ForwardBackwardInput, 'data'> = { loss_fn: lossFn };
         if (lossConfig) input.loss_fn_config = lossConfig;
         writer.raw(`],${JSON.stringify(input).slice(1, -1)}},"seq_id":${seqId}}`);
-        return new JsonText(writer.finish());
+        return new JsonText(writer.finish(), () => writer.release());
       };
       const count = datums.length;
       // The result is read from the reply's bytes; a reply it does not expect is parsed whole.
@@ -242,6 +244,7 @@ export class TinkerTrainerModel implements TrainerModel {
         ? payload(seqId)
         : { model_id: this.id, ...payload, seq_id: seqId };
     const reply = await this.transport.post(route, body, { seqId });
+    if (body instanceof JsonText) body.release(); // a 2xx reply: the server read all of it
     const label = `${route} (model ${this.id}, seq_id ${seqId})`;
     const result = readResultOf(this.transport, reply.json, label, deadline, read);
     result.catch(() => undefined); // handled by whoever awaits it

@@ -74,7 +74,11 @@ export class VllmTransport {
           const reply = await this.send(replica, 'POST', route, body, options);
           if (reply.status >= 200 && reply.status < 300) {
             this.pool.recordSuccess(replica);
-            return accept(reply, replica);
+            try {
+              return accept(reply, replica);
+            } finally {
+              reply.release?.(); // what `accept` keeps is its own copy
+            }
           }
           const handled = options.onErrorReply?.(reply);
           if (handled !== undefined) return handled;

@@ -686,7 +686,14 @@ function send(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
+  // with its content-length, as SkyRL's FastAPI server sends it: Starlette's
+  // `Response.init_headers` sets it from the rendered body (starlette/responses.py@1f6b2305)
+  const text = body === undefined ? '' : JSON.stringify(body); // undefined: a bare reply
   res
-    .writeHead(status, { 'content-type': 'application/json', ...headers })
-    .end(JSON.stringify(body));
+    .writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+      ...headers,
+    })
+    .end(text);
 }

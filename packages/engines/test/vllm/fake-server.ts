@@ -444,7 +444,7 @@ export class FakeVllmServer {
         tokensAsIds,
         logprobs,
       });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(json);
+      sendBody(res, 200, 'application/json', json);
       return;
     }
     const reply = completionResponse(shape, servedBy, request.prompt, choices, {
@@ -579,7 +579,7 @@ function send(res: ServerResponse, status: number, body: unknown): void {
     res.writeHead(status).end();
     return;
   }
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  sendBody(res, status, 'application/json', JSON.stringify(body));
 }
 
 function answer(res: ServerResponse, reply: LoraReply): void {
@@ -588,5 +588,17 @@ function answer(res: ServerResponse, reply: LoraReply): void {
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+  sendBody(res, status, 'text/plain', text);
+}
+
+/** A whole body with its `content-length`, as vLLM's server sends every non-streaming reply:
+ * Starlette's `Response.init_headers` sets it from the rendered body
+ * (starlette/responses.py@1f6b2305). Node would send it chunked otherwise. */
+function sendBody(res: ServerResponse, status: number, contentType: string, text: string): void {
+  res
+    .writeHead(status, {
+      'content-type': contentType,
+      'content-length': String(Buffer.byteLength(text)),
+    })
+    .end(text);
 }
