@@ -355,12 +355,18 @@ function whitespaceEnd(bytes: Uint8Array, pos: number): number {
   return at;
 }
 
+/** 1 for a byte a string holds as it is: not a quote, a backslash or a control character. */
+const PLAIN_STRING_BYTE = Uint8Array.from({ length: 256 }, (_, byte) =>
+  byte >= 0x20 && byte !== QUOTE && byte !== BACKSLASH ? 1 : 0,
+);
+
 /** A string starting at `pos` (its opening quote): escapes checked, raw control characters
  * refused. UTF-8 continuation bytes are never a quote or a backslash, so bytes are scanned as
  * they are. The offset after its closing quote. */
 function stringEnd(bytes: Uint8Array, pos: number): number {
   let at = pos + 1;
   for (;;) {
+    while (PLAIN_STRING_BYTE[bytes[at]!] === 1) at += 1;
     const byte = bytes[at];
     if (byte === undefined || byte < 0x20) throw BAIL;
     at += 1;

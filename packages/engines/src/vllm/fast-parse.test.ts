@@ -467,6 +467,14 @@ const UNUSUAL_BUT_VALID: Array<[string, string]> = [
   ['a token id past int32', good({ token_ids: '[2147483648,11]' })],
   ['a token id of -0', good({ token_ids: '[-0,11]' })],
   ['a negative token id past int32', good({ token_ids: '[-2147483649,11]' })],
+  // ids the fast path's digits-only loop hands to the general number reader
+  ['token ids with a fraction or an exponent', good({ token_ids: '[1e1,11.0]' })],
+  ['a token id of eleven digits', good({ token_ids: '[21474836470,11]' })],
+  ['the largest int32 token id, and 0', good({ token_ids: '[2147483647,0]' })],
+  [
+    'non-ASCII and escaped text in a skipped string',
+    good({ text: String.raw`"ü€😀\\\"\n\u00e9"` }),
+  ],
   [
     'nesting deeper than the fast path reads',
     good({ stop_reason: `${'['.repeat(600)}${']'.repeat(600)}` }),

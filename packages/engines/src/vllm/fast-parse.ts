@@ -20,6 +20,8 @@ import {
 } from '../http/json-bytes-reader.ts';
 import type { FinishReason, SampledSequence } from '../types.ts';
 
+const DOT = 0x2e;
+
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
   length: 'length',
@@ -208,14 +210,41 @@ class Extractor extends JsonBytesReader {
     let count = 0;
     this.expect(OPEN_BRACKET);
     this.elements(() => {
-      this.readNumber();
-      const value = this.numberRead[0]!;
+      const value = this.plainInteger();
       if ((value | 0) !== value || Object.is(value, -0)) throw BAIL;
       if (count === idScratch.length) idScratch = doubled(idScratch);
       idScratch[count] = value;
       count += 1;
     });
     return idScratch.slice(0, count);
+  }
+
+  /** A number at `pos` written as up to 10 digits alone (an id as vLLM writes it: no sign,
+   * fraction or exponent), read by a loop made for that; any other number through readNumber. */
+  private plainInteger(): number {
+    const { bytes } = this;
+    const start = this.pos;
+    let pos = start;
+    let value = 0;
+    let byte = bytes[pos] ?? 0;
+    while (byte >= DIGIT_0 && byte <= DIGIT_9 && pos - start < 10) {
+      value = value * 10 + (byte - DIGIT_0);
+      pos += 1;
+      byte = bytes[pos] ?? 0;
+    }
+    const plain =
+      pos > start &&
+      (bytes[start] !== DIGIT_0 || pos === start + 1) &&
+      byte !== DOT &&
+      byte !== 0x65 && // e
+      byte !== 0x45 && // E
+      !(byte >= DIGIT_0 && byte <= DIGIT_9);
+    if (plain) {
+      this.pos = pos;
+      return value;
+    }
+    this.readNumber();
+    return this.numberRead[0]!;
   }
 }
 
