@@ -55,6 +55,33 @@ function indexEntry(r: RolloutRecord): RolloutIndexEntry {
   };
 }
 
+/** A group's records as UTF-8 lines, written into one buffer reused from group to group (no
+ * joined string, no string-to-buffer copy inside gzip: bench/overhead, 36 MiB a step less). */
+class LineBuffer {
+  private buffer = Buffer.allocUnsafe(1 << 20);
+  private length = 0;
+
+  clear(): void {
+    this.length = 0;
+  }
+
+  add(line: string): void {
+    const most = line.length * 3 + 1; // UTF-8 bytes of a UTF-16 code unit: at most 3
+    if (this.length + most > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + most));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    this.length += this.buffer.write(line, this.length, 'utf8');
+    this.buffer[this.length] = 0x0a;
+    this.length += 1;
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
 /** Writes the step as its writer's copy (copyDir); resolves once it is on disk. */
 export async function writeLedgerStep(runDir: string, input: LedgerStepInput): Promise<void> {
   const sample = new Set(input.sample);
@@ -62,9 +89,12 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
   const sizes = { [SAMPLE_FILE]: 0, [REST_FILE]: 0 };
   const extents: LedgerGroupExtent[] = [];
   const rollouts: RolloutIndexEntry[] = [];
+  const lines = new LineBuffer();
   for (const [group, records] of input.groups.entries()) {
-    const lines = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    const member = await gzipAsync(lines, { level: LEDGER_GZIP_LEVEL });
+    lines.clear();
+    for (const r of records) lines.add(JSON.stringify(r));
+    // awaited before the buffer is refilled: gzip reads it on libuv's thread pool
+    const member = await gzipAsync(lines.bytes(), { level: LEDGER_GZIP_LEVEL });
     const file = sample.has(group) ? SAMPLE_FILE : REST_FILE;
     extents.push({ group, file, offset: sizes[file], length: member.length });
     files[file].push(member);
