@@ -136,6 +136,10 @@ export class JsonBytesWriter {
   }
 
   private integer(value: number): void {
+    if (value >= 0 && value <= 0x7fffffff) {
+      this.smallInteger(value | 0);
+      return;
+    }
     this.reserve(18);
     let rest = value;
     if (rest < 0) {
@@ -155,6 +159,42 @@ export class JsonBytesWriter {
       this.bytes[this.length] = this.digits[count] as number;
       this.length += 1;
     }
+  }
+
+  /** A non-negative int32 (ids, masks): its digits counted first, then written from the last
+   * with int32 arithmetic. */
+  private smallInteger(value: number): void {
+    const count =
+      value < 10
+        ? 1
+        : value < 100
+          ? 2
+          : value < 1000
+            ? 3
+            : value < 10000
+              ? 4
+              : value < 100000
+                ? 5
+                : value < 1000000
+                  ? 6
+                  : value < 10000000
+                    ? 7
+                    : value < 100000000
+                      ? 8
+                      : value < 1000000000
+                        ? 9
+                        : 10;
+    this.reserve(count);
+    const { bytes } = this;
+    let at = this.length + count;
+    let rest = value;
+    do {
+      const next = (rest / 10) | 0;
+      at -= 1;
+      bytes[at] = DIGIT_0 + rest - next * 10;
+      rest = next;
+    } while (rest > 0);
+    this.length += count;
   }
 
   private rawAscii(text: string): void {

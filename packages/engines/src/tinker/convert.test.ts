@@ -104,6 +104,20 @@ describe('Tinker conversions', () => {
     expect(wire.loss_fn_inputs['advantages']!.data).toEqual([0, 0.5, 0]);
   });
 
+  it('writes integers as JSON.stringify does at every digit-count boundary, int32 and past it', () => {
+    const values = [0, -0, 1, -1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 53 - 1, -(2 ** 53 - 1)];
+    for (let k = 1; k <= 15; k += 1) values.push(10 ** k - 1, 10 ** k, 10 ** k + 1, -(10 ** k));
+    const written = new TextDecoder().decode(
+      new JsonBytesWriter().raw('[').numbers(values).raw(']').finish(),
+    );
+    expect(written).toBe(JSON.stringify(values));
+    const ids = Int32Array.from(values.filter((v) => Math.abs(v) < 2 ** 31));
+    const idText = new TextDecoder().decode(
+      new JsonBytesWriter().raw('[').numbers(ids).raw(']').finish(),
+    );
+    expect(idText).toBe(JSON.stringify(Array.from(ids)));
+  });
+
   it('writes a datum as JSON.stringify writes the wire Datum of its values, float32 tensors as float32 text', () => {
     // repeats (copied bytes), zeros of both signs, integers, extremes, and seeded values
     const rng = seededRng(29);
