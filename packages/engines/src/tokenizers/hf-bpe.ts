@@ -105,6 +105,7 @@ export class HfBpeTokenizer implements Tokenizer {
    * token. One array read a token instead of mapping its characters through the byte decoder
    * again (decode runs over every turn of every rollout for the rollout ledger). */
   private pieces: (Uint8Array | string | undefined)[] | undefined;
+  private decodeScratch = new Uint8Array(1 << 14);
 
   /** One past the largest token id. */
   private vocabularyEnd(): number {
@@ -135,7 +136,9 @@ export class HfBpeTokenizer implements Tokenizer {
     // a dictionary and cost a hash lookup a token.
     const pieces = (this.pieces ??= new Array<undefined>(this.vocabularyEnd()).fill(undefined));
     let out = '';
-    let buffer = new Uint8Array(Math.max(64, tokens.length * 4));
+    // the bytes between added tokens, in a scratch buffer kept from call to call (decode is
+    // synchronous): a fresh one each call was 16 kB of external memory a 4,096-token turn
+    let buffer = this.decodeScratch;
     let length = 0;
     const flush = (): void => {
       if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
@@ -152,6 +155,7 @@ export class HfBpeTokenizer implements Tokenizer {
         const grown = new Uint8Array(2 * (length + piece.length));
         grown.set(buffer.subarray(0, length));
         buffer = grown;
+        this.decodeScratch = grown;
       }
       for (let k = 0; k < piece.length; k++) buffer[length++] = piece[k]!;
     }
