@@ -20,7 +20,11 @@ export function shiftedDatum(
       throw new RangeError(`${name}: ${values.length} values for ${tokens.length} tokens`);
     }
     const shifted = new Float32Array(tokens.length - 1);
-    for (let t = 1; t < tokens.length; t++) shifted[t - 1] = values[t]!;
+    if (values instanceof Float32Array || values instanceof Float64Array) {
+      shifted.set(values.subarray(1)); // converted natively, as the loop below rounds each value
+    } else {
+      for (let t = 1; t < tokens.length; t++) shifted[t - 1] = values[t]!;
+    }
     lossFnInputs[name] = shifted;
   }
   // a view: a rollout's ids are never written once sampled
