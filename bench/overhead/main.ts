@@ -52,11 +52,17 @@ const { values } = parseArgs({
     'fake-ids': { type: 'boolean', default: false },
     // also write the measured steps' V8 CPU profile to this file (Chrome DevTools' .cpuprofile)
     cpuprofile: { type: 'string' },
+    // the vLLM endpoint's readerThreads: completion replies read on that many threads
+    'reader-threads': { type: 'string', default: '0' },
   },
 });
 const soak = values.soak;
 const prompts = Number(soak ? '4' : values.prompts); // 32 × 16 = 512 rollouts
 if (!Number.isInteger(prompts) || prompts < 1) throw new Error('--prompts: an integer >= 1');
+const readerThreads = Number(values['reader-threads']);
+if (!Number.isInteger(readerThreads) || readerThreads < 0) {
+  throw new Error('--reader-threads: an integer >= 0');
+}
 
 const spec = `kind: grpo
 steps: ${STEPS}
@@ -81,6 +87,7 @@ console.log(
   `bench/overhead: ${prompts} prompts × ${GROUP_SIZE} rollouts × ${MAX_TOKENS} tokens a step, ` +
     `instant engines over HTTP (fake vLLM + fake SkyRL in a child process); ${STEPS} steps; ` +
     `sampled tokens: ${modelText ? 'model-like text' : "the fake's arithmetic ids"}; ` +
+    `vLLM replies read ${readerThreads > 0 ? `on ${readerThreads} reader thread(s)` : 'on the event loop'}; ` +
     `load average ${loadavg()[0]!.toFixed(2)}`,
 );
 const stack = await startStack({
@@ -89,6 +96,7 @@ const stack = await startStack({
   tokensPerSecond: 0,
   trainerLatencyMs: {},
   maxModelLen: 8192,
+  readerThreads,
 });
 try {
   let profiler: Promise<() => Promise<Profiles>> | undefined;

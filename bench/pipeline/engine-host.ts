@@ -79,7 +79,8 @@ inference:
     replicas: ${JSON.stringify(replicas.map((r) => r.url))}
     servedModel: ${SERVED}
     maxModelLen: ${shape.maxModelLen}
-    maxInFlight: ${shape.maxInFlight ?? 64 * shape.replicas}${capacity.map((line) => `\n    ${line}`).join('')}
+    maxInFlight: ${shape.maxInFlight ?? 64 * shape.replicas}
+    readerThreads: ${shape.readerThreads ?? 0}${capacity.map((line) => `\n    ${line}`).join('')}
     adapters: { root: ${JSON.stringify(path.join(dir, 'adapters'))} }
 trainers:
   skyrl:

@@ -58,6 +58,8 @@ export interface EngineShape {
   slots?: number;
   /** The endpoint's `maxInFlight` (requests in flight from the worker; default 64 a replica). */
   maxInFlight?: number;
+  /** The endpoint's `readerThreads` (completion replies read off the event loop; default 0). */
+  readerThreads?: number;
   /** The replicas' `--max-num-seqs` (FakeVllmServer `maxNumSeqs`), declared as the endpoint's
    * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share of an
    * endpoint"). */

@@ -34,6 +34,7 @@ describe('operator config: vLLM endpoints', () => {
       maxInFlight: 64,
       requestTimeoutSeconds: 600,
       retryAttempts: 4,
+      readerThreads: 0, // replies read on the event loop
       logprobsMode: 'raw_logprobs', // vLLM's own default (docs/engines.md "Logprobs and temperature")
       schedulingPolicy: 'fcfs', // vLLM's own default (docs/operations.md "Fair share of an endpoint")
     });
@@ -49,9 +50,10 @@ describe('operator config: vLLM endpoints', () => {
   it('accepts every tuning field and the adapter storage with the SkyRL layout default', () => {
     const entry = parsed(
       ', servedModel: qwen3, maxModelLen: 32768, maxInFlight: 256, requestTimeoutSeconds: 120,' +
-        ' retryAttempts: 2, adapters: {root: /mnt/anneal-checkpoints}',
+        ' retryAttempts: 2, readerThreads: 4, adapters: {root: /mnt/anneal-checkpoints}',
     );
     expect(entry).toMatchObject({
+      readerThreads: 4,
       servedModel: 'qwen3',
       maxModelLen: 32768,
       maxInFlight: 256,
@@ -69,6 +71,7 @@ describe('operator config: vLLM endpoints', () => {
       [', maxInFlight: 0', '/inference/qwen/maxInFlight'],
       [', requestTimeoutSeconds: 0', '/inference/qwen/requestTimeoutSeconds'],
       [', retryAttempts: 1.5', '/inference/qwen/retryAttempts'],
+      [', readerThreads: 65', '/inference/qwen/readerThreads'],
       [', maxModelLen: 1', '/inference/qwen/maxModelLen'],
       [', adapters: {root: relative/dir}', '/inference/qwen/adapters/root'],
       [', adapters: {}', '/inference/qwen/adapters/root'],

@@ -160,6 +160,15 @@ export const InferenceEndpointConfig = Type.Union([
           description: 'Attempts per request on 5xx / connection errors (backoff + jitter).',
         }),
       ),
+      readerThreads: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: 64,
+          default: 0,
+          description:
+            'Threads per worker engine that read completion replies, so reading them leaves the event loop to the rest of the run (docs/engines.md "vLLM"); 0 reads them on the event loop.',
+        }),
+      ),
       adapters: Type.Optional(VllmAdapterStorage),
       maxLoraRank: Type.Optional(
         Type.Integer({

@@ -22,7 +22,7 @@ describe('vllmEndpointConfig', () => {
       'q',
       entry(
         ', servedModel: s, maxModelLen: 8192, maxInFlight: 7, requestTimeoutSeconds: 1.5,' +
-          ' retryAttempts: 3, adapters: { root: /mnt/c }, maxLoraRank: 64',
+          ' retryAttempts: 3, adapters: { root: /mnt/c }, maxLoraRank: 64, readerThreads: 2',
       ),
       { baseModel: 'Qwen/Qwen3-8B' },
       { secrets: { K: 'key' } },
@@ -37,6 +37,7 @@ describe('vllmEndpointConfig', () => {
       requestTimeoutMs: 1500,
       retry: { attempts: 3 },
       maxLoraRank: 64,
+      readerThreads: 2,
     });
     expect(config.resolveLoraPath?.({ name: 'p', path: 'tinker://m/n' })).toBe(
       '/mnt/c/m/sampler_weights/n',

@@ -33,6 +33,7 @@ export function vllmEndpointConfig(
       requestTimeoutMs: entry.requestTimeoutSeconds * 1000,
     }),
     ...(entry.retryAttempts !== undefined && { retry: { attempts: entry.retryAttempts } }),
+    ...(entry.readerThreads !== undefined && { readerThreads: entry.readerThreads }),
     ...(resolveLoraPath && { resolveLoraPath }),
     ...(entry.maxLoraRank !== undefined && { maxLoraRank: entry.maxLoraRank }),
   };

@@ -66,6 +66,11 @@ export class RpcWorker {
     return this.pending.size;
   }
 
+  /** False once the worker has died or been terminated (every call then rejects). */
+  get alive(): boolean {
+    return this.failure === null;
+  }
+
   call<T>(payload: unknown, transfer: Transferable[] = []): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;

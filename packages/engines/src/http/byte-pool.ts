@@ -6,7 +6,8 @@
 // of the orchestrator's main thread, nearly all of it page faults (docs/performance.md
 // "Orchestrator overhead: buffers reused").
 //
-// Buffers come in power-of-two sizes from MIN_POOLED_BYTES up; a buffer is given back by whoever
+// Buffers are SharedArrayBuffer memory, so a reader thread can be handed a reply without a copy.
+// They come in power-of-two sizes from MIN_POOLED_BYTES up; a buffer is given back by whoever
 // took it once nothing reads it any more (its bytes are then overwritten by the next taker).
 // What is given back past the pool's byte limit is left to the garbage collector, as is a buffer
 // never given back: forgetting to give one back costs only the reuse.
@@ -53,7 +54,8 @@ export class BytePool {
     } else {
       this.allocatedCount += 1;
     }
-    const taken = buffer ?? Buffer.allocUnsafeSlow(size);
+    // shared memory: a reader thread reads a reply where it lies (vllm/reply-readers.ts)
+    const taken = buffer ?? Buffer.from(new SharedArrayBuffer(size));
     this.lent.add(taken);
     return taken;
   }

@@ -14,7 +14,9 @@ import { rm } from 'node:fs/promises';
 import { AdapterError } from '../adapters/errors.ts';
 import { prepareSamplerWeights } from '../adapters/prepare.ts';
 import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
+import type { EngineErrorContext } from '../http/errors.ts';
 import { isObject } from '../http/request.ts';
+import type { HttpReply } from '../http/request.ts';
 import { linkSignals, realScheduler, realTimers, seededRng } from '../http/timing.ts';
 import type { Rng, Scheduler, Timers } from '../http/timing.ts';
 import type {
@@ -29,7 +31,9 @@ import { vllmRankIssue, vllmWeightsFormatIssue } from './endpoint-checks.ts';
 import type { ResolvedVllmConfig, VllmEndpointConfig } from './config.ts';
 import { ContextWindow, contextLimitOf } from './context-window.ts';
 import { isContextOverflow } from './errors.ts';
-import { LACKS_TOKEN_IDS, parseCompletionReply } from './parse.ts';
+import { LACKS_TOKEN_IDS, parseCompletion, parseCompletionReply } from './parse.ts';
+import { ReplyReaders } from './reply-readers.ts';
+import type { ReplyReaderStats } from './reply-readers.ts';
 import { checkReplyModel } from './reply-model.ts';
 import type { ReplicaSnapshot } from './replicas.ts';
 import { VllmTransport } from './transport.ts';
@@ -55,6 +59,9 @@ export interface VllmStats {
   replicas: ReplicaSnapshot[];
   inFlight: number;
   queued: number;
+  /** Completion replies read so far by the reply-reader threads, and read on the event loop
+   * instead (no thread alive, or not in shared memory); null without threads. */
+  readers: ReplyReaderStats | null;
 }
 
 export class VllmInferenceEngine implements InferenceEngine {
@@ -67,6 +74,8 @@ export class VllmInferenceEngine implements InferenceEngine {
   private healthRun: Promise<void> | undefined;
   /** A reply without `logprobs` carried no `token_ids` (vLLM < 0.10.2): always ask for them. */
   private lacksTokenIds = false;
+  /** The endpoint's reply-reader threads (`readerThreads` > 0). */
+  private readonly readers: ReplyReaders | undefined;
   private readonly emit: (event: VllmEvent) => void;
 
   constructor(config: VllmEndpointConfig, deps: VllmDeps = {}) {
@@ -78,6 +87,10 @@ export class VllmInferenceEngine implements InferenceEngine {
     );
     this.adapters = new AdapterRegistry(this.transport, this.emit, deps.adapterInstance);
     this.window = new ContextWindow(this.transport, this.config.maxModelLen);
+    this.readers =
+      this.config.readerThreads > 0
+        ? new ReplyReaders(this.config.readerThreads, this.config.name)
+        : undefined;
     const interval = this.config.healthCheckIntervalMs;
     this.healthTimer =
       interval > 0
@@ -174,7 +187,7 @@ export class VllmInferenceEngine implements InferenceEngine {
         (reply, replica) => {
           const context = this.transport.context(replica.url, COMPLETIONS_ROUTE);
           checkReplyModel(reply, body.model, context);
-          return parseCompletionReply(reply, request.n, context, withLogprobs);
+          return this.readCompletion(reply, request.n, context, withLogprobs);
         },
       );
     } finally {
@@ -299,14 +312,37 @@ export class VllmInferenceEngine implements InferenceEngine {
 
   stats(): VllmStats {
     const { pool, limiter } = this.transport;
-    return { replicas: pool.snapshot(), inFlight: limiter.inFlight, queued: limiter.queued };
+    return {
+      replicas: pool.snapshot(),
+      inFlight: limiter.inFlight,
+      queued: limiter.queued,
+      readers: this.readers?.stats() ?? null,
+    };
   }
 
-  /** Stops health checks and aborts requests in flight. */
+  /** Stops health checks, aborts requests in flight and ends the reply-reader threads. */
   async close(): Promise<void> {
     this.healthTimer?.cancel();
     this.lifetime.abort(new Error(`vLLM endpoint '${this.config.name}' is closed`));
     await this.healthRun?.catch(() => undefined);
+    await this.readers?.close();
+  }
+
+  /** A 2xx completion reply's sequences: read by a reply-reader thread when the endpoint has
+   * them (`readerThreads`), else (or when no thread took it) on this thread. */
+  private async readCompletion(
+    reply: HttpReply,
+    choices: number,
+    context: EngineErrorContext,
+    withLogprobs: boolean,
+  ): Promise<SampledSequence[] | typeof LACKS_TOKEN_IDS> {
+    if (this.readers !== undefined && reply.bytes !== undefined) {
+      const read = await this.readers.read(reply.bytes, choices, withLogprobs);
+      if (read.kind === 'read') return read.sequences;
+      if (read.kind === 'generic')
+        return parseCompletion(reply.json, choices, context, withLogprobs);
+    }
+    return parseCompletionReply(reply, choices, context, withLogprobs);
   }
 
   private auxiliary<T>(

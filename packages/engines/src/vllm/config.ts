@@ -45,6 +45,9 @@ export interface VllmEndpointConfig {
   prepareWeights?: boolean;
   /** Caps for unpacking (default 8 GiB total and per entry, 10 000 entries). */
   archiveLimits?: ArchiveLimits;
+  /** Threads that read completion replies (reply-readers.ts), so reading them leaves the event
+   * loop to the rest of the run; 0 (the default): read on the event loop. */
+  readerThreads?: number;
 }
 
 export interface ResolvedVllmConfig {
@@ -66,7 +69,11 @@ export interface ResolvedVllmConfig {
   maxLoraRank: number;
   prepareWeights: boolean;
   archiveLimits: ArchiveLimits;
+  readerThreads: number;
 }
+
+/** The most reply-reader threads an endpoint starts. */
+export const MAX_READER_THREADS = 64;
 
 export function resolveVllmConfig(config: VllmEndpointConfig): ResolvedVllmConfig {
   const where = `vLLM endpoint '${config.name}'`;
@@ -127,6 +134,7 @@ export function resolveVllmConfig(config: VllmEndpointConfig): ResolvedVllmConfi
     maxLoraRank: loraRankLimit(where, config.maxLoraRank),
     prepareWeights: config.prepareWeights ?? true,
     archiveLimits: { ...config.archiveLimits },
+    readerThreads: readerThreadsOf(where, config.readerThreads),
   };
 }
 
@@ -156,4 +164,14 @@ function defaultLoraPath(where: string): (weights: SamplerWeights) => string {
     }
     return weights.path;
   };
+}
+
+function readerThreadsOf(where: string, threads: number | undefined): number {
+  const chosen = threads ?? 0;
+  if (!Number.isInteger(chosen) || chosen < 0 || chosen > MAX_READER_THREADS) {
+    throw new RangeError(
+      `${where}: \`readerThreads\` must be an integer from 0 to ${MAX_READER_THREADS}, got ${chosen}`,
+    );
+  }
+  return chosen;
 }

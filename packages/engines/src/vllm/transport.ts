@@ -63,7 +63,7 @@ export class VllmTransport {
     route: string,
     body: unknown,
     options: RouteOptions<T>,
-    accept: (reply: HttpReply, replica: Replica) => T,
+    accept: (reply: HttpReply, replica: Replica) => T | Promise<T>,
   ): Promise<T> {
     const failedOn = new Set<string>();
     return withRetry(
@@ -75,7 +75,7 @@ export class VllmTransport {
           if (reply.status >= 200 && reply.status < 300) {
             this.pool.recordSuccess(replica);
             try {
-              return accept(reply, replica);
+              return await accept(reply, replica);
             } finally {
               reply.release?.(); // what `accept` keeps is its own copy
             }
