@@ -131,6 +131,15 @@ rollout: { groupSize: 2, promptsPerStep: 2, maxTokens: 16, temperature: 1 }
     const [reference] = [...references];
     expect(after.some((m) => m.startsWith(`${reference}@shared.`))).toBe(true);
 
+    // The last run's worker unloads the shared reference once that run has ended (in its
+    // `finally`, after the run's state is written: worker runtime/process-run.ts), so the test
+    // waits for the names to go instead of racing that unload.
+    await vi.waitFor(
+      () => {
+        for (const replica of replicas) expect([...replica.adapters.keys()]).toEqual([]);
+      },
+      { timeout: 30_000, interval: 50 },
+    );
     for (const replica of replicas) {
       // The cache was exercised: versions were evicted before their unload ...
       expect(replica.lora.cache?.evicted.length).toBeGreaterThan(0);
