@@ -267,6 +267,13 @@ export class JsonBytesReader {
     const stack = this.openContainers;
     let top = 0;
     let pos = this.pos;
+    if (bytes[pos] === OPEN_BRACKET && depth + 2 <= MAX_DEPTH) {
+      const end = flatArrayEnd(bytes, pos);
+      if (end >= 0) {
+        this.pos = end;
+        return;
+      }
+    }
     for (;;) {
       // a value starts at pos (whitespace before it already skipped)
       if (depth + top > MAX_DEPTH) throw BAIL;
@@ -380,6 +387,53 @@ function stringEnd(bytes: Uint8Array, pos: number): number {
       throw BAIL;
     }
   }
+}
+
+/** An array of scalars (numbers, strings, literals) or of objects whose members are scalars,
+ * written without whitespace — vLLM's per-token arrays (`text_offset`, `tokens`,
+ * `top_logprobs`) as FastAPI writes them — from its opening bracket at `pos`: the offset after
+ * it, each value checked as skipValue checks it, by a loop with no stack (bench/overhead: a third
+ * less time than skipValue's for a `top_logprobs` array). -1 for anything else (whitespace, a
+ * deeper value), which skipValue then reads its general way. */
+function flatArrayEnd(bytes: Uint8Array, pos: number): number {
+  let at = pos + 1;
+  if (bytes[at] === CLOSE_BRACKET) return at + 1;
+  for (;;) {
+    if (bytes[at] === OPEN_BRACE) {
+      at += 1;
+      if (bytes[at] === CLOSE_BRACE) {
+        at += 1;
+      } else {
+        for (;;) {
+          if (bytes[at] !== QUOTE) return -1;
+          at = stringEnd(bytes, at);
+          if (bytes[at] !== COLON) return -1;
+          at = scalarEnd(bytes, at + 1);
+          if (at < 0) return -1;
+          const next = bytes[at];
+          at += 1;
+          if (next === CLOSE_BRACE) break;
+          if (next !== COMMA) return -1;
+        }
+      }
+    } else {
+      at = scalarEnd(bytes, at);
+      if (at < 0) return -1;
+    }
+    const next = bytes[at];
+    at += 1;
+    if (next === COMMA) continue;
+    return next === CLOSE_BRACKET ? at : -1;
+  }
+}
+
+/** A string, number or literal at `pos`: the offset after it; -1 for anything else. */
+function scalarEnd(bytes: Uint8Array, pos: number): number {
+  const byte = bytes[pos] ?? 0;
+  if (byte === QUOTE) return stringEnd(bytes, pos);
+  if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) return numberEnd(bytes, pos);
+  if (byte === 0x6e || byte === 0x74 || byte === 0x66) return literalEnd(bytes, pos);
+  return -1;
 }
 
 /** A member's key at `pos`, then its colon: the offset of the member's value. */

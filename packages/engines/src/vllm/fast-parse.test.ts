@@ -444,6 +444,13 @@ const MALFORMED: Array<[string, string]> = [
   ],
   ['not an object', '[1,2]'],
   ['a string token_logprob', good({ logprobs: '{"token_logprobs":["-1",-1]}' })],
+  // inside the per-token arrays skipValue reads by its flat-array loop
+  ['trailing comma in a skipped flat array', good({ stop_reason: '[1,2,]' })],
+  ['missing comma in a skipped flat array', good({ stop_reason: '[{"a":1}{"b":2}]' })],
+  ['unterminated key in a skipped flat array', good({ stop_reason: '[{"a:1}]' })],
+  ['bad number in a skipped flat array', good({ stop_reason: '[{"a":-}]' })],
+  ['bad literal in a skipped flat array', good({ stop_reason: '[{"a":nul}]' })],
+  ['unclosed skipped flat array', good({ stop_reason: '[{"a":1}' })],
 ];
 
 const UNUSUAL_BUT_VALID: Array<[string, string]> = [
@@ -474,6 +481,16 @@ const UNUSUAL_BUT_VALID: Array<[string, string]> = [
   [
     'non-ASCII and escaped text in a skipped string',
     good({ text: String.raw`"ü€😀\\\"\n\u00e9"` }),
+  ],
+  // per-token arrays in forms the flat-array loop leaves to skipValue's general loop
+  [
+    'whitespace in a skipped per-token array',
+    good({ stop_reason: '[ {"token_id:10" : -0.5} , {"token_id:11":-1.5}\n]' }),
+  ],
+  ['a nested value in a skipped array', good({ stop_reason: '[{"a":[1,{"b":null}]},[2],{}]' })],
+  [
+    'empty objects, literals and strings in a skipped array',
+    good({ stop_reason: '[{},true,"x",null,{"a":false,"b":"]"}]' }),
   ],
   [
     'nesting deeper than the fast path reads',
