@@ -3,7 +3,7 @@
 // replies as the fake vLLM writes them (16 choices × 4096 tokens, ids and logprobs), nothing
 // else. It moves with the machine's speed and load as the orchestrator's CPU does, so their
 // ratio can be compared across runs and machines.
-import { completionResponseJson } from '@anneal/engines/testing';
+import { completionResponseJson, fakeLogprob } from '@anneal/engines/testing';
 
 /** CPU milliseconds per token of JSON.parse over `replies` replies of `choices` × `tokens`
  * tokens (median of `rounds`). */
@@ -21,7 +21,7 @@ export function jsonParseCpuPerToken(
       const ids = Array.from({ length: tokens }, (_, t) => (31 * c + 7 * t) % 32_000);
       return {
         tokens: ids,
-        logprobs: ids.map((id) => -((id % 17) + 1) / 8),
+        logprobs: ids.map(fakeLogprob),
         finishReason: 'length',
       };
     }),

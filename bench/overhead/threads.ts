@@ -7,7 +7,7 @@
 // lets the stage scale with cores; wall throughput shows whether the machine had them free.
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { completionResponseJson, extractCompletion } from '@anneal/engines/testing';
+import { completionResponseJson, extractCompletion, fakeLogprob } from '@anneal/engines/testing';
 import type { ReadReply } from './threads.worker.ts';
 
 export interface ThreadFigures {
@@ -27,7 +27,7 @@ function reply(choices: number, tokens: number, seed: number): Uint8Array {
       const ids = Array.from({ length: tokens }, (_, t) => (31 * (c + seed) + 7 * t) % 32_000);
       return {
         tokens: ids,
-        logprobs: ids.map((id) => -((id % 17) + 1) / 8),
+        logprobs: ids.map(fakeLogprob),
         finishReason: 'length',
       };
     }),

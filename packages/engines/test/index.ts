@@ -2,7 +2,7 @@
 // Tinker-compatible servers over real HTTP. Outside src/, so never built into dist/ nor shipped in
 // an image; the package exports it only under the "@anneal/source" condition (tests, tsx).
 export { FakeVllmServer } from './vllm/fake-server.ts';
-export { completionResponseJson } from './vllm/fixtures.ts';
+export { completionResponseJson, fakeLogprob } from './vllm/fixtures.ts';
 export type { FakeVllmOptions, ScriptedReply as VllmScriptedReply } from './vllm/fake-server.ts';
 export { completionResponse } from './vllm/fixtures.ts';
 export type { FixtureChoice, VllmGeneration } from './vllm/fixtures.ts';

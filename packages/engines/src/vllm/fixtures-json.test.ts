@@ -1,12 +1,16 @@
-// The fake vLLM's directly written completion reply is JSON.stringify of the fixture object,
-// byte for byte (testing/fixtures.ts `completionResponseJson`).
+// The fake vLLM's directly written completion reply is the fixture object, its floats written as
+// vLLM's json.dumps writes them (testing/fixtures.ts `completionResponseJson`, `pythonFloatText`).
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../http/timing.ts';
-import { completionResponse, completionResponseJson } from '../../test/vllm/fixtures.ts';
+import {
+  completionResponse,
+  completionResponseJson,
+  pythonFloatText,
+} from '../../test/vllm/fixtures.ts';
 import type { FixtureChoice, ServerShape } from '../../test/vllm/fixtures.ts';
 
 describe('completionResponseJson', () => {
-  it('writes the same bytes as JSON.stringify(completionResponse(...))', () => {
+  it('writes the values of completionResponse(...), every other byte as JSON.stringify does', () => {
     const rng = seededRng(7);
     const logprob = (): number =>
       [-0, 0, -1e-7, -Math.fround(rng() * 9), -rng() * 30, -12.5][Math.floor(rng() * 6)] as number;
@@ -30,18 +34,59 @@ describe('completionResponseJson', () => {
               };
             });
             const prompt = [1, 22, 333];
-            const expected = JSON.stringify(
-              completionResponse(shape, model, prompt, choices, { tokensAsIds, logprobs }),
+            const object = completionResponse(shape, model, prompt, choices, {
+              tokensAsIds,
+              logprobs,
+            });
+            const written = completionResponseJson(shape, model, prompt, choices, {
+              tokensAsIds,
+              logprobs,
+            });
+            expect(JSON.parse(written)).toEqual(object);
+            // floats aside (`-0.0` for -0, `-1e-07` for -1e-7), the bytes JSON.stringify writes
+            const floatsAsJs = written.replace(/(?<=[:[,])-?\d+(?:\.\d+)?(?:e[+-]\d+)?(?=[,\]}])/g, (text) =>
+              JSON.stringify(Number(text)),
             );
-            expect(
-              completionResponseJson(shape, model, prompt, choices, { tokensAsIds, logprobs }),
-            ).toBe(expected);
-            if (!logprobs && n > 0) expect(expected).toContain('"logprobs":null');
+            expect(floatsAsJs).toBe(JSON.stringify(object));
+            if (!logprobs && n > 0) expect(written).toContain('"logprobs":null');
             compared += 1;
           }
         }
       }
     }
     expect(compared).toBe(72);
+  });
+});
+
+describe('pythonFloatText', () => {
+  it('writes floats as CPython 3 json.dumps does', () => {
+    // json.dumps(xs, separators=(',', ':')) printed by CPython 3.11 for these doubles
+    const xs = [
+      0,
+      -0,
+      0.0001,
+      1e-5,
+      -1.5e-5,
+      1e16,
+      1e15,
+      -12,
+      -9999,
+      0.1,
+      Math.fround(0.1),
+      2.5e-7,
+      1.2345678901234567e20,
+      100,
+      -123.456,
+      Math.fround(-4.5399931e-5),
+      Math.fround(-1.2345678),
+      5e-324,
+      -1.7976931348623157e308,
+    ];
+    expect(`[${xs.map(pythonFloatText).join(',')}]`).toBe(
+      '[0.0,-0.0,0.0001,1e-05,-1.5e-05,1e+16,1000000000000000.0,-12.0,-9999.0,0.1,' +
+        '0.10000000149011612,2.5e-07,1.2345678901234567e+20,100.0,-123.456,' +
+        '-4.539993096841499e-05,-1.2345677614212036,5e-324,-1.7976931348623157e+308]',
+    );
+    expect(() => pythonFloatText(Number.NaN)).toThrow(/allow_nan/);
   });
 });

@@ -6,7 +6,7 @@ import type { SampleRequest } from '../types.ts';
 import { VllmInferenceEngine } from './client.ts';
 import type { VllmEndpointConfig } from './config.ts';
 import type { VllmEvent } from './transport.ts';
-import { errorBody } from '../../test/vllm/fixtures.ts';
+import { errorBody, fakeLogprob } from '../../test/vllm/fixtures.ts';
 import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
 import { plainSequences } from '../../test/plain-sequences.ts';
 import type { FakeVllmOptions } from '../../test/vllm/fake-server.ts';
@@ -111,7 +111,7 @@ describe('vLLM completions contract', () => {
     expect(out[0]?.tokens).toEqual([66 + 217, 66 + 224, 66 + 231, 66 + 238, 66 + 245]);
     expect(out[1]?.tokens[0]).toBe(66 + 31 * 8);
     for (const seq of out) {
-      expect(seq.logprobs).toEqual(seq.tokens.map((id) => -((id % 17) + 1) / 8));
+      expect(seq.logprobs).toEqual(seq.tokens.map(fakeLogprob));
       expect(seq.finishReason).toBe('length');
     }
   });

@@ -30,6 +30,7 @@ import {
   completionResponseJson,
   contextOverflowMessage,
   errorBody,
+  fakeLogprob,
 } from './fixtures.ts';
 import type { FixtureChoice, ServerShape, VllmGeneration } from './fixtures.ts';
 import { ContinuousBatch } from './batch-decode.ts';
@@ -517,7 +518,7 @@ export class FakeVllmServer {
           ? (start + 7 * i) % vocabSize
           : (from[(start + i) % from.length] as number),
     );
-    const logprobs = tokens.map((id) => -((id % 17) + 1) / 8);
+    const logprobs = tokens.map(fakeLogprob);
     return stopAt >= 0
       ? { tokens, logprobs, finishReason: 'stop', stopReason: stopIds[0] as number }
       : { tokens, logprobs, finishReason: 'length' };

@@ -29,6 +29,34 @@ export interface ReplyOptions {
 /** Text a fixture server "decodes" a token to. */
 export const fakeTokenText = (id: number): string => `<${id}>`;
 
+/** The fake's logprob of sampling `id`: a float32 value, as vLLM's are (its sampler's
+ * `compute_logprobs` is a float32 log_softmax, vllm/v1/sample/sampler.py@3e342658), spread from
+ * about -4.5e-5 (a confident token) to -12. */
+export const fakeLogprob = (id: number): number => Math.fround(-Math.exp(((id % 251) - 200) / 20));
+
+/** A float as vLLM's replies write it. FastAPI renders them with `json.dumps`, which writes a
+ * Python float with `float.__repr__` (CPython Lib/json/encoder.py@e6239a3a `floatstr`): the
+ * shortest digits that read back as the same double — the digits of JavaScript's own shortest
+ * form — with `.0` on an integral value (`-0.0`, `-9999.0`) and an exponent of at least two
+ * digits outside 1e-4 ≤ |x| < 1e16 (`-4.5399931e-05`). For a float32 value that is up to 17
+ * significant digits (`-1.2345678806304932`). */
+export function pythonFloatText(x: number): string {
+  if (!Number.isFinite(x)) throw new RangeError(`json.dumps refuses ${x} (allow_nan=False)`);
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mantissa, exponentText] = x.toExponential().split('e') as [string, string];
+  const exponent = Number(exponentText);
+  const sign = x < 0 ? '-' : '';
+  const digits = mantissa.replace('-', '').replace('.', '');
+  if (exponent < -4 || exponent >= 16) {
+    const lead = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const magnitude = String(Math.abs(exponent)).padStart(2, '0');
+    return `${sign}${lead}e${exponent < 0 ? '-' : '+'}${magnitude}`;
+  }
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+  return `${sign}${whole}.${digits.slice(exponent + 1) || '0'}`;
+}
+
 export function completionResponse(
   shape: ServerShape,
   model: string,
@@ -42,12 +70,9 @@ export function completionResponse(
   return envelope(shape, model, prompt, choices, written);
 }
 
-/** Placeholder for the choices of `completionResponseJson` (never in a JSON.stringify output
- * of the other fields, which would escape the NUL). */
-const CHOICES_SLOT = '\u0000choices';
-
-/** `JSON.stringify(completionResponse(...))`, byte for byte, without building the per-token
- * objects: the fake's own cost for long rollouts (bench/overhead) is mostly this reply. */
+/** `completionResponse(...)` as vLLM writes it (floats as `pythonFloatText`, the rest as
+ * JSON.stringify writes it), without building the per-token objects: the fake's own cost for
+ * long rollouts (bench/overhead) is mostly this reply. */
 export function completionResponseJson(
   shape: ServerShape,
   model: string,
@@ -55,17 +80,18 @@ export function completionResponseJson(
   choices: readonly FixtureChoice[],
   options: ReplyOptions = { tokensAsIds: true },
 ): string {
-  if (model.includes(CHOICES_SLOT)) {
-    return JSON.stringify(completionResponse(shape, model, prompt, choices, options));
-  }
   const rest = envelope(shape, model, prompt, choices, []);
   const written = choices.map((choice, index) =>
     completionChoiceJson(shape, index, prompt, choice, options),
   );
-  return JSON.stringify({ ...rest, choices: CHOICES_SLOT }).replace(
-    JSON.stringify(CHOICES_SLOT),
-    () => `[${written.join(',')}]`,
+  const members = Object.entries(rest).flatMap(([key, value]) =>
+    value === undefined
+      ? []
+      : [
+          `${JSON.stringify(key)}:${key === 'choices' ? `[${written.join(',')}]` : JSON.stringify(value)}`,
+        ],
   );
+  return `{${members.join(',')}}`;
 }
 
 function envelope(
@@ -150,14 +176,14 @@ function completionChoiceJson(
   for (let i = 0; i < tokenStrings.length && options.logprobs !== false; i += 1) {
     const logprob = choice.logprobs[i];
     if (i > 0) top += ',';
-    top += logprob === undefined ? '{}' : `{"${tokenStrings[i]}":${JSON.stringify(logprob)}}`;
+    top += logprob === undefined ? '{}' : `{"${tokenStrings[i]}":${pythonFloatText(logprob)}}`;
   }
   const fields = [
     `"index":${index}`,
     `"text":${JSON.stringify(texts.join(''))}`,
     options.logprobs === false
       ? '"logprobs":null'
-      : `"logprobs":{"text_offset":${JSON.stringify(offsets)},"token_logprobs":${JSON.stringify(choice.logprobs)},"tokens":${JSON.stringify(tokenStrings)},"top_logprobs":[${top}]}`,
+      : `"logprobs":{"text_offset":${JSON.stringify(offsets)},"token_logprobs":[${choice.logprobs.map(pythonFloatText).join(',')}],"tokens":${JSON.stringify(tokenStrings)},"top_logprobs":[${top}]}`,
     `"finish_reason":${JSON.stringify(choice.finishReason)}`,
     `"stop_reason":${JSON.stringify(choice.stopReason ?? null)}`,
     '"prompt_logprobs":null',
