@@ -5,6 +5,7 @@
 // malformed JSON, a value of another type, an escaped key; the caller then takes the generic
 // path (JSON.parse and its own checks), which gives the result or the error it always gave.
 import { Buffer } from 'node:buffer';
+import { exactDecimal } from './decimal.ts';
 
 export const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
 
@@ -228,7 +229,10 @@ export class JsonBytesReader {
       }
     }
     this.scanned = EXACT;
-    this.numberRead[0] = Number(this.latin1().toString('latin1', start, pos));
+    // 17-19 digits (vLLM's logprobs) exactly without a string; the text path when it can't tell
+    const exact = exactDecimal(bytes, start, pos);
+    this.numberRead[0] =
+      exact === exact ? exact : Number(this.latin1().toString('latin1', start, pos));
   }
 
   /** A string without escapes (keys and values a reader compares): its content starts at the
