@@ -1,13 +1,27 @@
-// exactDecimal against JSON.parse's own reading (Number) of the same text: numbers written as vLLM
-// writes logprobs (Python's repr of float32 values), random doubles at full length, random
-// 17-19 digit decimals over the exponents it covers, and decimals built next to the points
-// halfway between two doubles, where it must either answer exactly or decline (NaN).
+// exactDecimal against JSON.parse's own reading (Number) of the same text, given the text's digits
+// split as the JSON reader splits them: numbers written as vLLM writes logprobs (Python's repr of
+// float32 values), random doubles at full length, random 17-19 digit decimals over the exponents
+// it covers, and decimals built next to the points halfway between two doubles, where it must
+// either answer exactly or decline (NaN). The reader's own splitting is tested through it
+// (vllm/fast-parse.test.ts, numbers across the grammar).
 import { describe, expect, it } from 'vitest';
-import { exactDecimal } from './decimal.ts';
+import { exactDecimal, HIGH_DIGITS } from './decimal.ts';
 import { seededRng } from './timing.ts';
 import { pythonFloatText } from '../../test/vllm/fixtures.ts';
 
-const encoder = new TextEncoder();
+/** exactDecimal's answer for `text`, its digits split as JsonBytesReader.readNumber splits them
+ * (significant digits from the first non-zero one, trailing zeros included). */
+function read(text: string): { value: number; declined: boolean } {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/i.exec(text);
+  if (match === null) throw new Error(`not a decimal: ${text}`);
+  const [, sign, whole = '', fraction = '', exponent = '0'] = match;
+  const digits = `${whole}${fraction}`.replace(/^0+/, '');
+  const high = Number(digits.slice(0, HIGH_DIGITS) || '0');
+  const tail = Number(digits.slice(HIGH_DIGITS) || '0');
+  const scale = Number(exponent) - fraction.length;
+  const value = exactDecimal(sign === '-', high, tail, digits.length - HIGH_DIGITS, scale);
+  return { value, declined: Number.isNaN(value) };
+}
 
 /** The exact value of a decimal text, num / den. */
 function rational(text: string): { num: bigint; den: bigint } {
@@ -51,13 +65,6 @@ function isTie(text: string): boolean {
     // (a + b) / 2 == exact  <=>  (a.num·b.den + b.num·a.den)·exact.den == 2·a.den·b.den·exact.num
     return (a.num * b.den + b.num * a.den) * exact.den === 2n * a.den * b.den * exact.num;
   });
-}
-
-/** exactDecimal's answer for `text`, and whether it declined. */
-function read(text: string): { value: number; declined: boolean } {
-  const bytes = encoder.encode(` ${text} `);
-  const value = exactDecimal(bytes, 1, 1 + text.length);
-  return { value, declined: Number.isNaN(value) };
 }
 
 /** Checks every answer against Number(text); returns the texts declined. */

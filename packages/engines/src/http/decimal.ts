@@ -1,5 +1,5 @@
-// The exact double of a JSON number with 17 to 19 significant digits, without making a string
-// of it. vLLM writes each logprob as Python's repr of a float32 value widened to a double
+// The exact double of a JSON number of 16 to 19 significant digits, from the digits a reader
+// has already scanned, without making a string of it. vLLM writes each logprob as Python's repr of a float32 value widened to a double
 // (`-1.2345677614212036`, 17 digits), one past what the readers' exact fast path (Clinger's: a
 // mantissa below 2^53 times an exact power of ten) can take; `Number` on the text costs ~140 ns
 // a value here, more than reading the rest of the token.
@@ -10,19 +10,15 @@
 // of the value. That product rounds to one double unless the value lies within that error of a
 // point halfway between two doubles; both ends of the error interval are rounded, and when they
 // round apart the caller takes the text path instead (`NaN` is returned). Inputs outside the
-// table's exponents or past 19 digits are refused the same way.
-
-const DIGIT_0 = 0x30;
-const DIGIT_9 = 0x39;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
+// table's exponents or past 19 digits are refused the same way; so are exact ties (a decimal
+// halfway between two doubles, such as 2^53 + 1), whose rounding to even needs no slack at all.
 
 /** 10^e for |e| <= this, as double-doubles. */
 const MAX_EXPONENT = 40;
-/** Significant digits held exactly: 15 in `high` (below 2^53), up to 4 more in `low`. */
-const HIGH_DIGITS = 15;
-const MAX_DIGITS = 19;
+/** Significant digits in `high`: 15 stay below 2^53, exact in a double. */
+export const HIGH_DIGITS = 15;
+/** Digits after them: up to 4, so M < 10^19 is exact as a double-double. */
+const MAX_TAIL_DIGITS = 4;
 /** The product's relative error bound, generously: each step is good to ~2^-104. */
 const ERROR = 2 ** -96;
 /** Below this the result could be subnormal, where the error bound above does not hold. */
@@ -60,64 +56,30 @@ function buildPowers(): Float64Array {
   return table;
 }
 
-/** The double JSON.parse gives the number bytes[start, end) (valid JSON number grammar), or NaN
- * when this cannot tell it exactly (the caller then parses the text). */
-export function exactDecimal(bytes: Uint8Array, start: number, end: number): number {
-  let pos = start;
-  const negative = bytes[pos] === MINUS;
-  if (negative) pos += 1;
-  let high = 0;
-  let low = 0;
-  let digits = 0; // significant digits read
-  let lowDigits = 0;
-  let exponent = 0; // of the last significant digit read
-  let fraction = false;
-  for (; pos < end; pos += 1) {
-    const byte = bytes[pos] as number;
-    if (byte === DOT) {
-      fraction = true;
-      continue;
-    }
-    if (byte < DIGIT_0 || byte > DIGIT_9) break;
-    const digit = byte - DIGIT_0;
-    if (fraction) exponent -= 1;
-    if (digits === 0 && digit === 0) continue; // a leading zero
-    if (digits < HIGH_DIGITS) {
-      high = high * 10 + digit;
-    } else if (digits < MAX_DIGITS) {
-      low = low * 10 + digit;
-      lowDigits += 1;
-    } else {
-      return Number.NaN;
-    }
-    digits += 1;
+/** The double JSON.parse gives a number whose significant digits are `high` (the first 15, an
+ * integer) then `tail` (the `tailDigits` after them, 0 to 4), the last of them at 10^scale:
+ * ±(high × 10^tailDigits + tail) × 10^scale. NaN when this cannot tell it exactly (the caller
+ * then parses the number's text). */
+export function exactDecimal(
+  negative: boolean,
+  high: number,
+  tail: number,
+  tailDigits: number,
+  scale: number,
+): number {
+  if (high === 0) return negative ? -0 : 0;
+  if (tailDigits > MAX_TAIL_DIGITS || scale < -MAX_EXPONENT || scale > MAX_EXPONENT) {
+    return Number.NaN;
   }
-  if (pos < end) {
-    // an exponent: e or E, a sign, digits
-    pos += 1;
-    const sign = bytes[pos] === MINUS ? -1 : 1;
-    if (bytes[pos] === MINUS || bytes[pos] === PLUS) pos += 1;
-    let written = 0;
-    for (; pos < end; pos += 1) {
-      written = written * 10 + ((bytes[pos] as number) - DIGIT_0);
-      if (written > 10_000) return Number.NaN;
-    }
-    exponent += sign * written;
-  }
-  if (digits === 0) return negative ? -0 : 0;
-  // the digits' value is M × 10^scale, M = high × 10^lowDigits + low
-  const scale = exponent;
-  if (scale < -MAX_EXPONENT || scale > MAX_EXPONENT) return Number.NaN;
-
-  // M as a double-double (mh + ml): high × 10^lowDigits exactly, then + low
+  // M as a double-double (mh + ml): high × 10^tailDigits exactly, then + tail
   let mh = high;
   let ml = 0;
-  if (lowDigits > 0) {
-    const power = POWERS[2 * (lowDigits + MAX_EXPONENT)] as number; // exact, <= 10^4
+  if (tailDigits > 0) {
+    const power = POWERS[2 * (tailDigits + MAX_EXPONENT)] as number; // exact, <= 10^4
     const product = high * power;
     const error = productError(high, power, product);
-    const sum = product + low;
-    const sumError = low - (sum - product); // |product| >= |low| (or both small): exact
+    const sum = product + tail;
+    const sumError = tail - (sum - product); // |product| > |tail|: exact
     mh = sum + (error + sumError);
     ml = error + sumError - (mh - sum);
   }
@@ -127,10 +89,10 @@ export function exactDecimal(bytes: Uint8Array, start: number, end: number): num
   const th = POWERS[at] as number;
   const tl = POWERS[at + 1] as number;
   const product = mh * th;
-  const tail = productError(mh, th, product) + (mh * tl + ml * th);
-  const value = product + tail;
+  const small = productError(mh, th, product) + (mh * tl + ml * th);
+  const value = product + small;
   if (!(Math.abs(value) >= MIN_NORMAL_SCALED) || !Number.isFinite(value)) return Number.NaN;
-  const rest = tail - (value - product); // value + rest = product + tail, to ~2^-106
+  const rest = small - (value - product); // value + rest = product + small, to ~2^-106
   const slack = Math.abs(value) * ERROR;
   const below = value + (rest - slack);
   const above = value + (rest + slack);

@@ -5,7 +5,7 @@
 // malformed JSON, a value of another type, an escaped key; the caller then takes the generic
 // path (JSON.parse and its own checks), which gives the result or the error it always gave.
 import { Buffer } from 'node:buffer';
-import { exactDecimal } from './decimal.ts';
+import { exactDecimal, HIGH_DIGITS } from './decimal.ts';
 
 export const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
 
@@ -168,6 +168,9 @@ export class JsonBytesReader {
     if (negative) pos += 1;
     let mantissa = 0;
     let significant = 0;
+    // exactDecimal's parts: the first HIGH_DIGITS significant digits, then the ones after them
+    let high = 0;
+    let tail = 0;
     let scale = 0;
     let clamped = false;
     let byte = bytes[pos] ?? 0;
@@ -177,6 +180,8 @@ export class JsonBytesReader {
       do {
         mantissa = mantissa * 10 + (byte - DIGIT_0);
         significant += 1;
+        if (significant <= HIGH_DIGITS) high = mantissa;
+        else tail = tail * 10 + (byte - DIGIT_0);
         pos += 1;
         byte = bytes[pos] ?? 0;
       } while (byte >= DIGIT_0 && byte <= DIGIT_9);
@@ -190,6 +195,8 @@ export class JsonBytesReader {
       do {
         if (mantissa !== 0 || byte !== DIGIT_0) significant += 1;
         mantissa = mantissa * 10 + (byte - DIGIT_0);
+        if (significant <= HIGH_DIGITS) high = mantissa;
+        else tail = tail * 10 + (byte - DIGIT_0);
         scale -= 1;
         pos += 1;
         byte = bytes[pos] ?? 0;
@@ -229,8 +236,10 @@ export class JsonBytesReader {
       }
     }
     this.scanned = EXACT;
-    // 17-19 digits (vLLM's logprobs) exactly without a string; the text path when it can't tell
-    const exact = exactDecimal(bytes, start, pos);
+    // up to 19 digits (vLLM's logprobs: 17) exactly without a string; the text when it can't tell
+    const exact = clamped
+      ? Number.NaN
+      : exactDecimal(negative, high, tail, significant - HIGH_DIGITS, scale);
     this.numberRead[0] =
       exact === exact ? exact : Number(this.latin1().toString('latin1', start, pos));
   }

@@ -10,6 +10,7 @@ import type { SampledSequence } from '../types.ts';
 import { extractCompletion } from './fast-parse.ts';
 import { LACKS_TOKEN_IDS, parseCompletion, parseCompletionReply } from './parse.ts';
 import { FakeVllmServer } from '../../test/vllm/fake-server.ts';
+import { pythonFloatText } from '../../test/vllm/fixtures.ts';
 import type { ServerShape, VllmGeneration } from '../../test/vllm/fixtures.ts';
 
 const context = { engine: 'vLLM' as const, endpoint: 'e' };
@@ -540,7 +541,24 @@ describe('fast path on malformed and unusual replies', () => {
       '-1e22',
       '-1e23',
       '-12345.678e-20',
+      // 16-19 digits (vLLM's logprobs: Python's repr of float32 values), ties, past the table
+      '-1.2345677614212036',
+      '-4.539993096841499e-05',
+      '-0.10000000149011612',
+      '-9.999999747378752e-06',
+      '-12345678901234567',
+      '-1234567890123456.5',
+      '-1.234567890123456789',
+      '-1.2345678901234567e-45',
+      '-1.2345678901234567e45',
+      '-0.000000000000000000012345678901234567',
+      '-1.2345678901234567890',
     ];
+    // and 2,000 float32 logprobs as vLLM writes them
+    const rng = seededRng(5);
+    for (let i = 0; i < 2_000; i += 1) {
+      texts.push(pythonFloatText(Math.fround(-Math.exp(rng() * 14 - 11))));
+    }
     const body = `{"choices":[{"index":0,"logprobs":{"token_logprobs":[${texts.join(',')}]},"finish_reason":"length","token_ids":[${texts.map((_, i) => i).join(',')}]}]}`;
     const fast = extractCompletion(encoder.encode(body), 1);
     expect(fast).toBeDefined();
