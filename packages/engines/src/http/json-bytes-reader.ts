@@ -11,12 +11,12 @@ export const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(ke
 
 export const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
+export const COMMA = 0x2c;
 const COLON = 0x3a;
 export const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 export const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+export const CLOSE_BRACKET = 0x5d;
 export const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;

@@ -9,6 +9,8 @@
 // itself is http/json-bytes-reader.ts.
 import {
   BAIL,
+  CLOSE_BRACKET,
+  COMMA,
   DIGIT_0,
   DIGIT_9,
   JsonBytesReader,
@@ -16,11 +18,13 @@ import {
   OPEN_BRACKET,
   QUOTE,
   keyBytes,
+  MINUS,
   readOrBail,
 } from '../http/json-bytes-reader.ts';
 import type { FinishReason, SampledSequence } from '../types.ts';
 
 const DOT = 0x2e;
+const INT32_MAX = 0x7fffffff;
 
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -193,8 +197,10 @@ class Extractor extends JsonBytesReader {
 
   /** The array's numbers, read into the shared scratch then copied at their exact length. */
   private numberArray(): Float64Array {
-    let count = 0;
     this.expect(OPEN_BRACKET);
+    const flat = this.flatNumbers();
+    if (flat >= 0) return valueScratch.slice(0, flat);
+    let count = 0;
     this.elements(() => {
       this.readNumber();
       if (count === valueScratch.length) valueScratch = doubled(valueScratch);
@@ -206,9 +212,71 @@ class Extractor extends JsonBytesReader {
 
   /** Ids: integers an Int32Array holds as they are (anything else takes the generic path,
    * -0 included: JSON.parse keeps it). */
-  private integerArray(): Int32Array {
+  /** numberArray's numbers as vLLM writes them (no whitespace) by one loop without a call per
+   * element: their count, `pos` after the array; -1 and `pos` unchanged for anything else. */
+  private flatNumbers(): number {
+    const { bytes } = this;
+    const start = this.pos;
     let count = 0;
+    if (bytes[start] === CLOSE_BRACKET) {
+      this.pos = start + 1;
+      return 0;
+    }
+    for (;;) {
+      const byte = bytes[this.pos] ?? 0;
+      if (byte !== MINUS && (byte < DIGIT_0 || byte > DIGIT_9)) break;
+      this.readNumber();
+      if (count === valueScratch.length) valueScratch = doubled(valueScratch);
+      valueScratch[count] = this.numberRead[0]!;
+      count += 1;
+      const next = bytes[this.pos];
+      this.pos += 1;
+      if (next === COMMA) continue;
+      if (next === CLOSE_BRACKET) return count;
+      break;
+    }
+    this.pos = start;
+    return -1;
+  }
+
+  /** integerArray's ids as vLLM writes them (`[1,22,333]`: digits and commas, no leading zero,
+   * int32) by one loop: their count, `pos` after the array; -1 and `pos` unchanged for anything
+   * else (whitespace, a sign, a fraction, an exponent, past int32), which plainInteger reads. */
+  private flatIds(): number {
+    const { bytes } = this;
+    let pos = this.pos;
+    let count = 0;
+    if (bytes[pos] === CLOSE_BRACKET) {
+      this.pos = pos + 1;
+      return 0;
+    }
+    for (;;) {
+      const first = pos;
+      let byte = bytes[pos] ?? 0;
+      let value = 0;
+      while (byte >= DIGIT_0 && byte <= DIGIT_9) {
+        value = value * 10 + (byte - DIGIT_0);
+        pos += 1;
+        byte = bytes[pos] ?? 0;
+      }
+      const digits = pos - first;
+      if (digits === 0 || value > INT32_MAX || (digits > 1 && bytes[first] === DIGIT_0)) return -1;
+      if (count === idScratch.length) idScratch = doubled(idScratch);
+      idScratch[count] = value;
+      count += 1;
+      pos += 1;
+      if (byte === COMMA) continue;
+      if (byte !== CLOSE_BRACKET) return -1;
+      this.pos = pos;
+      return count;
+    }
+  }
+
+  private integerArray(): Int32Array {
     this.expect(OPEN_BRACKET);
+    const flat = this.flatIds();
+    if (flat >= 0) return idScratch.slice(0, flat);
+    let count = 0;
     this.elements(() => {
       const value = this.plainInteger();
       if ((value | 0) !== value || Object.is(value, -0)) throw BAIL;
