@@ -44,8 +44,9 @@ describe('completionResponseJson', () => {
             });
             expect(JSON.parse(written)).toEqual(object);
             // floats aside (`-0.0` for -0, `-1e-07` for -1e-7), the bytes JSON.stringify writes
-            const floatsAsJs = written.replace(/(?<=[:[,])-?\d+(?:\.\d+)?(?:e[+-]\d+)?(?=[,\]}])/g, (text) =>
-              JSON.stringify(Number(text)),
+            const floatsAsJs = written.replace(
+              /(?<=[:[,])-?\d+(?:\.\d+)?(?:e[+-]\d+)?(?=[,\]}])/g,
+              (text) => JSON.stringify(Number(text)),
             );
             expect(floatsAsJs).toBe(JSON.stringify(object));
             if (!logprobs && n > 0) expect(written).toContain('"logprobs":null');
