@@ -58,7 +58,7 @@ afterAll(async () => {
   await deleteKeysWithPrefix(redis, prefix);
   await redis.quit();
   if (dir) await rm(dir, { recursive: true, force: true });
-  expect(codes).toEqual([0, 0]);
+  expect(codes, `worker: ${worker?.stderr()}\ncontrol plane: ${plane?.stderr()}`).toEqual([0, 0]);
 }, 90_000);
 
 async function api<T>(method: string, route: string, body?: unknown) {

@@ -1,6 +1,7 @@
 // @anneal/worker: the worker runtime — consumes a pool's BullMQ queue and runs sft | rm | grpo |
 // eval executors. `anneal worker`, `anneal up` and the demo call startWorker in-process.
 export { startWorker, type StartWorkerOptions, type WorkerHandle } from './worker.ts';
+export { type WorkerProcessHooks, runWorkerProcess } from './process-entry.ts';
 export { type WorkerConfig, type WorkerConfigInput, defineWorkerConfig } from './config.ts';
 export { WorkerEnv, loadWorkerConfig, parseWorkerEnv } from './env.ts';
 export { RunSetupError, WORKER_ERROR_CODES, WorkerConfigError } from './errors.ts';

@@ -61,6 +61,8 @@ export interface WorkerHandle {
   drain(checkpointAndRelease: boolean): Promise<void>;
   /** Graceful shutdown within config.shutdownGraceSeconds. Idempotent. */
   close(): Promise<void>;
+  /** What a shutdown in progress waits for (null before close() and once it is done). */
+  closingStep(): string | null;
 }
 
 /**
@@ -321,8 +323,10 @@ async function startSteps(
     });
 
   let closing: Promise<void> | null = null;
+  let closingStep: string | null = null;
   const shutdown = async () => {
     state.shuttingDown = true;
+    closingStep = 'runs to reach a step boundary';
     const pausing = worker.pause(true).catch(() => undefined);
     runs.stopAll(shutdownStop);
     const idle = await whenIdle(config.shutdownGraceSeconds * 1000);
@@ -332,13 +336,20 @@ async function startSteps(
         'runs did not reach a step boundary within the grace period; their jobs go back to the queue when their locks expire',
       );
     }
+    closingStep = 'the queue worker to pause';
     await pausing;
+    closingStep = 'the queue worker to close';
     await closeWorker(!idle);
+    closingStep = 'the heartbeat to stop';
     await stopHeartbeat();
+    closingStep = 'the control channel to unsubscribe';
     await unsubscribe();
+    closingStep = 'the worker record to be removed';
     await removeWorker(store, workerId, pool).catch(() => undefined);
     // The rest, newest first: pushgateway, metrics server, engines, metrics, Redis connections.
+    closingStep = 'cleanup';
     await cleanup.unwind(logger);
+    closingStep = null;
     logger.info('worker stopped');
   };
 
@@ -356,5 +367,7 @@ async function startSteps(
       closing ??= shutdown();
       return closing;
     },
+    closingStep: () =>
+      closingStep === 'cleanup' ? `${cleanup.closing ?? 'nothing'} to close` : closingStep,
   };
 }

@@ -27,10 +27,11 @@ function integer(min: number, max: number) {
 
 async function runWorker(flags: WorkerFlags): Promise<void> {
   // Loaded here so other commands do not pay for BullMQ and the engines at start-up.
-  const { WorkerConfigError, loadWorkerConfig, startWorker } = await import('@anneal/worker');
-  let config;
-  try {
-    config = loadWorkerConfig({
+  const { runWorkerProcess } = await import('@anneal/worker');
+  // The worker's own process entry: config errors exit 2, SIGTERM/SIGINT shut down within the
+  // grace period and exit 0 once done (a backstop exits 1 past it).
+  await runWorkerProcess(
+    {
       ...process.env,
       ...(flags.config !== undefined && { ANNEAL_CONFIG: flags.config }),
       ...(flags.pool !== undefined && { ANNEAL_POOL: flags.pool }),
@@ -39,28 +40,16 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       ...(flags.redisUrl !== undefined && { REDIS_URL: flags.redisUrl }),
       ...(flags.keyPrefix !== undefined && { ANNEAL_KEY_PREFIX: flags.keyPrefix }),
       ...(flags.metricsPort !== undefined && { ANNEAL_METRICS_PORT: flags.metricsPort }),
-    });
-  } catch (error) {
-    if (!(error instanceof WorkerConfigError)) throw error;
-    writeErr(`anneal worker: ${error.message}\n`);
-    process.exit(2);
-  }
-  const worker = await startWorker(config).catch(exitOnStartupError); // e.g. Redis unreachable
-  writeErr(`anneal: worker ${worker.id} (pool ${worker.pool}) metrics ${worker.metricsUrl}\n`);
-  await new Promise<void>((resolve) => {
-    const onSignal = () => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      // Backstop in case shutdown itself hangs (e.g. Redis unreachable).
-      setTimeout(() => process.exit(1), (config.shutdownGraceSeconds + 10) * 1000).unref();
-      worker.close().then(resolve, (error: unknown) => {
-        writeErr(`anneal worker: shutdown failed: ${String(error)}\n`);
-        process.exit(1);
-      });
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+    },
+    {},
+    {
+      onStartupError: exitOnStartupError, // e.g. Redis unreachable
+      onStarted: (worker) =>
+        writeErr(
+          `anneal: worker ${worker.id} (pool ${worker.pool}) metrics ${worker.metricsUrl}\n`,
+        ),
+    },
+  );
 }
 
 export function register(program: Command): void {

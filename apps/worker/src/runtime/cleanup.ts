@@ -8,6 +8,8 @@ export type Dispose<A extends unknown[]> = (...args: A) => Promise<void>;
 
 export class Cleanup {
   readonly #stack: Array<{ what: string; run: () => Promise<void> }> = [];
+  /** What `unwind` is closing right now (for a shutdown that overruns its grace period). */
+  closing: string | null = null;
 
   /**
    * Registers `fn` as what closes `what`; returns it wrapped to run at most once (later calls
@@ -33,11 +35,13 @@ export class Cleanup {
     let entry;
     while ((entry = this.#stack.at(-1))) {
       const { what } = entry;
+      this.closing = what;
       await entry
         .run()
         .catch((err: unknown) =>
           logger.warn({ err: String(err), what }, 'could not close on the way out'),
         );
     }
+    this.closing = null;
   }
 }

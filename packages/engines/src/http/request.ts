@@ -9,17 +9,16 @@
 // undici Agent whose header and body timeouts are at least the request's own (`dispatcherFor`,
 // docs/engines.md "Conformance").
 //
-// Requests go through undici's own `request` API rather than its `fetch`: no WHATWG streams or
-// Response objects between the socket and the bytes, and a reply body is copied chunk by chunk,
-// as it arrives, into one buffer of its announced length (bench/overhead: fetch's body path was
-// the largest dependency in the orchestrator's profile, and the chunk list plus the final
-// concatenation doubled what every vLLM reply allocated). A body of announced length is read into
-// a buffer of the process's pool (byte-pool.ts); whoever has read what it needs from a 2xx reply
+// Plain-HTTP origins (the engines as deployed: in-cluster `http://`) go through the client in
+// http1.ts, which reads a reply of announced length from the socket straight into a buffer of
+// the process's pool (byte-pool.ts); `https:` origins through undici's `request` API, each body
+// chunk copied into such a buffer as it arrives. Whoever has read what it needs from a 2xx reply
 // gives the buffer back with `release()`.
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { processBytePool } from './byte-pool.ts';
 import { ENGINE_ERROR_CODES, EngineError } from './errors.ts';
+import { Http1Agent } from './http1.ts';
 import { JsonText } from './json-text.ts';
 import type { EngineErrorContext } from './errors.ts';
 import { linkSignals } from './timing.ts';
@@ -52,6 +51,9 @@ export interface SendOptions {
 /** undici's codes for its own header/body timeouts (undici lib/core/errors.js). */
 const UNDICI_TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+/** The process's plain-HTTP connections, kept per origin for reuse. */
+const plainHttp = new Http1Agent(processBytePool);
+
 const dispatchers = new Map<number, Agent>();
 /** Dispatcher timeouts are whole minutes (never below the request's own timeout, which its abort
  * signal enforces to the millisecond): callers that pass a shrinking remainder (trainer futures)
@@ -82,6 +84,16 @@ export async function sendJson(
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   try {
     const url = new URL(context.url + context.route);
+    if (url.protocol === 'http:') {
+      const reply = await plainHttp.exchange({
+        url,
+        method: options.method,
+        headers,
+        body: bodyText(options.body),
+        signal,
+      });
+      return new LazyReply(reply.status, reply.bytes, reply.pooled);
+    }
     const response = await dispatcherFor(options.timeoutMs).request({
       origin: url.origin,
       path: url.pathname + url.search,

@@ -1,6 +1,9 @@
 // Contract tests of the Tinker-compatible client against the fake trainer over loopback HTTP.
 import { afterEach, describe, expect, it } from 'vitest';
 import { TINKER_CAPS, adam, startTinker } from '../../test/tinker-harness.ts';
+import { fakeTimers, manualScheduler } from '../../test/fake-timers.ts';
+import { FakeTinkerServer } from '../../test/tinker/fake-server.ts';
+import { TinkerTrainerEngine } from './engine.ts';
 import type { EngineError } from '../http/errors.ts';
 import type { Datum, TrainerCapabilities } from '../types.ts';
 import type { TinkerEndpointConfig } from './config.ts';
@@ -271,5 +274,60 @@ describe('Tinker training operations', () => {
       "data[0].lossFnInputs.logprobs is required by loss 'ppo'",
     );
     expect(fake.requestsTo('forward_backward')).toHaveLength(0);
+  });
+});
+
+describe('closing an endpoint with work in flight', () => {
+  // A worker shutting down closes its engines; what they still have in flight must end then,
+  // not retry against a server that is gone: the retry's backoff timer would hold the process.
+  it('ends a future poll that is retrying: the operation rejects as closed', async () => {
+    const fake = await FakeTinkerServer.start({ pendingPolls: 1 });
+    open.push(fake);
+    const time = fakeTimers();
+    let retries = 0;
+    const engine: TinkerTrainerEngine = await TinkerTrainerEngine.connect(
+      { name: 'closing', baseUrl: fake.url, capabilities: TINKER_CAPS },
+      {
+        timers: time.timers,
+        scheduler: manualScheduler(),
+        onEvent: (event) => {
+          if (event.type !== 'future:poll_retry') return;
+          retries += 1;
+          if (retries === 3) void engine.close(); // during the third retry's backoff
+        },
+      },
+    );
+    open.push(engine);
+    const model = await engine.createModel({ baseModel: 'b', loraRank: 8 });
+    const unavailable = { kind: 'reply' as const, status: 503, body: { detail: 'restarting' } };
+    fake.enqueue('retrieve_future', ...Array.from({ length: 50 }, () => unavailable));
+    await expect(model.optimStep(adam)).rejects.toThrow("trainer endpoint 'closing' is closed");
+    expect(retries).toBe(3);
+    expect(fake.requestsTo('retrieve_future')).toHaveLength(3); // none after close
+    expect(time.sleeps).toHaveLength(2); // the third backoff never ran
+    await expect(model.optimStep(adam)).rejects.toThrow(/is closed/);
+  });
+
+  it('ends a request between its retries', async () => {
+    const fake = await FakeTinkerServer.start();
+    open.push(fake);
+    const time = fakeTimers();
+    const engine: TinkerTrainerEngine = await TinkerTrainerEngine.connect(
+      { name: 'closing', baseUrl: fake.url, capabilities: TINKER_CAPS },
+      {
+        timers: time.timers,
+        scheduler: manualScheduler(),
+        onEvent: (event) => {
+          if (event.type === 'request:retry') void engine.close();
+        },
+      },
+    );
+    open.push(engine);
+    const unavailable = { kind: 'reply' as const, status: 503, body: { detail: 'restarting' } };
+    fake.enqueue('create_model', unavailable, unavailable, unavailable);
+    await expect(engine.createModel({ baseModel: 'b', loraRank: 8 })).rejects.toThrow(
+      "trainer endpoint 'closing' is closed",
+    );
+    expect(fake.requestsTo('create_model')).toHaveLength(1);
   });
 });

@@ -139,7 +139,8 @@ export class TinkerTrainerEngine implements TrainerEngine {
     }
   }
 
-  /** Stops the heartbeat (the server unloads the session's models after its timeout). */
+  /** Stops the heartbeat (the server unloads the session's models after its timeout); requests,
+   * retries and future polls still in flight reject as closed. */
   async close(): Promise<void> {
     this.session.close();
   }

@@ -137,7 +137,10 @@ async function awaitFuture<T>(
           polls,
           ...(outcome.queueState === undefined ? {} : { queueState: outcome.queueState }),
         });
-        await timers.sleep(Math.min(pendingDelay, Math.max(0, deadline - timers.now())));
+        await timers.sleep(
+          Math.min(pendingDelay, Math.max(0, deadline - timers.now())),
+          transport.signal,
+        );
         pendingDelay = Math.min(pendingDelay * poll.factor, poll.maxDelayMs);
         break;
       }
@@ -156,7 +159,7 @@ async function awaitFuture<T>(
           delayMs,
           error: outcome.error,
         });
-        await timers.sleep(delayMs);
+        await timers.sleep(delayMs, transport.signal);
         break;
       }
     }

@@ -301,7 +301,7 @@ export class TinkerTrainerModel implements TrainerModel {
             `as complete before the operation deadline (${config.futurePoll.deadlineMs} ms)`,
         );
       }
-      await timers.sleep(Math.min(delay, remaining));
+      await timers.sleep(Math.min(delay, remaining), this.transport.signal);
       delay = Math.min(delay * config.futurePoll.factor, config.futurePoll.maxDelayMs);
     }
   }

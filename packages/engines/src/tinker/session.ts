@@ -87,10 +87,14 @@ export class TinkerSession {
     }
   }
 
-  /** Stops the heartbeat (the server unloads the session's models after its timeout). */
+  /** Stops the heartbeat (the server unloads the session's models after its timeout) and ends
+   * whatever the endpoint still has in flight — a heartbeat's retries, an operation's future
+   * polls: they reject as closed rather than retry against a server that may be gone (their
+   * backoff timers would otherwise keep a process that is shutting down alive). */
   close(): void {
     this.closedFlag = true;
     this.heartbeatTimer?.cancel();
     this.heartbeatTimer = undefined;
+    this.transport.close();
   }
 }

@@ -6,6 +6,7 @@ import { ENGINE_ERROR_CODES, EngineError } from '../http/errors.ts';
 import { sendJson } from '../http/request.ts';
 import type { HttpReply } from '../http/request.ts';
 import { withRetry } from '../http/retry.ts';
+import { linkSignals } from '../http/timing.ts';
 import type { Rng, Timers } from '../http/timing.ts';
 import type { ResolvedTinkerConnection } from './config.ts';
 import { trainerHttpError } from './errors.ts';
@@ -55,6 +56,7 @@ export class TinkerTransport {
   /** Errors answered to a resent request whose previous attempt's reply was lost (connection
    * dropped or timed out): the server may have run that attempt. */
   private readonly afterLostReply = new WeakSet<object>();
+  private readonly lifetime = new AbortController();
 
   constructor(
     readonly config: ResolvedTinkerConnection,
@@ -70,6 +72,17 @@ export class TinkerTransport {
       url: this.config.baseUrl,
       route: `${TINKER_API_PREFIX}/${route}`,
     };
+  }
+
+  /** Aborted by `close()`: what waits on it (a request, a retry's backoff, a future's poll)
+   * rejects at once instead of retrying against a server that is going away. */
+  get signal(): AbortSignal {
+    return this.lifetime.signal;
+  }
+
+  /** Ends every exchange in flight and refuses new ones. */
+  close(): void {
+    this.lifetime.abort(new Error(`trainer endpoint '${this.config.name}' is closed`));
   }
 
   async post(route: string, body: unknown, options: PostOptions = {}): Promise<HttpReply> {
@@ -95,11 +108,26 @@ export class TinkerTransport {
     return this.config.apiKey ? { 'x-api-key': this.config.apiKey } : {};
   }
 
-  private exchange(
+  private async exchange(
     method: 'GET' | 'POST' | 'DELETE',
     route: string,
     body: unknown,
     options: PostOptions,
+  ): Promise<HttpReply> {
+    const linked = linkSignals(options.signal, this.lifetime.signal);
+    try {
+      return await this.attempts(method, route, body, options, linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  private attempts(
+    method: 'GET' | 'POST' | 'DELETE',
+    route: string,
+    body: unknown,
+    options: PostOptions,
+    signal: AbortSignal,
   ): Promise<HttpReply> {
     const context = this.context(route);
     const headers = this.authHeaders();
@@ -115,7 +143,7 @@ export class TinkerTransport {
           body,
           headers,
           timeoutMs: options.timeoutMs ?? this.config.requestTimeoutMs,
-          signal: options.signal,
+          signal,
           timers: this.timers,
         });
         const ok = reply.status >= 200 && reply.status < 300;
@@ -128,7 +156,7 @@ export class TinkerTransport {
         policy,
         sleep: this.timers.sleep,
         rng: this.rng,
-        signal: options.signal,
+        signal,
         onRetry: ({ attempt, delayMs, error }) => {
           lostReply =
             error instanceof EngineError &&
