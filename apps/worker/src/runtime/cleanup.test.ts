@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '@anneal/telemetry';
 import { Cleanup } from './cleanup.ts';
 
-const logger = createLogger({ level: 'silent' });
+const logger = createLogger({ name: 'cleanup-test', level: 'silent' });
 
 describe('Cleanup', () => {
   it('unwinds newest first, once each, and says what it is closing meanwhile', async () => {
