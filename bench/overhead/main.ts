@@ -5,7 +5,9 @@
 // trainer's requests, rewards, advantages, the step math, metrics and the Redis commit all run
 // in this process, and only they do. Per step: wall time, the engines' own work (the child's busy
 // time), this process's busy and CPU time, as a share of a production step (60 s) against the
-// 1 % target; V8's profile of the measured steps names the largest contributors. MET or MISSED.
+// 1 % target; V8's profile of one more step, after the measured ones, names the largest
+// contributors (the profiler is off while CPU is measured: its sampling thread and the stack
+// walks it interrupts the main thread for cost this process 0.7–1.2 s a step). MET or MISSED.
 // Then the rollout ledger's own cost per step (ledger.ts) as a ratio of that orchestrator CPU.
 import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
@@ -28,8 +30,10 @@ const LEDGER_TARGET = 0.05;
 const LEDGER_STEPS = 3;
 const GROUP_SIZE = 16;
 const MAX_TOKENS = 4096;
-const STEPS = 3; // step 1 warms up; steps 2..3 are measured and profiled
+const STEPS = 4; // step 1 warms up; steps 2..3 are measured; step 4 is profiled
 const MEASURED_FROM = 2;
+const MEASURED_TO = 3;
+const PROFILED_STEP = 4;
 
 /** `--soak`: the orchestrator's CPU per token may be at most this many times what it was when
  * the bound was set, each measured against the same-run baseline (baseline.ts). */
@@ -105,14 +109,14 @@ try {
   const onStep = (step: StepTrace) => {
     process.stderr.write(`  step ${step.step}: ${((step.atMs - last) / 1000).toFixed(1)} s\n`);
     last = step.atMs;
-    if (step.step === MEASURED_FROM - 1) profiler = startProfiler(values.allocations);
-    if (step.step === STEPS) profile = profiler?.then((stop) => stop());
+    if (step.step === PROFILED_STEP - 1) profiler = startProfiler(values.allocations);
+    if (step.step === PROFILED_STEP) profile = profiler?.then((stop) => stop());
   };
   const { steps, summary: outcome, runId } = await stack.run(spec, onStep);
   const host = await stack.hostBusyAt(steps.map((t) => t.atMs));
   const measured = steps.flatMap((t, i) => {
     const before = steps[i - 1];
-    if (t.step < MEASURED_FROM || before === undefined) return [];
+    if (t.step < MEASURED_FROM || t.step > MEASURED_TO || before === undefined) return [];
     return [
       {
         wall: (t.atMs - before.atMs) / 1000,
@@ -126,7 +130,7 @@ try {
   const phase = (name: string) =>
     median(
       steps
-        .filter((t) => t.step >= MEASURED_FROM)
+        .filter((t) => t.step >= MEASURED_FROM && t.step <= MEASURED_TO)
         .map((t) => t.metrics[`phase_seconds/${name}`] ?? 0),
     );
   const rolloutTokens = steps.at(-1)?.metrics['rollout_tokens'];
@@ -221,7 +225,7 @@ try {
   }
   const pct = (ms: number) => `${((ms / summary.totalMs) * 100).toFixed(1).padStart(5)} %`;
   console.log(
-    `largest contributors (V8 profile of steps ${MEASURED_FROM}..${STEPS}, share of main-thread samples):`,
+    `largest contributors (V8 profile of step ${PROFILED_STEP}, share of main-thread samples):`,
   );
   for (const [area, ms] of summary.areas) console.log(`  ${pct(ms)}  ${area}`);
   console.log('largest functions (self time):');
@@ -229,9 +233,9 @@ try {
   if (profiles.allocations) {
     const allocated = summariseAllocations(profiles.allocations, 8);
     const mib = (bytes: number) =>
-      `${(bytes / 1048576 / (STEPS - MEASURED_FROM + 1)).toFixed(0).padStart(6)} MiB`;
+      `${(bytes / 1048576).toFixed(0).padStart(6)} MiB`;
     console.log(
-      `allocated per step (V8 sampling heap profile, collected objects included): ` +
+      `allocated in step ${PROFILED_STEP} (V8 sampling heap profile, collected objects included): ` +
         `${mib(allocated.totalBytes).trim()}; by area:`,
     );
     for (const [area, bytes] of allocated.areas) console.log(`  ${mib(bytes)}  ${area}`);
@@ -239,7 +243,7 @@ try {
     for (const [name, bytes] of allocated.functions) console.log(`  ${mib(bytes)}  ${name}`);
   }
   console.log(
-    `(medians over steps ${MEASURED_FROM}..${STEPS}; busy = performance.eventLoopUtilization, ` +
+    `(medians over steps ${MEASURED_FROM}..${MEASURED_TO}; busy = performance.eventLoopUtilization, ` +
       `CPU = process.cpuUsage; load average at the end ${loadavg()[0]!.toFixed(2)})`,
   );
 } finally {
