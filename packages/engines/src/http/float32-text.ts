@@ -24,6 +24,12 @@ const POW10 = [
   1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
   1e18, 1e19, 1e20, 1e21, 1e22,
 ];
+/** 10^k for k = MIN_EXPONENT .. MAX_EXPONENT + 1 (the nearest doubles), at k - MIN_EXPONENT. */
+const POWERS = [
+  1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 1e1,
+  1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+];
+const LOG10_2 = Math.log10(2);
 /** Decimal exponents of the first digit written here: below, String() (its exponent form). */
 const MIN_EXPONENT = -14;
 /** Above: String() (its digits of an integer, or its exponent form from 1e21). */
@@ -56,6 +62,8 @@ export function writeFloat32(bytes: Uint8Array, at: number, value: number): numb
 }
 
 const single = new Float32Array(1);
+/** single's bits: the binary exponent of a float32 without Math.log10. */
+const singleBits = new Int32Array(single.buffer);
 
 /** writeFloat32 of `values[index]`, read here: a double passed to a call that is not inlined is
  * boxed (a heap number each value), one read from a typed array is not. */
@@ -67,9 +75,14 @@ export function writeFloat32Of(
 ): number {
   const value = values[index]!;
   const a = value < 0 ? -value : value;
-  // n: the 9-digit significand, 10^8 ≤ n < 10^9 (log10 may be off by one next to a power of
-  // ten, and n may round up to 10^9: then one place up)
-  let e = Math.floor(Math.log10(a));
+  // e: the decimal exponent of the first digit. 2^b ≤ a < 2^(b+1) puts it at floor(b·log10 2)
+  // or one more, told apart by the power of ten between them.
+  single[0] = a;
+  const b = ((singleBits[0]! >>> 23) & 0xff) - 127;
+  let e = Math.floor(b * LOG10_2);
+  if (e < MIN_EXPONENT - 1 || e > MAX_EXPONENT) return -1;
+  if (a >= (POWERS[e + 1 - MIN_EXPONENT] as number)) e += 1;
+  // n: the 9-digit significand, 10^8 ≤ n < 10^9 (it may round up to 10^9: then one place up)
   let n: number;
   for (;;) {
     if (!(e >= MIN_EXPONENT && e <= MAX_EXPONENT)) return -1;
