@@ -513,6 +513,36 @@ describe('fast path on malformed and unusual replies', () => {
     expect(viaReply(bytes, n)).toEqual(expected);
   });
 
+  it('skips strings four bytes at a time without missing an end, an escape or a control byte', () => {
+    // each kind of byte that stops the four-byte test, at every offset of the four it is read in,
+    // inside a skipped string (`text`) and a skipped member's key: the fast path reads what the
+    // generic path reads, and refuses what it refuses (a raw control byte, a bad escape)
+    const valid = ['\\"', '\\\\', '\\u00e9', '\\n', 'é', '日本'];
+    const invalid = ['\u0001', '\u001f', '\\x'];
+    let accepted = 0;
+    for (const special of [...valid, ...invalid]) {
+      for (let offset = 0; offset < 8; offset += 1) {
+        const content = `${'a'.repeat(offset)}${special}${'b'.repeat(7 - offset)}`;
+        const label = `${JSON.stringify(special)} after ${offset} bytes`;
+        const inText = good({ text: `"${content}"` });
+        const inKey = good().replace('"finish_reason"', `"${content}":1,"finish_reason"`);
+        for (const [where, body] of [
+          ['in text', inText],
+          ['in a key', inKey],
+        ] as const) {
+          const fast = check(encoder.encode(body), 1, `${label}, ${where}`);
+          expect('ok' in generic(body, 1), `${label}, ${where}: valid`).toBe(
+            valid.includes(special),
+          );
+          if (fast) accepted += 1;
+        }
+      }
+    }
+    // every valid body took the fast path (escaped keys excepted: the reader leaves them to the
+    // generic path)
+    expect(accepted).toBe(valid.length * 8 * 2 - 4 * 8);
+  });
+
   it.each(UNUSUAL_BUT_VALID)('%s: the generic result', (label, text) => {
     check(encoder.encode(text), 1, label);
     expect('ok' in generic(text, 1), `${label} is valid`).toBe(true);
@@ -558,6 +588,24 @@ describe('fast path on malformed and unusual replies', () => {
     const rng = seededRng(5);
     for (let i = 0; i < 2_000; i += 1) {
       texts.push(pythonFloatText(Math.fround(-Math.exp(rng() * 14 - 11))));
+    }
+    // and 2,000 decimals of every shape the digit loops split differently (four digits at a
+    // time): integer parts of 0-4 digits, fractions of 1-24 digits after 0-9 leading zeros,
+    // sometimes an exponent
+    const digits = (n: number, first = '0123456789') =>
+      Array.from(
+        { length: n },
+        (_, k) =>
+          (k === 0 ? first : '0123456789')[Math.floor(rng() * (k === 0 ? first.length : 10))],
+      ).join('');
+    for (let i = 0; i < 2_000; i += 1) {
+      const whole = Math.floor(rng() * 5);
+      const zeros = Math.floor(rng() * 10);
+      const fraction = 1 + Math.floor(rng() * 24);
+      const exponent = rng() < 0.2 ? `e-${Math.floor(rng() * 30)}` : '';
+      texts.push(
+        `-${whole === 0 ? '0' : digits(whole, '123456789')}.${'0'.repeat(zeros)}${digits(fraction)}${exponent}`,
+      );
     }
     const body = `{"choices":[{"index":0,"logprobs":{"token_logprobs":[${texts.join(',')}]},"finish_reason":"length","token_ids":[${texts.map((_, i) => i).join(',')}]}]}`;
     const fast = extractCompletion(encoder.encode(body), 1);
