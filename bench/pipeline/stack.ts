@@ -60,6 +60,8 @@ export interface EngineShape {
   maxInFlight?: number;
   /** The endpoint's `readerThreads` (completion replies read off the event loop; default 0). */
   readerThreads?: number;
+  /** The worker's `heapGrowingPercent` (V8's heap growing factor; default the worker's). */
+  heapGrowingPercent?: number;
   /** The replicas' `--max-num-seqs` (FakeVllmServer `maxNumSeqs`), declared as the endpoint's
    * `maxNumSeqs`: runs share it by their tenants' weights (docs/operations.md "Fair share of an
    * endpoint"). */
@@ -197,6 +199,9 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
       operatorConfig: parsed.value,
       artifactDir,
       metrics: { port: 0, host: '127.0.0.1' },
+      ...(shape.heapGrowingPercent !== undefined && {
+        heapGrowingPercent: shape.heapGrowingPercent,
+      }),
     }),
     { logger: silent },
   );

@@ -40,6 +40,9 @@ export interface WorkerConfig {
   };
   /** SIGTERM: seconds to bring runs to a step boundary, checkpoint and hand them back. */
   shutdownGraceSeconds: number;
+  /** V8's heap growing factor for the process the worker runs in, as a percent of growth past
+   * what a full collection kept (runtime/heap.ts); 0 leaves V8 its own choice. */
+  heapGrowingPercent: number;
   heartbeatSeconds: number;
   /** Registry record TTL: a worker silent this long counts as lost. */
   heartbeatTtlSeconds: number;
@@ -56,6 +59,13 @@ export interface WorkerConfig {
 /** A write its replicas do not confirm is sent again this long before the run's attempt fails
  * (a replica that lags or restarts briefly does not cost the run an attempt). */
 export const DEFAULT_REPLICATION_RETRY_MS = 60_000;
+
+/** A factor of 4: V8's own largest (its dynamic choice never exceeds it), so the worker never
+ * collects more often than V8 would at its most relaxed, and collects far less often than the
+ * 1.1–1.5 V8 picks for its ArrayBuffer-heavy allocation (runtime/heap.ts; docs/performance.md
+ * "Orchestrator overhead: the profiler out of the measure"). */
+export const DEFAULT_HEAP_GROWING_PERCENT = 300;
+export const MAX_HEAP_GROWING_PERCENT = 1000;
 
 /** Hash of no token: the worker never authenticates requests; the local config needs one. */
 const NO_TOKEN_SHA256 = '0'.repeat(64);
@@ -113,6 +123,14 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
   check(heartbeatSeconds > 0, 'heartbeatSeconds', `must be > 0, got ${heartbeatSeconds}`);
   const grace = input.shutdownGraceSeconds ?? 30;
   check(grace >= 0, 'shutdownGraceSeconds', `must be >= 0, got ${grace}`);
+  const heapGrowingPercent = input.heapGrowingPercent ?? DEFAULT_HEAP_GROWING_PERCENT;
+  check(
+    Number.isInteger(heapGrowingPercent) &&
+      heapGrowingPercent >= 0 &&
+      heapGrowingPercent <= MAX_HEAP_GROWING_PERCENT,
+    'heapGrowingPercent',
+    `must be an integer 0..${MAX_HEAP_GROWING_PERCENT}, got ${heapGrowingPercent}`,
+  );
   const queue = {
     lockDurationMs: input.queue?.lockDurationMs ?? JOB_CATALOGUE.run.lockDurationMs,
     stalledIntervalMs: input.queue?.stalledIntervalMs ?? 30_000,
@@ -161,6 +179,7 @@ export function defineWorkerConfig(input: WorkerConfigInput = {}): Readonly<Work
     artifactDir: path.resolve(input.artifactDir ?? DEFAULT_ARTIFACT_DIR),
     metrics: Object.freeze(metrics),
     shutdownGraceSeconds: grace,
+    heapGrowingPercent,
     heartbeatSeconds,
     heartbeatTtlSeconds:
       input.heartbeatTtlSeconds ??

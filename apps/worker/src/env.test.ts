@@ -43,6 +43,7 @@ describe('worker environment', () => {
     expect(config.queue.lockDurationMs).toBe(JOB_CATALOGUE.run.lockDurationMs);
     expect(config.operatorConfig.trainers.embedded?.type).toBe('embedded');
     expect(config.workerId).toMatch(new RegExp(`-${process.pid}$`));
+    expect(config.heapGrowingPercent).toBe(300);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -54,12 +55,14 @@ describe('worker environment', () => {
       ANNEAL_METRICS_PORT: '0',
       ANNEAL_LOCK_DURATION_MS: '2000',
       ANNEAL_WORKER_ID: 'w-1',
+      ANNEAL_HEAP_GROWING_PERCENT: '0',
     });
     expect(config).toMatchObject({
       pool: 'cpu-small',
       slots: 3,
       workerId: 'w-1',
       heartbeatSeconds: 0.5,
+      heapGrowingPercent: 0,
     });
     expect(config.metrics.port).toBe(0);
     expect(config.queue.lockDurationMs).toBe(2000);
@@ -73,6 +76,12 @@ describe('worker environment', () => {
     expect(() => parseWorkerEnv({ ANNEAL_KEY_PREFIX: 'anneal' })).toThrow(/ANNEAL_KEY_PREFIX/);
     expect(() => parseWorkerEnv({ ANNEAL_LOG_LEVEL: 'loud' })).toThrow(/ANNEAL_LOG_LEVEL/);
     expect(() => parseWorkerEnv({ ANNEAL_POOL: 'GPU' })).toThrow(/ANNEAL_POOL/);
+    expect(() => parseWorkerEnv({ ANNEAL_HEAP_GROWING_PERCENT: '-1' })).toThrow(
+      /^ANNEAL_HEAP_GROWING_PERCENT: .*"-1"/,
+    );
+    expect(() => parseWorkerEnv({ ANNEAL_HEAP_GROWING_PERCENT: '2000' })).toThrow(
+      /ANNEAL_HEAP_GROWING_PERCENT/,
+    );
   });
 
   it('reads the operator config: pool slots, secrets from the named env vars', async () => {

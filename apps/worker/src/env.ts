@@ -12,7 +12,12 @@ import {
   type OperatorConfig,
 } from '@anneal/protocol';
 import { isSentinelUrl, parseReplicaRequirement, sentinelOptions } from '@anneal/store';
-import { type WorkerConfig, defineWorkerConfig, secretEnvNames } from './config.ts';
+import {
+  MAX_HEAP_GROWING_PERCENT,
+  type WorkerConfig,
+  defineWorkerConfig,
+  secretEnvNames,
+} from './config.ts';
 import { WorkerConfigError } from './errors.ts';
 
 const Seconds = (description: string, minimum = 0) =>
@@ -40,6 +45,13 @@ export const WorkerEnv = Type.Object({
   ANNEAL_PUSH_INTERVAL_SECONDS: Seconds('Pushgateway push period.', 1),
   ANNEAL_RUN_SERIES_GRACE_SECONDS: Seconds('How long ended runs stay exported.'),
   ANNEAL_SHUTDOWN_GRACE_SECONDS: Seconds('SIGTERM grace period.'),
+  ANNEAL_HEAP_GROWING_PERCENT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_HEAP_GROWING_PERCENT,
+      description: "Heap growth past a full collection's survivors, in percent; 0 = V8's own.",
+    }),
+  ),
   ANNEAL_HEARTBEAT_SECONDS: Seconds('Registry heartbeat period.', 0.1),
   ANNEAL_LOCK_DURATION_MS: Milliseconds('BullMQ job lock duration.', 500),
   ANNEAL_STALLED_INTERVAL_MS: Milliseconds('BullMQ stalled-job check period.', 200),
@@ -152,6 +164,9 @@ export function loadWorkerConfig(env: Environment = process.env): Readonly<Worke
     },
     ...(e.ANNEAL_SHUTDOWN_GRACE_SECONDS !== undefined && {
       shutdownGraceSeconds: e.ANNEAL_SHUTDOWN_GRACE_SECONDS,
+    }),
+    ...(e.ANNEAL_HEAP_GROWING_PERCENT !== undefined && {
+      heapGrowingPercent: e.ANNEAL_HEAP_GROWING_PERCENT,
     }),
     ...(e.ANNEAL_HEARTBEAT_SECONDS !== undefined && {
       heartbeatSeconds: e.ANNEAL_HEARTBEAT_SECONDS,

@@ -36,6 +36,7 @@ import { requestedStop, subscribeWorkerControl } from './runtime/control.ts';
 import { startHeartbeat } from './runtime/heartbeat.ts';
 import { type ExecutorTable, type ProcessorDeps, processRunJob } from './runtime/process-run.ts';
 import { WORKER_VERSION } from './version.ts';
+import { setHeapGrowingPercent } from './runtime/heap.ts';
 
 export interface StartWorkerOptions {
   /** Executors by run kind; default: the real ones (executors/index.ts). Tests pass their own. */
@@ -106,6 +107,7 @@ export async function startWorker(
 ): Promise<WorkerHandle> {
   // Fail fast (RedisUnreachableError, 5 s) instead of retrying forever below.
   await checkRedisReachable(config.redisUrl);
+  setHeapGrowingPercent(config.heapGrowingPercent);
   const logger: Logger =
     options.logger ??
     createLogger({
