@@ -556,8 +556,8 @@ function fourDigits(x: number): number {
 
 /** A DataView of the bytes last read (one reply is read at a time per thread). */
 let viewed: Uint8Array | undefined;
-let view = new DataView(new ArrayBuffer(0));
-function viewOf(bytes: Uint8Array): DataView {
+let view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+function viewOf(bytes: Uint8Array): DataView<ArrayBufferLike> {
   if (bytes !== viewed) {
     viewed = bytes;
     view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
