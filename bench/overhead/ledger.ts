@@ -64,7 +64,7 @@ function syntheticRollout(ids: readonly number[], seed: number, shape: TokenShap
     tokens: Int32Array.from(tokens),
     promptLength: prompt,
     lossMask: Uint8Array.from(lossMask),
-    logprobs: Float64Array.from(logprobs),
+    logprobs: Float32Array.from(logprobs),
     generatedTokens: generated,
     toolCalls: 1,
     toolErrors: 0,

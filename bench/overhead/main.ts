@@ -30,10 +30,6 @@ const LEDGER_TARGET = 0.05;
 const LEDGER_STEPS = 3;
 const GROUP_SIZE = 16;
 const MAX_TOKENS = 4096;
-const STEPS = 4; // step 1 warms up; steps 2..3 are measured; step 4 is profiled
-const MEASURED_FROM = 2;
-const MEASURED_TO = 3;
-const PROFILED_STEP = 4;
 
 /** `--soak`: the orchestrator's CPU per token may be at most this many times what it was when
  * the bound was set, each measured against the same-run baseline (baseline.ts). */
@@ -45,6 +41,9 @@ const RECORDED_RATIO = 0.5; // 0.47× and 0.57× in --soak runs at load 0.4–1.
 const { values } = parseArgs({
   options: {
     prompts: { type: 'string', default: '32' },
+    // steps of the run: step 1 warms up, steps 2..steps-1 are measured (their median), the last
+    // is profiled; more steps, a median less moved by where a full collection falls
+    steps: { type: 'string', default: '4' },
     // a short run for `npm run soak`: 4 prompts, no separate ledger measure, exit 1 past the bound
     soak: { type: 'boolean', default: false },
     // no separate ledger measure after the run (the run itself writes its ledger either way)
@@ -65,6 +64,11 @@ const { values } = parseArgs({
 const soak = values.soak;
 const prompts = Number(soak ? '4' : values.prompts); // 32 × 16 = 512 rollouts
 if (!Number.isInteger(prompts) || prompts < 1) throw new Error('--prompts: an integer >= 1');
+const STEPS = Number(values.steps);
+if (!Number.isInteger(STEPS) || STEPS < 3) throw new Error('--steps: an integer >= 3');
+const MEASURED_FROM = 2;
+const MEASURED_TO = STEPS - 1;
+const PROFILED_STEP = STEPS;
 const readerThreads = Number(values['reader-threads']);
 if (!Number.isInteger(readerThreads) || readerThreads < 0) {
   throw new Error('--reader-threads: an integer >= 0');
@@ -160,6 +164,7 @@ try {
   row("  the engines' own work (child busy)", s(m('engines')));
   row('orchestrator busy (event loop, wall)', `${s(m('busy'))} = ${share(m('busy'))}`);
   row('orchestrator CPU (this process)', `${s(m('cpu'))} = ${share(m('cpu'))}`);
+  row('  each measured step', measured.map((x) => x.cpu.toFixed(2)).join(', '));
   row(
     'policy tokens per orchestrator CPU-second',
     `${(policyTokens / m('cpu') / 1000).toFixed(0)} k (all threads, one worker process)`,

@@ -32,8 +32,11 @@ export interface SampleRequest {
 export type FinishReason = 'stop' | 'length' | 'abort' | 'context_overflow';
 
 /** Per-token values as an engine returns them: the vLLM client reads replies straight into
- * typed arrays (their bytes off V8's collected heap), other engines return arrays. */
-export type TokenValues = readonly number[] | Float64Array;
+ * typed arrays (their bytes off V8's collected heap), other engines return arrays. Sampling
+ * logprobs are float32 where vLLM computes them and wherever Anneal keeps them (rollouts, the
+ * step's buffers, datums, the ledger), so the vLLM client reads them as float32 (a
+ * Float32Array). */
+export type TokenValues = readonly number[] | Float32Array;
 
 export interface SampledSequence {
   /** Generated token ids (exact, as sampled). */

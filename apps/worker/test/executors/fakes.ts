@@ -38,7 +38,7 @@ export function rollout(
     tokens: Int32Array.from(tokens),
     promptLength: prompt.length,
     lossMask: Uint8Array.from(lossMask),
-    logprobs: Float64Array.from(logprobs),
+    logprobs: Float32Array.from(logprobs),
     generatedTokens: lossMask.reduce((a, m) => a + m, 0),
     toolCalls: 0,
     toolErrors: 0,

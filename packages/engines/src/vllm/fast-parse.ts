@@ -5,8 +5,10 @@
 // `top_logprobs` objects, `tokens`, `text_offset`, `text`, ...). Anything it does not expect —
 // malformed JSON, a field of another type, a null logprob, an escaped key, a duplicate field,
 // an unknown finish reason — returns undefined, and the caller takes the generic path
-// (JSON.parse + parse.ts), which gives the result or the error it always gave. The byte scanning
-// itself is http/json-bytes-reader.ts.
+// (JSON.parse + parse.ts), which gives the result or the error it always gave. The logprobs are
+// read as float32, JSON.parse's double rounded once (what parse.ts keeps): vLLM computes them in
+// float32 and writes each widened to a double, 17 significant digits of which float32 needs
+// the first 9 (readFloat32). The byte scanning itself is http/json-bytes-reader.ts.
 import {
   BAIL,
   CLOSE_BRACKET,
@@ -45,7 +47,7 @@ const TOKEN_ID_PREFIX = keyBytes('token_id:');
 interface ChoiceFields {
   index: number;
   tokenIds: Int32Array | null | undefined;
-  tokenLogprobs: Float64Array | undefined;
+  tokenLogprobs: Float32Array | undefined;
   /** Offset of `logprobs.tokens`'s value, read only when `token_ids` is absent. */
   tokenStrings: number;
   finishReason: FinishReason | undefined;
@@ -195,14 +197,15 @@ class Extractor extends JsonBytesReader {
     return FINISH_REASONS[name] as FinishReason;
   }
 
-  /** The array's numbers, read into the shared scratch then copied at their exact length. */
-  private numberArray(): Float64Array {
+  /** The array's numbers as float32, read into the shared scratch then copied at their exact
+   * length. */
+  private numberArray(): Float32Array {
     this.expect(OPEN_BRACKET);
     const flat = this.flatNumbers();
     if (flat >= 0) return valueScratch.slice(0, flat);
     let count = 0;
     this.elements(() => {
-      this.readNumber();
+      this.readFloat32();
       if (count === valueScratch.length) valueScratch = doubled(valueScratch);
       valueScratch[count] = this.numberRead[0]!;
       count += 1;
@@ -225,7 +228,7 @@ class Extractor extends JsonBytesReader {
     for (;;) {
       const byte = bytes[this.pos] ?? 0;
       if (byte !== MINUS && (byte < DIGIT_0 || byte > DIGIT_9)) break;
-      this.readNumber();
+      this.readFloat32();
       if (count === valueScratch.length) valueScratch = doubled(valueScratch);
       valueScratch[count] = this.numberRead[0]!;
       count += 1;
@@ -320,4 +323,4 @@ class Extractor extends JsonBytesReader {
 // thread has its own module): growing a JS array by push allocated every reply's numbers twice
 // on the collected heap, and its numbers lived there until the rollout loop copied them.
 let idScratch = new Int32Array(4096);
-let valueScratch = new Float64Array(4096);
+let valueScratch = new Float32Array(4096);

@@ -30,7 +30,18 @@ describe('parseCompletion', () => {
   it('falls back to "token_id:" strings when token_ids is an explicit null', () => {
     const logprobs = { token_logprobs: [-1, -2], tokens: ['token_id:3', 'token_id:4'] };
     const [seq] = parseCompletion({ choices: [choice({ token_ids: null, logprobs })] }, 1, context);
-    expect(seq).toEqual({ tokens: [3, 4], logprobs: [-1, -2], finishReason: 'stop' });
+    expect(seq).toEqual({
+      tokens: [3, 4],
+      logprobs: Float32Array.of(-1, -2),
+      finishReason: 'stop',
+    });
+  });
+
+  it('keeps the logprobs as float32, as vLLM computes them and the fast path reads them', () => {
+    const logprobs = { token_logprobs: [-0.1, -1.2345677614212036], tokens: [] };
+    const [seq] = parseCompletion({ choices: [choice({ logprobs })] }, 1, context);
+    expect(seq?.logprobs).toBeInstanceOf(Float32Array);
+    expect(Array.from(seq!.logprobs!)).toEqual([Math.fround(-0.1), -1.2345677614212036]);
   });
 
   it('maps the newer "repetition" finish reason to a truncation', () => {

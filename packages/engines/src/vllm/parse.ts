@@ -128,9 +128,11 @@ function parseChoice(
       `${where} has ${tokens.length} token ids but ${tokenLogprobs.length} token_logprobs`,
     );
   }
-  const values = tokenLogprobs.map((value: unknown, i) => {
+  // float32, as vLLM's sampler computes them (types.ts TokenValues) and the fast path reads them
+  const values = new Float32Array(tokenLogprobs.length);
+  tokenLogprobs.forEach((value: unknown, i) => {
     if (typeof value !== 'number') throw fail(`${where}.logprobs.token_logprobs[${i}] is ${value}`);
-    return value;
+    values[i] = value;
   });
   return { tokens, logprobs: values, finishReason: readFinishReason(choice, where, fail) };
 }

@@ -60,7 +60,7 @@ describe('vLLM reply-reader threads', () => {
     expect(threaded.stats().readers).toEqual({ onThreads: requests.length, here: 0 });
     expect(here.stats().readers).toBeNull();
     expect(fromThreads[0]![0]!.tokens).toBeInstanceOf(Int32Array); // transferred, not cloned
-    expect(fromThreads[0]![0]!.logprobs).toBeInstanceOf(Float64Array);
+    expect(fromThreads[0]![0]!.logprobs).toBeInstanceOf(Float32Array);
     expect(fromThreads[1]![0]!.logprobs).toBeNull();
   });
 

@@ -67,7 +67,9 @@ describe('multi-turn rollout loop', () => {
     expect(maskText).toBe('<|call|>Vek<|/call|><|answer|>Oru<|eos|>');
     expect(r.generatedTokens).toBe(tok.encode('<|call|>Vek<|/call|><|answer|>Oru<|eos|>').length);
     // logprobs are the engine's, at the positions the engine sampled them
-    r.tokens.forEach((t, i) => expect(r.logprobs![i]).toBe(r.lossMask[i] ? fakeLogprob(t, i) : 0));
+    r.tokens.forEach((t, i) =>
+      expect(r.logprobs![i]).toBe(r.lossMask[i] ? Math.fround(fakeLogprob(t, i)) : 0),
+    );
     // the second request continues from the exact ids of the first, plus the tool output
     const second = searcher.requests.at(-1)!;
     expect(second.prompt).toEqual(

@@ -3,7 +3,7 @@
 // none, and using one there is a bug that must stop the step, never a silent zero.
 import type { Rollout } from './types.ts';
 
-export function samplingLogprobs(rollout: Rollout, use: string): Float64Array {
+export function samplingLogprobs(rollout: Rollout, use: string): Float32Array {
   if (rollout.logprobs === null) {
     throw new Error(`${use}: a rollout sampled without logprobs (a reference rollout?) was given`);
   }

@@ -15,7 +15,7 @@ export class RolloutSequence {
   private tokenStore: Int32Array;
   private maskStore: Uint8Array;
   /** null for a rollout sampled without logprobs (RolloutConfig.logprobs false). */
-  private logprobStore: Float64Array | null;
+  private logprobStore: Float32Array | null;
   private size = 0;
   private generated = 0;
   readonly promptLength: number;
@@ -26,7 +26,7 @@ export class RolloutSequence {
     const capacity = Math.max(MIN_CAPACITY, prompt.length * 2);
     this.tokenStore = new Int32Array(capacity);
     this.maskStore = new Uint8Array(capacity);
-    this.logprobStore = withLogprobs ? new Float64Array(capacity) : null;
+    this.logprobStore = withLogprobs ? new Float32Array(capacity) : null;
     this.tokenStore.set(prompt);
     this.size = prompt.length;
     this.promptLength = prompt.length;
@@ -41,7 +41,7 @@ export class RolloutSequence {
     return this.maskStore.subarray(0, this.size);
   }
 
-  get logprobs(): Float64Array | null {
+  get logprobs(): Float32Array | null {
     return this.logprobStore?.subarray(0, this.size) ?? null;
   }
 
@@ -94,7 +94,7 @@ export class RolloutSequence {
       this.tokenStore = copied(new Int32Array(capacity), this.tokenStore, at);
       this.maskStore = copied(new Uint8Array(capacity), this.maskStore, at);
       if (this.logprobStore !== null) {
-        this.logprobStore = copied(new Float64Array(capacity), this.logprobStore, at);
+        this.logprobStore = copied(new Float32Array(capacity), this.logprobStore, at);
       }
     }
     this.size = needed;
@@ -102,7 +102,7 @@ export class RolloutSequence {
   }
 }
 
-function copied<T extends Int32Array | Uint8Array | Float64Array>(
+function copied<T extends Int32Array | Uint8Array | Float32Array>(
   into: T,
   from: T,
   length: number,

@@ -35,9 +35,9 @@ export interface Rollout {
   promptLength: number;
   /** 1 for model-generated tokens, 0 for prompt and tool-output tokens. Same length as tokens. */
   lossMask: Uint8Array;
-  /** Sampling logprob (μ_infer) of each generated token; 0 where lossMask is 0. null when
-   * sampled with `RolloutConfig.logprobs` false. */
-  logprobs: Float64Array | null;
+  /** Sampling logprob (μ_infer) of each generated token, float32 as the sampler computed it; 0
+   * where lossMask is 0. null when sampled with `RolloutConfig.logprobs` false. */
+  logprobs: Float32Array | null;
   /** Model-generated tokens (Σ lossMask). */
   generatedTokens: number;
   /** c_i: tool calls the model emitted (including failed and refused). */

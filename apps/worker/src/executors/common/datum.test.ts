@@ -1,5 +1,5 @@
 // shiftedDatum: model input without the last token, every loss input shifted by one and held as
-// float32, whatever array the per-token values come in.
+// float32, whatever array the per-token values come in; typed arrays of the right type as views.
 import { describe, expect, it } from 'vitest';
 import { shiftedDatum } from './datum.ts';
 
@@ -16,6 +16,18 @@ describe('shiftedDatum', () => {
     const datum = shiftedDatum(tokens, { advantages: Float64Array.from(values) });
     expect(Array.from(datum.modelInput)).toEqual([7, 8, 9]);
     expect(Array.from(datum.lossFnInputs['target_tokens']!)).toEqual([8, 9, 10]);
+  });
+
+  it('takes Int32Array ids and Float32Array values as views, copies other arrays', () => {
+    const logprobs = Float32Array.from(values);
+    const doubles = Float64Array.from(values);
+    const datum = shiftedDatum(tokens, { logprobs, doubles });
+    const shifted = datum.lossFnInputs['logprobs'] as Float32Array;
+    expect(shifted.buffer).toBe(logprobs.buffer);
+    expect(shifted.byteOffset).toBe(Float32Array.BYTES_PER_ELEMENT);
+    expect((datum.lossFnInputs['target_tokens'] as Int32Array).buffer).toBe(tokens.buffer);
+    expect((datum.modelInput as Int32Array).buffer).toBe(tokens.buffer);
+    expect((datum.lossFnInputs['doubles'] as Float32Array).buffer).not.toBe(doubles.buffer);
   });
 
   it('refuses values that do not match the tokens', () => {

@@ -4,7 +4,11 @@
 // sequence (index = token position) and shift once, here.
 import type { Datum, TokenIds } from '@anneal/engines';
 
-/** A next-token-prediction datum; `perToken[name][t]` belongs to `tokens[t]` (t >= 1 used). */
+/** A next-token-prediction datum; `perToken[name][t]` belongs to `tokens[t]` (t >= 1 used).
+ * Int32Array ids and Float32Array values are taken as views, not copied (a step's datums are
+ * ~5 arrays of every token: copies were most of building them, and their bytes the collector's
+ * work), so neither may be written while the datum is in use: a rollout's ids and logprobs are
+ * never written once sampled, and the executors build the other arrays for the datum alone. */
 export function shiftedDatum(
   tokens: TokenIds,
   perToken: Readonly<Record<string, ArrayLike<number>>>,
@@ -13,21 +17,23 @@ export function shiftedDatum(
     throw new RangeError(`a training sequence needs at least 2 tokens, got ${tokens.length}`);
   }
   const ids = tokens instanceof Int32Array ? tokens : Int32Array.from(tokens);
-  const targets = ids.slice(1);
-  const lossFnInputs: Datum['lossFnInputs'] = { target_tokens: targets };
+  const lossFnInputs: Datum['lossFnInputs'] = { target_tokens: ids.subarray(1) };
   for (const [name, values] of Object.entries(perToken)) {
     if (values.length !== tokens.length) {
       throw new RangeError(`${name}: ${values.length} values for ${tokens.length} tokens`);
     }
+    if (values instanceof Float32Array) {
+      lossFnInputs[name] = values.subarray(1);
+      continue;
+    }
     const shifted = new Float32Array(tokens.length - 1);
-    if (values instanceof Float32Array || values instanceof Float64Array) {
+    if (values instanceof Float64Array) {
       shifted.set(values.subarray(1)); // converted natively, as the loop below rounds each value
     } else {
       for (let t = 1; t < tokens.length; t++) shifted[t - 1] = values[t]!;
     }
     lossFnInputs[name] = shifted;
   }
-  // a view: a rollout's ids are never written once sampled
   return { modelInput: ids.subarray(0, -1), lossFnInputs };
 }
 

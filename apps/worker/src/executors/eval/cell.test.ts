@@ -23,7 +23,7 @@ function rollout(answer: string | null, calls: ToolCallRecord[], maskTail: numbe
     tokens: new Int32Array(lossMask.length).fill(1),
     promptLength: 4,
     lossMask: Uint8Array.from(lossMask),
-    logprobs: new Float64Array(lossMask.length),
+    logprobs: new Float32Array(lossMask.length),
     generatedTokens: maskTail.filter((m) => m === 1).length,
     toolCalls: calls.length,
     toolErrors: calls.filter((c) => c.failed).length,
