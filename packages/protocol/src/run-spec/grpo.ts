@@ -159,6 +159,12 @@ export const ReferenceSection = Type.Object(
       description:
         "Cache the frozen reference model's generations per prompt across steps (docs/recipe.md §4).",
     }),
+    cacheMaxGroups: Type.Integer({
+      minimum: 1,
+      default: 1024,
+      description:
+        'The most prompts whose reference generations the cache holds; the least recently used leave first and are generated again when drawn again (about 0.5 MiB a prompt of 16 × 4,096 tokens).',
+    }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -56,6 +56,7 @@ export async function runGrpo(ctx: ExecutorContext<'grpo'>): Promise<ExecutorRes
       samplerWeightsPath: state.versions.current.path,
       referenceCacheHits: cache.hits,
       referenceCacheMisses: cache.misses,
+      referenceCacheEvictions: cache.evictions,
     },
     finalCheckpoint: loop.checkpointPath,
     stopped: loop.stopped,

@@ -9,6 +9,13 @@
 // ReferenceGroup object, whose reward-model scores are then computed once). A generation that
 // fails or is aborted leaves the cache, and the next step that needs the prompt samples it again.
 //
+// The cache holds at most `maxGroups` prompts' groups (the spec's `reference.cacheMaxGroups`),
+// the least recently used leaving first: unbounded, a run over a large dataset kept every
+// prompt's rollouts for its whole life (about 0.5 MiB a prompt of 16 × 4,096 tokens with their
+// text), its worker's memory and every full collection's marking growing step after step. A
+// prompt that left is sampled again when drawn again, with the same seed (the same rollouts
+// where the sampler is deterministic).
+//
 // Runs that share a reference adapter (docs/operations.md "Shared references") share its
 // generations too, where caching is on: the rollouts (never the reward-model scores, whose model
 // is each run's own) go to the shared reference's cache in this process, keyed by the prompt's
@@ -33,16 +40,28 @@ export interface ReferenceGroup {
 }
 
 export class ReferenceCache {
+  /** In use order: the least recently used first. */
   private readonly groups = new Map<string, Promise<ReferenceGroup>>();
   private hits = 0;
   private misses = 0;
+  private evictions = 0;
 
   constructor(
     private readonly env: RolloutEnv,
     private readonly seed: number,
     private readonly enabled: boolean,
     private readonly shared?: SharedReferenceRollouts,
-  ) {}
+    /** The most prompts' groups held (the spec's `reference.cacheMaxGroups`); no bound when
+     * left out. */
+    private readonly maxGroups = Number.POSITIVE_INFINITY,
+  ) {
+    if (!(
+      maxGroups === Number.POSITIVE_INFINITY ||
+      (Number.isInteger(maxGroups) && maxGroups >= 1)
+    )) {
+      throw new RangeError(`reference cache: maxGroups must be an integer >= 1, got ${maxGroups}`);
+    }
+  }
 
   /** The G reference rollouts of each prompt (same order as `prompts`). */
   async forPrompts(
@@ -53,10 +72,19 @@ export class ReferenceCache {
   ): Promise<ReferenceGroup[]> {
     const keyOf = (p: StepPrompt) => `${p.example.id}\u0000${groupSize}`;
     const missing = new Map<string, StepPrompt>();
+    const used = new Map<string, Promise<ReferenceGroup>>();
     for (const p of prompts) {
-      const cached = this.enabled ? this.groups.get(keyOf(p)) : undefined;
-      if (cached) this.hits++;
-      else if (!missing.has(keyOf(p))) missing.set(keyOf(p), p);
+      const key = keyOf(p);
+      const cached = this.enabled ? this.groups.get(key) : undefined;
+      if (cached) {
+        this.hits++;
+        used.set(key, cached);
+        // the most recently used now
+        this.groups.delete(key);
+        this.groups.set(key, cached);
+      } else if (!missing.has(key)) {
+        missing.set(key, p);
+      }
     }
     const shared = this.enabled ? this.shared : undefined;
     const sharedKeyOf = (p: StepPrompt) =>
@@ -115,13 +143,22 @@ export class ReferenceCache {
         if (this.groups.get(key) === group) this.groups.delete(key);
       });
     }
-    const source = this.enabled ? this.groups : local;
-    const pending = prompts.map((p) => local.get(keyOf(p)) ?? source.get(keyOf(p))!);
+    // this batch's groups are held by `local` and `used` until it has them, whatever leaves
+    while (this.groups.size > this.maxGroups) {
+      this.groups.delete(this.groups.keys().next().value as string);
+      this.evictions++;
+    }
+    const pending = prompts.map((p) => local.get(keyOf(p)) ?? used.get(keyOf(p))!);
     return Promise.all(pending);
   }
 
-  stats(): { hits: number; misses: number; size: number } {
-    return { hits: this.hits, misses: this.misses, size: this.groups.size };
+  stats(): { hits: number; misses: number; evictions: number; size: number } {
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      evictions: this.evictions,
+      size: this.groups.size,
+    };
   }
 }
 

@@ -26,6 +26,11 @@ const rubric: StepPrompt = {
   },
   tokens: format.encodePrompt('Say hello'),
 };
+const other: StepPrompt = {
+  ...qa,
+  example: { ...qa.example, id: 'q2', prompt: 'Capital of Y?' },
+  tokens: format.encodePrompt('Capital of Y?'),
+};
 const answered = (answer: string | null) =>
   rollout(qa.tokens, [{ tokens: [97], generated: true }], { answer });
 
@@ -100,7 +105,34 @@ describe('ReferenceCache', () => {
     ]);
     expect(second[0]).toBe(first[0]);
     expect(engine.requests.map((r) => r.model)).toEqual(['ref', 'ref']);
-    expect(cache.stats()).toEqual({ hits: 1, misses: 2, size: 2 });
+    expect(cache.stats()).toEqual({ hits: 1, misses: 2, evictions: 0, size: 2 });
+  });
+
+  it('holds at most maxGroups prompts, the least recently used leaving first', async () => {
+    const cache = new ReferenceCache(env, 7, true, undefined, 2);
+    const at = () => engine.requests.length;
+    const before = at();
+    const [qa1] = await cache.forPrompts([qa], 2, 1);
+    const [rubric1] = await cache.forPrompts([rubric], 2, 2);
+    await cache.forPrompts([qa], 2, 3); // qa used last: rubric is the least recently used
+    expect(at() - before).toBe(2);
+    const [other1] = await cache.forPrompts([other], 2, 4); // a third prompt: rubric leaves
+    expect(cache.stats()).toEqual({ hits: 1, misses: 3, evictions: 1, size: 2 });
+    const [qa2, other2] = await cache.forPrompts([qa, other], 2, 5);
+    expect(qa2).toBe(qa1);
+    expect(other2).toBe(other1);
+    expect(at() - before).toBe(3);
+    // rubric is generated again, with the seed it had: the same request
+    const [rubric2] = await cache.forPrompts([rubric], 2, 6);
+    expect(rubric2).not.toBe(rubric1);
+    expect(at() - before).toBe(4);
+    expect(engine.requests.at(-1)!.seed).toBe(engine.requests[before + 1]!.seed);
+    expect(cache.stats()).toEqual({ hits: 3, misses: 4, evictions: 2, size: 2 });
+  });
+
+  it('refuses a bound that is not a positive integer', () => {
+    expect(() => new ReferenceCache(env, 7, true, undefined, 0)).toThrow(/maxGroups/);
+    expect(() => new ReferenceCache(env, 7, true, undefined, 1.5)).toThrow(/maxGroups/);
   });
 
   it('samples again every step when caching is off', async () => {

@@ -211,6 +211,7 @@ export async function setupGrpo(ctx: ExecutorContext<'grpo'>): Promise<GrpoState
             JSON.stringify({ config, tools: spec.tools, search: spec.endpoints.search ?? null }),
           )
         : undefined,
+      spec.reference.cacheMaxGroups,
     ),
     versions: new PolicyVersions(
       { inference: resources.inference, model },
