@@ -15,6 +15,8 @@ describe('parseEnv', () => {
 
   it('names the bad variable', () => {
     expect(() => parseEnv({ ANNEAL_PORT: 'eighty' })).toThrow(/ANNEAL_PORT/);
+    // a fraction is refused, not truncated (TypeBox's Convert alone made 8080.5 into 8080)
+    expect(() => parseEnv({ ANNEAL_PORT: '8080.5' })).toThrow(/ANNEAL_PORT: expected integer/);
     expect(() => parseEnv({ ANNEAL_KEY_PREFIX: 'anneal' })).toThrow(/ANNEAL_KEY_PREFIX/);
     expect(() => parseEnv({ ANNEAL_TOKEN: 'short' })).toThrow(/ANNEAL_TOKEN/);
   });

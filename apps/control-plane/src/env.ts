@@ -1,8 +1,7 @@
 // The control plane's environment, parsed once at start-up into a frozen object.
 // Nothing else in the app reads process.env.
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
-import { formatIssues, schemaIssues } from '@anneal/protocol';
+import { envValues, formatIssues, schemaIssues } from '@anneal/protocol';
 import {
   DEFAULT_ARTIFACT_DIR,
   DEFAULT_REPLICATION,
@@ -70,14 +69,9 @@ export class ControlPlaneEnvError extends Error {
   }
 }
 
-const KNOWN = Object.keys(ControlPlaneEnv.properties);
-
 /** Picks our variables from `source`, converts, applies defaults, validates, freezes. */
 export function parseEnv(source: Record<string, string | undefined>): ControlPlaneEnv {
-  const picked = Object.fromEntries(
-    KNOWN.filter((k) => source[k] !== undefined && source[k] !== '').map((k) => [k, source[k]]),
-  );
-  const converted = Value.Convert(ControlPlaneEnv, Value.Default(ControlPlaneEnv, picked));
+  const converted = envValues(ControlPlaneEnv, source);
   const issues = schemaIssues(ControlPlaneEnv, converted);
   if (issues.length > 0) {
     throw new ControlPlaneEnvError(formatIssues(issues).replace(/^\//gm, ''));

@@ -82,6 +82,11 @@ describe('worker environment', () => {
     expect(() => parseWorkerEnv({ ANNEAL_HEAP_GROWING_PERCENT: '2000' })).toThrow(
       /ANNEAL_HEAP_GROWING_PERCENT/,
     );
+    // a fraction is refused, not truncated (TypeBox's Convert alone made 12.5 into 12)
+    expect(() => parseWorkerEnv({ ANNEAL_HEAP_GROWING_PERCENT: '12.5' })).toThrow(
+      /^ANNEAL_HEAP_GROWING_PERCENT: .*integer.*"12.5"/,
+    );
+    expect(() => parseWorkerEnv({ ANNEAL_SLOTS: '2.5' })).toThrow(/^ANNEAL_SLOTS: .*"2.5"/);
   });
 
   it('reads the operator config: pool slots, secrets from the named env vars', async () => {

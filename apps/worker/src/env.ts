@@ -7,6 +7,7 @@ import { LOG_LEVELS } from '@anneal/telemetry';
 import {
   RESOURCE_NAME_PATTERN,
   WORKER_ID_PATTERN,
+  envValues,
   formatIssues,
   parseOperatorConfig,
   type OperatorConfig,
@@ -78,11 +79,7 @@ type Environment = Readonly<Record<string, string | undefined>>;
 
 /** Validates the variables the worker knows; errors name the variable. */
 export function parseWorkerEnv(env: Environment): WorkerEnv {
-  const known = Object.keys(WorkerEnv.properties);
-  const raw = Object.fromEntries(
-    known.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]),
-  );
-  const value = Value.Convert(WorkerEnv, Value.Default(WorkerEnv, raw));
+  const value = envValues(WorkerEnv, env);
   const first = Value.Errors(WorkerEnv, value).First();
   if (first) {
     const name = first.path.replace(/^\//, '') || '(environment)';

@@ -40,3 +40,4 @@ export * from './stored-record.ts';
 export * from './sweep-label.ts';
 export * from './sweep-spec.ts';
 export * from './sweep-api.ts';
+export * from './env-values.ts';
