@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Tokenizer as ReferenceTokenizer } from '@huggingface/tokenizers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BYTE_DECODER } from './byte-level.ts';
 import { loadChatTemplate } from './chat-template.ts';
 import { hfTokenizerFromJson, loadHfTokenizer } from './hf-bpe.ts';
 import { fixtureTokenizerJson } from '../../test/tokenizers/fixture.ts';
@@ -67,6 +68,52 @@ describe('HfBpeTokenizer equals @huggingface/tokenizers on the real Qwen3 tokeni
     );
     expect(text).toContain('<|im_start|>assistant\n');
     expect(ours.encode(text)).toEqual(refIds(text));
+  });
+
+  it('decodes any id sequence as the bytes of its tokens, added tokens verbatim', () => {
+    // The naive decode: each token's byte-level characters mapped back to bytes, the bytes
+    // between added tokens decoded as UTF-8 (invalid sequences as U+FFFD). Ours packs short
+    // tokens into words (hf-bpe.ts decode); this draws short, long (> 8 bytes) and added tokens
+    // and runs long enough to grow its buffer.
+    const vocab = (json as { model: { vocab: Record<string, number> } }).model.vocab;
+    const tokenOf = new Map(Object.entries(vocab).map(([token, id]) => [id, token]));
+    const added = new Map(ours.addedTokens().map((t) => [t.id, t.content]));
+    const long = [...tokenOf].filter(([, token]) => token.length > 8).map(([id]) => id);
+    const naive = (ids: readonly number[]): string => {
+      let out = '';
+      let bytes: number[] = [];
+      const flush = () => {
+        out += new TextDecoder().decode(Uint8Array.from(bytes));
+        bytes = [];
+      };
+      for (const id of ids) {
+        const content = added.get(id);
+        if (content !== undefined) {
+          flush();
+          out += content;
+        } else {
+          for (const char of tokenOf.get(id)!) bytes.push(BYTE_DECODER.get(char)!);
+        }
+      }
+      flush();
+      return out;
+    };
+    const id = fc.oneof(
+      fc.integer({ min: 0, max: tokenOf.size - 1 }),
+      fc.constantFrom(...long),
+      fc.constantFrom(...added.keys()),
+    );
+    fc.assert(
+      fc.property(fc.array(id, { maxLength: 64 }), (ids) => {
+        expect(ours.decode(ids)).toBe(naive(ids));
+        expect(ours.decode(Int32Array.from(ids))).toBe(naive(ids));
+      }),
+      { numRuns: 300 },
+    );
+    const many = Array.from({ length: 6000 }, (_, i) => long[(i * 7919) % long.length]!);
+    expect(ours.decode(many)).toBe(naive(many));
+    expect(() => ours.decode([tokenOf.size + added.size + 10])).toThrow(/outside the vocabulary/);
+    expect(() => ours.decode([-1])).toThrow(/outside the vocabulary/);
   });
 
   it('adds what the post_processor adds: nothing for Qwen3 (ByteLevel)', () => {

@@ -33,31 +33,48 @@ export interface GeneratedLayout extends StepBuffers {
 }
 
 export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
-  // Counted first, then written straight into an Int32Array of that length (growing a JS array
-  // per rollout and copying it was most of this function's allocation at 4,096 tokens a rollout).
-  const positions = rollouts.map((r) => {
-    const mask = r.lossMask;
+  // A rollout's generated tokens come in runs (one a turn): each run is found once (the prompt
+  // and tool output before it skipped by the typed array's own indexOf), its positions written
+  // in order and its logprobs copied with one `set` (a per-token gather through the positions,
+  // and a separate counting pass, were most of this function's time at 4,096 tokens a rollout).
+  const runs = rollouts.map((r) => generatedRuns(r.lossMask));
+  const offsets0 = new Int32Array(rollouts.length + 1);
+  runs.forEach((list, i) => {
     let count = 0;
-    for (let t = 0; t < mask.length; t += 1) if (mask[t] === 1) count += 1;
-    if (mask[0] === 1) {
-      throw new RangeError('the first token of a rollout cannot be generated');
-    }
-    const list = new Int32Array(count);
-    let k = 0;
-    for (let t = 0; t < mask.length; t += 1) if (mask[t] === 1) list[k++] = t;
-    return list;
+    for (let j = 0; j < list.length; j += 2) count += list[j + 1]! - list[j]!;
+    offsets0[i + 1] = offsets0[i]! + count;
   });
-  const tokens = positions.reduce((n, p) => n + p.length, 0);
-  const buffers = createStepBuffers(tokens, rollouts.length);
+  const buffers = createStepBuffers(offsets0[rollouts.length]!, rollouts.length);
   const { offsets, logpInfer } = buffers;
-  positions.forEach((p, i) => (offsets[i + 1] = offsets[i]! + p.length));
-  rollouts.forEach((r, i) => {
+  offsets.set(offsets0);
+  const positions = rollouts.map((r, i) => {
     const logprobs = samplingLogprobs(r, 'the step layout');
-    const at = positions[i]!;
-    const start = offsets[i]!;
-    for (let k = 0; k < at.length; k += 1) logpInfer[start + k] = logprobs[at[k]!]!;
+    const list = runs[i]!;
+    const at = new Int32Array(offsets[i + 1]! - offsets[i]!);
+    let k = 0;
+    for (let j = 0; j < list.length; j += 2) {
+      const from = list[j]!;
+      const to = list[j + 1]!;
+      logpInfer.set(logprobs.subarray(from, to), offsets[i]! + k);
+      for (let t = from; t < to; t += 1) at[k++] = t;
+    }
+    return at;
   });
   return { ...buffers, positions };
+}
+
+/** The runs of 1s in a loss mask as [start, end) pairs, flat. */
+function generatedRuns(mask: Uint8Array): number[] {
+  if (mask[0] === 1) throw new RangeError('the first token of a rollout cannot be generated');
+  const runs: number[] = [];
+  let t = mask.indexOf(1);
+  while (t >= 0) {
+    let end = t + 1;
+    while (mask[end] === 1) end += 1;
+    runs.push(t, end);
+    t = mask.indexOf(1, end);
+  }
+  return runs;
 }
 
 /** Â_i of every rollout, groups concatenated in order. */

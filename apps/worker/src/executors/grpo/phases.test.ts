@@ -34,6 +34,36 @@ const references = Array.from({ length: 4 }, () => rollout(prompt, [gen(3)]));
 const baseReward = [1, 1, 0, 0];
 const preferenceScore = [1, 1, 1, 1];
 
+describe('generatedLayout', () => {
+  it('lays out every run of generated tokens in order: positions, offsets, sampler logprobs', () => {
+    const p = prompt.length;
+    const rollouts = [
+      rollout(prompt, [
+        { tokens: [1, 2], generated: true, logprob: -0.5 },
+        tool(3),
+        { tokens: [3], generated: true, logprob: -0.25 },
+        tool(1),
+        { tokens: [4, 5, 6], generated: true, logprob: -2 },
+      ]),
+      rollout(prompt, [tool(2)]), // no generated token
+      rollout(prompt, [{ tokens: [7], generated: true, logprob: -1.5 }]),
+    ];
+    const layout = generatedLayout(rollouts);
+    expect([...layout.offsets]).toEqual([0, 6, 6, 7]);
+    expect(layout.positions.map((at) => [...at])).toEqual([
+      [p, p + 1, p + 5, p + 7, p + 8, p + 9],
+      [],
+      [p],
+    ]);
+    expect([...layout.logpInfer]).toEqual([-0.5, -0.5, -0.25, -2, -2, -2, -1.5]);
+  });
+
+  it('refuses a rollout whose first token is marked generated', () => {
+    const bad = rollout([], [{ tokens: [1, 2], generated: true }]);
+    expect(() => generatedLayout([bad])).toThrow(/first token of a rollout cannot be generated/);
+  });
+});
+
 describe('rewards -> advantages -> per-token advantages', () => {
   it('2 winners / 2 losers without shaping: Â = ±0.5, A_t = Â/(N·|o_i|) for a sum trainer', () => {
     const config = { ...rewardConfig(grpoSpec()), lambdaTool: 0, lambdaLen: 0 };
