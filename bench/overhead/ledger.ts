@@ -19,7 +19,7 @@ import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from '@anneal/engines/te
 import { createTemplateChatFormat, type Rollout } from '@anneal/envs';
 import { commitLedgerStep, listLedgerSteps, stepDir, writeLedgerStep } from '@anneal/store';
 import { ledgerRecords, type LedgerRecordInputs, type SharedParts } from '@anneal/worker';
-import { PARAGRAPH } from '../pipeline/model-text.ts';
+import { modelTextIds } from '../pipeline/model-text.ts';
 
 const GROUPS = 32;
 const GROUP_SIZE = 16;
@@ -28,7 +28,7 @@ const TOOL_OUTPUT = 256; // tokens of one search result between the two assistan
 
 const FAKE_VOCAB = 32_000; // bench/pipeline's fake vLLM samples ids below it
 
-/** What the rollouts' tokens are: `text`, English prose as Qwen3 encodes it (a model's output);
+/** What the rollouts' tokens are: `text`, prose-like Qwen3 ids (pipeline/model-text.ts: a model's output);
  * `fake`, the fake sampler's ids of the measured run. */
 export type TokenShape = 'text' | 'fake';
 
@@ -48,11 +48,20 @@ function withSampledTurns(rollout: Rollout, decode: (ids: Int32Array) => string)
   return { ...rollout, sampledTurns: turns };
 }
 
-function syntheticRollout(ids: readonly number[], seed: number, shape: TokenShape): Rollout {
+/** Where rollout `seed` starts in the text: windows far apart, so no two rollouts of a group
+ * share text that gzip could find (the model's rollouts of a prompt differ). */
+const WINDOW_STRIDE = 5003;
+
+function syntheticRollout(
+  ids: readonly number[],
+  toolText: string,
+  seed: number,
+  shape: TokenShape,
+): Rollout {
   const prompt = 40;
   const tokens = Array.from({ length: prompt + TOKENS }, (_, t) =>
     t < prompt || shape === 'text'
-      ? ids[(t + seed) % ids.length]!
+      ? ids[(t + seed * WINDOW_STRIDE) % ids.length]!
       : (31 * seed + 7 * t) % FAKE_VOCAB,
   );
   const lossMask = tokens.map((_, t): number =>
@@ -75,7 +84,7 @@ function syntheticRollout(ids: readonly number[], seed: number, shape: TokenShap
         status: 'ok',
         failed: false,
         resultCount: 1,
-        output: PARAGRAPH.repeat(4),
+        output: toolText,
       },
     ],
     answer: '1932',
@@ -99,7 +108,8 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
     tokenizer,
     template: loadChatTemplate(QWEN3_TOKENIZER_CONFIG),
   });
-  const ids = tokenizer.encode(PARAGRAPH.repeat(8));
+  const ids = modelTextIds();
+  const toolText = tokenizer.decode(Int32Array.from(ids.slice(0, TOOL_OUTPUT)));
   const dir = await mkdtemp(path.join(tmpdir(), 'anneal-bench-ledger-'));
   const cache = new WeakMap<Rollout, SharedParts>();
   const f64 = (n: number, f: (i: number) => number) =>
@@ -112,7 +122,7 @@ export async function measureLedgerStep(steps: number, shape: TokenShape): Promi
         Array.from({ length: GROUPS }, (_, g) =>
           Array.from({ length: GROUP_SIZE }, (_, i) =>
             withSampledTurns(
-              syntheticRollout(ids, offset + step * 1024 + g * GROUP_SIZE + i, shape),
+              syntheticRollout(ids, toolText, offset + step * 1024 + g * GROUP_SIZE + i, shape),
               decode,
             ),
           ),

@@ -17,6 +17,7 @@ import { startStack, type StepTrace } from '../pipeline/stack.ts';
 import { processBytePool } from '@anneal/engines';
 import { runArtifactDir } from '@anneal/store';
 import { jsonParseCpuPerToken } from './baseline.ts';
+import { textStats } from '../pipeline/model-text.ts';
 import { ledgerBytesPerStep, measureLedgerStep } from './ledger.ts';
 import { measureReaderThreads } from './threads.ts';
 import { startProfiler, summarise, summariseAllocations, type Profiles } from './profile.ts';
@@ -109,6 +110,13 @@ console.log(
     `heap growing percent ${heapGrowingPercent ?? "the worker's default"}; ` +
     `load average ${loadavg()[0]!.toFixed(2)}`,
 );
+if (modelText) {
+  const text = textStats();
+  console.log(
+    `model-like text: ${text.bytesPerToken.toFixed(2)} bytes a token, gzip ratio ` +
+      `${text.gzipRatio.toFixed(2)} at the ledger's level (English prose: about 4.3 and 2–3)`,
+  );
+}
 const stack = await startStack({
   replicas: 1,
   modelText,

@@ -20,7 +20,8 @@ import type { SharedReference } from '../executors/types.ts';
 import { type StoreContext, claimSharedReference, takeReferenceUnloads } from '@anneal/store';
 
 /** Reference groups a process keeps per shared reference: at 8 rollouts of up to 4,096 tokens
- * (ids and logprobs, 8 bytes a token) about 256 MiB at worst, a few MiB for typical lengths;
+ * (ids 4 bytes a token, the loss mask 1, the decoded text about 4–9 as a JS string — reference
+ * rollouts carry no logprobs) about 300–450 MiB at worst, a few MiB for typical lengths;
  * enough for 16 steps of 64 prompts, so the runs of a sweep, which draw the same prompts in
  * the same order, find each other's groups. */
 const MAX_SHARED_GROUPS = 1_024;

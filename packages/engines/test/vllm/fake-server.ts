@@ -43,6 +43,9 @@ import { validateCompletion } from './validate-request.ts';
 import type { LogprobsMode } from '@anneal/protocol';
 import { firstPositionTop } from '../fake-logprobs-server.ts';
 
+/** How far apart a request's samples start in `sampleFrom` (a prime, so windows rarely meet). */
+const SAMPLE_STRIDE = 5003;
+
 export type ScriptedReply =
   /** `body` as a function: built from the request (a completion's reply names the model the
    * request named, as vLLM's does). */
@@ -511,12 +514,15 @@ export class FakeVllmServer {
     const length = stopAt >= 0 ? stopAt + 1 : maxTokens;
     const from = this.options.sampleFrom;
     const start = promptSum + 31 * seed;
+    // sampleFrom: windows SAMPLE_STRIDE tokens apart a seed, so a prompt's samples differ as a
+    // model's do (not the same text shifted, which the ledger's gzip would find)
+    const fromStart = promptSum + SAMPLE_STRIDE * seed;
     const tokens = Array.from({ length }, (_, i) =>
       i === stopAt
         ? (stopIds[0] as number)
         : from === undefined || from.length === 0
           ? (start + 7 * i) % vocabSize
-          : (from[(start + i) % from.length] as number),
+          : (from[(fromStart + i) % from.length] as number),
     );
     const logprobs = tokens.map(fakeLogprob);
     return stopAt >= 0
