@@ -25,6 +25,9 @@ export interface HfTokenizerOptions {
 export { TokenizerConfigError };
 export type { AddedToken };
 
+/** Bytes of a token decode writes as words (hf-bpe.ts decode). */
+const WORD_BYTES = 16;
+
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export class HfBpeTokenizer implements Tokenizer {
@@ -103,17 +106,17 @@ export class HfBpeTokenizer implements Tokenizer {
 
   /** Each token as decode needs it, built on first use (decode runs over every turn of every
    * rollout): `pieceLength[id]` 0 until built, −1 for an added token (its text in `pieces`),
-   * else its byte count; a piece of at most 8 bytes is also held as two little-endian words
-   * (`pieceWords[2·id]`, `[2·id + 1]`) and written with two 4-byte stores, a longer one as bytes
-   * in `pieces`. A per-byte loop over each token's own array was 20–30 ns a token of English
-   * prose (4.3 bytes a token), the two stores 8–10 ns (bench/overhead/decode.ts). */
+   * else its byte count; a piece of at most 16 bytes (nearly every token of prose) is also held
+   * as four little-endian words (`pieceWords[4·id]` to `[4·id + 3]`) and written with four 4-byte
+   * stores, a longer one as bytes in `pieces`. A per-byte loop over each token's own array was
+   * 60–80 ns a token of prose-like text, the stores 20–30 ns (bench/overhead/decode.ts). */
   private pieceLength: Int32Array | undefined;
   private pieceWords: Int32Array | undefined;
   /** Filled with `undefined` up front: a sparse array filled in random id order would turn into
    * a dictionary and cost a hash lookup a long token. */
   private pieces: (Uint8Array | string | undefined)[] = [];
-  /** The bytes between added tokens, kept from call to call (decode is synchronous), with 8
-   * bytes to spare for a word store past the last piece. */
+  /** The bytes between added tokens, kept from call to call (decode is synchronous), with 16
+   * bytes to spare for the word stores past the last piece. */
   private decodeScratch = new Uint8Array(1 << 14);
   private decodeView = new DataView(this.decodeScratch.buffer);
 
@@ -143,15 +146,10 @@ export class HfBpeTokenizer implements Tokenizer {
       }
       bytes.push(byte);
     }
-    if (bytes.length <= 8) {
-      let low = 0;
-      let high = 0;
+    if (bytes.length <= WORD_BYTES) {
       bytes.forEach((byte, k) => {
-        if (k < 4) low |= byte << (8 * k);
-        else high |= byte << (8 * (k - 4));
+        words[4 * id + (k >> 2)]! |= byte << (8 * (k & 3));
       });
-      words[2 * id] = low;
-      words[2 * id + 1] = high;
     } else {
       this.pieces[id] = Uint8Array.from(bytes);
     }
@@ -160,7 +158,7 @@ export class HfBpeTokenizer implements Tokenizer {
 
   decode(tokens: TokenIds): string {
     const lengths = (this.pieceLength ??= new Int32Array(this.vocabularyEnd()));
-    const words = (this.pieceWords ??= new Int32Array(2 * lengths.length));
+    const words = (this.pieceWords ??= new Int32Array(4 * lengths.length));
     if (this.pieces.length === 0)
       this.pieces = new Array<undefined>(lengths.length).fill(undefined);
     let out = '';
@@ -181,17 +179,20 @@ export class HfBpeTokenizer implements Tokenizer {
         out += this.pieces[id] as string;
         continue;
       }
-      if (length + Math.max(size, 8) > buffer.length) {
-        const grown = new Uint8Array(2 * (length + Math.max(size, 8)));
+      if (length + Math.max(size, WORD_BYTES) > buffer.length) {
+        const grown = new Uint8Array(2 * (length + Math.max(size, WORD_BYTES)));
         grown.set(buffer.subarray(0, length));
         buffer = grown;
         view = new DataView(grown.buffer);
         this.decodeScratch = grown;
         this.decodeView = view;
       }
-      if (size <= 8) {
-        view.setInt32(length, words[2 * id]!, true);
-        view.setInt32(length + 4, words[2 * id + 1]!, true);
+      if (size <= WORD_BYTES) {
+        const at = 4 * id;
+        view.setInt32(length, words[at]!, true);
+        view.setInt32(length + 4, words[at + 1]!, true);
+        view.setInt32(length + 8, words[at + 2]!, true);
+        view.setInt32(length + 12, words[at + 3]!, true);
         length += size;
       } else {
         const piece = this.pieces[id] as Uint8Array;

@@ -72,13 +72,17 @@ describe('HfBpeTokenizer equals @huggingface/tokenizers on the real Qwen3 tokeni
 
   it('decodes any id sequence as the bytes of its tokens, added tokens verbatim', () => {
     // The naive decode: each token's byte-level characters mapped back to bytes, the bytes
-    // between added tokens decoded as UTF-8 (invalid sequences as U+FFFD). Ours packs short
-    // tokens into words (hf-bpe.ts decode); this draws short, long (> 8 bytes) and added tokens
-    // and runs long enough to grow its buffer.
+    // between added tokens decoded as UTF-8 (invalid sequences as U+FFFD). Ours packs tokens of
+    // up to 16 bytes into words (hf-bpe.ts decode); this draws any token, tokens of 9–16 and of
+    // more than 16 byte-level characters, and added tokens, and runs long enough to grow its
+    // buffer.
     const vocab = (json as { model: { vocab: Record<string, number> } }).model.vocab;
     const tokenOf = new Map(Object.entries(vocab).map(([token, id]) => [id, token]));
     const added = new Map(ours.addedTokens().map((t) => [t.id, t.content]));
-    const long = [...tokenOf].filter(([, token]) => token.length > 8).map(([id]) => id);
+    const longer = (from: number, to: number) =>
+      [...tokenOf].filter(([, t]) => t.length >= from && t.length <= to).map(([id]) => id);
+    const medium = longer(9, 16);
+    const long = longer(17, Infinity);
     const naive = (ids: readonly number[]): string => {
       let out = '';
       let bytes: number[] = [];
@@ -100,6 +104,7 @@ describe('HfBpeTokenizer equals @huggingface/tokenizers on the real Qwen3 tokeni
     };
     const id = fc.oneof(
       fc.integer({ min: 0, max: tokenOf.size - 1 }),
+      fc.constantFrom(...medium),
       fc.constantFrom(...long),
       fc.constantFrom(...added.keys()),
     );
@@ -110,7 +115,9 @@ describe('HfBpeTokenizer equals @huggingface/tokenizers on the real Qwen3 tokeni
       }),
       { numRuns: 300 },
     );
-    const many = Array.from({ length: 6000 }, (_, i) => long[(i * 7919) % long.length]!);
+    const many = Array.from({ length: 6000 }, (_, i) =>
+      i % 2 ? long[(i * 7919) % long.length]! : medium[(i * 104_729) % medium.length]!,
+    );
     expect(ours.decode(many)).toBe(naive(many));
     expect(() => ours.decode([tokenOf.size + added.size + 10])).toThrow(/outside the vocabulary/);
     expect(() => ours.decode([-1])).toThrow(/outside the vocabulary/);
