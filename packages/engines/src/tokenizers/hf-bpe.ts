@@ -25,8 +25,10 @@ export interface HfTokenizerOptions {
 export { TokenizerConfigError };
 export type { AddedToken };
 
-/** Bytes of a token decode writes as words (hf-bpe.ts decode). */
-const WORD_BYTES = 16;
+/** A token's row in decode's table: up to 15 bytes and its length (hf-bpe.ts decode). */
+const ROW_BYTES = 16;
+/** A row's length byte for an added token or one of ROW_BYTES or more (its piece elsewhere). */
+const LONG = 0xff;
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -105,18 +107,18 @@ export class HfBpeTokenizer implements Tokenizer {
   }
 
   /** Each token as decode needs it, built on first use (decode runs over every turn of every
-   * rollout): `pieceLength[id]` 0 until built, −1 for an added token (its text in `pieces`),
-   * else its byte count; a piece of at most 16 bytes (nearly every token of prose) is also held
-   * as four little-endian words (`pieceWords[4·id]` to `[4·id + 3]`) and written with four 4-byte
-   * stores, a longer one as bytes in `pieces`. A per-byte loop over each token's own array was
-   * 60–80 ns a token of prose-like text, the stores 20–30 ns (bench/overhead/decode.ts). */
-  private pieceLength: Int32Array | undefined;
-  private pieceWords: Int32Array | undefined;
+   * rollout), in one 16-byte row of `pieceRows` (four little-endian words at 4·id): a token of
+   * at most 15 bytes (nearly every token of prose) has its bytes in bytes 0–14 and its length in
+   * byte 15, and is written with four 4-byte stores; byte 15 is 0 until the row is built and
+   * LONG for an added token or a longer one, whose text or bytes are in `pieces`. One table read
+   * a token and no per-byte loop: a loop over a `Uint8Array` per token was 40–50 ns a token of
+   * prose-like text, the rows 13–18 (bench/overhead/decode.ts). */
+  private pieceRows: Int32Array | undefined;
   /** Filled with `undefined` up front: a sparse array filled in random id order would turn into
    * a dictionary and cost a hash lookup a long token. */
   private pieces: (Uint8Array | string | undefined)[] = [];
-  /** The bytes between added tokens, kept from call to call (decode is synchronous), with 16
-   * bytes to spare for the word stores past the last piece. */
+  /** The bytes between added tokens, kept from call to call (decode is synchronous), with a
+   * row's 16 bytes to spare for the stores past the last piece. */
   private decodeScratch = new Uint8Array(1 << 14);
   private decodeView = new DataView(this.decodeScratch.buffer);
 
@@ -128,12 +130,13 @@ export class HfBpeTokenizer implements Tokenizer {
     return end;
   }
 
-  /** Builds token `id`'s entry (pieceLength, and pieceWords or pieces). */
-  private buildPiece(id: number, lengths: Int32Array, words: Int32Array): void {
+  /** Builds token `id`'s row (and its `pieces` entry for an added or long token). */
+  private buildPiece(id: number, rows: Int32Array): void {
     const added = this.addedById.get(id);
+    const last = 4 * id + 3;
     if (added !== undefined) {
       this.pieces[id] = added;
-      lengths[id] = -1;
+      rows[last] = LONG << 24;
       return;
     }
     const token = this.idToToken.get(id);
@@ -146,59 +149,67 @@ export class HfBpeTokenizer implements Tokenizer {
       }
       bytes.push(byte);
     }
-    if (bytes.length <= WORD_BYTES) {
+    if (bytes.length < ROW_BYTES) {
       bytes.forEach((byte, k) => {
-        words[4 * id + (k >> 2)]! |= byte << (8 * (k & 3));
+        rows[4 * id + (k >> 2)]! |= byte << (8 * (k & 3));
       });
+      rows[last]! |= bytes.length << 24;
     } else {
       this.pieces[id] = Uint8Array.from(bytes);
+      rows[last] = LONG << 24;
     }
-    lengths[id] = bytes.length;
   }
 
   decode(tokens: TokenIds): string {
-    const lengths = (this.pieceLength ??= new Int32Array(this.vocabularyEnd()));
-    const words = (this.pieceWords ??= new Int32Array(4 * lengths.length));
+    const rows = (this.pieceRows ??= new Int32Array(4 * this.vocabularyEnd()));
     if (this.pieces.length === 0)
-      this.pieces = new Array<undefined>(lengths.length).fill(undefined);
+      this.pieces = new Array<undefined>(rows.length / 4).fill(undefined);
     let out = '';
     let buffer = this.decodeScratch;
     let view = this.decodeView;
     let length = 0;
     for (let i = 0; i < tokens.length; i += 1) {
       const id = tokens[i]!;
+      const at = 4 * id;
       // undefined outside the table: buildPiece then finds no token and throws
-      let size = lengths[id] ?? 0;
+      let size = (rows[at + 3] ?? 0) >>> 24;
       if (size === 0) {
-        this.buildPiece(id, lengths, words);
-        size = lengths[id]!;
+        this.buildPiece(id, rows);
+        size = rows[at + 3]! >>> 24;
       }
-      if (size < 0) {
-        if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
-        length = 0;
-        out += this.pieces[id] as string;
-        continue;
-      }
-      if (length + Math.max(size, WORD_BYTES) > buffer.length) {
-        const grown = new Uint8Array(2 * (length + Math.max(size, WORD_BYTES)));
+      if (length + ROW_BYTES > buffer.length) {
+        const grown = new Uint8Array(2 * (length + ROW_BYTES));
         grown.set(buffer.subarray(0, length));
         buffer = grown;
         view = new DataView(grown.buffer);
         this.decodeScratch = grown;
         this.decodeView = view;
       }
-      if (size <= WORD_BYTES) {
-        const at = 4 * id;
-        view.setInt32(length, words[at]!, true);
-        view.setInt32(length + 4, words[at + 1]!, true);
-        view.setInt32(length + 8, words[at + 2]!, true);
-        view.setInt32(length + 12, words[at + 3]!, true);
+      if (size !== LONG) {
+        view.setInt32(length, rows[at]!, true);
+        view.setInt32(length + 4, rows[at + 1]!, true);
+        view.setInt32(length + 8, rows[at + 2]!, true);
+        view.setInt32(length + 12, rows[at + 3]!, true);
         length += size;
-      } else {
-        const piece = this.pieces[id] as Uint8Array;
-        for (let k = 0; k < size; k += 1) buffer[length + k] = piece[k]!;
-        length += size;
+        continue;
       }
+      const piece = this.pieces[id]!;
+      if (typeof piece === 'string') {
+        if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
+        length = 0;
+        out += piece;
+        continue;
+      }
+      if (length + piece.length > buffer.length) {
+        const grown = new Uint8Array(2 * (length + piece.length));
+        grown.set(buffer.subarray(0, length));
+        buffer = grown;
+        view = new DataView(grown.buffer);
+        this.decodeScratch = grown;
+        this.decodeView = view;
+      }
+      for (let k = 0; k < piece.length; k += 1) buffer[length + k] = piece[k]!;
+      length += piece.length;
     }
     if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
     return out;

@@ -73,16 +73,16 @@ describe('HfBpeTokenizer equals @huggingface/tokenizers on the real Qwen3 tokeni
   it('decodes any id sequence as the bytes of its tokens, added tokens verbatim', () => {
     // The naive decode: each token's byte-level characters mapped back to bytes, the bytes
     // between added tokens decoded as UTF-8 (invalid sequences as U+FFFD). Ours packs tokens of
-    // up to 16 bytes into words (hf-bpe.ts decode); this draws any token, tokens of 9–16 and of
-    // more than 16 byte-level characters, and added tokens, and runs long enough to grow its
+    // up to 15 bytes into a row (hf-bpe.ts decode); this draws any token, tokens of 9–15 and of
+    // 16 or more byte-level characters, and added tokens, and runs long enough to grow its
     // buffer.
     const vocab = (json as { model: { vocab: Record<string, number> } }).model.vocab;
     const tokenOf = new Map(Object.entries(vocab).map(([token, id]) => [id, token]));
     const added = new Map(ours.addedTokens().map((t) => [t.id, t.content]));
     const longer = (from: number, to: number) =>
       [...tokenOf].filter(([, t]) => t.length >= from && t.length <= to).map(([id]) => id);
-    const medium = longer(9, 16);
-    const long = longer(17, Infinity);
+    const medium = longer(9, 15);
+    const long = longer(16, Infinity);
     const naive = (ids: readonly number[]): string => {
       let out = '';
       let bytes: number[] = [];
