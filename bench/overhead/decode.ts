@@ -7,19 +7,17 @@
 // rollouts). `npm run bench:decode -w bench`.
 import { loadHfTokenizer } from '@anneal/engines';
 import { QWEN3_TOKENIZER_JSON } from '@anneal/engines/testing';
-import { modelTextIds } from '../pipeline/model-text.ts';
+import { WINDOW_STRIDE, modelTextIds } from '../pipeline/model-text.ts';
 
 const TURN_TOKENS = 4096;
 const TURNS = 64;
-/** How far apart the turns start in the text (the fake vLLM's stride between samples). */
-const STRIDE = 5003;
 const PASSES = 16;
 const ROUNDS = 7;
 
 const tokenizer = loadHfTokenizer(QWEN3_TOKENIZER_JSON, { eosToken: '<|endoftext|>' });
 const text = modelTextIds();
 const turns = Array.from({ length: TURNS }, (_, k) =>
-  Int32Array.from({ length: TURN_TOKENS }, (_, i) => text[(k * STRIDE + i) % text.length]!),
+  Int32Array.from({ length: TURN_TOKENS }, (_, i) => text[(k * WINDOW_STRIDE + i) % text.length]!),
 );
 const bytes = turns.map((ids) => new TextEncoder().encode(tokenizer.decode(ids)));
 const utf8 = new TextDecoder();

@@ -19,7 +19,7 @@ import { QWEN3_TOKENIZER_CONFIG, QWEN3_TOKENIZER_JSON } from '@anneal/engines/te
 import { createTemplateChatFormat, type Rollout } from '@anneal/envs';
 import { commitLedgerStep, listLedgerSteps, stepDir, writeLedgerStep } from '@anneal/store';
 import { ledgerRecords, type LedgerRecordInputs, type SharedParts } from '@anneal/worker';
-import { modelTextIds } from '../pipeline/model-text.ts';
+import { WINDOW_STRIDE, modelTextIds } from '../pipeline/model-text.ts';
 
 const GROUPS = 32;
 const GROUP_SIZE = 16;
@@ -47,10 +47,6 @@ function withSampledTurns(rollout: Rollout, decode: (ids: Int32Array) => string)
   }
   return { ...rollout, sampledTurns: turns };
 }
-
-/** Where rollout `seed` starts in the text: windows far apart, so no two rollouts of a group
- * share text that gzip could find (the model's rollouts of a prompt differ). */
-const WINDOW_STRIDE = 5003;
 
 function syntheticRollout(
   ids: readonly number[],

@@ -13,6 +13,10 @@ import { loadHfTokenizer } from '@anneal/engines';
 import { QWEN3_TOKENIZER_JSON } from '@anneal/engines/testing';
 import { createRng } from '@anneal/rl';
 
+/** How far apart in the text the benchmarks start a prompt's rollouts (the fake vLLM's own
+ * stride, packages/engines/test/vllm/fake-server.ts SAMPLE_STRIDE): far enough that no two
+ * share text gzip could find, as a model's rollouts of one prompt differ. */
+export const WINDOW_STRIDE = 5003;
 /** Ids in the text the fake sampler draws its windows from (about 1 MB of text). */
 const TEXT_TOKENS = 1 << 18;
 /** Zipf exponent over the common words' rank. */

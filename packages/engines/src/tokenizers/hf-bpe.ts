@@ -120,7 +120,6 @@ export class HfBpeTokenizer implements Tokenizer {
   /** The bytes between added tokens, kept from call to call (decode is synchronous), with a
    * row's 16 bytes to spare for the stores past the last piece. */
   private decodeScratch = new Uint8Array(1 << 14);
-  private decodeView = new DataView(this.decodeScratch.buffer);
 
   /** One past the largest token id. */
   private vocabularyEnd(): number {
@@ -166,7 +165,7 @@ export class HfBpeTokenizer implements Tokenizer {
       this.pieces = new Array<undefined>(rows.length / 4).fill(undefined);
     let out = '';
     let buffer = this.decodeScratch;
-    let view = this.decodeView;
+    let view = new DataView(buffer.buffer);
     let length = 0;
     for (let i = 0; i < tokens.length; i += 1) {
       const id = tokens[i]!;
@@ -178,12 +177,8 @@ export class HfBpeTokenizer implements Tokenizer {
         size = rows[at + 3]! >>> 24;
       }
       if (length + ROW_BYTES > buffer.length) {
-        const grown = new Uint8Array(2 * (length + ROW_BYTES));
-        grown.set(buffer.subarray(0, length));
-        buffer = grown;
-        view = new DataView(grown.buffer);
-        this.decodeScratch = grown;
-        this.decodeView = view;
+        buffer = this.growScratch(length, ROW_BYTES);
+        view = new DataView(buffer.buffer);
       }
       if (size !== LONG) {
         view.setInt32(length, rows[at]!, true);
@@ -201,18 +196,22 @@ export class HfBpeTokenizer implements Tokenizer {
         continue;
       }
       if (length + piece.length > buffer.length) {
-        const grown = new Uint8Array(2 * (length + piece.length));
-        grown.set(buffer.subarray(0, length));
-        buffer = grown;
-        view = new DataView(grown.buffer);
-        this.decodeScratch = grown;
-        this.decodeView = view;
+        buffer = this.growScratch(length, piece.length);
+        view = new DataView(buffer.buffer);
       }
       for (let k = 0; k < piece.length; k += 1) buffer[length + k] = piece[k]!;
       length += piece.length;
     }
     if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
     return out;
+  }
+
+  /** decode's scratch buffer with room for `extra` bytes after its first `length`, kept. */
+  private growScratch(length: number, extra: number): Uint8Array<ArrayBuffer> {
+    const grown = new Uint8Array(2 * (length + extra));
+    grown.set(this.decodeScratch.subarray(0, length));
+    this.decodeScratch = grown;
+    return grown;
   }
 
   private encodeOrdinary(text: string, ids: number[]): void {

@@ -38,15 +38,17 @@ export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
   // in order and its logprobs copied with one `set` (a per-token gather through the positions,
   // and a separate counting pass, were most of this function's time at 4,096 tokens a rollout).
   const runs = rollouts.map((r) => generatedRuns(r.lossMask));
-  const offsets0 = new Int32Array(rollouts.length + 1);
-  runs.forEach((list, i) => {
+  const counts = runs.map((list) => {
     let count = 0;
     for (let j = 0; j < list.length; j += 2) count += list[j + 1]! - list[j]!;
-    offsets0[i + 1] = offsets0[i]! + count;
+    return count;
   });
-  const buffers = createStepBuffers(offsets0[rollouts.length]!, rollouts.length);
+  const buffers = createStepBuffers(
+    counts.reduce((n, c) => n + c, 0),
+    rollouts.length,
+  );
   const { offsets, logpInfer } = buffers;
-  offsets.set(offsets0);
+  counts.forEach((count, i) => (offsets[i + 1] = offsets[i]! + count));
   const positions = rollouts.map((r, i) => {
     const logprobs = samplingLogprobs(r, 'the step layout');
     const list = runs[i]!;
