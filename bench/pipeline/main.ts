@@ -4,7 +4,10 @@
 // rate (rollouts ≈ 2 s a step) and a fake SkyRL trainer whose forward_backward + optim_step +
 // sampler export take 2 s. Sequential (rollout + train) and ideal (max(rollout, train)) step
 // times come from the phase times of the lag-0 run in this run; the lag-1 run (rollouts of step
-// t+1 generated while step t trains) is judged against the ideal. Targets print MET or MISSED.
+// t+1 generated while step t trains) is judged against the ideal, once probing every lagged step
+// for the mismatch (rollout.probeEvery 1, the default) and once every `--probe-every` steps
+// (default 4), whose step time is the mean over whole cycles of probed and unprobed steps.
+// Targets print MET or MISSED.
 import { parseArgs } from 'node:util';
 import { GrpoSpec } from '@anneal/protocol';
 import { type EngineShape, type RunTrace, startStack } from './stack.ts';
@@ -53,8 +56,13 @@ const { values } = parseArgs({
     'rollout-seconds': { type: 'string', default: '2' },
     // the endpoint's maxInFlight; default: sized to a lagged step (below)
     'max-in-flight': { type: 'string' },
+    // rollout.probeEvery of the second lag-1 run (the first probes every lagged step, the default)
+    'probe-every': { type: 'string', default: '4' },
   },
 });
+const PROBE_EVERY = Number(values['probe-every']);
+if (!Number.isInteger(PROBE_EVERY) || PROBE_EVERY < 2)
+  throw new Error('--probe-every: an integer >= 2');
 const ROLLOUT_SECONDS = Number(values['rollout-seconds']);
 if (!(ROLLOUT_SECONDS > 0)) throw new Error('--rollout-seconds: a number > 0');
 const replicas = Number(values.replicas);
@@ -95,26 +103,46 @@ shape.trainerTokenLatency = {
   callMs: 100 / TIME_SCALE,
   msPerToken: { forward_backward: fbMsPerToken, forward: fbMsPerToken / 3 },
 };
-const lagAvailable = Object.hasOwn(GrpoSpec.properties.rollout.properties, 'maxPolicyLag');
+const rolloutFields = GrpoSpec.properties.rollout.properties;
+const lagAvailable = Object.hasOwn(rolloutFields, 'maxPolicyLag');
+const probeEveryAvailable = Object.hasOwn(rolloutFields, 'probeEvery');
 
-const spec = (lag: number) => `kind: grpo
-steps: ${STEPS}
-checkpointInterval: ${STEPS}
+/** Steps after STEADY_FROM a `probeEvery` run is measured over: whole cycles of probed and
+ * unprobed steps, at least STEPS − STEADY_FROM. */
+const cycleSteps = (probeEvery: number) =>
+  probeEvery * Math.ceil((STEPS - STEADY_FROM) / probeEvery);
+
+/** The run's spec; `probeEvery` > 1 runs the measured cycles and one step more, whose commit
+ * (after the run's final checkpoint) is left out of the mean. */
+const spec = (lag: number, probeEvery = 1) => {
+  const steps = probeEvery > 1 ? STEADY_FROM + cycleSteps(probeEvery) + 1 : STEPS;
+  return `kind: grpo
+steps: ${steps}
+checkpointInterval: ${steps}
 lora: { rank: 8 }
-rollout: { groupSize: ${GROUP_SIZE}, promptsPerStep: ${promptsPerStep}, maxTokens: ${MAX_TOKENS}${lagAvailable ? `, maxPolicyLag: ${lag}` : ''} }
+rollout: { groupSize: ${GROUP_SIZE}, promptsPerStep: ${promptsPerStep}, maxTokens: ${MAX_TOKENS}${lagAvailable ? `, maxPolicyLag: ${lag}` : ''}${probeEvery > 1 ? `, probeEvery: ${probeEvery}` : ''} }
 reference: { cacheGenerations: false }
 data: { mix: [{ source: search-qa, weight: 1 }] }
 `;
+};
 
 const median = (xs: readonly number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
+const steadyCommits = (trace: RunTrace) =>
+  trace.steps.filter((t) => t.step >= STEADY_FROM).map((t) => t.atMs);
 /** Median seconds between consecutive step commits from step STEADY_FROM on. */
 const stepSeconds = (trace: RunTrace) => {
-  const commits = trace.steps.filter((t) => t.step >= STEADY_FROM).map((t) => t.atMs);
+  const commits = steadyCommits(trace);
   return median(commits.slice(1).map((at, i) => (at - commits[i]!) / 1000));
+};
+/** Mean seconds a step over `cycles` steps from step STEADY_FROM's commit: over whole probe
+ * cycles, the probed and unprobed steps in their proportion (a median would pick one kind). */
+const meanStepSeconds = (trace: RunTrace, cycles: number) => {
+  const commits = steadyCommits(trace);
+  return (commits[cycles]! - commits[0]!) / 1000 / cycles;
 };
 const phase = (trace: RunTrace, name: string) =>
   median(trace.steps.map((s) => s.metrics[`phase_seconds/${name}`] ?? 0));
@@ -197,12 +225,30 @@ try {
       `${verdict(ratio <= TARGET)} (${ratio.toFixed(3)}×; lag 1 is ${(step0 / step1).toFixed(2)}× faster than lag 0; ` +
         `${(step1 / Math.max(engineRollout, engineTrain)).toFixed(2)}× the engines' own bound)`,
     );
+    if (probeEveryAvailable) {
+      const sparse = await stack.run(spec(1, PROBE_EVERY));
+      const stepK = meanStepSeconds(sparse, cycleSteps(PROBE_EVERY));
+      const everyStep = meanStepSeconds(lag1, STEPS - STEADY_FROM);
+      const ratioK = stepK / ideal;
+      row(
+        `lag 1, probeEvery ${PROBE_EVERY} (mean, steady state)`,
+        `${s(stepK)} = ${ratioK.toFixed(3)}× ideal, ${(stepK / sequential).toFixed(2)}× sequential ` +
+          `(probe every step, the mean as above: ${s(everyStep)} = ${(everyStep / ideal).toFixed(3)}×, its last step checkpointing)`,
+      );
+      row(`  lag 1, probeEvery ${PROBE_EVERY}`, busy(sparse));
+      bounded(`lag 1 probeEvery ${PROBE_EVERY} ÷ ideal`, ratioK);
+      row(
+        `target: lag 1 within ${((TARGET - 1) * 100).toFixed(0)}%, probeEvery ${PROBE_EVERY}`,
+        `${verdict(ratioK <= TARGET)} (${ratioK.toFixed(3)}×; ${(step0 / stepK).toFixed(2)}× faster than lag 0; ` +
+          `mismatch_kl at ${sparse.steps.filter((t) => t.metrics['mismatch_kl/tokens']).length} of ${sparse.steps.length} steps)`,
+      );
+    }
   } else {
     row('lag 1 step time', 'not available (this build has no rollout.maxPolicyLag)');
     row(`target: lag 1 within ${((TARGET - 1) * 100).toFixed(0)}% of the ideal`, 'not available');
   }
   console.log(
-    `(median seconds between step commits, steps ${STEADY_FROM}..${STEPS}; phases from the step records)`,
+    `(median seconds between step commits, steps ${STEADY_FROM}..${STEPS}; probeEvery runs: the mean over whole cycles; phases from the step records)`,
   );
 } finally {
   await stack.close();

@@ -65,6 +65,13 @@ export const RolloutSection = Type.Object(
       description:
         "Mismatch probe of a lagged step: whole multi-turn rollouts of the trained version, as many as this share of the batch's generated tokens takes (docs/recipe.md §2.6).",
     }),
+    probeEvery: Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 1,
+      description:
+        'With maxPolicyLag ≥ 1: the mismatch probe runs at steps divisible by this (1: every lagged step); other lagged steps record mismatch_kl null and cost nothing (docs/recipe.md §2.6).',
+    }),
   },
   { additionalProperties: false, default: {} },
 );

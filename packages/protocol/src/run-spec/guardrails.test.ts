@@ -65,6 +65,29 @@ describe('guardrails in the run spec', () => {
     ).toBe(true);
   });
 
+  it('refuses a multi-step rule on mismatch_kl when a pipelined run probes every k > 1 steps', () => {
+    const rules =
+      'guardrails: { rules: [{ metric: mismatch_kl, when: above, value: 0.1, forSteps: 2, action: stop },' +
+      ' { metric: mismatch_kl, when: spike, factor: 5, action: notify }] }';
+    const sparse = parseRunSpec(
+      `kind: grpo\nrollout: { maxPolicyLag: 1, probeEvery: 4 }\n${rules}`,
+    );
+    expect(sparse.ok ? [] : sparse.errors).toEqual([
+      {
+        path: '/guardrails/rules/0/forSteps',
+        message: expect.stringMatching(
+          /^mismatch_kl is recorded every 4 steps \(rollout.probeEvery\)/,
+        ),
+        line: 3,
+      },
+    ]);
+    // every step measured: on-policy, or probed at every lagged step
+    expect(
+      parseRunSpec(`kind: grpo\nrollout: { maxPolicyLag: 0, probeEvery: 4 }\n${rules}`).ok,
+    ).toBe(true);
+    expect(parseRunSpec(`kind: grpo\nrollout: { maxPolicyLag: 1 }\n${rules}`).ok).toBe(true);
+  });
+
   it('refuses an unknown action by schema', () => {
     const parsed = parseRunSpec(
       grpo('{ rules: [{ metric: loss, when: above, value: 1, action: panic }] }'),

@@ -10,6 +10,7 @@ import {
   schemaIssues,
   withDefaults,
 } from '../document.ts';
+import { STEP_METRIC_KEYS } from '../step-metric-keys.ts';
 import { stepMetricIssue } from '../step-metric-records.ts';
 import { RUN_KINDS, type RunKind } from './common.ts';
 import { EvalSpec } from './eval.ts';
@@ -82,12 +83,31 @@ function semanticIssues(spec: RunSpec): Issue[] {
       const issue = stepMetricIssue(spec.kind, rule.metric, `/guardrails/rules/${i}/metric`);
       if (issue) issues.push(issue);
     });
+    if (spec.kind === 'grpo') issues.push(...sparseMismatchIssues(spec));
     const keepBest = spec.checkpointRetention?.keepBest;
     const path = '/checkpointRetention/keepBest/metric';
     const issue = keepBest && stepMetricIssue(spec.kind, keepBest.metric, path);
     if (issue) issues.push(issue);
   }
   return issues;
+}
+
+/** With `rollout.probeEvery` k > 1 a pipelined run records `mismatch_kl` at every k-th step
+ * only, and a step without the metric ends a rule's streak (docs/guardrails.md): a rule on it
+ * that needs two consecutive steps could never fire. */
+function sparseMismatchIssues(spec: Extract<RunSpec, { kind: 'grpo' }>): Issue[] {
+  const { maxPolicyLag, probeEvery } = spec.rollout;
+  if (maxPolicyLag === 0 || probeEvery === 1) return [];
+  return spec.guardrails.rules.flatMap((rule, i) =>
+    rule.metric === STEP_METRIC_KEYS.mismatchKl.key && rule.forSteps > 1
+      ? [
+          {
+            path: `/guardrails/rules/${i}/forSteps`,
+            message: `mismatch_kl is recorded every ${probeEvery} steps (rollout.probeEvery) and a step without it ends a streak: use forSteps 1, or rollout.probeEvery 1`,
+          },
+        ]
+      : [],
+  );
 }
 
 /** Validates an already-parsed value as a run spec and applies defaults. */

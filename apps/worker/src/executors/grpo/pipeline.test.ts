@@ -286,6 +286,39 @@ describe('pipelined GRPO (rollout.maxPolicyLag)', () => {
     expect(inference.violations).toEqual([]);
   });
 
+  it('lag 1, rollout.probeEvery 2: only the even steps sample and score a probe; the odd lagged steps record no mismatch', async () => {
+    const spec = grpoSpec({ seed: SEED, steps: 5, rollout: { maxPolicyLag: 1, probeEvery: 2 } });
+    const inference = new VersionedInference(SEED, 5);
+    const model = new VersionedTrainerModel(inference);
+    const ctx = memoryContext(spec, fakeResources(inference, model));
+    await runGrpo(ctx);
+    const forwards = inference.events.flatMap((e) => (e.kind === 'forward' ? [e.step] : []));
+    expect(forwards).toEqual([2, 4]);
+    // probe requests (no batch step) go to the version each probed step trains: v1 and v3 only
+    const probeNames = new Set(
+      inference.events.flatMap((e) =>
+        e.kind === 'sample' && e.step === null && e.name.includes('-policy') ? [e.name] : [],
+      ),
+    );
+    expect([...probeNames].sort()).toEqual([`${ctx.runId}-policy-v1`, `${ctx.runId}-policy-v3`]);
+    const d = mu(0) - pi(0);
+    for (const step of [2, 4]) {
+      const record = ctx.steps.get(step)!;
+      expect(record['mismatch_kl']! / (Math.exp(-d) - 1 + d)).toBeCloseTo(1, 5);
+      expect(record['mismatch_kl/tokens']).toBeGreaterThan(0);
+    }
+    for (const step of [3, 5]) {
+      const record = ctx.steps.get(step)!;
+      expect(record['policy_lag/max'], `step ${step}`).toBe(1);
+      expect(record['mismatch_kl'], `step ${step}`).toBeNull();
+      expect(record['mismatch_kl/tokens'], `step ${step}`).toBe(0);
+      expect(record['phase_seconds/probe'] ?? null, `step ${step}`).toBeNull();
+    }
+    // step 1 is fresh: measured by its own rollouts, as at every probeEvery
+    expect(ctx.steps.get(1)!['mismatch_kl/tokens']).toBeGreaterThan(0);
+    expect(inference.violations).toEqual([]);
+  });
+
   it('lag 0: unchanged on-policy path — one stable name, each step on the previous step’s weights', async () => {
     const { inference, model, ctx } = setup(0, 3);
     await runGrpo(ctx);

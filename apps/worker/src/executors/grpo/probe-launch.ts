@@ -7,7 +7,8 @@
 // prompts and is sized against step s − 1's batch (its rollouts and generated tokens; step s's
 // are still being sampled). Every step after a session's or a generation's first is lagged at
 // lag ≥ 1, so a probe launched ahead is always taken, unless the run stops or rolls back
-// first: then it is aborted and settled (`dropProbeAhead`).
+// first: then it is aborted and settled (`dropProbeAhead`). With `rollout.probeEvery` k > 1
+// only the steps divisible by k are probed (`probesStep`); the others record no mismatch.
 import { promptsOfStep } from './batch.ts';
 import { sampleMismatchProbe, type LaunchedProbe, type ProbeBatch } from './mismatch-probe.ts';
 import type { PreparedBatch } from './prepared-batch.ts';
@@ -59,6 +60,12 @@ function launch(
   };
 }
 
+/** Whether lagged step `step` runs the probe: `rollout.probeEvery` k probes the steps divisible
+ * by k — by step number, so a resumed or rolled-back run probes the same steps. */
+export function probesStep(state: GrpoState, step: number): boolean {
+  return step % state.spec.rollout.probeEvery === 0;
+}
+
 /** Step `step`'s probe: the one launched ahead for it, else launched now. */
 export function takeProbe(
   runId: string,
@@ -80,15 +87,16 @@ export function takeProbe(
 }
 
 /** Right after step `step` adopted its weights: launches step step + 1's probe when it will be
- * lagged and run. */
+ * lagged, run and probed. */
 export function launchProbeAhead(
   runId: string,
   state: GrpoState,
   step: number,
   batch: PreparedBatch,
 ): void {
-  if (state.spec.rollout.maxPolicyLag === 0 || step >= state.spec.steps) return;
   const next = step + 1;
+  if (state.spec.rollout.maxPolicyLag === 0 || step >= state.spec.steps) return;
+  if (!probesStep(state, next)) return;
   const prompts = promptsOfStep(state, next).map((p) => p.tokens);
   state.probeAhead = launch(runId, state, next, prompts, sizing(batch));
 }

@@ -13,7 +13,7 @@ import type { BatchPipeline } from './pipeline.ts';
 import { policyServingName, samplerExportName, type GrpoState } from './setup.ts';
 import { componentOf } from './sample-prompts.ts';
 import type { LaunchedProbe } from './mismatch-probe.ts';
-import { launchProbeAhead, takeProbe } from './probe-launch.ts';
+import { launchProbeAhead, probesStep, takeProbe } from './probe-launch.ts';
 import {
   lagMetrics,
   mismatchMetrics,
@@ -45,7 +45,8 @@ export async function grpoStep(
   const rollouts = batch.groups.flat();
   const advantages = flatAdvantages(batch.scores);
   const scorer = scoredAtTemperature(model, spec.rollout.temperature);
-  const probe = lag > 0 ? takeProbe(ctx.runId, state, step, batch) : null;
+  const probe =
+    lag > 0 && probesStep(state, step) ? takeProbe(ctx.runId, state, step, batch) : null;
   const train = await timer.time('train', () =>
     probeWhileTraining(probe, () =>
       trainStep(scorer, {
