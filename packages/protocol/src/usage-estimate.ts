@@ -62,7 +62,7 @@ type GrpoSpec = Extract<RunSpec, { kind: 'grpo' }>;
  * and, with `maxPolicyLag` ≥ 1, the mismatch probe of a lagged batch: rollout.probeFraction of
  * the batch in whole rollouts (at least MIN_PROBE_ROLLOUTS, at most the batch; + 1 for the
  * rounding of its token budget), one request each (n = 1); every step but a run's first may be
- * lagged. Pipelined sampling adds no more metered usage: a batch sampled ahead is metered once,
+ * lagged (counted at every step whatever rollout.probeEvery: a ceiling). Pipelined sampling adds no more metered usage: a batch sampled ahead is metered once,
  * by the step that trains it; the pipeline launches none past the run's last step, and a stop
  * aborts the ones not taken (a resume samples them again, metered then). The `scoring` term:
  * at most one judge request per policy rollout (QA prompts and rollouts without an answer ask

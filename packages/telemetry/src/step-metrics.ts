@@ -146,7 +146,7 @@ const STEP_SERIES = {
   },
   mismatchKl: {
     unit: 'none',
-    help: 'k3 train-inference KL of the mismatch alone: pi_train and the sampler at the version the step trains, on tokens it sampled (the fresh rollouts, else a probe); any lag (docs/recipe.md §2.6).',
+    help: 'k3 train-inference KL of the mismatch alone: pi_train and the sampler at the version the step trains, on tokens it sampled (the fresh rollouts, else a probe); any lag; null on a lagged step rollout.probeEvery skips (docs/recipe.md §2.6).',
     series: {
       name: 'anneal_run_mismatch_kl',
       type: 'gauge',
@@ -156,7 +156,7 @@ const STEP_SERIES = {
   },
   mismatchKlTokens: {
     unit: 'tokens',
-    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (whole rollouts, rollout.probeFraction of the batch’s tokens).',
+    help: 'Tokens mismatch_kl was measured on: the step’s fresh rollouts’, or the mismatch probe’s (whole rollouts, rollout.probeFraction of the batch’s tokens); 0 on a lagged step rollout.probeEvery skips.',
   },
   isMaskedFraction: {
     unit: 'ratio',
