@@ -299,10 +299,11 @@ export class JsonBytesReader {
   protected skipValue(depth: number): void {
     const { bytes } = this;
     const stack = this.openContainers;
+    const view = viewOf(bytes);
     let top = 0;
     let pos = this.pos;
     if (bytes[pos] === OPEN_BRACKET && depth + 2 <= MAX_DEPTH) {
-      const end = flatArrayEnd(bytes, pos);
+      const end = flatArrayEnd(bytes, pos, view);
       if (end >= 0) {
         this.pos = end;
         return;
@@ -313,7 +314,7 @@ export class JsonBytesReader {
       if (depth + top > MAX_DEPTH) throw BAIL;
       const byte = bytes[pos] ?? 0;
       if (byte === QUOTE) {
-        pos = stringEnd(bytes, pos);
+        pos = stringEnd(bytes, pos, view);
       } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
         const close = byte === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
         pos = whitespaceEnd(bytes, pos + 1);
@@ -322,11 +323,11 @@ export class JsonBytesReader {
         } else {
           stack[top] = byte;
           top += 1;
-          if (byte === OPEN_BRACE) pos = keyEnd(bytes, pos);
+          if (byte === OPEN_BRACE) pos = keyEnd(bytes, pos, view);
           continue;
         }
       } else if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) {
-        pos = numberEnd(bytes, pos);
+        pos = numberEnd(bytes, pos, view);
       } else {
         pos = literalEnd(bytes, pos);
       }
@@ -342,7 +343,7 @@ export class JsonBytesReader {
         const open = stack[top - 1];
         if (next === COMMA) {
           pos = whitespaceEnd(bytes, pos);
-          if (open === OPEN_BRACE) pos = keyEnd(bytes, pos);
+          if (open === OPEN_BRACE) pos = keyEnd(bytes, pos, view);
           break;
         }
         if (next !== (open === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET)) throw BAIL;
@@ -396,6 +397,10 @@ function whitespaceEnd(bytes: Uint8Array, pos: number): number {
   return at;
 }
 
+/** `toke` and `n_id` as getInt32 reads them (little-endian): the start of `token_id:`. */
+const TOKE = 0x656b6f74;
+const N_ID = 0x64695f6e;
+
 /** 1 for a byte a string holds as it is: not a quote, a backslash or a control character. */
 const PLAIN_STRING_BYTE = Uint8Array.from({ length: 256 }, (_, byte) =>
   byte >= 0x20 && byte !== QUOTE && byte !== BACKSLASH ? 1 : 0,
@@ -404,10 +409,16 @@ const PLAIN_STRING_BYTE = Uint8Array.from({ length: 256 }, (_, byte) =>
 /** A string starting at `pos` (its opening quote): escapes checked, raw control characters
  * refused. UTF-8 continuation bytes are never a quote or a backslash, so bytes are scanned as
  * they are. The offset after its closing quote. */
-function stringEnd(bytes: Uint8Array, pos: number): number {
+function stringEnd(bytes: Uint8Array, pos: number, view: DataView): number {
   let at = pos + 1;
-  const view = viewOf(bytes);
   const last = bytes.length - 4;
+  if (at + 8 <= last && view.getInt32(at, true) === TOKE && view.getInt32(at + 4, true) === N_ID) {
+    // vLLM's `token_id:<id>` (tokens, top_logprobs keys): its plain bytes passed at once
+    at += 8;
+    if (bytes[at] === COLON) at += 1;
+    while (bytes[at]! >= DIGIT_0 && bytes[at]! <= DIGIT_9) at += 1;
+    if (bytes[at] === QUOTE) return at + 1;
+  }
   for (;;) {
     while (at <= last && arePlain(view.getInt32(at, true))) at += 4;
     while (PLAIN_STRING_BYTE[bytes[at]!] === 1) at += 1;
@@ -432,7 +443,7 @@ function stringEnd(bytes: Uint8Array, pos: number): number {
  * it, each value checked as skipValue checks it, by a loop with no stack (bench/overhead: a third
  * less time than skipValue's for a `top_logprobs` array). -1 for anything else (whitespace, a
  * deeper value), which skipValue then reads its general way. */
-function flatArrayEnd(bytes: Uint8Array, pos: number): number {
+function flatArrayEnd(bytes: Uint8Array, pos: number, view: DataView): number {
   let at = pos + 1;
   if (bytes[at] === CLOSE_BRACKET) return at + 1;
   for (;;) {
@@ -443,9 +454,9 @@ function flatArrayEnd(bytes: Uint8Array, pos: number): number {
       } else {
         for (;;) {
           if (bytes[at] !== QUOTE) return -1;
-          at = stringEnd(bytes, at);
+          at = stringEnd(bytes, at, view);
           if (bytes[at] !== COLON) return -1;
-          at = scalarEnd(bytes, at + 1);
+          at = scalarEnd(bytes, at + 1, view);
           if (at < 0) return -1;
           const next = bytes[at];
           at += 1;
@@ -454,7 +465,7 @@ function flatArrayEnd(bytes: Uint8Array, pos: number): number {
         }
       }
     } else {
-      at = scalarEnd(bytes, at);
+      at = scalarEnd(bytes, at, view);
       if (at < 0) return -1;
     }
     const next = bytes[at];
@@ -465,33 +476,33 @@ function flatArrayEnd(bytes: Uint8Array, pos: number): number {
 }
 
 /** A string, number or literal at `pos`: the offset after it; -1 for anything else. */
-function scalarEnd(bytes: Uint8Array, pos: number): number {
+function scalarEnd(bytes: Uint8Array, pos: number, view: DataView): number {
   const byte = bytes[pos] ?? 0;
-  if (byte === QUOTE) return stringEnd(bytes, pos);
-  if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) return numberEnd(bytes, pos);
+  if (byte === QUOTE) return stringEnd(bytes, pos, view);
+  if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) return numberEnd(bytes, pos, view);
   if (byte === 0x6e || byte === 0x74 || byte === 0x66) return literalEnd(bytes, pos);
   return -1;
 }
 
 /** A member's key at `pos`, then its colon: the offset of the member's value. */
-function keyEnd(bytes: Uint8Array, pos: number): number {
+function keyEnd(bytes: Uint8Array, pos: number, view: DataView): number {
   if (bytes[pos] !== QUOTE) throw BAIL;
-  const at = whitespaceEnd(bytes, stringEnd(bytes, pos));
+  const at = whitespaceEnd(bytes, stringEnd(bytes, pos, view));
   if (bytes[at] !== COLON) throw BAIL;
   return whitespaceEnd(bytes, at + 1);
 }
 
 /** A number's grammar from `pos` (its sign or first digit); the offset after it. */
-function numberEnd(bytes: Uint8Array, pos: number): number {
+function numberEnd(bytes: Uint8Array, pos: number, view: DataView): number {
   let at = pos;
   if (bytes[at] === MINUS) at += 1;
   if (bytes[at] === DIGIT_0) at += 1;
-  else at = skipDigits(bytes, at);
-  if (bytes[at] === DOT) at = skipDigits(bytes, at + 1);
+  else at = skipDigits(bytes, at, view);
+  if (bytes[at] === DOT) at = skipDigits(bytes, at + 1, view);
   if (bytes[at] === 0x65 || bytes[at] === 0x45) {
     at += 1;
     if (bytes[at] === MINUS || bytes[at] === PLUS) at += 1;
-    at = skipDigits(bytes, at);
+    at = skipDigits(bytes, at, view);
   }
   return at;
 }
@@ -512,11 +523,10 @@ function literalEnd(bytes: Uint8Array, pos: number): number {
 /** One or more digits from `pos`; the offset after them. Four bytes are tested at a time while
  * four are left (bench/overhead/vllm-reader.ts: the 16 fraction digits of every logprob vLLM
  * writes in `top_logprobs`, and `text_offset`'s numbers, are skipped here). */
-function skipDigits(bytes: Uint8Array, pos: number): number {
+function skipDigits(bytes: Uint8Array, pos: number, view: DataView): number {
   let byte = bytes[pos] ?? 0;
   if (byte < DIGIT_0 || byte > DIGIT_9) throw BAIL;
   let next = pos + 1;
-  const view = viewOf(bytes);
   const last = bytes.length - 4;
   while (next <= last && areDigits(view.getInt32(next, true))) next += 4;
   byte = bytes[next] ?? 0;

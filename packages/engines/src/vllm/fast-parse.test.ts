@@ -543,6 +543,40 @@ describe('fast path on malformed and unusual replies', () => {
     expect(accepted).toBe(valid.length * 8 * 2 - 4 * 8);
   });
 
+  it('passes a `token_id:<id>` string at once only when it is exactly that, else reads it as any string', () => {
+    // the shortcut for vLLM's per-token strings (tokens, top_logprobs keys): every way a string
+    // can start like one and go on otherwise — more characters, an escape, a control byte, no
+    // end — in a skipped array's strings and its objects' keys, and in the per-token arrays
+    const continuations = ['"', 'x"', '9x"', '\\u0031"', '\\""', '\u0001"', '\\x"', ''];
+    const starts = ['token_id:', 'token_id:12', 'token_id', 'token_idx', 'token_i'];
+    let fastValid = 0;
+    let valid = 0;
+    for (const start of starts) {
+      for (const rest of continuations) {
+        const string = `"${start}${rest}`;
+        for (const [where, body] of [
+          ['a skipped string', good({ stop_reason: `[${string},"x"]` })],
+          ['a skipped key', good({ stop_reason: `[{${string}:-0.5}]` })],
+          [
+            'a top_logprobs key',
+            good({
+              logprobs: `{"token_logprobs":[-0.5,-1.5],"tokens":["token_id:10","token_id:11"],"top_logprobs":[{${string}:-0.5},{"token_id:11":-1.5}]}`,
+            }),
+          ],
+        ] as const) {
+          const label = `${JSON.stringify(string)} in ${where}`;
+          const isValid = 'ok' in generic(body, 1);
+          const fast = check(encoder.encode(body), 1, label);
+          if (isValid) valid += 1;
+          if (isValid && fast) fastValid += 1;
+        }
+      }
+    }
+    // every valid body was read by the fast path (its keys are plain or skipped)
+    expect(valid).toBeGreaterThan(0);
+    expect(fastValid).toBe(valid);
+  });
+
   it.each(UNUSUAL_BUT_VALID)('%s: the generic result', (label, text) => {
     check(encoder.encode(text), 1, label);
     expect('ok' in generic(text, 1), `${label} is valid`).toBe(true);
