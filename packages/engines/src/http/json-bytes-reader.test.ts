@@ -4,6 +4,7 @@
 // approximate value (the float32 logprobs trainers and vLLM write).
 import { describe, expect, it } from 'vitest';
 import { numberTexts } from '../../test/http-number-texts.ts';
+import { seededRng } from './timing.ts';
 import {
   CLOSE_BRACKET,
   COMMA,
@@ -41,6 +42,30 @@ describe('JsonBytesReader numbers', () => {
     const read = readOrBail(() => new NumbersReader(bytes).all('exact'));
     const differ = texts.filter((_, i) => !Object.is(read?.[i], parsed[i]));
     expect(read).toHaveLength(texts.length);
+    expect(differ).toEqual([]);
+  });
+
+  it('readFloat32() rounds numbers at and around the midpoints between float32 values as JSON.parse and fround do', () => {
+    // its 12-digit path takes a number only when both ends of its bound round to one float32:
+    // here the bound straddles the rounding point (or ties on it), and the full read decides
+    const rng = seededRng(11);
+    const f32 = new Float32Array(1);
+    const u32 = new Uint32Array(f32.buffer);
+    const near: string[] = [];
+    for (let i = 0; i < 3_000; i += 1) {
+      f32[0] = -Math.exp(rng() * 30 - 20);
+      const f = f32[0];
+      u32[0] = u32[0]! + 1;
+      const midpoint = (f + f32[0]) / 2; // exact in a double
+      for (const digits of [12, 13, 17, 20, 25]) near.push(midpoint.toPrecision(digits));
+      near.push(midpoint.toExponential(16), (midpoint * (1 + 2 ** -40)).toPrecision(17));
+    }
+    const text = new TextEncoder().encode(`[${near.join(',')}]`);
+    const read = readOrBail(() => new NumbersReader(text).all('float32'));
+    const differ = near.filter(
+      (t, i) => !Object.is(read?.[i], Math.fround(JSON.parse(t) as number)),
+    );
+    expect(read).toHaveLength(near.length);
     expect(differ).toEqual([]);
   });
 
