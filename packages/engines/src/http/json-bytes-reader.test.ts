@@ -46,8 +46,8 @@ describe('JsonBytesReader numbers', () => {
   });
 
   it('readFloat32() rounds numbers at and around the midpoints between float32 values as JSON.parse and fround do', () => {
-    // its 12-digit path takes a number only when both ends of its bound round to one float32:
-    // here the bound straddles the rounding point (or ties on it), and the full read decides
+    // its approximate reading is taken only when both ends of its bound round to one float32:
+    // here the bound straddles the rounding point (or ties on it), and the exact read decides
     const rng = seededRng(11);
     const f32 = new Float32Array(1);
     const u32 = new Uint32Array(f32.buffer);

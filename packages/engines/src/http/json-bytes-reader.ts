@@ -36,9 +36,6 @@ const MAX_EXPONENT = 1_000_000;
 const EXACT = 0;
 const APPROXIMATE = 1;
 const MAX_APPROXIMATE_DIGITS = 19;
-/** Significant digits shortFloat32 reads (float32 needs 9; each one more makes a bound that
- * rounds apart ten times rarer). */
-const SHORT_DIGITS = 13;
 const APPROXIMATE_ERROR = 2 ** -48;
 
 /** Thrown (one shared value, no stack) when the bytes are not what a reader reads. */
@@ -134,8 +131,6 @@ export class JsonBytesReader {
    * fast path's limit being 16); otherwise the number is read exactly. */
   protected readFloat32(): void {
     const start = this.pos;
-    if (this.shortFloat32()) return;
-    this.pos = start;
     this.readNumber(true);
     const value = this.numberRead[0]!;
     if (this.scanned === APPROXIMATE) {
@@ -147,106 +142,6 @@ export class JsonBytesReader {
       return;
     }
     this.numberRead[0] = Math.fround(value);
-  }
-
-  /** readFloat32 from the first SHORT_DIGITS significant digits, the others passed over: the
-   * number lies between that prefix m·10^e and (m + 1)·10^e, each rounded once to a double (an
-   * exact m below 2^53 times an exact power of ten: Clinger), and JSON.parse's double lies
-   * between those two (rounding is monotonic); when both round to the same float32, so does it,
-   * and that float32 is the value. False (and `pos` anywhere) for a number this does not take —
-   * an exponent beyond the exact powers, a bound that rounds apart (10^-12 of the value wide at
-   * 13 digits, a float32 step at least 2^-24 of it: under one value in 10^4), malformed text —
-   * which the caller reads the full way. vLLM writes 17 significant digits a logprob, of which
-   * float32 needs 9. */
-  private shortFloat32(): boolean {
-    const { bytes } = this;
-    let pos = this.pos;
-    const negative = bytes[pos] === MINUS;
-    if (negative) pos += 1;
-    let mantissa = 0;
-    let significant = 0;
-    let scale = 0;
-    let dropped = false;
-    let byte = bytes[pos] ?? 0;
-    if (byte === DIGIT_0) {
-      pos += 1;
-    } else if (byte > DIGIT_0 && byte <= DIGIT_9) {
-      do {
-        if (significant < SHORT_DIGITS) {
-          mantissa = mantissa * 10 + (byte - DIGIT_0);
-          significant += 1;
-        } else {
-          scale += 1;
-          dropped = true;
-        }
-        pos += 1;
-        byte = bytes[pos] ?? 0;
-      } while (byte >= DIGIT_0 && byte <= DIGIT_9);
-    } else {
-      return false;
-    }
-    if (bytes[pos] === DOT) {
-      pos += 1;
-      byte = bytes[pos] ?? 0;
-      if (byte < DIGIT_0 || byte > DIGIT_9) return false;
-      if (mantissa === 0) {
-        while (byte === DIGIT_0) {
-          scale -= 1;
-          pos += 1;
-          byte = bytes[pos] ?? 0;
-        }
-      }
-      const view = viewOf(bytes);
-      const last = bytes.length - 4;
-      while (significant + 4 <= SHORT_DIGITS && pos <= last) {
-        const x = view.getInt32(pos, true);
-        if (!areDigits(x)) break;
-        mantissa = mantissa * 10_000 + fourDigits(x);
-        significant += 4;
-        scale -= 4;
-        pos += 4;
-      }
-      byte = bytes[pos] ?? 0;
-      while (byte >= DIGIT_0 && byte <= DIGIT_9 && significant < SHORT_DIGITS) {
-        mantissa = mantissa * 10 + (byte - DIGIT_0);
-        significant += 1;
-        scale -= 1;
-        pos += 1;
-        byte = bytes[pos] ?? 0;
-      }
-      if (byte >= DIGIT_0 && byte <= DIGIT_9) {
-        dropped = true;
-        pos = skipDigits(bytes, pos, view);
-      }
-    }
-    byte = bytes[pos] ?? 0;
-    if (byte === 0x65 || byte === 0x45) {
-      pos += 1;
-      byte = bytes[pos] ?? 0;
-      const negativeExponent = byte === MINUS;
-      if (byte === MINUS || byte === PLUS) pos += 1;
-      byte = bytes[pos] ?? 0;
-      if (byte < DIGIT_0 || byte > DIGIT_9) return false;
-      let exponent = 0;
-      do {
-        exponent = exponent * 10 + (byte - DIGIT_0);
-        if (exponent > 99) return false;
-        pos += 1;
-        byte = bytes[pos] ?? 0;
-      } while (byte >= DIGIT_0 && byte <= DIGIT_9);
-      scale += negativeExponent ? -exponent : exponent;
-    }
-    if (scale < -22 || scale > 22) return false;
-    const power = POW10[scale < 0 ? -scale : scale] as number;
-    const low = scale < 0 ? mantissa / power : mantissa * power;
-    const value = Math.fround(low);
-    if (dropped) {
-      const high = scale < 0 ? (mantissa + 1) / power : (mantissa + 1) * power;
-      if (Math.fround(high) !== value) return false;
-    }
-    this.pos = pos;
-    this.numberRead[0] = negative ? -value : value;
-    return true;
   }
 
   /** The number from `start` to `pos`, read by Number (correctly rounded, as JSON.parse). */
