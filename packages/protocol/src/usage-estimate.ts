@@ -62,11 +62,11 @@ type GrpoSpec = Extract<RunSpec, { kind: 'grpo' }>;
  * and, with `maxPolicyLag` ≥ 1, the mismatch probe of a lagged batch: rollout.probeFraction of
  * the batch in whole rollouts (at least MIN_PROBE_ROLLOUTS, at most the batch; + 1 for the
  * rounding of its token budget), one request each (n = 1); every step but a run's first may be
- * lagged (counted at every step whatever rollout.probeEvery: a ceiling). Pipelined sampling adds no more metered usage: a batch sampled ahead is metered once,
- * by the step that trains it; the pipeline launches none past the run's last step, and a stop
- * aborts the ones not taken (a resume samples them again, metered then). The `scoring` term:
- * at most one judge request per policy rollout (QA prompts and rollouts without an answer ask
- * none), and the reward model scoring every policy and reference rollout (a cached reference
+ * lagged (counted at every step whatever rollout.probeEvery: a ceiling). Pipelined sampling
+ * adds no more metered usage: a batch sampled ahead is metered once, by the step that trains
+ * it; the pipeline launches none past the run's last step, and a stop aborts the ones not
+ * taken (a resume samples them again, metered then). The `scoring` term: at most one judge
+ * request per policy rollout (QA prompts and rollouts without an answer ask none), and the reward model scoring every policy and reference rollout (a cached reference
  * group is scored once), each its prompt and at most `maxTokens` generated tokens — plus the
  * tool results inside the response, which the spec does not bound (estimateRun says so). The
  * spec does not say whether the run has a judge or a reward model (operator defaults may give
