@@ -66,11 +66,12 @@ type GrpoSpec = Extract<RunSpec, { kind: 'grpo' }>;
  * adds no more metered usage: a batch sampled ahead is metered once, by the step that trains
  * it; the pipeline launches none past the run's last step, and a stop aborts the ones not
  * taken (a resume samples them again, metered then). The `scoring` term: at most one judge
- * request per policy rollout (QA prompts and rollouts without an answer ask none), and the reward model scoring every policy and reference rollout (a cached reference
- * group is scored once), each its prompt and at most `maxTokens` generated tokens — plus the
- * tool results inside the response, which the spec does not bound (estimateRun says so). The
- * spec does not say whether the run has a judge or a reward model (operator defaults may give
- * them): the ceiling counts both. */
+ * request per policy rollout (QA prompts and rollouts without an answer ask none), and the
+ * reward model scoring every policy and reference rollout (a cached reference group is scored
+ * once), each its prompt and at most `maxTokens` generated tokens — plus the tool results
+ * inside the response, which the spec does not bound (estimateRun says so). The spec does not
+ * say whether the run has a judge or a reward model (operator defaults may give them): the
+ * ceiling counts both. */
 export function grpoStepTerms(spec: GrpoSpec, prompt: number): Record<string, Usage> {
   const { promptsPerStep, groupSize, maxTokens, maxPolicyLag, probeFraction } = spec.rollout;
   const calls = spec.tools.maxCallsPerRollout;
