@@ -299,11 +299,10 @@ export class JsonBytesReader {
   protected skipValue(depth: number): void {
     const { bytes } = this;
     const stack = this.openContainers;
-    const view = viewOf(bytes);
     let top = 0;
     let pos = this.pos;
     if (bytes[pos] === OPEN_BRACKET && depth + 2 <= MAX_DEPTH) {
-      const end = flatArrayEnd(bytes, pos, view);
+      const end = flatArrayEnd(bytes, pos);
       if (end >= 0) {
         this.pos = end;
         return;
@@ -314,7 +313,7 @@ export class JsonBytesReader {
       if (depth + top > MAX_DEPTH) throw BAIL;
       const byte = bytes[pos] ?? 0;
       if (byte === QUOTE) {
-        pos = stringEnd(bytes, pos, view);
+        pos = stringEnd(bytes, pos);
       } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
         const close = byte === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
         pos = whitespaceEnd(bytes, pos + 1);
@@ -323,11 +322,11 @@ export class JsonBytesReader {
         } else {
           stack[top] = byte;
           top += 1;
-          if (byte === OPEN_BRACE) pos = keyEnd(bytes, pos, view);
+          if (byte === OPEN_BRACE) pos = keyEnd(bytes, pos);
           continue;
         }
       } else if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) {
-        pos = numberEnd(bytes, pos, view);
+        pos = numberEnd(bytes, pos);
       } else {
         pos = literalEnd(bytes, pos);
       }
@@ -343,7 +342,7 @@ export class JsonBytesReader {
         const open = stack[top - 1];
         if (next === COMMA) {
           pos = whitespaceEnd(bytes, pos);
-          if (open === OPEN_BRACE) pos = keyEnd(bytes, pos, view);
+          if (open === OPEN_BRACE) pos = keyEnd(bytes, pos);
           break;
         }
         if (next !== (open === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET)) throw BAIL;
@@ -409,8 +408,9 @@ const PLAIN_STRING_BYTE = Uint8Array.from({ length: 256 }, (_, byte) =>
 /** A string starting at `pos` (its opening quote): escapes checked, raw control characters
  * refused. UTF-8 continuation bytes are never a quote or a backslash, so bytes are scanned as
  * they are. The offset after its closing quote. */
-function stringEnd(bytes: Uint8Array, pos: number, view: DataView): number {
+function stringEnd(bytes: Uint8Array, pos: number): number {
   let at = pos + 1;
+  const view = viewOf(bytes);
   const last = bytes.length - 4;
   if (at + 8 <= last && view.getInt32(at, true) === TOKE && view.getInt32(at + 4, true) === N_ID) {
     // vLLM's `token_id:<id>` (tokens, top_logprobs keys): its plain bytes passed at once
@@ -443,7 +443,7 @@ function stringEnd(bytes: Uint8Array, pos: number, view: DataView): number {
  * it, each value checked as skipValue checks it, by a loop with no stack (bench/overhead: a third
  * less time than skipValue's for a `top_logprobs` array). -1 for anything else (whitespace, a
  * deeper value), which skipValue then reads its general way. */
-function flatArrayEnd(bytes: Uint8Array, pos: number, view: DataView): number {
+function flatArrayEnd(bytes: Uint8Array, pos: number): number {
   let at = pos + 1;
   if (bytes[at] === CLOSE_BRACKET) return at + 1;
   for (;;) {
@@ -454,9 +454,9 @@ function flatArrayEnd(bytes: Uint8Array, pos: number, view: DataView): number {
       } else {
         for (;;) {
           if (bytes[at] !== QUOTE) return -1;
-          at = stringEnd(bytes, at, view);
+          at = stringEnd(bytes, at);
           if (bytes[at] !== COLON) return -1;
-          at = scalarEnd(bytes, at + 1, view);
+          at = scalarEnd(bytes, at + 1);
           if (at < 0) return -1;
           const next = bytes[at];
           at += 1;
@@ -465,7 +465,7 @@ function flatArrayEnd(bytes: Uint8Array, pos: number, view: DataView): number {
         }
       }
     } else {
-      at = scalarEnd(bytes, at, view);
+      at = scalarEnd(bytes, at);
       if (at < 0) return -1;
     }
     const next = bytes[at];
@@ -476,33 +476,33 @@ function flatArrayEnd(bytes: Uint8Array, pos: number, view: DataView): number {
 }
 
 /** A string, number or literal at `pos`: the offset after it; -1 for anything else. */
-function scalarEnd(bytes: Uint8Array, pos: number, view: DataView): number {
+function scalarEnd(bytes: Uint8Array, pos: number): number {
   const byte = bytes[pos] ?? 0;
-  if (byte === QUOTE) return stringEnd(bytes, pos, view);
-  if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) return numberEnd(bytes, pos, view);
+  if (byte === QUOTE) return stringEnd(bytes, pos);
+  if (byte === MINUS || (byte >= DIGIT_0 && byte <= DIGIT_9)) return numberEnd(bytes, pos);
   if (byte === 0x6e || byte === 0x74 || byte === 0x66) return literalEnd(bytes, pos);
   return -1;
 }
 
 /** A member's key at `pos`, then its colon: the offset of the member's value. */
-function keyEnd(bytes: Uint8Array, pos: number, view: DataView): number {
+function keyEnd(bytes: Uint8Array, pos: number): number {
   if (bytes[pos] !== QUOTE) throw BAIL;
-  const at = whitespaceEnd(bytes, stringEnd(bytes, pos, view));
+  const at = whitespaceEnd(bytes, stringEnd(bytes, pos));
   if (bytes[at] !== COLON) throw BAIL;
   return whitespaceEnd(bytes, at + 1);
 }
 
 /** A number's grammar from `pos` (its sign or first digit); the offset after it. */
-function numberEnd(bytes: Uint8Array, pos: number, view: DataView): number {
+function numberEnd(bytes: Uint8Array, pos: number): number {
   let at = pos;
   if (bytes[at] === MINUS) at += 1;
   if (bytes[at] === DIGIT_0) at += 1;
-  else at = skipDigits(bytes, at, view);
-  if (bytes[at] === DOT) at = skipDigits(bytes, at + 1, view);
+  else at = skipDigits(bytes, at);
+  if (bytes[at] === DOT) at = skipDigits(bytes, at + 1);
   if (bytes[at] === 0x65 || bytes[at] === 0x45) {
     at += 1;
     if (bytes[at] === MINUS || bytes[at] === PLUS) at += 1;
-    at = skipDigits(bytes, at, view);
+    at = skipDigits(bytes, at);
   }
   return at;
 }
@@ -523,10 +523,11 @@ function literalEnd(bytes: Uint8Array, pos: number): number {
 /** One or more digits from `pos`; the offset after them. Four bytes are tested at a time while
  * four are left (bench/overhead/vllm-reader.ts: the 16 fraction digits of every logprob vLLM
  * writes in `top_logprobs`, and `text_offset`'s numbers, are skipped here). */
-function skipDigits(bytes: Uint8Array, pos: number, view: DataView): number {
+function skipDigits(bytes: Uint8Array, pos: number): number {
   let byte = bytes[pos] ?? 0;
   if (byte < DIGIT_0 || byte > DIGIT_9) throw BAIL;
   let next = pos + 1;
+  const view = viewOf(bytes);
   const last = bytes.length - 4;
   while (next <= last && areDigits(view.getInt32(next, true))) next += 4;
   byte = bytes[next] ?? 0;
