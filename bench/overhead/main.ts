@@ -147,6 +147,9 @@ try {
         engines: (host[i]! - host[i - 1]!) / 1000,
         busy: (t.busyMs - before.busyMs) / 1000,
         cpu: (t.cpuMs - before.cpuMs) / 1000,
+        mainUser: ((t.threads?.mainUserMs ?? 0) - (before.threads?.mainUserMs ?? 0)) / 1000,
+        mainSystem: ((t.threads?.mainSystemMs ?? 0) - (before.threads?.mainSystemMs ?? 0)) / 1000,
+        otherThreads: ((t.threads?.otherMs ?? 0) - (before.threads?.otherMs ?? 0)) / 1000,
       },
     ];
   });
@@ -173,6 +176,13 @@ try {
   row('orchestrator busy (event loop, wall)', `${s(m('busy'))} = ${share(m('busy'))}`);
   row('orchestrator CPU (this process)', `${s(m('cpu'))} = ${share(m('cpu'))}`);
   row('  each measured step', measured.map((x) => x.cpu.toFixed(2)).join(', '));
+  if (steps[0]?.threads) {
+    row(
+      '  by thread (/proc, 10 ms ticks)',
+      `main ${s(m('mainUser'))} user + ${s(m('mainSystem'))} system, ` +
+        `other threads ${s(m('otherThreads'))} (collector helpers, libuv pool: the ledger's gzip)`,
+    );
+  }
   row(
     'policy tokens per orchestrator CPU-second',
     `${(policyTokens / m('cpu') / 1000).toFixed(0)} k (all threads, one worker process)`,

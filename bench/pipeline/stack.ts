@@ -13,6 +13,7 @@ import { parseOperatorConfig } from '@anneal/protocol';
 import { keys } from '@anneal/store';
 import { createLogger } from '@anneal/telemetry';
 import { defineWorkerConfig, startWorker, type WorkerHandle } from '@anneal/worker';
+import { threadCpu, type ThreadCpu } from './thread-cpu.ts';
 
 /** The simulated engines (engine-host.ts). */
 export interface EngineShape {
@@ -112,6 +113,8 @@ export interface StepTrace {
   busyMs: number;
   /** This process's CPU ms (process.cpuUsage, user + system, all threads) by then. */
   cpuMs: number;
+  /** The same CPU time split between the main thread and the others (thread-cpu.ts; Linux). */
+  threads: ThreadCpu | undefined;
   metrics: Readonly<Record<string, number | null>>;
 }
 
@@ -235,6 +238,7 @@ export async function startStack(shape: EngineShape): Promise<Stack> {
           atMs: performance.now(),
           busyMs: performance.eventLoopUtilization().active,
           cpuMs: (cpu.user + cpu.system) / 1000,
+          threads: threadCpu(),
           metrics: event.metrics,
         };
         steps.push(trace);

@@ -30,6 +30,33 @@ const DIGIT_0 = 0x30;
 /** Integers below this are written digit by digit (exactly as String() writes them). */
 const DIGIT_LIMIT = 2 ** 53;
 
+/** int32s: values whose room is reserved at once, and the most bytes one takes with its
+ * comma ("-2147483648,"). */
+const INT32_BLOCK = 1024;
+const INT32_MAX_BYTES = 12;
+const INT32_MIN = -(2 ** 31);
+const INT32_MIN_DIGITS = Uint8Array.from('2147483648', (c) => c.charCodeAt(0));
+/** "00" to "99": the two digits of n at 2n and 2n + 1. */
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
+  i % 2 === 0 ? DIGIT_0 + Math.floor(i / 20) : DIGIT_0 + ((i - 1) / 2) % 10,
+);
+
+/** Decimal digits of a non-negative integer below 10^10. */
+function digitCount(value: number): number {
+  if (value < 100_000) {
+    return value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4 : 5;
+  }
+  return value < 1_000_000
+    ? 6
+    : value < 10_000_000
+      ? 7
+      : value < 100_000_000
+        ? 8
+        : value < 1_000_000_000
+          ? 9
+          : 10;
+}
+
 export class JsonBytesWriter {
   private bytes: Buffer;
   private length = 0;
@@ -71,6 +98,47 @@ export class JsonBytesWriter {
       else this.rawAscii(String(value));
       previous = value;
       previousEnd = this.length;
+    }
+    return this;
+  }
+
+  /** `values` (ids) as JSON numbers separated by commas (no brackets), the bytes `numbers`
+   * writes for them: two digits at a time from a table, room reserved a block of values at a
+   * time (bench/overhead: `numbers` on a step's 4.2 M ids was 5 % of the main thread). */
+  int32s(values: Int32Array): this {
+    const count = values.length;
+    for (let block = 0; block < count; block += INT32_BLOCK) {
+      const end = Math.min(count, block + INT32_BLOCK);
+      this.reserve(INT32_MAX_BYTES * (end - block));
+      const { bytes } = this;
+      let at = this.length;
+      for (let i = block; i < end; i += 1) {
+        if (i > 0) bytes[at++] = COMMA;
+        let rest = values[i]! | 0;
+        if (rest < 0) {
+          bytes[at++] = MINUS;
+          if (rest === INT32_MIN) {
+            // its magnitude is not an int32
+            for (let k = 0; k < INT32_MIN_DIGITS.length; k += 1) bytes[at++] = INT32_MIN_DIGITS[k]!;
+            continue;
+          }
+          rest = -rest | 0;
+        }
+        at += digitCount(rest);
+        let digit = at;
+        while (rest >= 100) {
+          const next = (rest / 100) | 0;
+          const pair = (rest - next * 100) << 1;
+          bytes[--digit] = DIGIT_PAIRS[pair + 1]!;
+          bytes[--digit] = DIGIT_PAIRS[pair]!;
+          rest = next;
+        }
+        if (rest >= 10) {
+          bytes[--digit] = DIGIT_PAIRS[(rest << 1) + 1]!;
+          bytes[--digit] = DIGIT_PAIRS[rest << 1]!;
+        } else bytes[--digit] = DIGIT_0 + rest;
+      }
+      this.length = at;
     }
     return this;
   }
@@ -164,26 +232,7 @@ export class JsonBytesWriter {
   /** A non-negative int32 (ids, masks): its digits counted first, then written from the last
    * with int32 arithmetic. */
   private smallInteger(value: number): void {
-    const count =
-      value < 10
-        ? 1
-        : value < 100
-          ? 2
-          : value < 1000
-            ? 3
-            : value < 10000
-              ? 4
-              : value < 100000
-                ? 5
-                : value < 1000000
-                  ? 6
-                  : value < 10000000
-                    ? 7
-                    : value < 100000000
-                      ? 8
-                      : value < 1000000000
-                        ? 9
-                        : 10;
+    const count = digitCount(value);
     this.reserve(count);
     const { bytes } = this;
     let at = this.length + count;

@@ -118,6 +118,25 @@ describe('Tinker conversions', () => {
     expect(idText).toBe(JSON.stringify(Array.from(ids)));
   });
 
+  it('writes an Int32Array of ids as JSON.stringify does, every digit count and sign, across its reserved blocks', () => {
+    const edges = [0, -0, 1, -1, 9, 10, 99, 100, 2 ** 31 - 1, -(2 ** 31), -(2 ** 31 - 1)];
+    for (let k = 1; k <= 9; k += 1) edges.push(10 ** k - 1, 10 ** k, 10 ** k + 1, -(10 ** k) + 1);
+    const rng = seededRng(31);
+    // 3,000 values: past two blocks of reserved room; each digit count drawn as often
+    const values = Int32Array.from({ length: 3000 }, (_, i) =>
+      i < edges.length
+        ? edges[i]!
+        : Math.floor(rng() * 10 ** (1 + (i % 10))) % 2 ** 31 * (rng() < 0.2 ? -1 : 1),
+    );
+    for (const ids of [values, values.subarray(0, 1), values.subarray(0, 0), values.subarray(5)]) {
+      // a writer whose buffer starts too small grows while writing
+      const text = new TextDecoder().decode(
+        new JsonBytesWriter(4).raw('[').int32s(ids).raw(']').finish(),
+      );
+      expect(text).toBe(JSON.stringify(Array.from(ids)));
+    }
+  });
+
   it('writes a datum as JSON.stringify writes the wire Datum of its values, float32 tensors as float32 text', () => {
     // repeats (copied bytes), zeros of both signs, integers, extremes, and seeded values
     const rng = seededRng(29);

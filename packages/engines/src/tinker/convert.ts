@@ -49,12 +49,15 @@ export function checkWireDatum(datum: Datum, index: number): void {
  */
 export function writeWireDatum(writer: JsonBytesWriter, datum: Datum): void {
   writer.raw('{"model_input":{"chunks":[{"type":"encoded_text","tokens":[');
-  writer.numbers(datum.modelInput).raw(']}]},"loss_fn_inputs":{');
+  const ids = datum.modelInput;
+  if (ids instanceof Int32Array) writer.int32s(ids);
+  else writer.numbers(ids);
+  writer.raw(']}]},"loss_fn_inputs":{');
   let first = true;
   for (const [name, tensor] of Object.entries(datum.lossFnInputs)) {
     writer.raw(`${first ? '' : ','}${JSON.stringify(name)}:{"data":[`);
     if (tensor instanceof Float32Array) writer.float32s(tensor);
-    else writer.numbers(tensor);
+    else writer.int32s(tensor);
     writer.raw(`],"dtype":"${TENSOR_DTYPE(tensor)}","shape":[${tensor.length}]}`);
     first = false;
   }
