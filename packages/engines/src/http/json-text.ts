@@ -38,7 +38,7 @@ const INT32_MIN = -(2 ** 31);
 const INT32_MIN_DIGITS = Uint8Array.from('2147483648', (c) => c.charCodeAt(0));
 /** "00" to "99": the two digits of n at 2n and 2n + 1. */
 const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
-  i % 2 === 0 ? DIGIT_0 + Math.floor(i / 20) : DIGIT_0 + ((i - 1) / 2) % 10,
+  i % 2 === 0 ? DIGIT_0 + Math.floor(i / 20) : DIGIT_0 + (((i - 1) / 2) % 10),
 );
 
 /** Decimal digits of a non-negative integer below 10^10. */
@@ -133,10 +133,11 @@ export class JsonBytesWriter {
           bytes[--digit] = DIGIT_PAIRS[pair]!;
           rest = next;
         }
+        // the first one or two digits, ending where the pairs began
         if (rest >= 10) {
-          bytes[--digit] = DIGIT_PAIRS[(rest << 1) + 1]!;
-          bytes[--digit] = DIGIT_PAIRS[rest << 1]!;
-        } else bytes[--digit] = DIGIT_0 + rest;
+          bytes[digit - 1] = DIGIT_PAIRS[(rest << 1) + 1]!;
+          bytes[digit - 2] = DIGIT_PAIRS[rest << 1]!;
+        } else bytes[digit - 1] = DIGIT_0 + rest;
       }
       this.length = at;
     }

@@ -126,7 +126,7 @@ describe('Tinker conversions', () => {
     const values = Int32Array.from({ length: 3000 }, (_, i) =>
       i < edges.length
         ? edges[i]!
-        : Math.floor(rng() * 10 ** (1 + (i % 10))) % 2 ** 31 * (rng() < 0.2 ? -1 : 1),
+        : (Math.floor(rng() * 10 ** (1 + (i % 10))) % 2 ** 31) * (rng() < 0.2 ? -1 : 1),
     );
     for (const ids of [values, values.subarray(0, 1), values.subarray(0, 0), values.subarray(5)]) {
       // a writer whose buffer starts too small grows while writing
