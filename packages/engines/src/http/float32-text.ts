@@ -138,7 +138,13 @@ export function writeFloat32Of(
   return writeDigits(bytes, i + 2, -e, -e >= 10 ? 2 : 1, 0);
 }
 
-/** The `count` digits of `n` at `at`, a point before the last `fraction` of them; the end. */
+/** "00" to "99": the two digits of n at 2n and 2n + 1 (digits are written two a division). */
+export const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
+  i % 2 === 0 ? DIGIT_0 + Math.floor(i / 20) : DIGIT_0 + (((i - 1) / 2) % 10),
+);
+
+/** The `count` digits of `n` (below 10^9) at `at`, a point before the last `fraction` of them;
+ * the end. */
 function writeDigits(
   bytes: Uint8Array,
   at: number,
@@ -146,14 +152,29 @@ function writeDigits(
   count: number,
   fraction: number,
 ): number {
-  const end = at + count + (fraction > 0 ? 1 : 0);
-  let i = end;
-  let rest = n;
-  for (let d = 0; d < count; d += 1) {
-    if (d === fraction && fraction > 0) bytes[--i] = DOT;
-    const next = (rest / 10) | 0;
-    bytes[--i] = DIGIT_0 + (rest - next * 10);
+  if (fraction === 0) {
+    writeFixed(bytes, at, n, count);
+    return at + count;
+  }
+  const unit = POW10[fraction] as number;
+  const whole = Math.floor(n / unit);
+  const point = at + count - fraction;
+  writeFixed(bytes, at, whole, count - fraction);
+  bytes[point] = DOT;
+  writeFixed(bytes, point + 1, n - whole * unit, fraction);
+  return at + count + 1;
+}
+
+/** Exactly `count` digits of `n` (below 10^9; zeros first when it has fewer) at `at`. */
+function writeFixed(bytes: Uint8Array, at: number, n: number, count: number): void {
+  let i = at + count;
+  let rest = n | 0;
+  while (i - at >= 2) {
+    const next = (rest / 100) | 0;
+    const pair = (rest - next * 100) << 1;
+    bytes[--i] = DIGIT_PAIRS[pair + 1]!;
+    bytes[--i] = DIGIT_PAIRS[pair]!;
     rest = next;
   }
-  return end;
+  if (i > at) bytes[at] = DIGIT_0 + rest;
 }

@@ -11,7 +11,7 @@
 // this.
 import { Buffer } from 'node:buffer';
 import type { BytePool } from './byte-pool.ts';
-import { FLOAT32_TEXT_MAX_BYTES, writeFloat32Of } from './float32-text.ts';
+import { DIGIT_PAIRS, FLOAT32_TEXT_MAX_BYTES, writeFloat32Of } from './float32-text.ts';
 
 /** A JSON body as text or UTF-8 bytes. */
 export class JsonText {
@@ -36,11 +36,6 @@ const INT32_BLOCK = 1024;
 const INT32_MAX_BYTES = 12;
 const INT32_MIN = -(2 ** 31);
 const INT32_MIN_DIGITS = Uint8Array.from('2147483648', (c) => c.charCodeAt(0));
-/** "00" to "99": the two digits of n at 2n and 2n + 1. */
-const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
-  i % 2 === 0 ? DIGIT_0 + Math.floor(i / 20) : DIGIT_0 + (((i - 1) / 2) % 10),
-);
-
 /** Decimal digits of a non-negative integer below 10^10. */
 function digitCount(value: number): number {
   if (value < 100_000) {
