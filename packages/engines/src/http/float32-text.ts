@@ -139,7 +139,7 @@ export function writeFloat32Of(
 }
 
 /** "00" to "99": the two digits of n at 2n and 2n + 1 (digits are written two a division). */
-export const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
   i % 2 === 0 ? DIGIT_0 + Math.floor(i / 20) : DIGIT_0 + (((i - 1) / 2) % 10),
 );
 
@@ -165,8 +165,9 @@ function writeDigits(
   return at + count + 1;
 }
 
-/** Exactly `count` digits of `n` (below 10^9; zeros first when it has fewer) at `at`. */
-function writeFixed(bytes: Uint8Array, at: number, n: number, count: number): void {
+/** Exactly `count` digits of `n` (a non-negative int32; zeros first when it has fewer) at
+ * `at`, two a division. */
+export function writeFixed(bytes: Uint8Array, at: number, n: number, count: number): void {
   let i = at + count;
   let rest = n | 0;
   while (i - at >= 2) {

@@ -1,17 +1,18 @@
 // Request bodies already serialised as JSON (sendJson sends them as they are), and a writer of
 // JSON bytes for bodies whose bulk is typed arrays (Tinker datums). `numbers` writes each number
-// as JSON.stringify writes it: integers digit by digit, a value equal to the one before by
-// copying its bytes, other numbers through String(). `float32s`, for tensors the trainer holds as
-// float32, does the same but writes a non-integer of magnitude 1e-14 to 1e9 in at most 9
-// significant digits that read back as the same float32 (float32-text.ts) instead of String()'s
-// up to 17 digits of the double: 2.6–3.5× faster and 59 % of the bytes for logprobs
-// (bench/overhead/float32-text.ts), where String() was most of the writer's cost.
+// as JSON.stringify writes it: int32s two digits a division (float32-text.ts `writeFixed`), a
+// value equal to the one before by copying its bytes, other numbers through String(); `int32s`
+// writes an Int32Array (ids) the same, without a test per value. `float32s`, for tensors the
+// trainer holds as float32, does as `numbers` but writes a non-integer of magnitude 1e-14 to 1e9
+// in at most 9 significant digits that read back as the same float32 (float32-text.ts) instead
+// of String()'s up to 17 digits of the double: 2.6–3.5× faster and 59 % of the bytes for
+// logprobs (bench/overhead/float32-text.ts), where String() was most of the writer's cost.
 // bench/overhead: copying every tensor into a JS array for JSON.stringify was the orchestrator's
 // largest allocation, and TypedArray.prototype.join formats integers several times slower than
 // this.
 import { Buffer } from 'node:buffer';
 import type { BytePool } from './byte-pool.ts';
-import { DIGIT_PAIRS, FLOAT32_TEXT_MAX_BYTES, writeFloat32Of } from './float32-text.ts';
+import { FLOAT32_TEXT_MAX_BYTES, writeFixed, writeFloat32Of } from './float32-text.ts';
 
 /** A JSON body as text or UTF-8 bytes. */
 export class JsonText {
@@ -98,8 +99,8 @@ export class JsonBytesWriter {
   }
 
   /** `values` (ids) as JSON numbers separated by commas (no brackets), the bytes `numbers`
-   * writes for them: two digits at a time from a table, room reserved a block of values at a
-   * time (bench/overhead: `numbers` on a step's 4.2 M ids was 5 % of the main thread). */
+   * writes for them, with int32 arithmetic and room reserved a block of values at a time
+   * (bench/overhead: `numbers` on a step's 4.2 M ids was 5 % of the main thread). */
   int32s(values: Int32Array): this {
     const count = values.length;
     for (let block = 0; block < count; block += INT32_BLOCK) {
@@ -119,20 +120,9 @@ export class JsonBytesWriter {
           }
           rest = -rest | 0;
         }
-        at += digitCount(rest);
-        let digit = at;
-        while (rest >= 100) {
-          const next = (rest / 100) | 0;
-          const pair = (rest - next * 100) << 1;
-          bytes[--digit] = DIGIT_PAIRS[pair + 1]!;
-          bytes[--digit] = DIGIT_PAIRS[pair]!;
-          rest = next;
-        }
-        // the first one or two digits, ending where the pairs began
-        if (rest >= 10) {
-          bytes[digit - 1] = DIGIT_PAIRS[(rest << 1) + 1]!;
-          bytes[digit - 2] = DIGIT_PAIRS[rest << 1]!;
-        } else bytes[digit - 1] = DIGIT_0 + rest;
+        const digits = digitCount(rest);
+        writeFixed(bytes, at, rest, digits);
+        at += digits;
       }
       this.length = at;
     }
@@ -225,20 +215,12 @@ export class JsonBytesWriter {
     }
   }
 
-  /** A non-negative int32 (ids, masks): its digits counted first, then written from the last
-   * with int32 arithmetic. */
+  /** A non-negative int32 (masks, ids in a number[]): its digits counted, then written two a
+   * division. */
   private smallInteger(value: number): void {
     const count = digitCount(value);
     this.reserve(count);
-    const { bytes } = this;
-    let at = this.length + count;
-    let rest = value;
-    do {
-      const next = (rest / 10) | 0;
-      at -= 1;
-      bytes[at] = DIGIT_0 + rest - next * 10;
-      rest = next;
-    } while (rest > 0);
+    writeFixed(this.bytes, this.length, value, count);
     this.length += count;
   }
 
