@@ -38,6 +38,7 @@ export { stepRunsInPlace, stepTokenMath, stepTokenMathWasm } from './step-math-w
 export { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
 export {
   createStepBuffers,
+  releaseStepBuffers,
   STAGE_TOKENS,
   wasmSimdAvailable,
   type StepBuffers,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { stepTokenMathScalar, type StepBatch, type StepTokenStats } from './step-math.ts';
 import { wasmStepErrorBounds } from './step-math-wasm-bounds.ts';
 import { stepRunsInPlace, stepTokenMath, stepTokenMathWasm } from './step-math-wasm.ts';
-import { createStepBuffers, wasmSimdAvailable } from './step-wasm-kernel.ts';
+import { createStepBuffers, releaseStepBuffers, wasmSimdAvailable } from './step-wasm-kernel.ts';
 
 const LN2 = Math.LN2;
 const EPS32 = 2 ** -24; // float32 unit roundoff
@@ -28,9 +28,9 @@ function runPath(batch: Batch, path: Path): StepTokenStats {
   return stepTokenMathWasm(batch, path === 'staged' ? undefined : path.stageTokens);
 }
 
-function expectAgreement(batch: Batch, path: Path): void {
+function expectAgreement(batch: Batch, path: Path | StepTokenStats): void {
   const want = stepTokenMathScalar(batch);
-  const got = runPath(batch, path);
+  const got = typeof path === 'object' && 'objective' in path ? path : runPath(batch, path);
   const bounds = wasmStepErrorBounds(batch, want);
   for (const key of Object.keys(bounds) as Array<keyof StepTokenStats>) {
     const [a, b] = [got[key], want[key]];
@@ -247,6 +247,44 @@ describe('stepTokenMath input checks and createStepBuffers', () => {
     expect(() => createStepBuffers(-1, 1)).toThrow('tokens: must be an integer >= 0, got -1');
     expect(() => createStepBuffers(1, 0.5)).toThrow('rollouts: must be an integer >= 0, got 0.5');
     expect(() => createStepBuffers(2 ** 31, 1)).toThrow('exceed WebAssembly');
+  });
+
+  it('releaseStepBuffers: a released memory is reused zeroed, by a batch that fits, once', () => {
+    const first = createStepBuffers(100_000, 8);
+    first.logpTrain.fill(-1);
+    first.logpInfer.fill(-2);
+    first.offsets.fill(7);
+    first.advantages.fill(0.5);
+    releaseStepBuffers(first);
+    expect(() => releaseStepBuffers(first)).toThrow('already released');
+    const second = createStepBuffers(60_000, 4);
+    const reused = second.logpTrain.buffer === first.logpTrain.buffer;
+    // without WebAssembly SIMD the arrays are ordinary buffers, never pooled
+    expect(reused).toBe(wasmSimdAvailable());
+    for (const view of [second.logpTrain, second.logpInfer, second.offsets, second.advantages]) {
+      expect(view.every((v) => v === 0)).toBe(true);
+    }
+    // the step math runs in place over the reused memory as over a fresh one
+    const spec = { length: 15_000, mismatch: 0.04, special: null };
+    const batch = buildBatch(
+      [0.5, -0.5, 1, -1].map((advantage) => ({ ...spec, advantage })),
+      3,
+      5,
+    );
+    second.logpTrain.set(batch.logpTrain);
+    second.logpInfer.set(batch.logpInfer);
+    second.offsets.set(batch.offsets);
+    second.advantages.set(batch.advantages);
+    expect(stepRunsInPlace(second)).toBe(wasmSimdAvailable());
+    expectAgreement(batch, stepTokenMath(second));
+    // a batch the released memory does not hold gets a fresh one
+    releaseStepBuffers(second);
+    const bigger = createStepBuffers(200_000, 8);
+    expect(bigger.logpTrain.buffer).not.toBe(first.logpTrain.buffer);
+    expect(() => releaseStepBuffers({ ...bigger, logpTrain: new Float32Array(1) })).toThrow(
+      'not made by createStepBuffers',
+    );
+    releaseStepBuffers(bigger);
   });
 
   it('stepTokenMathWasm: rejects a bad stageTokens', () => {

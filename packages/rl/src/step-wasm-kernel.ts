@@ -2,7 +2,8 @@
 // and the memories it runs on. A kernel reads and writes only its own linear memory, so there are
 // two ways in (both used by step-math-wasm.ts):
 //   - zero-copy: `createStepBuffers(tokens, rollouts)` allocates a batch's arrays as views over a
-//     fresh WebAssembly memory; a step over those views streams them in place;
+//     WebAssembly memory (fresh, or one `releaseStepBuffers` gave back); a step over those views
+//     streams them in place;
 //   - staged: any other typed arrays go through one shared kernel with a small (L2-sized) staging
 //     area, a slice of tokens at a time.
 // Pure: no I/O; the bytes are compiled once, synchronously, on first use.
@@ -108,12 +109,34 @@ function instantiate(bytes: number): StepKernel | null {
   return kernel;
 }
 
+/** Kernels whose arrays releaseStepBuffers gave back, for createStepBuffers to reuse: mapping
+ * a fresh memory costs a page fault on every page's first write, which on a virtual machine of
+ * bench/overhead was ~3 ms a MiB — ~50 ms a production step for the two logprob arrays, against
+ * ~2 ms to zero a memory already mapped. At most MAX_RELEASED are kept (a step and its mismatch
+ * probe hold one each at once); each keeps its memory until the process ends. */
+const released: StepKernel[] = [];
+const MAX_RELEASED = 2;
+/** The `logpTrain` view of every set createStepBuffers handed out and not yet released: a set
+ * is released once (a second release would hand one memory to two batches). */
+const handedOut = new WeakSet<Float32Array>();
+
+/** A released kernel whose memory holds `bytes`, the smallest such, taken from `released`. */
+function reusedKernel(bytes: number): StepKernel | undefined {
+  let best = -1;
+  released.forEach((kernel, i) => {
+    const size = kernel.buffer.byteLength;
+    if (size >= bytes && (best < 0 || size < released[best]!.buffer.byteLength)) best = i;
+  });
+  return best < 0 ? undefined : released.splice(best, 1)[0];
+}
+
 /**
  * The arrays of a step (T tokens, N rollouts) allocated together in WebAssembly memory, so that
  * `stepTokenMath` over them streams them in place (no copy): gather the logprobs straight into
  * `logpTrain` and `logpInfer`, fill `offsets` and `advantages`, then pass them as the batch.
- * Without WebAssembly SIMD these are ordinary typed arrays (the scalar path runs). The memory is
- * freed with the views; reuse one set across steps of the same shape.
+ * Every array starts zeroed. Without WebAssembly SIMD these are ordinary typed arrays (the
+ * scalar path runs). The memory is freed with the views, or reused by a later call once
+ * `releaseStepBuffers` gives it back.
  */
 export function createStepBuffers(tokens: number, rollouts: number): StepBuffers {
   if (!Number.isInteger(tokens) || tokens < 0)
@@ -128,13 +151,35 @@ export function createStepBuffers(tokens: number, rollouts: number): StepBuffers
   const bytes = advantages + alignUp(8 * rollouts);
   if (bytes > MAX_PAGES * PAGE)
     throw new RangeError(`tokens: ${tokens} tokens exceed WebAssembly's 4 GiB memory`);
-  const buffer = instantiate(bytes)?.buffer ?? new ArrayBuffer(bytes);
-  return {
+  const reused = reusedKernel(bytes);
+  if (reused) new Uint8Array(reused.buffer, reused.dataStart, bytes - reused.dataStart).fill(0);
+  const buffer = (reused ?? instantiate(bytes))?.buffer ?? new ArrayBuffer(bytes);
+  const views = {
     logpTrain: new Float32Array(buffer, logpTrain, tokens),
     logpInfer: new Float32Array(buffer, logpInfer, tokens),
     offsets: new Int32Array(buffer, offsets, rollouts + 1),
     advantages: new Float64Array(buffer, advantages, rollouts),
   };
+  handedOut.add(views.logpTrain);
+  return views;
+}
+
+/** Gives a set createStepBuffers made back for reuse: none of its arrays may be read or written
+ * after (the next batch's are the same memory). Releasing a set twice, or arrays it did not
+ * make, throws. */
+export function releaseStepBuffers(buffers: StepBuffers): void {
+  if (!handedOut.delete(buffers.logpTrain)) {
+    throw new Error(
+      'releaseStepBuffers: these step buffers were already released, or not made by createStepBuffers',
+    );
+  }
+  const kernel = kernelsByBuffer.get(buffers.logpTrain.buffer as ArrayBuffer);
+  if (kernel === undefined) return; // no WebAssembly SIMD: an ordinary buffer, left to the GC
+  released.push(kernel);
+  if (released.length > MAX_RELEASED) {
+    const smallest = released.reduce((a, b) => (b.buffer.byteLength < a.buffer.byteLength ? b : a));
+    released.splice(released.indexOf(smallest), 1);
+  }
 }
 
 /** The kernel whose memory holds all of `arrays` (clear of its scratch area), if any. */

@@ -24,19 +24,21 @@ import {
 export type IsOptions = GrpoSpec['importanceSampling'];
 
 /** Generated tokens of a batch in the flat layout of @anneal/rl (rollout i owns
- * [offsets[i], offsets[i+1])), with their positions in each rollout's token sequence. The arrays
+ * [offsets[i], offsets[i+1])), with where they sit in each rollout's token sequence. The arrays
  * are @anneal/rl's step buffers (createStepBuffers: WebAssembly memory), so the step math streams
  * them in place: `logpInfer` and `offsets` are filled here, `logpTrain` by the gather of the
  * trainer's logprobs, `advantages` (Â_i) by the caller. */
 export interface GeneratedLayout extends StepBuffers {
-  positions: Int32Array[]; // per rollout: indices t into rollout.tokens with lossMask[t] = 1
+  /** Per rollout: its runs of generated tokens (lossMask 1, one a turn) as [start, end) pairs of
+   * indices into rollout.tokens, flat and in order. Every per-token copy between a rollout's
+   * sequence and the flat layout is one `set` or `fill` a run (a position list per token was
+   * 8 MiB and a loop of 2 M a step at the production shape, bench/overhead). */
+  runs: Int32Array[];
 }
 
 export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
-  // A rollout's generated tokens come in runs (one a turn): each run is found once (the prompt
-  // and tool output before it skipped by the typed array's own indexOf), its positions written
-  // in order and its logprobs copied with one `set` (a per-token gather through the positions,
-  // and a separate counting pass, were most of this function's time at 4,096 tokens a rollout).
+  // each run found once (the prompt and tool output before it skipped by the typed array's own
+  // indexOf), its logprobs copied with one `set`
   const runs = rollouts.map((r) => generatedRuns(r.lossMask));
   const counts = runs.map((list) => {
     let count = 0;
@@ -49,34 +51,54 @@ export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
   );
   const { offsets, logpInfer } = buffers;
   counts.forEach((count, i) => (offsets[i + 1] = offsets[i]! + count));
-  const positions = rollouts.map((r, i) => {
+  rollouts.forEach((r, i) => {
     const logprobs = samplingLogprobs(r, 'the step layout');
-    const list = runs[i]!;
-    const at = new Int32Array(offsets[i + 1]! - offsets[i]!);
-    let k = 0;
-    for (let j = 0; j < list.length; j += 2) {
-      const from = list[j]!;
-      const to = list[j + 1]!;
-      logpInfer.set(logprobs.subarray(from, to), offsets[i]! + k);
-      for (let t = from; t < to; t += 1) at[k++] = t;
-    }
-    return at;
+    forEachRun(runs[i]!, offsets[i]!, (from, to, at) =>
+      logpInfer.set(logprobs.subarray(from, to), at),
+    );
   });
-  return { ...buffers, positions };
+  return { ...buffers, runs };
 }
 
-/** The runs of 1s in a loss mask as [start, end) pairs, flat. */
-function generatedRuns(mask: Uint8Array): number[] {
+/** Calls `run(from, to, at)` for each run [from, to) of a rollout in order, `at` being where
+ * the run starts in the flat layout (the rollout's offset plus the runs before it). */
+export function forEachRun(
+  runs: Int32Array,
+  offset: number,
+  run: (from: number, to: number, at: number) => void,
+): void {
+  let at = offset;
+  for (let j = 0; j < runs.length; j += 2) {
+    const from = runs[j]!;
+    const to = runs[j + 1]!;
+    run(from, to, at);
+    at += to - from;
+  }
+}
+
+/** The index in its rollout's tokens of a rollout's k-th generated token. */
+export function generatedPosition(runs: Int32Array, k: number): number {
+  let before = 0;
+  for (let j = 0; j < runs.length; j += 2) {
+    const length = runs[j + 1]! - runs[j]!;
+    if (k < before + length) return runs[j]! + (k - before);
+    before += length;
+  }
+  throw new RangeError(`generated token ${k}: the rollout has ${before}`);
+}
+
+/** The runs of 1s in a loss mask (0 or 1 each) as [start, end) pairs, flat. */
+function generatedRuns(mask: Uint8Array): Int32Array {
   if (mask[0] === 1) throw new RangeError('the first token of a rollout cannot be generated');
   const runs: number[] = [];
   let t = mask.indexOf(1);
   while (t >= 0) {
-    let end = t + 1;
-    while (mask[end] === 1) end += 1;
+    const zero = mask.indexOf(0, t + 1);
+    const end = zero < 0 ? mask.length : zero;
     runs.push(t, end);
     t = mask.indexOf(1, end);
   }
-  return runs;
+  return Int32Array.from(runs);
 }
 
 /** Â_i of every rollout, groups concatenated in order. */

@@ -8,7 +8,7 @@ import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { grpoObjectiveGradient } from '@anneal/rl';
 import { afterEach, describe, expect, it } from 'vitest';
 import { format, rollout } from '../../../test/executors/fakes.ts';
-import { generatedLayout } from './advantages.ts';
+import { generatedLayout, generatedPosition } from './advantages.ts';
 import { trainStep } from './train-step.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -50,9 +50,14 @@ function batch() {
 /** −∇J per datum target position (0 off the generated tokens), at the fake's logπ. */
 function minusObjectiveGradient(applied: AppliedGradient, inputs: ReturnType<typeof batch>) {
   const layout = generatedLayout(inputs.rollouts);
+  const positions = layout.runs.map((runs, i) =>
+    Array.from({ length: layout.offsets[i + 1]! - layout.offsets[i]! }, (_, k) =>
+      generatedPosition(runs, k),
+    ),
+  );
   const logpTrain = new Float64Array(layout.logpInfer.length);
-  layout.positions.forEach((positions, i) =>
-    positions.forEach((t, k) => (logpTrain[layout.offsets[i]! + k] = applied.logprobs[i]![t - 1]!)),
+  positions.forEach((at, i) =>
+    at.forEach((t, k) => (logpTrain[layout.offsets[i]! + k] = applied.logprobs[i]![t - 1]!)),
   );
   const gradient = grpoObjectiveGradient({
     logpTrain,
@@ -62,7 +67,7 @@ function minusObjectiveGradient(applied: AppliedGradient, inputs: ReturnType<typ
   });
   return inputs.rollouts.map((r, i) => {
     const out = new Array<number>(r.tokens.length - 1).fill(0);
-    layout.positions[i]!.forEach((t, k) => (out[t - 1] = -gradient[layout.offsets[i]! + k]!));
+    positions[i]!.forEach((t, k) => (out[t - 1] = -gradient[layout.offsets[i]! + k]!));
     return out;
   });
 }

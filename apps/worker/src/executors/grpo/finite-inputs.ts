@@ -5,25 +5,25 @@
 // before sending); this check says which step and rollout it was.
 import type { StepRecordKey } from '@anneal/protocol';
 import { NonFiniteStepError } from '../../errors.ts';
-import type { GeneratedLayout } from './advantages.ts';
+import { generatedPosition, type GeneratedLayout } from './advantages.ts';
 
 /** Throws a NonFiniteStepError (a RangeError) at the first non-finite value of a flat
  * per-generated-token array; `metric` is the step-record key a guardrail reads it as
  * (docs/guardrails.md "Defaults"). */
 export function assertFiniteTokens(
   values: ArrayLike<number>,
-  layout: Pick<GeneratedLayout, 'offsets' | 'positions'>,
+  layout: Pick<GeneratedLayout, 'offsets' | 'runs'>,
   field: string,
   step: number,
   metric: StepRecordKey,
 ): void {
-  for (let i = 0; i < layout.positions.length; i++) {
+  for (let i = 0; i < layout.runs.length; i++) {
     const start = layout.offsets[i]!;
     const end = layout.offsets[i + 1]!;
     for (let k = start; k < end; k++) {
       const value = values[k]!;
       if (Number.isFinite(value)) continue;
-      const token = layout.positions[i]![k - start]!;
+      const token = generatedPosition(layout.runs[i]!, k - start);
       // datum position t − 1 describes token t (common/datum.ts)
       throw new NonFiniteStepError(
         metric,

@@ -13,7 +13,7 @@
 import type { TrainerModel } from '@anneal/engines';
 import { runRollouts, type Rollout, type RolloutEnv } from '@anneal/envs';
 import { MIN_PROBE_ROLLOUTS } from '@anneal/protocol';
-import { trainInferenceKl } from '@anneal/rl';
+import { releaseStepBuffers, trainInferenceKl } from '@anneal/rl';
 import { generatedLayout } from './advantages.ts';
 import { assertFiniteTokens } from './finite-inputs.ts';
 import type { PolicyVersions } from './policy-versions.ts';
@@ -113,10 +113,14 @@ export async function probeMismatch(
 ): Promise<MismatchKl | null> {
   if (probe.length === 0) return null;
   const layout = generatedLayout(probe);
-  assertFiniteTokens(layout.logpInfer, layout, 'mismatch probe logprobs', step, 'mismatch_kl');
-  const noAdvantages = new Float32Array(layout.logpInfer.length);
-  const scored = await model.forward(isData(probe, layout, noAdvantages), 'importance_sampling');
-  const logpTrain = gatherTrainLogprobs(layout, scored.logprobs);
-  assertFiniteTokens(logpTrain, layout, 'mismatch probe trainer logprobs', step, 'mismatch_kl');
-  return trainInferenceKl(logpTrain, layout.logpInfer);
+  try {
+    assertFiniteTokens(layout.logpInfer, layout, 'mismatch probe logprobs', step, 'mismatch_kl');
+    const noAdvantages = new Float32Array(layout.logpInfer.length);
+    const scored = await model.forward(isData(probe, layout, noAdvantages), 'importance_sampling');
+    const logpTrain = gatherTrainLogprobs(layout, scored.logprobs);
+    assertFiniteTokens(logpTrain, layout, 'mismatch probe trainer logprobs', step, 'mismatch_kl');
+    return trainInferenceKl(logpTrain, layout.logpInfer);
+  } finally {
+    releaseStepBuffers(layout);
+  }
 }

@@ -4,7 +4,12 @@ import { validateRunSpec, type GrpoSpec } from '@anneal/protocol';
 import { isWeights } from '@anneal/rl';
 import { describe, expect, it } from 'vitest';
 import { ShiftedTrainerModel, format, rollout } from '../../../test/executors/fakes.ts';
-import { backendTokenAdvantages, flatAdvantages, generatedLayout } from './advantages.ts';
+import {
+  backendTokenAdvantages,
+  flatAdvantages,
+  generatedLayout,
+  generatedPosition,
+} from './advantages.ts';
 import { rewardConfig, scoreGroups } from './rewards.ts';
 import { trainStep } from './train-step.ts';
 
@@ -35,7 +40,7 @@ const baseReward = [1, 1, 0, 0];
 const preferenceScore = [1, 1, 1, 1];
 
 describe('generatedLayout', () => {
-  it('lays out every run of generated tokens in order: positions, offsets, sampler logprobs', () => {
+  it('lays out every run of generated tokens in order: runs, positions, offsets, sampler logprobs', () => {
     const p = prompt.length;
     const rollouts = [
       rollout(prompt, [
@@ -50,11 +55,18 @@ describe('generatedLayout', () => {
     ];
     const layout = generatedLayout(rollouts);
     expect([...layout.offsets]).toEqual([0, 6, 6, 7]);
-    expect(layout.positions.map((at) => [...at])).toEqual([
-      [p, p + 1, p + 5, p + 7, p + 8, p + 9],
+    expect(layout.runs.map((runs) => [...runs])).toEqual([
+      [p, p + 2, p + 5, p + 6, p + 7, p + 10],
       [],
-      [p],
+      [p, p + 1],
     ]);
+    const positions = layout.runs.map((runs, i) =>
+      Array.from({ length: layout.offsets[i + 1]! - layout.offsets[i]! }, (_, k) =>
+        generatedPosition(runs, k),
+      ),
+    );
+    expect(positions).toEqual([[p, p + 1, p + 5, p + 7, p + 8, p + 9], [], [p]]);
+    expect(() => generatedPosition(layout.runs[0]!, 6)).toThrow(/generated token 6/);
     expect([...layout.logpInfer]).toEqual([-0.5, -0.5, -0.25, -2, -2, -2, -1.5]);
   });
 

@@ -14,6 +14,7 @@ import { samplingLogprobs, type Rollout } from '@anneal/envs';
 import {
   isWeights,
   needsIsWeights,
+  releaseStepBuffers,
   stepTokenMath,
   weightedObjective,
   type IsWeights,
@@ -22,6 +23,7 @@ import {
 import { shiftedDatum } from '../common/datum.ts';
 import {
   backendTokenAdvantages,
+  forEachRun,
   generatedLayout,
   type GeneratedLayout,
   type IsOptions,
@@ -79,13 +81,10 @@ export function isData(
   return rollouts.map((r, i) => {
     const advantages = new Float32Array(r.tokens.length);
     const weights = new Float32Array(r.tokens.length);
-    const start = layout.offsets[i]!;
-    const positions = layout.positions[i]!;
-    for (let k = 0; k < positions.length; k += 1) {
-      const t = positions[k]!;
-      advantages[t] = tokenAdvantages[start + k]!;
-      weights[t] = 1;
-    }
+    forEachRun(layout.runs[i]!, layout.offsets[i]!, (from, to, at) => {
+      advantages.set(tokenAdvantages.subarray(at, at + (to - from)), from);
+      weights.fill(1, from, to);
+    });
     return shiftedDatum(r.tokens, {
       weights,
       logprobs: samplingLogprobs(r, 'the importance-sampling datums'),
@@ -101,11 +100,18 @@ export function gatherTrainLogprobs(
   logprobs: readonly Float32Array[],
 ): Float32Array {
   const flat = layout.logpTrain;
-  layout.positions.forEach((positions, i) => {
+  layout.runs.forEach((runs, i) => {
     const datum = logprobs[i];
     if (datum === undefined) throw new Error(`trainer returned no logprobs for datum ${i}`);
-    const start = layout.offsets[i]!;
-    for (let k = 0; k < positions.length; k += 1) flat[start + k] = datum[positions[k]! - 1]!;
+    forEachRun(runs, layout.offsets[i]!, (from, to, at) => {
+      // datum position t − 1 predicts token t
+      if (to - 1 > datum.length) {
+        throw new Error(
+          `trainer returned ${datum.length} logprobs for datum ${i}, whose generated tokens reach position ${to - 1}`,
+        );
+      }
+      flat.set(datum.subarray(from - 1, to - 1), at);
+    });
   });
   return flat;
 }
@@ -127,12 +133,25 @@ async function isWeightsFor(
 }
 
 export async function trainStep(model: TrainerModel, inputs: TrainInputs): Promise<TrainOutcome> {
-  const layout = generatedLayout(inputs.rollouts);
   if (inputs.advantages.length !== inputs.rollouts.length) {
     throw new RangeError(
       `advantages: ${inputs.advantages.length} values for ${inputs.rollouts.length} rollouts`,
     );
   }
+  const layout = generatedLayout(inputs.rollouts);
+  try {
+    return await trainOn(layout, model, inputs);
+  } finally {
+    releaseStepBuffers(layout); // the next step's layout reuses the memory
+  }
+}
+
+/** trainStep over the batch's layout, which nothing it returns refers to. */
+async function trainOn(
+  layout: GeneratedLayout,
+  model: TrainerModel,
+  inputs: TrainInputs,
+): Promise<TrainOutcome> {
   layout.advantages.set(inputs.advantages);
   assertFiniteTokens(layout.logpInfer, layout, 'logprobs', inputs.step, 'train_inference_kl');
   const weighted = await isWeightsFor(model, inputs, layout);
