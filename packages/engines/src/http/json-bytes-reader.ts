@@ -144,6 +144,52 @@ export class JsonBytesReader {
     this.numberRead[0] = Math.fround(value);
   }
 
+  /** An array of numbers from its opening bracket at `pos`, as float32 (readFloat32 each), read
+   * into a scratch array reused from array to array and copied out at its exact length. The
+   * array as servers write it (no whitespace) is read by one loop without a call per element
+   * (bench/overhead: a call per element was a fifth of the trainer reply reader's time). */
+  protected float32Array(): Float32Array {
+    this.expect(OPEN_BRACKET);
+    let count = this.flatFloat32s();
+    if (count < 0) {
+      count = 0;
+      this.elements(() => {
+        this.readFloat32();
+        if (count === floatScratch.length) floatScratch = doubled(floatScratch);
+        floatScratch[count] = this.numberRead[0]!;
+        count += 1;
+      });
+    }
+    return floatScratch.slice(0, count);
+  }
+
+  /** float32Array's numbers written without whitespace: their count, `pos` after the array; -1
+   * and `pos` unchanged for anything else. */
+  private flatFloat32s(): number {
+    const { bytes } = this;
+    const start = this.pos;
+    let count = 0;
+    if (bytes[start] === CLOSE_BRACKET) {
+      this.pos = start + 1;
+      return 0;
+    }
+    for (;;) {
+      const byte = bytes[this.pos] ?? 0;
+      if (byte !== MINUS && (byte < DIGIT_0 || byte > DIGIT_9)) break;
+      this.readFloat32();
+      if (count === floatScratch.length) floatScratch = doubled(floatScratch);
+      floatScratch[count] = this.numberRead[0]!;
+      count += 1;
+      const next = bytes[this.pos];
+      this.pos += 1;
+      if (next === COMMA) continue;
+      if (next === CLOSE_BRACKET) return count;
+      break;
+    }
+    this.pos = start;
+    return -1;
+  }
+
   /** The number from `start` to `pos`, read by Number (correctly rounded, as JSON.parse). */
   private numberAt(start: number): number {
     return Number(this.latin1().toString('latin1', start, this.pos));
@@ -384,6 +430,11 @@ export function doubled<T extends Int32Array | Float32Array | Float64Array>(scra
   bigger.set(scratch);
   return bigger;
 }
+
+/** float32Array's scratch, reused from array to array (reading is synchronous, and each thread
+ * has its own module): growing a JS array by push allocated every reply's numbers twice on the
+ * collected heap. */
+let floatScratch = new Float32Array(4096);
 
 /** Whitespace from `pos`; the offset after it. */
 function whitespaceEnd(bytes: Uint8Array, pos: number): number {

@@ -13,7 +13,6 @@ import {
   DIGIT_0,
   DIGIT_9,
   JsonBytesReader,
-  doubled,
   MINUS,
   OPEN_BRACE,
   OPEN_BRACKET,
@@ -42,9 +41,6 @@ export function readForwardResult(bytes: Uint8Array, expected: number): ForwardR
 }
 
 class ForwardReader extends JsonBytesReader {
-  /** Numbers of the tensor being read, copied out at its end: its length is not known before. */
-  private scratch = new Float32Array(4096);
-
   result(expected: number): ForwardResult {
     let logprobs: Float32Array[] | undefined;
     let metrics: Record<string, number> | undefined;
@@ -123,23 +119,11 @@ class ForwardReader extends JsonBytesReader {
     this.object((key) => {
       if (!this.keyIs(key, KEY_DATA)) return false;
       if (values !== undefined) throw BAIL;
-      values = this.floats();
+      values = this.float32Array();
       return true;
     });
     if (values === undefined) throw BAIL;
     return values;
-  }
-
-  private floats(): Float32Array {
-    this.expect(OPEN_BRACKET);
-    let count = 0;
-    this.elements(() => {
-      if (count === this.scratch.length) this.scratch = doubled(this.scratch);
-      this.readFloat32();
-      this.scratch[count] = this.numberRead[0]!;
-      count += 1;
-    });
-    return this.scratch.slice(0, count);
   }
 
   /** readMetrics: finite numbers kept, any other value dropped; not an object: none. */

@@ -142,7 +142,7 @@ class Extractor extends JsonBytesReader {
     this.object((key) => {
       if (this.keyIs(key, KEY_TOKEN_LOGPROBS)) {
         if (fields.tokenLogprobs !== undefined) throw BAIL;
-        fields.tokenLogprobs = this.numberArray();
+        fields.tokenLogprobs = this.float32Array();
       } else if (this.keyIs(key, KEY_TOKENS)) {
         if (fields.tokenStrings >= 0) throw BAIL;
         fields.tokenStrings = this.pos;
@@ -197,51 +197,6 @@ class Extractor extends JsonBytesReader {
     return FINISH_REASONS[name] as FinishReason;
   }
 
-  /** The array's numbers as float32, read into the shared scratch then copied at their exact
-   * length. */
-  private numberArray(): Float32Array {
-    this.expect(OPEN_BRACKET);
-    const flat = this.flatNumbers();
-    if (flat >= 0) return valueScratch.slice(0, flat);
-    let count = 0;
-    this.elements(() => {
-      this.readFloat32();
-      if (count === valueScratch.length) valueScratch = doubled(valueScratch);
-      valueScratch[count] = this.numberRead[0]!;
-      count += 1;
-    });
-    return valueScratch.slice(0, count);
-  }
-
-  /** Ids: integers an Int32Array holds as they are (anything else takes the generic path,
-   * -0 included: JSON.parse keeps it). */
-  /** numberArray's numbers as vLLM writes them (no whitespace) by one loop without a call per
-   * element: their count, `pos` after the array; -1 and `pos` unchanged for anything else. */
-  private flatNumbers(): number {
-    const { bytes } = this;
-    const start = this.pos;
-    let count = 0;
-    if (bytes[start] === CLOSE_BRACKET) {
-      this.pos = start + 1;
-      return 0;
-    }
-    for (;;) {
-      const byte = bytes[this.pos] ?? 0;
-      if (byte !== MINUS && (byte < DIGIT_0 || byte > DIGIT_9)) break;
-      this.readFloat32();
-      if (count === valueScratch.length) valueScratch = doubled(valueScratch);
-      valueScratch[count] = this.numberRead[0]!;
-      count += 1;
-      const next = bytes[this.pos];
-      this.pos += 1;
-      if (next === COMMA) continue;
-      if (next === CLOSE_BRACKET) return count;
-      break;
-    }
-    this.pos = start;
-    return -1;
-  }
-
   /** integerArray's ids as vLLM writes them (`[1,22,333]`: digits and commas, no leading zero,
    * int32) by one loop: their count, `pos` after the array; -1 and `pos` unchanged for anything
    * else (whitespace, a sign, a fraction, an exponent, past int32), which plainInteger reads. */
@@ -275,6 +230,8 @@ class Extractor extends JsonBytesReader {
     }
   }
 
+  /** Ids: integers an Int32Array holds as they are (anything else takes the generic path,
+   * -0 included: JSON.parse keeps it). */
   private integerArray(): Int32Array {
     this.expect(OPEN_BRACKET);
     const flat = this.flatIds();
@@ -319,8 +276,5 @@ class Extractor extends JsonBytesReader {
   }
 }
 
-// Scratch for the array being read, reused from reply to reply (reading is synchronous, and each
-// thread has its own module): growing a JS array by push allocated every reply's numbers twice
-// on the collected heap, and its numbers lived there until the rollout loop copied them.
+// Scratch for the ids being read, reused from reply to reply (as float32Array's, json-bytes-reader.ts).
 let idScratch = new Int32Array(4096);
-let valueScratch = new Float32Array(4096);
