@@ -185,6 +185,25 @@ describe('Tinker conversions', () => {
     expect(written).toContain(',-0.0012,-0.0012,');
   });
 
+  it('writes runs of equal float32 values, of every length across the copies that double, as each value alone', () => {
+    const kinds = [0, -0, 1, -0.625, -12.3456789, 1e-30, 3.4e38, Math.fround(1 / 3)];
+    const values: number[] = [];
+    // runs of 1 to 80 values (the copies pass SHORT_COPY and double several times), kinds in turn
+    for (let length = 1; length <= 80; length += 1) {
+      for (let k = 0; k < length; k += 1) values.push(kinds[length % kinds.length]!);
+    }
+    const tensor = Float32Array.from(values);
+    const alone = (v: number) =>
+      new TextDecoder().decode(new JsonBytesWriter(4).float32s(Float32Array.of(v)).finish());
+    const written = new TextDecoder().decode(
+      new JsonBytesWriter(4).raw('[').float32s(tensor).raw(']').finish(),
+    );
+    expect(written).toBe(`[${Array.from(tensor, alone).join(',')}]`);
+    const bits = (a: ArrayLike<number>) =>
+      Array.from(new Uint32Array(Float32Array.from(a, (v) => (v === 0 ? 0 : v)).buffer));
+    expect(bits(JSON.parse(written) as number[])).toEqual(bits(tensor));
+  });
+
   it('rejects an empty model input', () => {
     expect(() => checkWireDatum({ modelInput: [], lossFnInputs: {} }, 4)).toThrow(
       'data[4].modelInput is empty',
