@@ -17,6 +17,9 @@ export const ENGINE_ERROR_CODES = {
   seqConflict: 'ANNEAL_ERR_TRAINER_SEQ_ID_CONFLICT',
   validation: 'ANNEAL_ERR_TRAINER_VALIDATION',
   unsupported: 'ANNEAL_ERR_ENGINE_UNSUPPORTED',
+  /** A request that cannot be sent as it is (a malformed URL, method or header value, e.g. an
+   * API key with a line break): never sent, never retried. */
+  invalidRequest: 'ANNEAL_ERR_ENGINE_INVALID_REQUEST',
   /** The inference server is healthy but refuses these weights (vLLM: missing path, rank above
    * --max-lora-rank, full weights on a LoRA endpoint). Never retried; the replica stays up. */
   badAdapter: 'ANNEAL_ERR_ENGINE_BAD_ADAPTER',

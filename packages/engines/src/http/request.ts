@@ -1,5 +1,6 @@
 // One JSON HTTP exchange with a per-request timeout. Transport failures become coded
-// EngineErrors (connection -> retryable, timeout -> retryable); a caller's abort propagates
+// EngineErrors (connection -> retryable, timeout -> retryable, a request that cannot be sent as
+// it is -> invalid request, not retried); a caller's abort propagates
 // unchanged (never retried). Status handling is the caller's: every reply is returned.
 //
 // The timeout given is the one in force end to end: undici (Node's fetch) otherwise gives up on
@@ -106,6 +107,14 @@ export async function sendJson(
     return new LazyReply(response.statusCode, body.bytes, body.pooled);
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason;
+    if (unsendable(error)) {
+      throw new EngineError(
+        ENGINE_ERROR_CODES.invalidRequest,
+        context,
+        `request not sent: ${transportReason(error)}`,
+        { retryable: false, cause: error },
+      );
+    }
     if (timeout.aborted || isUndiciTimeout(error)) {
       throw new EngineError(
         ENGINE_ERROR_CODES.timeout,
@@ -218,6 +227,16 @@ function isUndiciTimeout(error: unknown): boolean {
 
 /** undici's socket errors carry their code (`ECONNREFUSED`, `UND_ERR_SOCKET`) on the error or,
  * wrapped, on its cause. */
+/** An error of building the request rather than of sending it — URL's and Http1Agent's
+ * TypeError (a malformed URL, method or header), undici's InvalidArgumentError — which every
+ * retry would raise again. */
+function unsendable(error: unknown): boolean {
+  return (
+    error instanceof TypeError ||
+    (error as { code?: unknown } | null)?.code === 'UND_ERR_INVALID_ARG'
+  );
+}
+
 function transportReason(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const own = (error as { code?: unknown }).code;
