@@ -20,7 +20,6 @@ import {
   OPEN_BRACKET,
   QUOTE,
   keyBytes,
-  MINUS,
   readOrBail,
 } from '../http/json-bytes-reader.ts';
 import type { FinishReason, SampledSequence } from '../types.ts';
