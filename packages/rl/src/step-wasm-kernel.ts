@@ -110,9 +110,9 @@ function instantiate(bytes: number): StepKernel | null {
 }
 
 /** Kernels whose arrays releaseStepBuffers gave back, for createStepBuffers to reuse: mapping
- * a fresh memory costs a page fault on every page's first write, which on a virtual machine of
- * bench/overhead was ~3 ms a MiB — ~50 ms a production step for the two logprob arrays, against
- * ~2 ms to zero a memory already mapped. At most MAX_RELEASED are kept (a step and its mismatch
+ * a fresh memory costs a page fault on every page's first write, which on bench/overhead's
+ * machine (a virtual machine) was ~3 ms a MiB — 23–31 ms to fill one 8.4 MB logprob array of a
+ * production step, against ~0.3 ms for memory already mapped. At most MAX_RELEASED are kept (a step and its mismatch
  * probe hold one each at once); each keeps its memory until the process ends. */
 const released: StepKernel[] = [];
 const MAX_RELEASED = 2;
