@@ -6,6 +6,7 @@
 // path (JSON.parse and its own checks), which gives the result or the error it always gave.
 import { Buffer } from 'node:buffer';
 import { exactDecimal, HIGH_DIGITS } from './decimal.ts';
+import { loadReply, type KernelReply } from './json-kernel.ts';
 
 export const keyBytes = (key: string): Uint8Array => new TextEncoder().encode(key);
 
@@ -66,7 +67,17 @@ export class JsonBytesReader {
   /** skipValue's open containers (their opening bytes). */
   private readonly openContainers = new Uint8Array(MAX_DEPTH + 2);
 
-  constructor(protected readonly bytes: Uint8Array) {}
+  /** The bytes copied into the JSON kernel (json-kernel.ts), whose loops then read the arrays
+   * in their plain form; undefined: the JavaScript loops read everything (`useKernel` false, a
+   * reply over KERNEL_MAX_BYTES). */
+  protected readonly kernel: KernelReply | undefined;
+
+  constructor(
+    protected readonly bytes: Uint8Array,
+    useKernel = true,
+  ) {
+    this.kernel = useKernel ? loadReply(bytes) : undefined;
+  }
 
   /** The bytes as a Buffer (no copy), for the numbers Number must read. */
   private latin1(): Buffer {
@@ -149,6 +160,14 @@ export class JsonBytesReader {
    * array as servers write it (no whitespace) is read by one loop without a call per element;
    * anything else element by element. */
   protected float32Array(): Float32Array {
+    const { kernel } = this;
+    if (kernel !== undefined) {
+      const read = kernel.float32s(this.pos);
+      if (read !== undefined) {
+        this.pos = kernel.end();
+        return read;
+      }
+    }
     this.expect(OPEN_BRACKET);
     let count = this.flatFloat32s();
     if (count < 0) {
@@ -348,7 +367,8 @@ export class JsonBytesReader {
     let top = 0;
     let pos = this.pos;
     if (bytes[pos] === OPEN_BRACKET && depth + 2 <= MAX_DEPTH) {
-      const end = flatArrayEnd(bytes, pos);
+      const skipped = this.kernel?.skipFlat(pos) ?? -1;
+      const end = skipped >= 0 ? skipped : flatArrayEnd(bytes, pos);
       if (end >= 0) {
         this.pos = end;
         return;

@@ -1,0 +1,152 @@
+// The JSON kernel (wasm/json-kernel.wat, embedded as base64 by json-kernel-bytes.ts): the loops
+// that skip vLLM's per-token arrays and read arrays of float32 logprobs and int32 ids, run in
+// WebAssembly over a copy of the reply (json-bytes-reader.ts uses them for every reply up to
+// KERNEL_MAX_BYTES). One instance and memory per thread, compiled on first use; a reply
+// is copied in, read, and the next reply copied over it (readers are synchronous: one reply at a
+// time per thread, which `KernelReply` checks). The memory grows to about three times the largest
+// reply read (at most KERNEL_MAX_BYTES; a larger one is read by the JavaScript loops alone) and
+// is kept for the thread's life, like the HTTP body buffers it copies from.
+import { JSON_KERNEL_BASE64 } from './json-kernel-bytes.ts';
+
+/** Replies above this are read by the JavaScript loops alone (the memory kept is ~3× it). */
+export const KERNEL_MAX_BYTES = 64 * 1024 * 1024;
+
+// The part of the WebAssembly JS API used here (neither lib ES2023 nor @types/node 20 declares it).
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+interface KernelExports {
+  memory: WasmMemory;
+  end: { value: number };
+  skip_flat(pos: number): number;
+  read_f32s(pos: number, out: number, capacity: number): number;
+  read_i32s(pos: number, out: number, capacity: number): number;
+}
+
+/** Bytes [0, RESERVED) are the kernel's constants (see the .wat). */
+const RESERVED = 256;
+/** Zero bytes after the reply: the kernel's 8-byte loads past a loop's last byte stay in them. */
+const PADDING = 16;
+const PAGE = 65_536;
+
+const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+
+/** The thread's kernel: undefined until first use, null without WebAssembly. */
+let kernel: Kernel | null | undefined;
+
+class Kernel {
+  /** Which reply the memory holds (a KernelReply reads only its own). */
+  generation = 0;
+  private bytes: Uint8Array;
+  private floats: Float32Array;
+  private ints: Int32Array;
+
+  constructor(private readonly exports: KernelExports) {
+    const { buffer } = exports.memory;
+    this.bytes = new Uint8Array(buffer);
+    this.floats = new Float32Array(buffer);
+    this.ints = new Int32Array(buffer);
+  }
+
+  /** Copies `reply` in at RESERVED, zero padding after it and room for its values after that. */
+  load(reply: Uint8Array): KernelReply {
+    const out = RESERVED + Math.ceil((reply.length + PADDING) / 8) * 8;
+    // a value takes at least two bytes of its array ("1,"): at most (length + 1) / 2 of them
+    const capacity = Math.ceil((reply.length + 1) / 2);
+    const needed = out + 4 * capacity;
+    const { memory } = this.exports;
+    if (needed > memory.buffer.byteLength) {
+      memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
+      const { buffer } = memory;
+      this.bytes = new Uint8Array(buffer);
+      this.floats = new Float32Array(buffer);
+      this.ints = new Int32Array(buffer);
+    }
+    this.bytes.set(reply, RESERVED);
+    this.bytes.fill(0, RESERVED + reply.length, RESERVED + reply.length + PADDING);
+    this.generation += 1;
+    return new KernelReply(this, this.generation, out, capacity);
+  }
+
+  skipFlat(pos: number): number {
+    const end = this.exports.skip_flat(RESERVED + pos);
+    return end < 0 ? -1 : end - RESERVED;
+  }
+
+  float32s(pos: number, out: number, capacity: number): Float32Array | undefined {
+    const count = this.exports.read_f32s(RESERVED + pos, out, capacity);
+    if (count < 0) return undefined;
+    return this.floats.slice(out / 4, out / 4 + count);
+  }
+
+  int32s(pos: number, out: number, capacity: number): Int32Array | undefined {
+    const count = this.exports.read_i32s(RESERVED + pos, out, capacity);
+    if (count < 0) return undefined;
+    return this.ints.slice(out / 4, out / 4 + count);
+  }
+
+  /** The offset after the array the last float32s or int32s read. */
+  end(): number {
+    return this.exports.end.value - RESERVED;
+  }
+}
+
+/** One reply in the kernel's memory; offsets are the reply's own. */
+export class KernelReply {
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly generation: number,
+    private readonly out: number,
+    private readonly capacity: number,
+  ) {}
+
+  /** The offset after the array whose opening bracket is at `pos` when it is flatArrayEnd's
+   * kind of array (scalars, or objects of scalars, no whitespace, no escapes), else -1. */
+  skipFlat(pos: number): number {
+    return this.current().skipFlat(pos);
+  }
+
+  /** The array of numbers whose opening bracket is at `pos`, as float32 (readFloat32's values),
+   * `end()` after it; undefined when it is not in the kernel's plain form. */
+  float32s(pos: number): Float32Array | undefined {
+    return this.current().float32s(pos, this.out, this.capacity);
+  }
+
+  /** The array of ids whose opening bracket is at `pos` (flatIds' form), `end()` after it;
+   * undefined otherwise. */
+  int32s(pos: number): Int32Array | undefined {
+    return this.current().int32s(pos, this.out, this.capacity);
+  }
+
+  /** The offset after the array the last float32s or int32s returned. */
+  end(): number {
+    return this.current().end();
+  }
+
+  private current(): Kernel {
+    if (this.kernel.generation !== this.generation) {
+      throw new Error('JSON kernel: a reply was read after another one was copied in over it');
+    }
+    return this.kernel;
+  }
+}
+
+function instantiate(): Kernel | null {
+  if (wasmApi === undefined) return null;
+  const bytes = Uint8Array.from(Buffer.from(JSON_KERNEL_BASE64, 'base64'));
+  const instance = new wasmApi.Instance(new wasmApi.Module(bytes), {});
+  return new Kernel(instance.exports as unknown as KernelExports);
+}
+
+/** `reply` copied into this thread's kernel; undefined when it is over KERNEL_MAX_BYTES or this
+ * runtime has no WebAssembly. */
+export function loadReply(reply: Uint8Array): KernelReply | undefined {
+  if (reply.length > KERNEL_MAX_BYTES) return undefined;
+  kernel ??= instantiate();
+  return kernel?.load(reply);
+}
