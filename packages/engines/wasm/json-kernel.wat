@@ -121,6 +121,7 @@
   ;; closing bracket, or -1.
   (func (export "skip_flat") (param $p i32) (result i32)
     (local $b i32)
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x5b)) (then (return (i32.const -1))))
     (local.set $p (i32.add (local.get $p) (i32.const 1)))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
       (then (return (i32.add (local.get $p) (i32.const 1)))))
@@ -166,6 +167,7 @@
     (local $count i32) (local $b i32) (local $negative i32) (local $m i64) (local $significant i32)
     (local $scale i32) (local $exponent i32) (local $negativeExponent i32)
     (local $v f64) (local $low f32) (local $value f32)
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x5b)) (then (return (i32.const -1))))
     (local.set $p (i32.add (local.get $p) (i32.const 1)))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
       (then
@@ -267,6 +269,7 @@
   ;; $capacity of them); the count, $end after the array; or -1.
   (func (export "read_i32s") (param $p i32) (param $out i32) (param $capacity i32) (result i32)
     (local $count i32) (local $first i32) (local $b i32) (local $value i64)
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x5b)) (then (return (i32.const -1))))
     (local.set $p (i32.add (local.get $p) (i32.const 1)))
     (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x5d))
       (then
