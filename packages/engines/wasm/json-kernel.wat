@@ -6,12 +6,17 @@
 ;; leaving that array to the JavaScript reader, which then reads it (or refuses it) as it always
 ;; has. So what this module accepts, it accepts with the JavaScript reader's answer, and it never
 ;; refuses on its own: src/http/json-kernel.test.ts checks both against the JavaScript loops.
+;; And the loop of http/json-text.ts's `float32s` (write_f32s): float32 values as the short text
+;; http/float32-text.ts `writeFloat32Of` writes, the same algorithm in the same double
+;; arithmetic, stopping at every value that writer would not write (integers, a value equal to
+;; the one before, magnitudes outside [1e-14, 1e9)) for the JavaScript writer to take over.
 ;;
-;; Memory contract (kept by json-kernel.ts): bytes [0, 256) hold the constants below; the reply's
+;; Memory contract (kept by json-kernel.ts): bytes [0, 512) hold the constants below; the reply's
 ;; bytes are followed by at least 16 zero bytes, so a load of 8 bytes at any offset the loops reach
 ;; stays inside the reply's padding, and a zero byte ends every loop (no array, number, string or
 ;; literal holds a raw zero byte). Offsets in and out are absolute (the caller adds its base).
 ;;     0 .. 184  10^0 .. 10^22 as f64 (each exact)
+;;   192 .. 376  10^-14 .. 10^9 as f64 (the nearest doubles: float32-text.ts's POWERS)
 (module
   (memory (export "memory") 1)
   ;; the offset after the array the last read_* call read
@@ -24,7 +29,17 @@
       (f64.store (i32.shl (local.get $k) (i32.const 3)) (local.get $p))
       (local.set $p (f64.mul (local.get $p) (f64.const 10)))
       (local.set $k (i32.add (local.get $k) (i32.const 1)))
-      (br_if $powers (i32.le_u (local.get $k) (i32.const 22)))))
+      (br_if $powers (i32.le_u (local.get $k) (i32.const 22))))
+    ;; 10^k for k = -14 .. 9 at 192 + 8 (k + 14): 1 / 10^-k is the nearest double to 10^k (one
+    ;; correctly rounded division of exact operands), as the literal 1e-14 is
+    (local.set $k (i32.const -14))
+    (loop $scaled
+      (f64.store offset=192 (i32.shl (i32.add (local.get $k) (i32.const 14)) (i32.const 3))
+        (if (result f64) (i32.lt_s (local.get $k) (i32.const 0))
+          (then (f64.div (f64.const 1) (f64.load (i32.shl (i32.sub (i32.const 0) (local.get $k)) (i32.const 3)))))
+          (else (f64.load (i32.shl (local.get $k) (i32.const 3))))))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $scaled (i32.le_s (local.get $k) (i32.const 9)))))
   (start $init)
 
   ;; The first offset from $p that is not an ASCII digit, eight bytes at a time: a byte's flag
@@ -300,4 +315,172 @@
       (br_if $element (i32.eq (local.get $b) (i32.const 0x2c))))
     (if (i32.ne (local.get $b) (i32.const 0x5d)) (then (return (i32.const -1))))
     (global.set $end (local.get $p))
-    (local.get $count)))
+    (local.get $count))
+
+  ;; ---- writing: float32-text.ts's writeFloat32Of, value by value ----
+
+  ;; a · 10^k, rounded once (|k| <= 22)
+  (func $scaled (param $a f64) (param $k i32) (result f64)
+    (if (result f64) (i32.ge_s (local.get $k) (i32.const 0))
+      (then (f64.mul (local.get $a) (f64.load (i32.shl (local.get $k) (i32.const 3)))))
+      (else (f64.div (local.get $a) (f64.load (i32.shl (i32.sub (i32.const 0) (local.get $k)) (i32.const 3)))))))
+
+  ;; Math.round of $x >= 0: the nearest integer, a tie upwards
+  (func $round (param $x f64) (result f64)
+    (local $floor f64)
+    (local.set $floor (f64.floor (local.get $x)))
+    (select (f64.add (local.get $floor) (f64.const 1)) (local.get $floor)
+      (f64.ge (f64.sub (local.get $x) (local.get $floor)) (f64.const 0.5))))
+
+  ;; exactly $count digits of $n at $at (zeros first when it has fewer)
+  (func $fixed (param $at i32) (param $n i32) (param $count i32)
+    (local $i i32)
+    (local.set $i (i32.add (local.get $at) (local.get $count)))
+    (block $done
+      (loop $digit
+        (br_if $done (i32.le_u (local.get $i) (local.get $at)))
+        (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+        (i32.store8 (local.get $i) (i32.add (i32.const 0x30) (i32.rem_u (local.get $n) (i32.const 10))))
+        (local.set $n (i32.div_u (local.get $n) (i32.const 10)))
+        (br $digit))))
+
+  ;; the $count digits of $n at $at, a point before the last $fraction of them; the end
+  (func $digits (param $at i32) (param $n i32) (param $count i32) (param $fraction i32) (result i32)
+    (local $unit i32) (local $whole i32) (local $point i32)
+    (if (i32.eqz (local.get $fraction))
+      (then
+        (call $fixed (local.get $at) (local.get $n) (local.get $count))
+        (return (i32.add (local.get $at) (local.get $count)))))
+    (local.set $unit (i32.trunc_f64_u (f64.load (i32.shl (local.get $fraction) (i32.const 3)))))
+    (local.set $whole (i32.div_u (local.get $n) (local.get $unit)))
+    (local.set $point (i32.sub (i32.add (local.get $at) (local.get $count)) (local.get $fraction)))
+    (call $fixed (local.get $at) (local.get $whole) (i32.sub (local.get $count) (local.get $fraction)))
+    (i32.store8 (local.get $point) (i32.const 0x2e))
+    (call $fixed (i32.add (local.get $point) (i32.const 1))
+      (i32.sub (local.get $n) (i32.mul (local.get $whole) (local.get $unit))) (local.get $fraction))
+    (i32.add (i32.add (local.get $at) (local.get $count)) (i32.const 1)))
+
+  ;; writeFloat32Of of $v (a float32, not an integer) at $at: the end, or -1 when |v| is outside
+  ;; [1e-14, 1e9) (NaN and infinities included). The steps and their double arithmetic are
+  ;; float32-text.ts's; see there for why 9 digits always read back and shorter ones are checked.
+  (func $write_one (param $v f32) (param $at i32) (result i32)
+    (local $a f32) (local $ad f64) (local $e i32) (local $x f64) (local $n i32) (local $count i32)
+    (local $k i32) (local $shorter f64) (local $z i32)
+    (local.set $a (f32.abs (local.get $v)))
+    (local.set $ad (f64.promote_f32 (local.get $a)))
+    ;; e: the decimal exponent of the first digit, from the binary exponent b: floor(b log10 2)
+    ;; or one more, told apart by the power of ten between them
+    (local.set $e (i32.trunc_f64_s (f64.floor (f64.mul
+      (f64.convert_i32_s (i32.sub (i32.and (i32.shr_u (i32.reinterpret_f32 (local.get $a)) (i32.const 23)) (i32.const 0xff)) (i32.const 127)))
+      (f64.const 0x1.34413509f79ffp-2))))) ;; Math.log10(2)
+    (if (i32.or (i32.lt_s (local.get $e) (i32.const -15)) (i32.gt_s (local.get $e) (i32.const 8)))
+      (then (return (i32.const -1))))
+    (if (f64.ge (local.get $ad) (f64.load offset=192 (i32.shl (i32.add (local.get $e) (i32.const 15)) (i32.const 3))))
+      (then (local.set $e (i32.add (local.get $e) (i32.const 1)))))
+    ;; n: the 9-digit significand, 10^8 <= n < 10^9 (rounding up to 10^9 moves one place up)
+    (loop $significand
+      (if (i32.or (i32.lt_s (local.get $e) (i32.const -14)) (i32.gt_s (local.get $e) (i32.const 8)))
+        (then (return (i32.const -1))))
+      (local.set $x (call $round (call $scaled (local.get $ad) (i32.sub (i32.const 8) (local.get $e)))))
+      (if (f64.ge (local.get $x) (f64.const 1e9))
+        (then
+          (local.set $e (i32.add (local.get $e) (i32.const 1)))
+          (br $significand)))
+      (if (f64.lt (local.get $x) (f64.const 1e8))
+        (then
+          (local.set $e (i32.sub (local.get $e) (i32.const 1)))
+          (br $significand))))
+    (local.set $n (i32.trunc_f64_u (local.get $x)))
+    (local.set $count (i32.const 9))
+    (block $trimmed
+      (loop $trailing
+        (br_if $trimmed (i32.rem_u (local.get $n) (i32.const 10)))
+        (local.set $n (i32.div_u (local.get $n) (i32.const 10)))
+        (local.set $count (i32.sub (local.get $count) (i32.const 1)))
+        (br $trailing)))
+    ;; shorter while the shorter decimal still reads back as a
+    (block $shortest
+      (loop $shorten
+        (br_if $shortest (i32.le_s (local.get $count) (i32.const 1)))
+        (local.set $k (i32.sub (i32.sub (local.get $count) (i32.const 2)) (local.get $e)))
+        (local.set $shorter (call $round (call $scaled (local.get $ad) (local.get $k))))
+        (br_if $shortest (f32.ne
+          (f32.demote_f64 (call $scaled (local.get $shorter) (i32.sub (i32.const 0) (local.get $k))))
+          (local.get $a)))
+        (if (f64.eq (local.get $shorter)
+              (f64.load (i32.shl (i32.sub (local.get $count) (i32.const 1)) (i32.const 3))))
+          (then
+            ;; rounded up to the next power of ten: one digit, one place up
+            (local.set $n (i32.const 1))
+            (local.set $count (i32.const 1))
+            (local.set $e (i32.add (local.get $e) (i32.const 1)))
+            (br $shortest)))
+        (local.set $n (i32.trunc_f64_u (local.get $shorter)))
+        (local.set $count (i32.sub (local.get $count) (i32.const 1)))
+        (br $shorten)))
+    (if (f32.lt (local.get $v) (f32.const 0))
+      (then
+        (i32.store8 (local.get $at) (i32.const 0x2d))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))))
+    (if (i32.ge_s (local.get $e) (i32.const 0))
+      (then
+        (if (i32.gt_s (local.get $count) (i32.add (local.get $e) (i32.const 1)))
+          (then (return (call $digits (local.get $at) (local.get $n) (local.get $count)
+            (i32.sub (i32.sub (local.get $count) (local.get $e)) (i32.const 1))))))
+        ;; digits, then zeros to the point: an integer
+        (local.set $at (call $digits (local.get $at) (local.get $n) (local.get $count) (i32.const 0)))
+        (local.set $z (local.get $count))
+        (block $zeros_done
+          (loop $zeros
+            (br_if $zeros_done (i32.gt_s (local.get $z) (local.get $e)))
+            (i32.store8 (local.get $at) (i32.const 0x30))
+            (local.set $at (i32.add (local.get $at) (i32.const 1)))
+            (local.set $z (i32.add (local.get $z) (i32.const 1)))
+            (br $zeros)))
+        (return (local.get $at))))
+    (if (i32.ge_s (local.get $e) (i32.const -6))
+      (then
+        ;; "0." and the zeros before the first digit
+        (i32.store16 (local.get $at) (i32.const 0x2e30))
+        (local.set $at (i32.add (local.get $at) (i32.const 2)))
+        (local.set $z (i32.const -1))
+        (block $zeros_done
+          (loop $zeros
+            (br_if $zeros_done (i32.le_s (local.get $z) (local.get $e)))
+            (i32.store8 (local.get $at) (i32.const 0x30))
+            (local.set $at (i32.add (local.get $at) (i32.const 1)))
+            (local.set $z (i32.sub (local.get $z) (i32.const 1)))
+            (br $zeros)))
+        (return (call $digits (local.get $at) (local.get $n) (local.get $count) (i32.const 0)))))
+    (local.set $at (call $digits (local.get $at) (local.get $n) (local.get $count)
+      (i32.sub (local.get $count) (i32.const 1))))
+    (i32.store16 (local.get $at) (i32.const 0x2d65)) ;; "e-"
+    (call $digits (i32.add (local.get $at) (i32.const 2)) (i32.sub (i32.const 0) (local.get $e))
+      (select (i32.const 2) (i32.const 1) (i32.le_s (local.get $e) (i32.const -10))) (i32.const 0)))
+
+  ;; Values $from .. of the $count float32 at $in, written at $out as writeFloat32Of writes them,
+  ;; a comma between two: up to the first that float32s writes otherwise (an integer, NaN or an
+  ;; infinity, a value equal to the one before it, or one writeFloat32Of refuses). Returns that
+  ;; value's index ($count when none), $end after the text.
+  (func (export "write_f32s") (param $in i32) (param $from i32) (param $count i32) (param $out i32) (result i32)
+    (local $i i32) (local $v f32) (local $previous f32) (local $at i32) (local $next i32)
+    (local.set $i (local.get $from))
+    (local.set $at (local.get $out))
+    (block $stop
+      (loop $values
+        (br_if $stop (i32.ge_u (local.get $i) (local.get $count)))
+        (local.set $v (f32.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 2)))))
+        (br_if $stop (f32.eq (f32.trunc (local.get $v)) (local.get $v)))
+        (if (i32.gt_u (local.get $i) (local.get $from))
+          (then
+            (br_if $stop (f32.eq (local.get $v) (local.get $previous)))
+            (i32.store8 (local.get $at) (i32.const 0x2c))))
+        (local.set $next (call $write_one (local.get $v)
+          (i32.add (local.get $at) (i32.gt_u (local.get $i) (local.get $from)))))
+        (br_if $stop (i32.lt_s (local.get $next) (i32.const 0)))
+        (local.set $at (local.get $next))
+        (local.set $previous (local.get $v))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $values)))
+    (global.set $end (local.get $at))
+    (local.get $i)))

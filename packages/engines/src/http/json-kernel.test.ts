@@ -12,7 +12,8 @@ import { JSON_KERNEL } from '../../wasm/compile.ts';
 import { numberTexts } from '../../test/http-number-texts.ts';
 import { JsonBytesReader, readOrBail } from './json-bytes-reader.ts';
 import { JSON_KERNEL_BASE64, JSON_KERNEL_BYTES } from './json-kernel-bytes.ts';
-import { KERNEL_MAX_BYTES, loadReply } from './json-kernel.ts';
+import { writeFloat32 } from './float32-text.ts';
+import { KERNEL_MAX_BYTES, loadFloats, loadReply } from './json-kernel.ts';
 import { seededRng, type Rng } from './timing.ts';
 
 const encoder = new TextEncoder();
@@ -199,6 +200,63 @@ describe('the JSON kernel against the JavaScript loops', () => {
       expect(parsed.every((id) => Number.isInteger(id) && id >= 0 && id <= 0x7fffffff)).toBe(true);
     }
     expect(accepted).toBeGreaterThan(500);
+  });
+});
+
+describe('the JSON kernel writing float32 text', () => {
+  const scratch = Buffer.alloc(32);
+  /** writeFloat32's text for `value` (float32-text.ts, JavaScript), or null where it refuses. */
+  const javascript = (value: number): string | null => {
+    const end = writeFloat32(scratch, 0, value);
+    return end < 0 ? null : scratch.toString('latin1', 0, end);
+  };
+
+  it('writes 300,000 float32 values byte for byte as writeFloat32Of, and stops where float32s writes otherwise', () => {
+    const rng = seededRng(41);
+    const bits = new Uint32Array(200_000).map(() => Math.floor(rng() * 2 ** 32));
+    const values = [
+      ...new Float32Array(bits.buffer),
+      // logprobs, and values a step either side of every power of ten the writer switches at
+      ...Array.from({ length: 100_000 }, () => -Math.exp(rng() * 40 - 30)),
+      ...Array.from({ length: 25 }, (_, k) => 10 ** (k - 16)).flatMap((p) => [
+        p,
+        p * (1 + 2 ** -23),
+        p * (1 - 2 ** -24),
+        -p,
+      ]),
+      0.625,
+      0.625,
+      3,
+    ];
+    const floats = Float32Array.from(values);
+    const kernel = loadFloats(floats)!;
+    const wrong: string[] = [];
+    let written = 0;
+    let i = 0;
+    while (i < floats.length) {
+      const stop = kernel.write(i);
+      const texts = stop > i ? Buffer.from(kernel.text()).toString('latin1').split(',') : [];
+      if (texts.length !== stop - i)
+        wrong.push(`${stop - i} values from ${i}, ${texts.length} texts`);
+      for (let j = i; j < stop; j += 1) {
+        const value = floats[j]!;
+        if (Number.isInteger(value) || texts[j - i] !== javascript(value)) {
+          wrong.push(`${value}: ${texts[j - i]} against ${javascript(value)}`);
+        }
+      }
+      written += stop - i;
+      if (stop < floats.length) {
+        // what it left to float32s: an integer, a repeat, or what writeFloat32Of refuses
+        const value = floats[stop]!;
+        const repeat = stop > i && value === floats[stop - 1];
+        if (!(Number.isInteger(value) || repeat || javascript(value) === null)) {
+          wrong.push(`stopped at ${value}`);
+        }
+      }
+      i = stop + 1;
+    }
+    expect(wrong).toEqual([]);
+    expect(written).toBeGreaterThan(150_000);
   });
 });
 

@@ -13,6 +13,7 @@
 import { Buffer } from 'node:buffer';
 import type { BytePool } from './byte-pool.ts';
 import { FLOAT32_TEXT_MAX_BYTES, writeFixed, writeFloat32Of } from './float32-text.ts';
+import { loadFloats } from './json-kernel.ts';
 
 /** A JSON body as text or UTF-8 bytes. */
 export class JsonText {
@@ -139,8 +140,19 @@ export class JsonBytesWriter {
    * written once and then copied, doubling (repeatRun). Every value must be finite. */
   float32s(values: Float32Array): this {
     const count = values.length;
+    // stretches of values writeFloat32Of writes (not integers, not runs) in the JSON kernel
+    const kernel = count > 0 ? loadFloats(values) : undefined;
     let i = 0;
     while (i < count) {
+      if (kernel !== undefined) {
+        const stop = kernel.write(i);
+        if (stop > i) {
+          if (i > 0) this.comma();
+          this.append(kernel.text());
+          i = stop;
+          if (i === count) break;
+        }
+      }
       const value = values[i]!;
       let end = i + 1;
       while (end < count && values[end] === value) end += 1;
@@ -167,6 +179,13 @@ export class JsonBytesWriter {
   /** Gives the buffer back to the pool: nothing may read what `finish` returned afterwards. */
   release(): void {
     this.pool?.give(this.bytes);
+  }
+
+  /** Bytes copied to the end (a text the JSON kernel wrote). */
+  private append(text: Uint8Array): void {
+    this.reserve(text.length);
+    this.bytes.set(text, this.length);
+    this.length += text.length;
   }
 
   private comma(): void {
