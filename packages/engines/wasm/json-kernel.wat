@@ -332,16 +332,20 @@
     (select (f64.add (local.get $floor) (f64.const 1)) (local.get $floor)
       (f64.ge (f64.sub (local.get $x) (local.get $floor)) (f64.const 0.5))))
 
-  ;; exactly $count digits of $n at $at (zeros first when it has fewer)
+  ;; exactly $count digits of $n at $at (zeros first when it has fewer); n / 10 as a multiply
+  ;; and a shift (exact for every u32: 0xcccccccd / 2^35 is 1/10 within 2^-35 relative)
   (func $fixed (param $at i32) (param $n i32) (param $count i32)
-    (local $i i32)
+    (local $i i32) (local $q i32)
     (local.set $i (i32.add (local.get $at) (local.get $count)))
     (block $done
       (loop $digit
         (br_if $done (i32.le_u (local.get $i) (local.get $at)))
         (local.set $i (i32.sub (local.get $i) (i32.const 1)))
-        (i32.store8 (local.get $i) (i32.add (i32.const 0x30) (i32.rem_u (local.get $n) (i32.const 10))))
-        (local.set $n (i32.div_u (local.get $n) (i32.const 10)))
+        (local.set $q (i32.wrap_i64 (i64.shr_u
+          (i64.mul (i64.extend_i32_u (local.get $n)) (i64.const 0xcccccccd)) (i64.const 35))))
+        (i32.store8 (local.get $i) (i32.add (i32.const 0x30)
+          (i32.sub (local.get $n) (i32.mul (local.get $q) (i32.const 10)))))
+        (local.set $n (local.get $q))
         (br $digit))))
 
   ;; the $count digits of $n at $at, a point before the last $fraction of them; the end
