@@ -1,6 +1,6 @@
 ;; The hot loops of http/json-bytes-reader.ts over a reply copied into this module's memory
 ;; (src/http/json-kernel.ts): skipping vLLM's per-token arrays (`top_logprobs`, `tokens`,
-;; `text_offset`) and reading arrays of float32 logprobs and of int32 ids. Each function reads
+;; `text_offset`) and long strings (`text`), and reading arrays of float32 logprobs and of int32 ids. Each function reads
 ;; only the plainest form of its array — no whitespace, no escape in a string, at most 19
 ;; significant digits and an exponent within ±22 in a number — and returns -1 for anything else,
 ;; leaving that array to the JavaScript reader, which then reads it (or refuses it) as it always
@@ -86,6 +86,12 @@
     (if (result i32) (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x22))
       (then (i32.add (local.get $p) (i32.const 1)))
       (else (i32.const -1))))
+
+  ;; A skipped string (a reply's `text`, kilobytes a choice) from its opening quote at $p: the
+  ;; offset after its closing quote, or -1 (an escape or a control byte: JavaScript reads it).
+  (func (export "skip_string") (param $p i32) (result i32)
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
+    (call $string_end (local.get $p)))
 
   ;; A JSON number's grammar from its sign or first digit at $p: the offset after it, or -1.
   (func $number_end (param $p i32) (result i32)

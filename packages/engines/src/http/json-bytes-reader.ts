@@ -366,6 +366,14 @@ export class JsonBytesReader {
     const stack = this.openContainers;
     let top = 0;
     let pos = this.pos;
+    if (bytes[pos] === QUOTE && this.kernel !== undefined) {
+      // a skipped member's string (vLLM's `text`: kilobytes a choice) in the kernel
+      const end = this.kernel.skipString(pos);
+      if (end >= 0) {
+        this.pos = end;
+        return;
+      }
+    }
     if (bytes[pos] === OPEN_BRACKET && depth + 2 <= MAX_DEPTH) {
       const skipped = this.kernel?.skipFlat(pos) ?? -1;
       const end = skipped >= 0 ? skipped : flatArrayEnd(bytes, pos);

@@ -151,6 +151,42 @@ describe('the JSON kernel against the JavaScript loops', () => {
     expect(refused).toBeGreaterThan(500);
   });
 
+  it('skips 3,000 seeded strings (and mutations) exactly as skipValue does', () => {
+    const rng = seededRng(43);
+    const pieces = [
+      'a',
+      'token_id:7',
+      'é',
+      '日本',
+      ' ',
+      '\\"',
+      '\\n',
+      '\\u00e9',
+      '\u0001',
+      '\\x',
+      '12345678',
+    ];
+    let accepted = 0;
+    for (let i = 0; i < 3_000; i += 1) {
+      const content = Array.from({ length: Math.floor(rng() * 40) }, () =>
+        rng() < 0.9 ? pick(rng, pieces.slice(0, 5)) : pick(rng, pieces),
+      ).join('');
+      const text = mutated(rng, `"${content}"`);
+      const bytes = encoder.encode(text);
+      const alone = read(bytes, false, (r) => r.skipped());
+      expect(
+        read(bytes, true, (r) => r.skipped()),
+        text,
+      ).toEqual(alone);
+      const end = loadReply(bytes)!.skipString(0);
+      if (end >= 0) {
+        accepted += 1;
+        expect(alone, text).toBe(end);
+      }
+    }
+    expect(accepted).toBeGreaterThan(1_000);
+  });
+
   it('reads 4,000 seeded arrays of numbers (and mutations) as float32 exactly as float32Array does', () => {
     const rng = seededRng(31);
     let accepted = 0;

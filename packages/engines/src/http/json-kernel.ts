@@ -26,6 +26,7 @@ interface KernelExports {
   memory: WasmMemory;
   end: { value: number };
   skip_flat(pos: number): number;
+  skip_string(pos: number): number;
   read_f32s(pos: number, out: number, capacity: number): number;
   read_i32s(pos: number, out: number, capacity: number): number;
   write_f32s(values: number, from: number, count: number, out: number): number;
@@ -104,6 +105,11 @@ class Kernel {
     return end < 0 ? -1 : end - RESERVED;
   }
 
+  skipString(pos: number): number {
+    const end = this.exports.skip_string(RESERVED + pos);
+    return end < 0 ? -1 : end - RESERVED;
+  }
+
   float32s(pos: number, out: number, capacity: number): Float32Array | undefined {
     const count = this.exports.read_f32s(RESERVED + pos, out, capacity);
     if (count < 0) return undefined;
@@ -135,6 +141,12 @@ export class KernelReply {
    * kind of array (scalars, or objects of scalars, no whitespace, no escapes), else -1. */
   skipFlat(pos: number): number {
     return this.current().skipFlat(pos);
+  }
+
+  /** The offset after the string whose opening quote is at `pos` when it has no escape and no
+   * control byte (stringEnd's strings), else -1. */
+  skipString(pos: number): number {
+    return this.current().skipString(pos);
   }
 
   /** The array of numbers whose opening bracket is at `pos`, as float32 (readFloat32's values),
