@@ -53,7 +53,7 @@ export function renderWasmModule(bytes: Uint8Array, module: GeneratedModule): st
   ].join('\n');
 }
 
-/** The bytes a generated module embeds, decoded (for the drift tests). */
+/** The bytes a generated module embeds, decoded. */
 export function embeddedBytes(base64: string): Uint8Array {
   return Uint8Array.from(Buffer.from(base64, 'base64'));
 }
@@ -75,4 +75,17 @@ export async function generateKernel(kernel: WasmKernel): Promise<void> {
   const bytes = await compileKernel(kernel);
   await writeFile(kernel.generated, renderWasmModule(bytes, kernel.module));
   console.log(`wrote ${fileURLToPath(kernel.generated)} (${bytes.length} bytes of wasm)`);
+}
+
+/** A drift test's answer: the committed module's bytes against a fresh compile of its .wat. */
+export async function compareGenerated(
+  kernel: WasmKernel,
+  base64: string,
+): Promise<{ committedBytes: number; same: boolean }> {
+  const compiled = await compileKernel(kernel);
+  const committed = embeddedBytes(base64);
+  return {
+    committedBytes: committed.length,
+    same: Buffer.from(committed).equals(Buffer.from(compiled)),
+  };
 }

@@ -1,4 +1,5 @@
 export {
+  compareGenerated,
   compileKernel,
   compileWat,
   embeddedBytes,

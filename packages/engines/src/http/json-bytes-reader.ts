@@ -160,14 +160,8 @@ export class JsonBytesReader {
    * array as servers write it (no whitespace) is read by one loop without a call per element;
    * anything else element by element. */
   protected float32Array(): Float32Array {
-    const { kernel } = this;
-    if (kernel !== undefined) {
-      const read = kernel.float32s(this.pos);
-      if (read !== undefined) {
-        this.pos = kernel.end();
-        return read;
-      }
-    }
+    const read = this.arrayFromKernel((kernel, pos) => kernel.float32s(pos));
+    if (read !== undefined) return read;
     this.expect(OPEN_BRACKET);
     let count = this.flatFloat32s();
     if (count < 0) {
@@ -180,6 +174,18 @@ export class JsonBytesReader {
       });
     }
     return floatScratch.slice(0, count);
+  }
+
+  /** The array at `pos` as the kernel reads it (`pos` then after it), or undefined: no kernel, or
+   * not the kernel's plain form, for the JavaScript loops to read. */
+  protected arrayFromKernel<T>(
+    read: (kernel: KernelReply, pos: number) => T | undefined,
+  ): T | undefined {
+    const { kernel } = this;
+    if (kernel === undefined) return undefined;
+    const value = read(kernel, this.pos);
+    if (value !== undefined) this.pos = kernel.end();
+    return value;
   }
 
   /** float32Array's numbers written without whitespace: their count, `pos` after the array; -1

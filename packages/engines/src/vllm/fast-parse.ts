@@ -232,14 +232,8 @@ class Extractor extends JsonBytesReader {
   /** Ids: integers an Int32Array holds as they are (anything else takes the generic path,
    * -0 included: JSON.parse keeps it). */
   private integerArray(): Int32Array {
-    const { kernel } = this;
-    if (kernel !== undefined) {
-      const read = kernel.int32s(this.pos);
-      if (read !== undefined) {
-        this.pos = kernel.end();
-        return read;
-      }
-    }
+    const read = this.arrayFromKernel((kernel, pos) => kernel.int32s(pos));
+    if (read !== undefined) return read;
     this.expect(OPEN_BRACKET);
     const flat = this.flatIds();
     if (flat >= 0) return idScratch.slice(0, flat);
