@@ -278,6 +278,9 @@ export class AdapterRegistry {
 
   snapshot(): AdapterSnapshot[] {
     const names = new Set([...this.versions].map((v) => v.name));
+    // replicas in the endpoint's order, not the order their loads happened to finish in
+    const urls = this.transport.pool.replicas.map((r) => r.url);
+    const rank = (url: string) => (urls.includes(url) ? urls.indexOf(url) : urls.length);
     return [...names].map((name) => ({
       name,
       current: this.current.get(name)?.adapter,
@@ -286,7 +289,7 @@ export class AdapterRegistry {
         .map((v) => ({
           adapter: v.adapter,
           path: v.path,
-          replicas: [...v.on],
+          replicas: [...v.on].sort((a, b) => rank(a) - rank(b)),
           inFlight: v.refs,
         })),
     }));
