@@ -280,7 +280,10 @@ export class AdapterRegistry {
     const names = new Set([...this.versions].map((v) => v.name));
     // replicas in the endpoint's order, not the order their loads happened to finish in
     const urls = this.transport.pool.replicas.map((r) => r.url);
-    const rank = (url: string) => (urls.includes(url) ? urls.indexOf(url) : urls.length);
+    const rank = (url: string) => {
+      const at = urls.indexOf(url);
+      return at < 0 ? urls.length : at;
+    };
     return [...names].map((name) => ({
       name,
       current: this.current.get(name)?.adapter,
