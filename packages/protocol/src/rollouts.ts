@@ -203,7 +203,7 @@ export const RolloutRecord = Type.Object(
 export type RolloutRecord = Static<typeof RolloutRecord>;
 
 /** One rollout in a step's index: what the readers sort, filter and page by, and where its
- * record lies (the group's gzip member in the step's data file). */
+ * record lies (the group's compressed bytes in the step's data file). */
 export const RolloutIndexEntry = Type.Object(
   {
     id: Type.String({ pattern: ROLLOUT_ID_PATTERN }),
@@ -223,13 +223,16 @@ export const RolloutIndexEntry = Type.Object(
 export type RolloutIndexEntry = Static<typeof RolloutIndexEntry>;
 
 /** Where one group's records lie in a step's data file: bytes [offset, offset + length) are one
- * gzip member holding its JSON lines (policy rollouts, then references). */
+ * Brotli stream (a `.br` file) or gzip member (a `.gz` file, steps written before 2026-12-07)
+ * holding its JSON lines (policy rollouts, then references). */
 export const LedgerGroupExtent = Type.Object(
   {
     group: Count('Group within the step.'),
-    file: Type.String({ description: 'Data file in the step directory.' }),
-    offset: Count('Byte offset of the gzip member.'),
-    length: Count('Bytes of the gzip member.'),
+    file: Type.String({
+      description: 'Data file in the step directory; its extension names the codec (.br, .gz).',
+    }),
+    offset: Count("Byte offset of the group's compressed bytes."),
+    length: Count("Bytes of the group's compressed bytes."),
   },
   { additionalProperties: false },
 );

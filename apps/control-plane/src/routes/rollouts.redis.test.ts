@@ -16,8 +16,8 @@ import {
 } from '@anneal/protocol';
 import {
   INDEX_FILE,
-  REST_FILE,
-  SAMPLE_FILE,
+  GZIP_REST_FILE,
+  GZIP_SAMPLE_FILE,
   pruneLedgerStep,
   runArtifactDir,
   startRun,
@@ -133,12 +133,13 @@ describe('GET /v1/runs/{id}/rollouts', () => {
       gzipSync(records.map((r) => JSON.stringify(oldRecord(r))).join('\n') + '\n'),
     );
     const extents = members.map((m, group) => {
-      const extent = { group, file: SAMPLE_FILE, offset, length: m.length };
+      const extent = { group, file: GZIP_SAMPLE_FILE, offset, length: m.length };
       offset += m.length;
       return extent;
     });
-    await writeFile(path.join(dir, SAMPLE_FILE), Buffer.concat(members));
-    await writeFile(path.join(dir, REST_FILE), Buffer.alloc(0));
+    // a version-1 step was written with gzip, under the `.gz` names
+    await writeFile(path.join(dir, GZIP_SAMPLE_FILE), Buffer.concat(members));
+    await writeFile(path.join(dir, GZIP_REST_FILE), Buffer.alloc(0));
     const oldIndex = { ...rest, version: 1, tokens: hasTokens, generation: rollbacks, extents };
     await writeFile(path.join(dir, INDEX_FILE), JSON.stringify(oldIndex));
 

@@ -3,21 +3,25 @@
 //
 //   <runDir>/rollouts/step-000012/          committed: the rollouts of the step record Redis holds
 //     index.json                            LedgerStepIndex: every rollout's sort keys + extents
-//     sample.jsonl.gz                       the groups kept for ever (the retention sample)
-//     rest.jsonl.gz                         the other groups; deleted once the step is pruned
+//     sample.jsonl.br                       the groups kept for ever (the retention sample)
+//     rest.jsonl.br                         the other groups; deleted once the step is pruned
 //   <runDir>/rollouts/step-000012.a3/       written by attempt 3 before it commits the step
 //   <runDir>/rollouts/step-000012.a3.g1/    the same after the run's first rollback (rollbacks 1)
 //   <runDir>/rollouts/step-000012.a3.tmp/   being written
 //   <runDir>/rollouts/step-000012.old/      a rolled-back copy being replaced
 //
-// A data file is a concatenation of gzip members, one per group (a valid gzip file: `zcat` reads
-// it whole), so a reader inflates one group by its extent without reading the rest.
+// A data file is a concatenation of Brotli streams, one per group (codec.ts), so a reader
+// decompresses one group by its extent without reading the rest. Steps written before
+// 2026-12-07 hold gzip members under the `.gz` names instead; they are read and pruned alike.
 import path from 'node:path';
 
 export const LEDGER_DIR = 'rollouts';
 export const INDEX_FILE = 'index.json';
-export const SAMPLE_FILE = 'sample.jsonl.gz';
-export const REST_FILE = 'rest.jsonl.gz';
+export const SAMPLE_FILE = 'sample.jsonl.br';
+export const REST_FILE = 'rest.jsonl.br';
+/** The data files' names in steps written with gzip (before 2026-12-07). */
+export const GZIP_SAMPLE_FILE = 'sample.jsonl.gz';
+export const GZIP_REST_FILE = 'rest.jsonl.gz';
 
 export const ledgerDir = (runDir: string): string => path.join(runDir, LEDGER_DIR);
 

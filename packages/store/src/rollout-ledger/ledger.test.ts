@@ -1,13 +1,15 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import { LedgerStepIndex, RolloutRecord, rolloutId } from '@anneal/protocol';
 import type * as FsPromises from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  GZIP_REST_FILE,
+  GZIP_SAMPLE_FILE,
   REST_FILE,
   SAMPLE_FILE,
   commitLedgerStep,
@@ -124,11 +126,72 @@ describe('rollout ledger files', () => {
     const all = await readLedgerStep(runDir, 4);
     expect(all).toHaveLength(12);
     for (const r of all!) expect(Value.Check(RolloutRecord, r)).toBe(true);
-    // each data file is ordinary gzip (members concatenated): zcat reads it whole
-    const rest = gunzipSync(readFileSync(path.join(stepDir(runDir, 4), REST_FILE)));
-    expect(rest.toString().trim().split('\n')).toHaveLength(8);
-    const sample = gunzipSync(readFileSync(path.join(stepDir(runDir, 4), SAMPLE_FILE)));
-    expect(sample.toString().trim().split('\n')).toHaveLength(4);
+    // each data file is one Brotli stream a group, back to back, each read alone by its extent
+    const lines = (file: string) =>
+      index!.extents
+        .filter((e) => e.file === file)
+        .map((e) => {
+          const bytes = readFileSync(path.join(stepDir(runDir, 4), file));
+          const member = bytes.subarray(e.offset, e.offset + e.length);
+          return brotliDecompressSync(member).toString().trim().split('\n').length;
+        });
+    expect(lines(REST_FILE)).toEqual([4, 4]);
+    expect(lines(SAMPLE_FILE)).toEqual([4]);
+    for (const file of [REST_FILE, SAMPLE_FILE]) {
+      // the extents tile the file: nothing else is in it
+      let end = 0;
+      for (const e of index!.extents.filter((x) => x.file === file)) {
+        expect(e.offset).toBe(end);
+        end += e.length;
+      }
+      expect(readFileSync(path.join(stepDir(runDir, 4), file)).length).toBe(end);
+    }
+  });
+
+  it('a step written with gzip members (before Brotli) is read and pruned as before', async () => {
+    await writeLedgerStep(runDir, stepInput(6, 1));
+    await commitLedgerStep(runDir, 6, { attempt: 1, rollbacks: 0 });
+    const dir = stepDir(runDir, 6);
+    const index = (await readLedgerIndex(runDir, 6))!;
+    // rewritten as the gzip writer left a step: the same groups as gzip members, `.gz` names
+    const renamed = { [SAMPLE_FILE]: GZIP_SAMPLE_FILE, [REST_FILE]: GZIP_REST_FILE };
+    const files: Record<string, Buffer[]> = { [GZIP_SAMPLE_FILE]: [], [GZIP_REST_FILE]: [] };
+    const sizes: Record<string, number> = { [GZIP_SAMPLE_FILE]: 0, [GZIP_REST_FILE]: 0 };
+    const extents = index.extents.map((e) => {
+      const bytes = readFileSync(path.join(dir, e.file)).subarray(e.offset, e.offset + e.length);
+      const member = gzipSync(brotliDecompressSync(bytes));
+      const file = renamed[e.file]!;
+      const extent = { ...e, file, offset: sizes[file]!, length: member.length };
+      files[file]!.push(member);
+      sizes[file]! += member.length;
+      return extent;
+    });
+    for (const [file, members] of Object.entries(files)) {
+      await writeFile(path.join(dir, file), Buffer.concat(members));
+    }
+    await rm(path.join(dir, SAMPLE_FILE));
+    await rm(path.join(dir, REST_FILE));
+    await writeFile(path.join(dir, 'index.json'), JSON.stringify({ ...index, extents }));
+    expect(await readRollout(runDir, '6-2-1')).toEqual(record(6, 2, 1));
+    expect(await readLedgerStep(runDir, 6)).toHaveLength(12);
+    expect(await pruneLedger(runDir, 6)).toEqual([6]);
+    expect((await readdir(dir)).sort()).toEqual(['index.json', GZIP_SAMPLE_FILE]);
+    expect(await readRollout(runDir, '6-2-1')).toBeNull();
+    expect(await readRollout(runDir, '6-1-0')).toEqual(record(6, 1, 0));
+  });
+
+  it('a group whose bytes do not decompress fails naming its file and group', async () => {
+    await writeLedgerStep(runDir, stepInput(7, 1));
+    await commitLedgerStep(runDir, 7, { attempt: 1, rollbacks: 0 });
+    const index = (await readLedgerIndex(runDir, 7))!;
+    const extent = index.extents.find((e) => e.file === REST_FILE)!;
+    const file = path.join(stepDir(runDir, 7), REST_FILE);
+    const bytes = readFileSync(file);
+    bytes.fill(0x41, extent.offset, extent.offset + extent.length);
+    await writeFile(file, bytes);
+    await expect(readLedgerGroup(runDir, index, extent.group)).rejects.toThrow(
+      `rollout ledger: ${file} group ${extent.group}: `,
+    );
   });
 
   it('an index or a record written by an older worker fails naming its file and field', async () => {

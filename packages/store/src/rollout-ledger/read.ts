@@ -1,14 +1,12 @@
 // Reading the rollout ledger (layout.ts), the one reader of its files (the control plane's
 // rollout routes, the worker's reconcile and prune): the committed steps, a step's index (sort
-// keys of every rollout kept), and records by group or id — one gzip member inflated per group
-// read. Only committed step directories are read by id; attempt copies never are. A step pruned
+// keys of every rollout kept), and records by group or id — one group's compressed bytes
+// (codec.ts) decompressed per group read. Only committed step directories are read by id; attempt copies never are. A step pruned
 // while it is read (the rest file deleted under an index read before) reads as absent, never as
 // an error. Indexes and records are checked against their protocol schemas: a file written by
 // another version fails naming the file and the field.
 import { open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
 import {
   LedgerStepIndex,
   RolloutRecord,
@@ -17,9 +15,8 @@ import {
   upgradeLedgerIndex,
   upgradeRolloutRecord,
 } from '@anneal/protocol';
+import { decompressGroup } from './codec.ts';
 import { INDEX_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
-
-const gunzipAsync = promisify(gunzip);
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
@@ -86,8 +83,13 @@ export async function readLedgerGroup(
     if (isMissing(error)) return null;
     throw error;
   }
-  const text = (await gunzipAsync(member)).toString('utf8');
   const source = `${name} group ${group}`;
+  let text: string;
+  try {
+    text = (await decompressGroup(extent.file, member)).toString('utf8');
+  } catch (error) {
+    throw new Error(`rollout ledger: ${source}: ${(error as Error).message}`, { cause: error });
+  }
   return text
     .split('\n')
     .filter((line) => line.length > 0)

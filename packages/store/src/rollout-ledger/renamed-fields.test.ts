@@ -11,8 +11,8 @@ import { LedgerStepIndex, RolloutRecord } from '@anneal/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   INDEX_FILE,
-  REST_FILE,
-  SAMPLE_FILE,
+  GZIP_REST_FILE,
+  GZIP_SAMPLE_FILE,
   commitLedgerStep,
   pruneLedgerStep,
   readLedgerIndex,
@@ -68,8 +68,9 @@ const oldReference = {
 async function writeOldStep(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   const member = gzipSync(`${JSON.stringify(oldPolicy)}\n${JSON.stringify(oldReference)}\n`);
-  await writeFile(path.join(dir, SAMPLE_FILE), member);
-  await writeFile(path.join(dir, REST_FILE), Buffer.alloc(0));
+  // a version-1 step was written with gzip, under the `.gz` names
+  await writeFile(path.join(dir, GZIP_SAMPLE_FILE), member);
+  await writeFile(path.join(dir, GZIP_REST_FILE), Buffer.alloc(0));
   const index = {
     version: 1,
     step: 3,
@@ -81,7 +82,7 @@ async function writeOldStep(dir: string): Promise<void> {
     tokens: false,
     pruned: false,
     kept: [0],
-    extents: [{ group: 0, file: SAMPLE_FILE, offset: 0, length: member.length }],
+    extents: [{ group: 0, file: GZIP_SAMPLE_FILE, offset: 0, length: member.length }],
     rollouts: [
       {
         id: '3-0-0',

@@ -5,7 +5,7 @@
 import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LedgerStepIndex } from '@anneal/protocol';
-import { INDEX_FILE, REST_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
+import { GZIP_REST_FILE, INDEX_FILE, REST_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
 import { readIndexIn } from './read.ts';
 
 /** What Redis holds of a step: who committed it (attempt undefined: not recorded). */
@@ -97,13 +97,22 @@ const exists = (file: string) =>
     () => false,
   );
 
+/** The step's rest file under this version's name or a gzip step's; null when neither is. */
+async function restFileIn(dir: string): Promise<string | null> {
+  for (const name of [REST_FILE, GZIP_REST_FILE]) {
+    const file = path.join(dir, name);
+    if (await exists(file)) return file;
+  }
+  return null;
+}
+
 /** Drops a committed step's groups outside its retention sample: the index is rewritten first
  * (temp + rename), then the rest file deleted, so a crash in between leaves a pruned index and
  * a file the next prune deletes. false: nothing to prune (already pruned, or no such step). */
 export async function pruneLedgerStep(runDir: string, step: number): Promise<boolean> {
   const dir = stepDir(runDir, step);
-  const rest = path.join(dir, REST_FILE);
-  if (!(await exists(rest))) return false;
+  const rest = await restFileIn(dir);
+  if (rest === null) return false;
   const indexFile = path.join(dir, INDEX_FILE);
   const index = await readIndex(dir);
   if (!index.pruned) {

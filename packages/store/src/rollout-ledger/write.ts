@@ -1,12 +1,10 @@
 // Writing one step of the rollout ledger (layout.ts): encoded and compressed group by group
-// (gzip on libuv's thread pool, the event loop free between groups), written into a temporary
+// (codec.ts, on libuv's thread pool, the event loop free between groups), written into a temporary
 // directory renamed to the attempt's own name, then — once Redis has the step record — renamed
 // to the committed name. Each rename is atomic, so a reader or a resumed attempt sees a step
 // whole or not at all.
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import {
   LEDGER_INDEX_VERSION,
   type LedgerGroupExtent,
@@ -14,14 +12,9 @@ import {
   type RolloutIndexEntry,
   type RolloutRecord,
 } from '@anneal/protocol';
+import { compressGroup } from './codec.ts';
 import { INDEX_FILE, REST_FILE, SAMPLE_FILE, copyDir, stepDir, type CopyOwner } from './layout.ts';
 import { readIndexIn } from './read.ts';
-
-const gzipAsync = promisify(gzip);
-
-/** zlib's fastest level: the ledger is written every step and read now and then; on
- * bench/overhead's step level 3 saved 2 % of the bytes. */
-export const LEDGER_GZIP_LEVEL = 1;
 
 export interface LedgerStepInput {
   step: number;
@@ -56,7 +49,8 @@ function indexEntry(r: RolloutRecord): RolloutIndexEntry {
 }
 
 /** A group's records as UTF-8 lines, written into one buffer reused from group to group (no
- * joined string, no string-to-buffer copy inside gzip: bench/overhead, 36 MiB a step less). */
+ * joined string, no string-to-buffer copy inside the compressor: bench/overhead, 36 MiB a step
+ * less). */
 class LineBuffer {
   private buffer = Buffer.allocUnsafe(1 << 20);
   private length = 0;
@@ -93,8 +87,8 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
   for (const [group, records] of input.groups.entries()) {
     lines.clear();
     for (const r of records) lines.add(JSON.stringify(r));
-    // awaited before the buffer is refilled: gzip reads it on libuv's thread pool
-    const member = await gzipAsync(lines.bytes(), { level: LEDGER_GZIP_LEVEL });
+    // awaited before the buffer is refilled: the compressor reads it on libuv's thread pool
+    const member = await compressGroup(lines.bytes());
     const file = sample.has(group) ? SAMPLE_FILE : REST_FILE;
     extents.push({ group, file, offset: sizes[file], length: member.length });
     files[file].push(member);

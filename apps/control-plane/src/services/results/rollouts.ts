@@ -61,7 +61,7 @@ export interface RolloutQuery {
  * `limit` rollouts and its cursor goes on from the last one read. */
 export const MAX_SCANNED = 4096;
 
-/** gzip'd JSON lines inflate to several times their size: the cache budget counts this much. */
+/** Compressed JSON lines inflate to several times their size: the cache budget counts this much. */
 const INFLATION = 8;
 
 const pad = (n: number) => n.toString().padStart(10, '0');
