@@ -243,6 +243,7 @@ describe('stepTokenMath input checks and createStepBuffers', () => {
     const buffers = createStepBuffers(10, 3);
     expect([buffers.logpTrain.length, buffers.logpInfer.length]).toEqual([10, 10]);
     expect([buffers.offsets.length, buffers.advantages.length]).toEqual([4, 3]);
+    expect(buffers.tokenAdvantages.length).toBe(10);
     expect(buffers.logpTrain.every((v) => v === 0)).toBe(true);
     expect(() => createStepBuffers(-1, 1)).toThrow('tokens: must be an integer >= 0, got -1');
     expect(() => createStepBuffers(1, 0.5)).toThrow('rollouts: must be an integer >= 0, got 0.5');
@@ -255,13 +256,15 @@ describe('stepTokenMath input checks and createStepBuffers', () => {
     first.logpInfer.fill(-2);
     first.offsets.fill(7);
     first.advantages.fill(0.5);
+    first.tokenAdvantages.fill(0.25);
     releaseStepBuffers(first);
     expect(() => releaseStepBuffers(first)).toThrow('already released');
     const second = createStepBuffers(60_000, 4);
     const reused = second.logpTrain.buffer === first.logpTrain.buffer;
     // without WebAssembly SIMD the arrays are ordinary buffers, never pooled
     expect(reused).toBe(wasmSimdAvailable());
-    for (const view of [second.logpTrain, second.logpInfer, second.offsets, second.advantages]) {
+    const views = [second.logpTrain, second.logpInfer, second.offsets, second.advantages];
+    for (const view of [...views, second.tokenAdvantages]) {
       expect(view.every((v) => v === 0)).toBe(true);
     }
     // the step math runs in place over the reused memory as over a fresh one

@@ -51,6 +51,10 @@ export interface StepBuffers {
   logpInfer: Float32Array; // (T,)
   offsets: Int32Array; // (N + 1,)
   advantages: Float64Array; // (N,)
+  /** (T,) the per-token advantages sent to the trainer (token-advantages.ts), for the caller to
+   * write; the kernel does not read them. Here rather than a fresh array a step: 8 MiB of new
+   * pages a production step cost more to fault in than filling them (bench/overhead). */
+  tokenAdvantages: Float32Array;
 }
 
 const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
@@ -148,7 +152,8 @@ export function createStepBuffers(tokens: number, rollouts: number): StepBuffers
   const logpInfer = logpTrain + tokenBytes;
   const offsets = logpInfer + tokenBytes;
   const advantages = offsets + alignUp(4 * (rollouts + 1));
-  const bytes = advantages + alignUp(8 * rollouts);
+  const tokenAdvantages = advantages + alignUp(8 * rollouts);
+  const bytes = tokenAdvantages + tokenBytes;
   if (bytes > MAX_PAGES * PAGE)
     throw new RangeError(`tokens: ${tokens} tokens exceed WebAssembly's 4 GiB memory`);
   const reused = reusedKernel(bytes);
@@ -159,6 +164,7 @@ export function createStepBuffers(tokens: number, rollouts: number): StepBuffers
     logpInfer: new Float32Array(buffer, logpInfer, tokens),
     offsets: new Int32Array(buffer, offsets, rollouts + 1),
     advantages: new Float64Array(buffer, advantages, rollouts),
+    tokenAdvantages: new Float32Array(buffer, tokenAdvantages, tokens),
   };
   handedOut.add(views.logpTrain);
   return views;

@@ -110,11 +110,12 @@ export function flatAdvantages(scores: readonly GroupScore[]): Float64Array {
  * IsWeights.logFactors) when IS options apply. */
 export function backendTokenAdvantages(
   advantages: ArrayLike<number>,
-  offsets: Int32Array,
+  layout: Pick<GeneratedLayout, 'offsets' | 'tokenAdvantages'>,
   reduction: LossReduction,
   logFactors: Float64Array | null,
 ): Float32Array {
+  const { offsets, tokenAdvantages: out } = layout;
   return logFactors === null
-    ? perTokenAdvantages(advantages, offsets, reduction)
-    : weightedTokenAdvantages(advantages, offsets, reduction, logFactors);
+    ? perTokenAdvantages(advantages, offsets, reduction, out)
+    : weightedTokenAdvantages(advantages, offsets, reduction, logFactors, out);
 }

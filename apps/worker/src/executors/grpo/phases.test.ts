@@ -90,7 +90,7 @@ describe('rewards -> advantages -> per-token advantages', () => {
     expect([...advantages]).toEqual([0.5, 0.5, -0.5, -0.5]);
     const layout = generatedLayout(group());
     expect([...layout.offsets]).toEqual([0, 2, 6, 7, 10]);
-    const tokenAdvantages = backendTokenAdvantages(advantages, layout.offsets, 'sum', null);
+    const tokenAdvantages = backendTokenAdvantages(advantages, layout, 'sum', null);
     const expected = [
       0.5 / 8,
       0.5 / 8,
@@ -104,12 +104,7 @@ describe('rewards -> advantages -> per-token advantages', () => {
       -0.5 / 12,
     ];
     tokenAdvantages.forEach((a, t) => expect(a).toBeCloseTo(expected[t]!, 7));
-    const perSequence = backendTokenAdvantages(
-      advantages,
-      layout.offsets,
-      'mean_per_sequence',
-      null,
-    );
+    const perSequence = backendTokenAdvantages(advantages, layout, 'mean_per_sequence', null);
     expect(perSequence[0]).toBeCloseTo(0.5, 7); // Â_i: SkyRL JAX divides by |o_i| and N itself
   });
 

@@ -124,7 +124,9 @@ async function isWeightsFor(
   layout: GeneratedLayout,
 ): Promise<IsWeights | null> {
   if (!needsIsWeights(inputs.is)) return null;
-  const plain = backendTokenAdvantages(inputs.advantages, layout.offsets, inputs.reduction, null);
+  // written into the layout's tokenAdvantages, which forward_backward's advantages replace
+  // once this forward has returned
+  const plain = backendTokenAdvantages(inputs.advantages, layout, inputs.reduction, null);
   const probe = await model.forward(isData(inputs.rollouts, layout, plain), 'importance_sampling');
   // gathered into the step buffer; forward_backward's logprobs replace them below
   const logpTrain = gatherTrainLogprobs(layout, probe.logprobs);
@@ -157,7 +159,7 @@ async function trainOn(
   const weighted = await isWeightsFor(model, inputs, layout);
   const tokenAdvantages = backendTokenAdvantages(
     inputs.advantages,
-    layout.offsets,
+    layout,
     inputs.reduction,
     weighted?.logFactors ?? null,
   );
