@@ -81,6 +81,17 @@ export class ScriptedInference implements InferenceEngine {
   }
 }
 
+/** The datums as a trainer read them during its call: a datum's arrays are the caller's only
+ * until the call returns (the GRPO step's are views of its step buffers, reused afterwards). */
+function snapshot(data: readonly Datum[]): Datum[] {
+  return data.map((d) => ({
+    modelInput: [...d.modelInput],
+    lossFnInputs: Object.fromEntries(
+      Object.entries(d.lossFnInputs).map(([name, values]) => [name, values.slice()]),
+    ),
+  }));
+}
+
 /** π_train = μ_infer + shift at every target whose `logprobs` input is nonzero. */
 export class ShiftedTrainerModel implements TrainerModel {
   readonly id = 'fake-model';
@@ -108,12 +119,12 @@ export class ShiftedTrainerModel implements TrainerModel {
   }
 
   forward(data: readonly Datum[], lossFn: LossFn): Promise<ForwardResult> {
-    this.calls.push({ kind: 'forward', data, lossFn });
+    this.calls.push({ kind: 'forward', data: snapshot(data), lossFn });
     return Promise.resolve(this.result(data));
   }
 
   forwardBackward(data: readonly Datum[], lossFn: LossFn): Promise<ForwardResult> {
-    this.calls.push({ kind: 'forwardBackward', data, lossFn });
+    this.calls.push({ kind: 'forwardBackward', data: snapshot(data), lossFn });
     return Promise.resolve(this.result(data));
   }
 

@@ -48,6 +48,8 @@ export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
   const buffers = createStepBuffers(
     counts.reduce((n, c) => n + c, 0),
     rollouts.length,
+    // the trainer datums' advantages and weights, every position of every rollout (isData)
+    2 * rollouts.reduce((n, r) => n + r.tokens.length, 0),
   );
   const { offsets, logpInfer } = buffers;
   counts.forEach((count, i) => (offsets[i + 1] = offsets[i]! + count));

@@ -115,8 +115,11 @@ export async function probeMismatch(
   const layout = generatedLayout(probe);
   try {
     assertFiniteTokens(layout.logpInfer, layout, 'mismatch probe logprobs', step, 'mismatch_kl');
-    const noAdvantages = new Float32Array(layout.logpInfer.length);
-    const scored = await model.forward(isData(probe, layout, noAdvantages), 'importance_sampling');
+    // a forward: the advantages are not used (the layout's tokenAdvantages, zeroed)
+    const scored = await model.forward(
+      isData(probe, layout, layout.tokenAdvantages),
+      'importance_sampling',
+    );
     const logpTrain = gatherTrainLogprobs(layout, scored.logprobs);
     assertFiniteTokens(logpTrain, layout, 'mismatch probe trainer logprobs', step, 'mismatch_kl');
     return trainInferenceKl(logpTrain, layout.logpInfer);

@@ -11,7 +11,7 @@ import {
   generatedPosition,
 } from './advantages.ts';
 import { rewardConfig, scoreGroups } from './rewards.ts';
-import { trainStep } from './train-step.ts';
+import { isData, trainStep } from './train-step.ts';
 
 function grpoSpec(extra: Record<string, unknown> = {}): GrpoSpec {
   const parsed = validateRunSpec({ kind: 'grpo', ...extra });
@@ -73,6 +73,38 @@ describe('generatedLayout', () => {
   it('refuses a rollout whose first token is marked generated', () => {
     const bad = rollout([], [{ tokens: [1, 2], generated: true }]);
     expect(() => generatedLayout([bad])).toThrow(/first token of a rollout cannot be generated/);
+  });
+});
+
+describe('isData', () => {
+  it("writes each datum's advantages and weights into the layout's scratch, zeroed again each call", () => {
+    const rollouts = group();
+    const layout = generatedLayout(rollouts);
+    const lengths = rollouts.map((r) => r.tokens.length);
+    expect(layout.scratch.length).toBe(2 * lengths.reduce((a, b) => a + b, 0));
+    layout.scratch.fill(7); // what an earlier step left there
+    layout.tokenAdvantages.fill(0.25);
+    const first = isData(rollouts, layout, layout.tokenAdvantages);
+    first.forEach((d, i) => {
+      const mask = [...rollouts[i]!.lossMask.slice(1)];
+      expect([...d.lossFnInputs['weights']!], `datum ${i}`).toEqual(mask);
+      expect([...d.lossFnInputs['advantages']!], `datum ${i}`).toEqual(mask.map((m) => m / 4));
+      // views of the scratch, one after another: no datum's arrays overlap another's
+      expect(d.lossFnInputs['weights']!.buffer).toBe(layout.scratch.buffer);
+    });
+    const starts = first.flatMap((d) =>
+      ['advantages', 'weights'].map((k) => (d.lossFnInputs[k] as Float32Array).byteOffset),
+    );
+    expect(new Set(starts).size).toBe(starts.length);
+    // a second call (forward_backward after the IS probe) overwrites the first's datums
+    layout.tokenAdvantages.fill(-0.5);
+    const second = isData(rollouts, layout, layout.tokenAdvantages);
+    expect(first[1]!.lossFnInputs['advantages']).toEqual(second[1]!.lossFnInputs['advantages']);
+    expect(Math.min(...second[1]!.lossFnInputs['advantages']!)).toBe(-0.5);
+    // a layout made for fewer tokens has no room for them
+    expect(() =>
+      isData(rollouts, generatedLayout(rollouts.slice(0, 1)), layout.tokenAdvantages),
+    ).toThrow(/isData: \d+ floats of datums, the layout's scratch holds \d+/);
   });
 });
 

@@ -72,15 +72,27 @@ export interface TrainOutcome
  * `weights` = the loss mask (1 on generated tokens, 0 on prompt and tool-output positions). The
  * weights are what a SkyRL backend multiplies each token loss by, and what SkyRL JAX divides a
  * datum's loss by: without them it counts every position (skyrl/tinker/api.py Datum.to_types),
- * docs/engines.md "Reduction". */
+ * docs/engines.md "Reduction". The advantages and weights are views of `layout.scratch`
+ * (generatedLayout sized it): the datums are used up once the trainer call they are sent with
+ * has returned, before the layout is released, and a second call overwrites the first's. */
 export function isData(
   rollouts: readonly Rollout[],
   layout: GeneratedLayout,
   tokenAdvantages: Float32Array,
 ): Datum[] {
+  const { scratch } = layout;
+  const needed = 2 * rollouts.reduce((n, r) => n + r.tokens.length, 0);
+  if (needed > scratch.length) {
+    throw new RangeError(
+      `isData: ${needed} floats of datums, the layout's scratch holds ${scratch.length}`,
+    );
+  }
+  scratch.fill(0, 0, needed);
+  let next = 0;
+  const view = (length: number) => scratch.subarray(next, (next += length));
   return rollouts.map((r, i) => {
-    const advantages = new Float32Array(r.tokens.length);
-    const weights = new Float32Array(r.tokens.length);
+    const advantages = view(r.tokens.length);
+    const weights = view(r.tokens.length);
     forEachRun(layout.runs[i]!, layout.offsets[i]!, (from, to, at) => {
       advantages.set(tokenAdvantages.subarray(at, at + (to - from)), from);
       weights.fill(1, from, to);
