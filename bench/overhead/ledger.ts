@@ -1,14 +1,14 @@
 // What the rollout ledger costs per GRPO step at the production shape (docs/architecture.md "The
 // rollout ledger"): the worker's own record builder (@anneal/worker ledgerRecords: decode every
 // turn with Qwen3's tokenizer, tool calls, reward parts, ratios) and the store's writer
-// (JSON lines, one gzip member per group on libuv's thread pool, temp + rename, then the commit
+// (JSON lines, one Brotli stream per group on libuv's thread pool, temp + rename, then the commit
 // rename) over 32 groups × 16 rollouts × 4096 tokens with their 512 reference rollouts, written
 // as the worker writes it: records built from the turns the rollout loop decoded
 // (`sampledTurns`, decoded here before timing: the loop's cost, measured in the run). Tokens
 // are the fake sampler's of the run just measured ((seed + 7·t) mod 32,000: nearly every token
-// different, the worst case for the decoder and for gzip), and the references are new every step
+// different, the worst case for the decoder and the compressor), and the references are new every step
 // (that run draws new prompts, so its reference cache rarely hits). CPU is process.cpuUsage over
-// all threads (the gzip pool included), main = this thread's busy time
+// all threads (the compressor's pool included), main = this thread's busy time
 // (performance.eventLoopUtilization); medians over the measured steps.
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

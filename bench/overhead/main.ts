@@ -180,7 +180,7 @@ try {
     row(
       '  by thread (/proc, 10 ms ticks)',
       `main ${s(m('mainUser'))} user + ${s(m('mainSystem'))} system, ` +
-        `other threads ${s(m('otherThreads'))} (collector helpers, libuv pool: the ledger's gzip)`,
+        `other threads ${s(m('otherThreads'))} (collector helpers, libuv pool: the ledger's Brotli)`,
     );
   }
   row(

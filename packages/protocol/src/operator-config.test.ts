@@ -49,6 +49,18 @@ describe('parseOperatorConfig', () => {
     }
   });
 
+  it("reads the ledger's compression (brotli unless set) and names the field of a bad one", () => {
+    const result = parseOperatorConfig(VALID);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.value.ledger.compression).toBe('brotli');
+    const gzip = parseOperatorConfig(`${VALID}ledger: {compression: gzip}\n`);
+    if (!gzip.ok) throw new Error(JSON.stringify(gzip.errors));
+    expect(gzip.value.ledger.compression).toBe('gzip');
+    expect(gzip.value.ledger.keepAllSteps).toBe(20);
+    const errs = errorsOf(`${VALID}ledger: {compression: zstd}\n`);
+    expect(errs.map((e) => e.path)).toEqual(['/ledger/compression']);
+  });
+
   it('explains a bad discriminated entry against the variant it names', () => {
     const errs = errorsOf(
       VALID.replace('type: searxng, url: "http://searx:8080"', 'type: searxng'),

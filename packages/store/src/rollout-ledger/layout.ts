@@ -11,15 +11,16 @@
 //   <runDir>/rollouts/step-000012.old/      a rolled-back copy being replaced
 //
 // A data file is a concatenation of Brotli streams, one per group (codec.ts), so a reader
-// decompresses one group by its extent without reading the rest. Steps written before
-// 2026-12-07 hold gzip members under the `.gz` names instead; they are read and pruned alike.
+// decompresses one group by its extent without reading the rest; with the operator's
+// `ledger.compression: gzip` (and in every step written before 2026-12-07) the files are
+// `sample.jsonl.gz` and `rest.jsonl.gz`, gzip members (one gzip file: `zcat` reads it whole).
 import path from 'node:path';
 
 export const LEDGER_DIR = 'rollouts';
 export const INDEX_FILE = 'index.json';
 export const SAMPLE_FILE = 'sample.jsonl.br';
 export const REST_FILE = 'rest.jsonl.br';
-/** The data files' names in steps written with gzip (before 2026-12-07). */
+/** The data files' names in steps written with gzip (codec.ts). */
 export const GZIP_SAMPLE_FILE = 'sample.jsonl.gz';
 export const GZIP_REST_FILE = 'rest.jsonl.gz';
 

@@ -12,8 +12,9 @@ import {
   type RolloutIndexEntry,
   type RolloutRecord,
 } from '@anneal/protocol';
-import { compressGroup } from './codec.ts';
-import { INDEX_FILE, REST_FILE, SAMPLE_FILE, copyDir, stepDir, type CopyOwner } from './layout.ts';
+import type { LedgerCompression } from '@anneal/protocol';
+import { LEDGER_CODECS } from './codec.ts';
+import { INDEX_FILE, copyDir, stepDir, type CopyOwner } from './layout.ts';
 import { readIndexIn } from './read.ts';
 
 export interface LedgerStepInput {
@@ -30,6 +31,8 @@ export interface LedgerStepInput {
   sample: readonly number[];
   /** Per group: its policy rollouts, then its reference rollouts. */
   groups: readonly (readonly RolloutRecord[])[];
+  /** The data files' codec (codec.ts); default brotli. */
+  compression?: LedgerCompression;
 }
 
 function indexEntry(r: RolloutRecord): RolloutIndexEntry {
@@ -79,8 +82,10 @@ class LineBuffer {
 /** Writes the step as its writer's copy (copyDir); resolves once it is on disk. */
 export async function writeLedgerStep(runDir: string, input: LedgerStepInput): Promise<void> {
   const sample = new Set(input.sample);
-  const files = { [SAMPLE_FILE]: [] as Buffer[], [REST_FILE]: [] as Buffer[] };
-  const sizes = { [SAMPLE_FILE]: 0, [REST_FILE]: 0 };
+  const codec = LEDGER_CODECS[input.compression ?? 'brotli'];
+  const { sampleFile, restFile } = codec;
+  const files = { [sampleFile]: [] as Buffer[], [restFile]: [] as Buffer[] };
+  const sizes = { [sampleFile]: 0, [restFile]: 0 };
   const extents: LedgerGroupExtent[] = [];
   const rollouts: RolloutIndexEntry[] = [];
   const lines = new LineBuffer();
@@ -88,11 +93,11 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
     lines.clear();
     for (const r of records) lines.add(JSON.stringify(r));
     // awaited before the buffer is refilled: the compressor reads it on libuv's thread pool
-    const member = await compressGroup(lines.bytes());
-    const file = sample.has(group) ? SAMPLE_FILE : REST_FILE;
-    extents.push({ group, file, offset: sizes[file], length: member.length });
-    files[file].push(member);
-    sizes[file] += member.length;
+    const member = await codec.compress(lines.bytes());
+    const file = sample.has(group) ? sampleFile : restFile;
+    extents.push({ group, file, offset: sizes[file]!, length: member.length });
+    files[file]!.push(member);
+    sizes[file]! += member.length;
     for (const r of records) rollouts.push(indexEntry(r));
   }
   const index: LedgerStepIndex = {
@@ -116,8 +121,8 @@ export async function writeLedgerStep(runDir: string, input: LedgerStepInput): P
     await mkdir(temp, { recursive: true });
     // allSettled: every write has finished (or failed) before a failure removes the folder.
     const writes = await Promise.allSettled([
-      writeFile(path.join(temp, SAMPLE_FILE), Buffer.concat(files[SAMPLE_FILE])),
-      writeFile(path.join(temp, REST_FILE), Buffer.concat(files[REST_FILE])),
+      writeFile(path.join(temp, sampleFile), Buffer.concat(files[sampleFile]!)),
+      writeFile(path.join(temp, restFile), Buffer.concat(files[restFile]!)),
       writeFile(path.join(temp, INDEX_FILE), JSON.stringify(index)),
     ]);
     const failed = writes.find((w): w is PromiseRejectedResult => w.status === 'rejected');

@@ -97,6 +97,7 @@ export class RolloutLedger {
         hasTokens: spec.ledger.tokens,
         sample: sampleGroups(spec.seed, data.step, groups.length, this.caps.sampleGroups),
         groups,
+        compression: this.caps.compression,
       });
     })();
     write.catch(() => undefined); // reported by beforeCommit, which awaits it
