@@ -114,7 +114,8 @@ if (modelText) {
   const text = textStats();
   console.log(
     `model-like text: ${text.bytesPerToken.toFixed(2)} bytes a token, gzip ratio ` +
-      `${text.gzipRatio.toFixed(2)} at the ledger's level (English prose: about 4.3 and 2–3)`,
+      `${text.gzipRatio.toFixed(2)} at level 1 (English prose: about 4.3 and 2–3), ` +
+      `${text.ledgerRatio.toFixed(2)} under the ledger's Brotli`,
   );
 }
 const stack = await startStack({
