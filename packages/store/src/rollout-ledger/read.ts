@@ -1,9 +1,9 @@
 // Reading the rollout ledger (layout.ts), the one reader of its files (the control plane's
 // rollout routes, the worker's reconcile and prune): the committed steps, a step's index (sort
 // keys of every rollout kept), and records by group or id — one group's compressed bytes
-// (codec.ts) decompressed per group read. Only committed step directories are read by id; attempt copies never are. A step pruned
-// while it is read (the rest file deleted under an index read before) reads as absent, never as
-// an error. Indexes and records are checked against their protocol schemas: a file written by
+// (codec.ts) decompressed per group read. Only committed step directories are read by id;
+// attempt copies never are. A step pruned while it is read (the rest file deleted under an index
+// read before) reads as absent, never as an error. Indexes and records are checked against their protocol schemas: a file written by
 // another version fails naming the file and the field.
 import { open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
