@@ -111,7 +111,7 @@ console.log(
     `load average ${loadavg()[0]!.toFixed(2)}`,
 );
 if (modelText) {
-  const text = textStats();
+  const text = await textStats();
   console.log(
     `model-like text: ${text.bytesPerToken.toFixed(2)} bytes a token, gzip ratio ` +
       `${text.gzipRatio.toFixed(2)} at level 1 (English prose: about 4.3 and 2–3), ` +

@@ -3,16 +3,17 @@
 // ones seldom) and decode to valid UTF-8, which the fake's arithmetic ids (nearly every token
 // different, many of them byte fragments) do not; and real prose compresses 2–3× under the
 // ledger's gzip, which one paragraph repeated (this module's text until 2026-12-06: 90×) does
-// not (the ledger now uses Brotli, which compresses it about as much). So the text is drawn, seeded: most words from a list of common English words by a
-// Zipf law over their rank, the rest uniformly from Qwen3's longer whole-word tokens, in
+// not (the ledger now uses Brotli, which compresses it about as much). So the text is drawn,
+// seeded: most words from a list of common English words by a Zipf law over their rank, the
+// rest uniformly from Qwen3's longer whole-word tokens, in
 // sentences with commas, full stops, a few numbers and paragraph breaks. Decoding, the ledger's
 // gzip and the JSON replies then cost what they cost on real output; `textStats` says how close.
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { loadHfTokenizer } from '@anneal/engines';
 import { QWEN3_TOKENIZER_JSON } from '@anneal/engines/testing';
 import { createRng } from '@anneal/rl';
-import { LEDGER_BROTLI_QUALITY } from '@anneal/store';
+import { LEDGER_CODECS } from '@anneal/store';
 
 /** How far apart in the text the benchmarks start a prompt's rollouts (the fake vLLM's own
  * stride, packages/engines/test/vllm/fake-server.ts SAMPLE_STRIDE): far enough that no two
@@ -115,22 +116,19 @@ export function modelTextIds(): number[] {
 }
 
 /** The text's UTF-8 bytes a token, its gzip ratio at level 1 (prose's usual yardstick, and the
- * ledger's codec until 2026-12-07) and its Brotli ratio at the ledger's quality, over 16 windows
- * of 4,096 tokens: what the benchmarks print beside their figures. */
-export function textStats(): { bytesPerToken: number; gzipRatio: number; ledgerRatio: number } {
+ * ledger's codec until 2026-12-07) and its ratio under the ledger's default codec (Brotli), over
+ * 16 windows of 4,096 tokens: what the benchmarks print beside their figures. */
+export async function textStats(): Promise<{
+  bytesPerToken: number;
+  gzipRatio: number;
+  ledgerRatio: number;
+}> {
   const tokenizer = loadHfTokenizer(QWEN3_TOKENIZER_JSON, { eosToken: '<|endoftext|>' });
   const window = Int32Array.from(modelTextIds().slice(0, 16 * 4096));
   const bytes = Buffer.from(tokenizer.decode(window), 'utf8');
   return {
     bytesPerToken: bytes.length / window.length,
     gzipRatio: bytes.length / gzipSync(bytes, { level: 1 }).length,
-    ledgerRatio:
-      bytes.length /
-      brotliCompressSync(bytes, {
-        params: {
-          [constants.BROTLI_PARAM_QUALITY]: LEDGER_BROTLI_QUALITY,
-          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-        },
-      }).length,
+    ledgerRatio: bytes.length / (await LEDGER_CODECS.brotli.compress(bytes)).length,
   };
 }

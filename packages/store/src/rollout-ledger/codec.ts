@@ -24,15 +24,20 @@ export const LEDGER_BROTLI_QUALITY = 1;
 export const LEDGER_GZIP_LEVEL = 1;
 
 export interface LedgerCodec {
+  /** How its data files' names end: what tells a reader the codec. */
+  extension: string;
   /** The step's two data files. */
   sampleFile: string;
   restFile: string;
   /** One group's JSON lines, compressed. */
   compress(lines: Uint8Array): Promise<Buffer>;
+  /** One group's JSON lines from what `compress` made of them. */
+  decompress(member: Buffer): Promise<Buffer>;
 }
 
 export const LEDGER_CODECS: Record<LedgerCompression, LedgerCodec> = {
   brotli: {
+    extension: '.br',
     sampleFile: SAMPLE_FILE,
     restFile: REST_FILE,
     compress: (lines) =>
@@ -43,17 +48,22 @@ export const LEDGER_CODECS: Record<LedgerCompression, LedgerCodec> = {
           [constants.BROTLI_PARAM_SIZE_HINT]: lines.byteLength,
         },
       }),
+    decompress: (member) => brotliDecompressAsync(member),
   },
   gzip: {
+    extension: '.gz',
     sampleFile: GZIP_SAMPLE_FILE,
     restFile: GZIP_REST_FILE,
     compress: (lines) => gzipAsync(lines, { level: LEDGER_GZIP_LEVEL }),
+    decompress: (member) => gunzipAsync(member),
   },
 };
 
 /** One group's JSON lines from its compressed bytes in `file` (by the file's name). */
 export function decompressGroup(file: string, member: Buffer): Promise<Buffer> {
-  if (file.endsWith('.br')) return brotliDecompressAsync(member);
-  if (file.endsWith('.gz')) return gunzipAsync(member);
-  throw new Error(`rollout ledger: ${file}: neither .br nor .gz, no codec to read it with`);
+  const codec = Object.values(LEDGER_CODECS).find((c) => file.endsWith(c.extension));
+  if (codec === undefined) {
+    throw new Error(`rollout ledger: ${file}: neither .br nor .gz, no codec to read it with`);
+  }
+  return codec.decompress(member);
 }

@@ -5,7 +5,8 @@
 import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LedgerStepIndex } from '@anneal/protocol';
-import { GZIP_REST_FILE, INDEX_FILE, REST_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
+import { LEDGER_CODECS } from './codec.ts';
+import { INDEX_FILE, ledgerDir, parseEntry, stepDir } from './layout.ts';
 import { readIndexIn } from './read.ts';
 
 /** What Redis holds of a step: who committed it (attempt undefined: not recorded). */
@@ -97,9 +98,9 @@ const exists = (file: string) =>
     () => false,
   );
 
-/** The step's rest file under this version's name or a gzip step's; null when neither is. */
+/** The step's rest file, whichever codec wrote it; null when there is none. */
 async function restFileIn(dir: string): Promise<string | null> {
-  for (const name of [REST_FILE, GZIP_REST_FILE]) {
+  for (const { restFile: name } of Object.values(LEDGER_CODECS)) {
     const file = path.join(dir, name);
     if (await exists(file)) return file;
   }

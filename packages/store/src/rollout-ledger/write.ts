@@ -1,6 +1,6 @@
 // Writing one step of the rollout ledger (layout.ts): encoded and compressed group by group
-// (codec.ts, on libuv's thread pool, the event loop free between groups), written into a temporary
-// directory renamed to the attempt's own name, then — once Redis has the step record — renamed
+// (codec.ts, on libuv's thread pool, the event loop free between groups), written into a
+// temporary directory renamed to the attempt's own name, then — once Redis has the step record — renamed
 // to the committed name. Each rename is atomic, so a reader or a resumed attempt sees a step
 // whole or not at all.
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -9,10 +9,10 @@ import {
   LEDGER_INDEX_VERSION,
   type LedgerGroupExtent,
   type LedgerStepIndex,
+  type LedgerCompression,
   type RolloutIndexEntry,
   type RolloutRecord,
 } from '@anneal/protocol';
-import type { LedgerCompression } from '@anneal/protocol';
 import { LEDGER_CODECS } from './codec.ts';
 import { INDEX_FILE, copyDir, stepDir, type CopyOwner } from './layout.ts';
 import { readIndexIn } from './read.ts';

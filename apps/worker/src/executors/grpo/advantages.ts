@@ -36,6 +36,11 @@ export interface GeneratedLayout extends StepBuffers {
   runs: Int32Array[];
 }
 
+/** Floats of the trainer datums' advantages and weights: every position of every rollout
+ * (train-step.ts isData, in the layout's scratch). */
+export const datumScratchFloats = (rollouts: readonly Rollout[]): number =>
+  2 * rollouts.reduce((n, r) => n + r.tokens.length, 0);
+
 export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
   // each run found once (the prompt and tool output before it skipped by the typed array's own
   // indexOf), its logprobs copied with one `set`
@@ -48,8 +53,7 @@ export function generatedLayout(rollouts: readonly Rollout[]): GeneratedLayout {
   const buffers = createStepBuffers(
     counts.reduce((n, c) => n + c, 0),
     rollouts.length,
-    // the trainer datums' advantages and weights, every position of every rollout (isData)
-    2 * rollouts.reduce((n, r) => n + r.tokens.length, 0),
+    datumScratchFloats(rollouts),
   );
   const { offsets, logpInfer } = buffers;
   counts.forEach((count, i) => (offsets[i + 1] = offsets[i]! + count));

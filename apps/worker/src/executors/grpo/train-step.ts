@@ -23,6 +23,7 @@ import {
 import { shiftedDatum } from '../common/datum.ts';
 import {
   backendTokenAdvantages,
+  datumScratchFloats,
   forEachRun,
   generatedLayout,
   type GeneratedLayout,
@@ -81,7 +82,7 @@ export function isData(
   tokenAdvantages: Float32Array,
 ): Datum[] {
   const { scratch } = layout;
-  const needed = 2 * rollouts.reduce((n, r) => n + r.tokens.length, 0);
+  const needed = datumScratchFloats(rollouts);
   if (needed > scratch.length) {
     throw new RangeError(
       `isData: ${needed} floats of datums, the layout's scratch holds ${scratch.length}`,
