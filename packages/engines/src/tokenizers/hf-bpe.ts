@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { TokenIds, Tokenizer } from '../types.ts';
 import { BYTE_DECODER, toByteLevel } from './byte-level.ts';
+import { DecodeTable, ROW_BYTES } from './decode-table.ts';
 import {
   TokenizerConfigError,
   parseHfTokenizer,
@@ -25,8 +26,6 @@ export interface HfTokenizerOptions {
 export { TokenizerConfigError };
 export type { AddedToken };
 
-/** A token's row in decode's table: up to 15 bytes and its length (hf-bpe.ts decode). */
-const ROW_BYTES = 16;
 /** A row's length byte for an added token or one of ROW_BYTES or more (its piece elsewhere). */
 const LONG = 0xff;
 
@@ -107,19 +106,17 @@ export class HfBpeTokenizer implements Tokenizer {
   }
 
   /** Each token as decode needs it, built on first use (decode runs over every turn of every
-   * rollout), in one 16-byte row of `pieceRows` (four little-endian words at 4·id): a token of
-   * at most 15 bytes (nearly every token of prose) has its bytes in bytes 0–14 and its length in
-   * byte 15, and is written with four 4-byte stores; byte 15 is 0 until the row is built and
-   * LONG for an added token or a longer one, whose text or bytes are in `pieces`. One table read
-   * a token and no per-byte loop: a loop over a `Uint8Array` per token was 40–50 ns a token of
-   * prose-like text, the rows 13–18 (bench/overhead/decode.ts). */
-  private pieceRows: Int32Array | undefined;
+   * rollout), in one 16-byte row of the decode table (decode-table.ts; four little-endian words
+   * at 4·id): a token of at most 15 bytes (nearly every token of prose) has its bytes in bytes
+   * 0–14 and its length in byte 15, and is written with one 16-byte store; byte 15 is 0 until
+   * the row is built and LONG for an added token or a longer one, whose text or bytes are in
+   * `pieces`. One table read a token and no per-byte loop, in the table's WebAssembly kernel: a
+   * loop over a `Uint8Array` per token was 40–50 ns a token of prose-like text, the rows in
+   * JavaScript 13–18, in the kernel about 2 (bench/overhead/decode.ts). */
+  private decodeTable: DecodeTable | undefined;
   /** Filled with `undefined` up front: a sparse array filled in random id order would turn into
    * a dictionary and cost a hash lookup a long token. */
   private pieces: (Uint8Array | string | undefined)[] = [];
-  /** The bytes between added tokens, kept from call to call (decode is synchronous), with a
-   * row's 16 bytes to spare for the stores past the last piece. */
-  private decodeScratch = new Uint8Array(1 << 14);
 
   /** One past the largest token id. */
   private vocabularyEnd(): number {
@@ -148,7 +145,8 @@ export class HfBpeTokenizer implements Tokenizer {
       }
       bytes.push(byte);
     }
-    if (bytes.length < ROW_BYTES) {
+    // (an empty token's row would read as not built: it is a long one of no bytes)
+    if (bytes.length > 0 && bytes.length < ROW_BYTES) {
       bytes.forEach((byte, k) => {
         rows[4 * id + (k >> 2)]! |= byte << (8 * (k & 3));
       });
@@ -160,58 +158,33 @@ export class HfBpeTokenizer implements Tokenizer {
   }
 
   decode(tokens: TokenIds): string {
-    const rows = (this.pieceRows ??= new Int32Array(4 * this.vocabularyEnd()));
+    const table = (this.decodeTable ??= new DecodeTable(this.vocabularyEnd()));
     if (this.pieces.length === 0)
-      this.pieces = new Array<undefined>(rows.length / 4).fill(undefined);
+      this.pieces = new Array<undefined>(table.rowCount).fill(undefined);
+    const start = table.load(tokens);
     let out = '';
-    let buffer = this.decodeScratch;
-    let view = new DataView(buffer.buffer);
-    let length = 0;
-    for (let i = 0; i < tokens.length; i += 1) {
+    let at = start;
+    for (let i = 0; ;) {
+      // the table's loop runs up to the first token it cannot write, which is written here
+      i = table.copyRows(i, at);
+      at = table.end;
+      if (i >= tokens.length) break;
       const id = tokens[i]!;
-      const at = 4 * id;
-      // undefined outside the table: buildPiece then finds no token and throws
-      let size = (rows[at + 3] ?? 0) >>> 24;
-      if (size === 0) {
-        this.buildPiece(id, rows);
-        size = rows[at + 3]! >>> 24;
-      }
-      if (length + ROW_BYTES > buffer.length) {
-        buffer = this.growScratch(length, ROW_BYTES);
-        view = new DataView(buffer.buffer);
-      }
-      if (size !== LONG) {
-        view.setInt32(length, rows[at]!, true);
-        view.setInt32(length + 4, rows[at + 1]!, true);
-        view.setInt32(length + 8, rows[at + 2]!, true);
-        view.setInt32(length + 12, rows[at + 3]!, true);
-        length += size;
+      if (!(id >= 0 && id < table.rowCount) || table.rows[4 * id + 3] === 0) {
+        // a row not built yet (or an id outside the table: buildPiece throws), then again
+        this.buildPiece(id, table.rows);
         continue;
       }
       const piece = this.pieces[id]!;
+      i += 1;
       if (typeof piece === 'string') {
-        if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
-        length = 0;
-        out += piece;
-        continue;
+        out += this.utf8.decode(table.slice(start, at)) + piece;
+        at = start;
+      } else {
+        at = table.append(piece, at, i);
       }
-      if (length + piece.length > buffer.length) {
-        buffer = this.growScratch(length, piece.length);
-        view = new DataView(buffer.buffer);
-      }
-      for (let k = 0; k < piece.length; k += 1) buffer[length + k] = piece[k]!;
-      length += piece.length;
     }
-    if (length > 0) out += this.utf8.decode(buffer.subarray(0, length));
-    return out;
-  }
-
-  /** decode's scratch buffer with room for `extra` bytes after its first `length`, kept. */
-  private growScratch(length: number, extra: number): Uint8Array<ArrayBuffer> {
-    const grown = new Uint8Array(2 * (length + extra));
-    grown.set(this.decodeScratch.subarray(0, length));
-    this.decodeScratch = grown;
-    return grown;
+    return at > start ? out + this.utf8.decode(table.slice(start, at)) : out;
   }
 
   private encodeOrdinary(text: string, ids: number[]): void {
