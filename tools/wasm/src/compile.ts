@@ -1,8 +1,8 @@
 // Build-time only (never imported by a package at run time): compiles a module's WebAssembly
 // text with wabt and renders the generated TypeScript module that embeds its bytes, for the
 // workspaces that ship a kernel (@anneal/rl's step kernel, @anneal/engines' JSON and decode
-// kernels). Each
-// keeps a `gen:wasm` script and a drift test that compiles its .wat again and compares bytes.
+// kernels). Each keeps a `gen:wasm` script and a drift test that compiles its .wat again and
+// compares bytes.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
