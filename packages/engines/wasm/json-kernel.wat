@@ -325,19 +325,6 @@
 
   ;; ---- writing: float32-text.ts's writeFloat32Of, value by value ----
 
-  ;; a · 10^k, rounded once (|k| <= 22)
-  (func $scaled (param $a f64) (param $k i32) (result f64)
-    (if (result f64) (i32.ge_s (local.get $k) (i32.const 0))
-      (then (f64.mul (local.get $a) (f64.load (i32.shl (local.get $k) (i32.const 3)))))
-      (else (f64.div (local.get $a) (f64.load (i32.shl (i32.sub (i32.const 0) (local.get $k)) (i32.const 3)))))))
-
-  ;; Math.round of $x >= 0: the nearest integer, a tie upwards
-  (func $round (param $x f64) (result f64)
-    (local $floor f64)
-    (local.set $floor (f64.floor (local.get $x)))
-    (select (f64.add (local.get $floor) (f64.const 1)) (local.get $floor)
-      (f64.ge (f64.sub (local.get $x) (local.get $floor)) (f64.const 0.5))))
-
   ;; exactly $count digits of $n at $at (zeros first when it has fewer); n / 10 as a multiply
   ;; and a shift (exact for every u32: 0xcccccccd / 2^35 is 1/10 within 2^-35 relative)
   (func $fixed (param $at i32) (param $n i32) (param $count i32)
@@ -354,28 +341,30 @@
         (local.set $n (local.get $q))
         (br $digit))))
 
-  ;; the $count digits of $n at $at, a point before the last $fraction of them; the end
+  ;; the $count digits of $n at $at, a point before the last $fraction (at most 8) of them; the
+  ;; end. The digits are written whole and the last $fraction moved one place on with one 8-byte
+  ;; load and store, so up to 8 bytes past the end are overwritten (write_f32s's caller leaves
+  ;; room for them).
   (func $digits (param $at i32) (param $n i32) (param $count i32) (param $fraction i32) (result i32)
-    (local $unit i32) (local $whole i32) (local $point i32)
+    (local $point i32)
+    (call $fixed (local.get $at) (local.get $n) (local.get $count))
     (if (i32.eqz (local.get $fraction))
-      (then
-        (call $fixed (local.get $at) (local.get $n) (local.get $count))
-        (return (i32.add (local.get $at) (local.get $count)))))
-    (local.set $unit (i32.trunc_f64_u (f64.load (i32.shl (local.get $fraction) (i32.const 3)))))
-    (local.set $whole (i32.div_u (local.get $n) (local.get $unit)))
+      (then (return (i32.add (local.get $at) (local.get $count)))))
     (local.set $point (i32.sub (i32.add (local.get $at) (local.get $count)) (local.get $fraction)))
-    (call $fixed (local.get $at) (local.get $whole) (i32.sub (local.get $count) (local.get $fraction)))
+    (i64.store offset=1 (local.get $point) (i64.load (local.get $point)))
     (i32.store8 (local.get $point) (i32.const 0x2e))
-    (call $fixed (i32.add (local.get $point) (i32.const 1))
-      (i32.sub (local.get $n) (i32.mul (local.get $whole) (local.get $unit))) (local.get $fraction))
     (i32.add (i32.add (local.get $at) (local.get $count)) (i32.const 1)))
 
   ;; writeFloat32Of of $v (a float32, not an integer) at $at: the end, or -1 when |v| is outside
   ;; [1e-14, 1e9) (NaN and infinities included). The steps and their double arithmetic are
   ;; float32-text.ts's; see there for why 9 digits always read back and shorter ones are checked.
+  ;; float32-text.ts's `scaled` (a · 10^k rounded once: a multiply, or a division for k < 0) and
+  ;; Math.round (of a value >= 0: floor, one more from a fraction of 0.5) are written out in
+  ;; place: V8 does not inline calls between WebAssembly functions, and they ran a dozen times a
+  ;; value.
   (func $write_one (param $v f32) (param $at i32) (result i32)
     (local $a f32) (local $ad f64) (local $e i32) (local $x f64) (local $n i32) (local $count i32)
-    (local $k i32) (local $shorter f64) (local $z i32)
+    (local $k i32) (local $shorter f64) (local $z i32) (local $floor f64)
     (local.set $a (f32.abs (local.get $v)))
     (local.set $ad (f64.promote_f32 (local.get $a)))
     ;; e: the decimal exponent of the first digit, from the binary exponent b: floor(b log10 2)
@@ -391,7 +380,15 @@
     (loop $significand
       (if (i32.or (i32.lt_s (local.get $e) (i32.const -14)) (i32.gt_s (local.get $e) (i32.const 8)))
         (then (return (i32.const -1))))
-      (local.set $x (call $round (call $scaled (local.get $ad) (i32.sub (i32.const 8) (local.get $e)))))
+      ;; x = round(scaled(ad, 8 - e))
+      (local.set $k (i32.sub (i32.const 8) (local.get $e)))
+      (local.set $x
+        (if (result f64) (i32.ge_s (local.get $k) (i32.const 0))
+          (then (f64.mul (local.get $ad) (f64.load (i32.shl (local.get $k) (i32.const 3)))))
+          (else (f64.div (local.get $ad) (f64.load (i32.shl (i32.sub (i32.const 0) (local.get $k)) (i32.const 3)))))))
+      (local.set $floor (f64.floor (local.get $x)))
+      (local.set $x (select (f64.add (local.get $floor) (f64.const 1)) (local.get $floor)
+        (f64.ge (f64.sub (local.get $x) (local.get $floor)) (f64.const 0.5))))
       (if (f64.ge (local.get $x) (f64.const 1e9))
         (then
           (local.set $e (i32.add (local.get $e) (i32.const 1)))
@@ -413,9 +410,19 @@
       (loop $shorten
         (br_if $shortest (i32.le_s (local.get $count) (i32.const 1)))
         (local.set $k (i32.sub (i32.sub (local.get $count) (i32.const 2)) (local.get $e)))
-        (local.set $shorter (call $round (call $scaled (local.get $ad) (local.get $k))))
+        ;; shorter = round(scaled(ad, k)); read back: scaled(shorter, -k)
+        (local.set $x
+          (if (result f64) (i32.ge_s (local.get $k) (i32.const 0))
+            (then (f64.mul (local.get $ad) (f64.load (i32.shl (local.get $k) (i32.const 3)))))
+            (else (f64.div (local.get $ad) (f64.load (i32.shl (i32.sub (i32.const 0) (local.get $k)) (i32.const 3)))))))
+        (local.set $floor (f64.floor (local.get $x)))
+        (local.set $shorter (select (f64.add (local.get $floor) (f64.const 1)) (local.get $floor)
+          (f64.ge (f64.sub (local.get $x) (local.get $floor)) (f64.const 0.5))))
         (br_if $shortest (f32.ne
-          (f32.demote_f64 (call $scaled (local.get $shorter) (i32.sub (i32.const 0) (local.get $k))))
+          (f32.demote_f64
+            (if (result f64) (i32.ge_s (local.get $k) (i32.const 0))
+              (then (f64.div (local.get $shorter) (f64.load (i32.shl (local.get $k) (i32.const 3)))))
+              (else (f64.mul (local.get $shorter) (f64.load (i32.shl (i32.sub (i32.const 0) (local.get $k)) (i32.const 3)))))))
           (local.get $a)))
         (if (f64.eq (local.get $shorter)
               (f64.load (i32.shl (i32.sub (local.get $count) (i32.const 1)) (i32.const 3))))

@@ -36,7 +36,8 @@ interface KernelExports {
 const RESERVED = 512;
 /** Most bytes write_f32s writes a value, its comma included (FLOAT32_TEXT_MAX_BYTES + 1). */
 const FLOAT32_TEXT_BYTES = 18;
-/** Zero bytes after the reply: the kernel's 8-byte loads past a loop's last byte stay in them. */
+/** Zero bytes after the reply: the kernel's 8-byte loads past a loop's last byte stay in them;
+ * spare bytes after the room for a float array's text: its 8-byte stores past the text's end. */
 const PADDING = 16;
 const PAGE = 65_536;
 
@@ -71,10 +72,11 @@ class Kernel {
     return new KernelReply(this, this.generation, out, capacity);
   }
 
-  /** Copies `values` in at RESERVED, room for their text after them. */
+  /** Copies `values` in at RESERVED, room for their text after them (and for the bytes the
+   * kernel's digit writer overwrites past the last value's text). */
   loadFloats(values: Float32Array): KernelFloats {
     const text = RESERVED + 4 * values.length;
-    this.reserve(text + FLOAT32_TEXT_BYTES * values.length);
+    this.reserve(text + FLOAT32_TEXT_BYTES * values.length + PADDING);
     this.floats.set(values, RESERVED / 4);
     this.generation += 1;
     return new KernelFloats(this, this.generation, values.length, text);
