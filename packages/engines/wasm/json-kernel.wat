@@ -1,8 +1,9 @@
 ;; The hot loops of http/json-bytes-reader.ts over a reply copied into this module's memory
 ;; (src/http/json-kernel.ts): skipping vLLM's per-token arrays (`top_logprobs`, `tokens`,
-;; `text_offset`) and long strings (`text`), and reading arrays of float32 logprobs and of int32 ids. Each function reads
-;; only the plainest form of its array — no whitespace, no escape in a string, at most 19
-;; significant digits and an exponent within ±22 in a number — and returns -1 for anything else,
+;; `text_offset`) and long strings (`text`, escapes checked and passed), and reading arrays of
+;; float32 logprobs and of int32 ids. Each function reads only the plainest form of its array —
+;; no whitespace, no escape in an array's string, at most 19 significant digits and an exponent
+;; within ±22 in a number — and returns -1 for anything else,
 ;; leaving that array to the JavaScript reader, which then reads it (or refuses it) as it always
 ;; has. So what this module accepts, it accepts with the JavaScript reader's answer, and it never
 ;; refuses on its own: src/http/json-kernel.test.ts checks both against the JavaScript loops.
@@ -60,12 +61,11 @@
           (br $eight))))
     (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $flags)) (i64.const 3)))))
 
-  ;; A string from its opening quote at $p without escapes or control bytes: the offset after its
-  ;; closing quote, or -1. Eight bytes at a time: a byte equal to a quote or a backslash (XOR makes
-  ;; it zero) or below 0x20 leaves the borrow of a subtraction in its top bit; a borrow out of a
-  ;; flagged byte may flag the bytes above it too, never one below, so the lowest flagged byte is
-  ;; the first quote, backslash or control byte.
-  (func $string_end (param $p i32) (result i32)
+  ;; From the byte after $p: the offset of the first quote, backslash or control byte. Eight
+  ;; bytes at a time: a byte equal to a quote or a backslash (XOR makes it zero) or below 0x20
+  ;; leaves the borrow of a subtraction in its top bit; a borrow out of a flagged byte may flag
+  ;; the bytes above it too, never one below, so the lowest flagged byte is the first such byte.
+  (func $special_after (param $p i32) (result i32)
     (local $x i64) (local $q i64) (local $s i64) (local $flags i64)
     (local.set $p (i32.add (local.get $p) (i32.const 1)))
     (loop $scan
@@ -82,16 +82,55 @@
         (then
           (local.set $p (i32.add (local.get $p) (i32.const 8)))
           (br $scan))))
-    (local.set $p (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $flags)) (i64.const 3)))))
+    (i32.add (local.get $p) (i32.wrap_i64 (i64.shr_u (i64.ctz (local.get $flags)) (i64.const 3)))))
+
+  ;; A string from its opening quote at $p without escapes or control bytes: the offset after its
+  ;; closing quote, or -1.
+  (func $string_end (param $p i32) (result i32)
+    (local.set $p (call $special_after (local.get $p)))
     (if (result i32) (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x22))
       (then (i32.add (local.get $p) (i32.const 1)))
       (else (i32.const -1))))
 
   ;; A skipped string (a reply's `text`, kilobytes a choice) from its opening quote at $p: the
-  ;; offset after its closing quote, or -1 (an escape or a control byte: JavaScript reads it).
+  ;; offset after its closing quote, or -1 (a control byte, an escape stringEnd refuses). Its
+  ;; escapes are checked as stringEnd checks them (one of \" \\ \/ \b \f \n \r \t, or \u and
+  ;; four hex digits) and passed over.
   (func (export "skip_string") (param $p i32) (result i32)
+    (local $b i32) (local $k i32)
     (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 0x22)) (then (return (i32.const -1))))
-    (call $string_end (local.get $p)))
+    (loop $run
+      (local.set $p (call $special_after (local.get $p)))
+      (local.set $b (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $b) (i32.const 0x22)) (then (return (i32.add (local.get $p) (i32.const 1)))))
+      (if (i32.ne (local.get $b) (i32.const 0x5c)) (then (return (i32.const -1))))
+      ;; $p on the backslash: the escaped byte, then (for \u) four hex digits; $p ends on the
+      ;; escape's last byte, the scan going on after it
+      (local.set $p (i32.add (local.get $p) (i32.const 1)))
+      (local.set $b (i32.load8_u (local.get $p)))
+      (if (i32.eq (local.get $b) (i32.const 0x75))
+        (then
+          (local.set $k (i32.const 4))
+          (loop $hex
+            (local.set $p (i32.add (local.get $p) (i32.const 1)))
+            (local.set $b (i32.load8_u (local.get $p)))
+            (if (i32.eqz (i32.or
+                  (i32.lt_u (i32.sub (local.get $b) (i32.const 0x30)) (i32.const 10))
+                  (i32.lt_u (i32.sub (i32.or (local.get $b) (i32.const 0x20)) (i32.const 0x61)) (i32.const 6))))
+              (then (return (i32.const -1))))
+            (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+            (br_if $hex (local.get $k)))
+          (br $run)))
+      ;; " \ / b f n r t
+      (br_if $run (i32.or
+        (i32.or
+          (i32.or (i32.eq (local.get $b) (i32.const 0x22)) (i32.eq (local.get $b) (i32.const 0x5c)))
+          (i32.or (i32.eq (local.get $b) (i32.const 0x2f)) (i32.eq (local.get $b) (i32.const 0x62))))
+        (i32.or
+          (i32.or (i32.eq (local.get $b) (i32.const 0x66)) (i32.eq (local.get $b) (i32.const 0x6e)))
+          (i32.or (i32.eq (local.get $b) (i32.const 0x72)) (i32.eq (local.get $b) (i32.const 0x74))))))
+      (return (i32.const -1)))
+    (i32.const -1))
 
   ;; A JSON number's grammar from its sign or first digit at $p: the offset after it, or -1.
   (func $number_end (param $p i32) (result i32)

@@ -172,16 +172,19 @@ describe('the JSON kernel against the JavaScript loops', () => {
       '12345678',
     ];
     let accepted = 0;
+    let escapedAccepted = 0;
     for (let i = 0; i < 3_000; i += 1) {
       const content = Array.from({ length: Math.floor(rng() * 40) }, () =>
         rng() < 0.9 ? pick(rng, pieces.slice(0, 5)) : pick(rng, pieces),
       ).join('');
-      const alike = skipsAlike(mutated(rng, `"${content}"`), (bytes) =>
-        loadReply(bytes)!.skipString(0),
-      );
+      const text = mutated(rng, `"${content}"`);
+      const alike = skipsAlike(text, (bytes) => loadReply(bytes)!.skipString(0));
       if (alike.accepted) accepted += 1;
+      // escapes are the kernel's too (a reply's `text` has them on every line)
+      if (alike.accepted && text.slice(1, -1).includes('\\')) escapedAccepted += 1;
     }
     expect(accepted).toBeGreaterThan(1_000);
+    expect(escapedAccepted).toBeGreaterThan(300);
   });
 
   it('reads 4,000 seeded arrays of numbers (and mutations) as float32 exactly as float32Array does', () => {

@@ -1,6 +1,7 @@
 // The JSON kernel (wasm/json-kernel.wat, embedded as base64 by json-kernel-bytes.ts): the loops
-// that skip vLLM's per-token arrays and read arrays of float32 logprobs and int32 ids, run in
-// WebAssembly over a copy of the reply (json-bytes-reader.ts uses them for every reply up to
+// that skip vLLM's per-token arrays and long strings and read arrays of float32 logprobs and
+// int32 ids, run in WebAssembly over a copy of the reply (json-bytes-reader.ts uses them for
+// every reply up to
 // KERNEL_MAX_BYTES), and the loop that writes float32 arrays as short text (json-text.ts's
 // `float32s`, over a copy of the values). One instance and memory per thread, compiled on first
 // use; a reply or an array is copied in, read or written, and the next copied over it (readers
@@ -145,8 +146,8 @@ export class KernelReply {
     return this.current().skipFlat(pos);
   }
 
-  /** The offset after the string whose opening quote is at `pos` when it has no escape and no
-   * control byte (stringEnd's strings), else -1. */
+  /** The offset after the string whose opening quote is at `pos` when it has no control byte
+   * and only escapes stringEnd takes (checked and passed over), else -1. */
   skipString(pos: number): number {
     return this.current().skipString(pos);
   }
