@@ -171,6 +171,27 @@ export class JsonBytesWriter {
     return this;
   }
 
+  /** How many bytes are written so far (an offset for `again` and `indexOf`). */
+  get written(): number {
+    return this.length;
+  }
+
+  /** The bytes [start, end) already written, appended again (a long stretch: one copy). */
+  again(start: number, end: number): this {
+    if (!(start >= 0 && start <= end && end <= this.length)) {
+      throw new RangeError(`again(${start}, ${end}): outside the ${this.length} bytes written`);
+    }
+    this.reserve(end - start);
+    this.bytes.copyWithin(this.length, start, end);
+    this.length += end - start;
+    return this;
+  }
+
+  /** The offset of the first `byte` in the bytes [from, to) written, or -1. */
+  indexOf(byte: number, from: number, to: number): number {
+    return this.bytes.subarray(0, to).indexOf(byte, from);
+  }
+
   /** The bytes written (a view of the writer's buffer: the writer is not used afterwards). */
   finish(): Uint8Array {
     return this.bytes.subarray(0, this.length);

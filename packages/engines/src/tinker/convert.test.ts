@@ -185,6 +185,42 @@ describe('Tinker conversions', () => {
     expect(written).toContain(',-0.0012,-0.0012,');
   });
 
+  it('writes target tokens that are the model input one id on (views of one array) as their own ids', () => {
+    const rng = seededRng(37);
+    for (const length of [2, 3, 17, 4097]) {
+      const tokens = Int32Array.from({ length }, (_, i) =>
+        i === 0 ? -(2 ** 31) : Math.floor(rng() * 10 ** (1 + (i % 9))) * (i % 5 === 0 ? -1 : 1),
+      );
+      // shiftedDatum's views (worker executors/common/datum.ts), and copies of the same ids
+      const views = {
+        modelInput: tokens.subarray(0, -1),
+        lossFnInputs: { target_tokens: tokens.subarray(1) },
+      };
+      const copies = {
+        modelInput: tokens.slice(0, -1),
+        lossFnInputs: { target_tokens: tokens.slice(1) },
+      };
+      const written = datumJson(views);
+      expect(written).toBe(datumJson(copies));
+      const wire = JSON.parse(written) as Wire.Datum;
+      expect(wire.loss_fn_inputs['target_tokens']!.data).toEqual(Array.from(tokens.subarray(1)));
+    }
+    // the same offsets in another array are that array's ids
+    const a = Int32Array.from([5, 6, 7, 8]);
+    const b = Int32Array.from([50, 60, 70, 80]);
+    const other = { modelInput: a.subarray(0, 3), lossFnInputs: { target_tokens: b.subarray(1) } };
+    const wire = JSON.parse(datumJson(other)) as Wire.Datum;
+    expect(wire.loss_fn_inputs['target_tokens']!.data).toEqual([60, 70, 80]);
+  });
+
+  it('appends a stretch already written again, and refuses one outside what is written', () => {
+    const writer = new JsonBytesWriter(4).raw('[1,22,333');
+    expect(writer.indexOf(0x2c, 1, writer.written)).toBe(2);
+    writer.again(writer.indexOf(0x2c, 1, writer.written) + 1, writer.written).raw(']');
+    expect(new TextDecoder().decode(writer.finish())).toBe('[1,22,33322,333]');
+    expect(() => new JsonBytesWriter().raw('ab').again(1, 3)).toThrow(/outside the 2 bytes/);
+  });
+
   it('writes runs of equal float32 values, of every length across the copies that double, as each value alone', () => {
     const kinds = [0, -0, 1, -0.625, -12.3456789, 1e-30, 3.4e38, Math.fround(1 / 3)];
     const values: number[] = [];

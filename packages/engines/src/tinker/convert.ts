@@ -50,18 +50,38 @@ export function checkWireDatum(datum: Datum, index: number): void {
 export function writeWireDatum(writer: JsonBytesWriter, datum: Datum): void {
   writer.raw('{"model_input":{"chunks":[{"type":"encoded_text","tokens":[');
   const ids = datum.modelInput;
+  const idsStart = writer.written;
   if (ids instanceof Int32Array) writer.int32s(ids);
   else writer.numbers(ids);
+  const idsEnd = writer.written;
   writer.raw(']}]},"loss_fn_inputs":{');
   let first = true;
   for (const [name, tensor] of Object.entries(datum.lossFnInputs)) {
     writer.raw(`${first ? '' : ','}${JSON.stringify(name)}:{"data":[`);
     if (tensor instanceof Float32Array) writer.float32s(tensor);
-    else writer.int32s(tensor);
+    else if (ids instanceof Int32Array && isShiftedView(tensor, ids)) {
+      // target_tokens as shiftedDatum makes them, the model input's memory one id on: the
+      // model input's text after its first id, then the last id (half a step's id text)
+      writer.again(writer.indexOf(COMMA, idsStart, idsEnd) + 1, idsEnd);
+      writer.raw(',').int32s(tensor.subarray(tensor.length - 1));
+    } else writer.int32s(tensor);
     writer.raw(`],"dtype":"${TENSOR_DTYPE(tensor)}","shape":[${tensor.length}]}`);
     first = false;
   }
   writer.raw('}}');
+}
+
+const COMMA = 0x2c;
+
+/** Whether `tensor` is the memory of `ids` one id on, as long: tensor[i] is ids[i + 1] (the
+ * same bytes, so no value need be compared), and ids has at least two (its text a comma). */
+function isShiftedView(tensor: Int32Array, ids: Int32Array): boolean {
+  return (
+    tensor.buffer === ids.buffer &&
+    tensor.byteOffset === ids.byteOffset + 4 &&
+    tensor.length === ids.length &&
+    ids.length >= 2
+  );
 }
 
 /** About how many bytes writeWireDatum writes for these datums (8 a value: ids, float32 text
