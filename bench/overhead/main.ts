@@ -37,7 +37,7 @@ const MAX_TOKENS = 4096;
 const REGRESSION_BOUND = 2;
 /** Orchestrator CPU ÷ JSON.parse CPU for the same tokens, as measured when the bound was set
  * (docs/performance.md "Orchestrator overhead"). */
-const RECORDED_RATIO = 0.5; // 0.47–0.49× in three --soak runs at load 2.7–3.5 (2026-12-07, tenth stop; 0.71× at the fifth stop, prose-like text)
+const RECORDED_RATIO = 0.5; // 0.47–0.49× in three --soak runs at load 2.7–3.5 (2026-12-07, tenth stop; 0.71× at the fifth stop, prose-like text); 0.33–0.46× with --steps 8 at the eleventh
 
 const { values } = parseArgs({
   options: {
