@@ -1,28 +1,19 @@
 // The JSON kernel (wasm/json-kernel.wat, embedded as base64 by json-kernel-bytes.ts): the loops
 // that skip vLLM's per-token arrays and long strings and read arrays of float32 logprobs and
 // int32 ids, run in WebAssembly over a copy of the reply (json-bytes-reader.ts uses them for
-// every reply up to
-// KERNEL_MAX_BYTES), and the loop that writes float32 arrays as short text (json-text.ts's
+// every reply up to KERNEL_MAX_BYTES), and the loop that writes float32 arrays as short text (json-text.ts's
 // `float32s`, over a copy of the values). One instance and memory per thread, compiled on first
 // use; a reply or an array is copied in, read or written, and the next copied over it (readers
 // and writers are synchronous: one at a time per thread, which `KernelReply` and `KernelFloats`
 // check). The memory grows to about three times the largest reply read, or 22 bytes a value of
 // the largest array written (at most KERNEL_MAX_BYTES; anything larger is left to the JavaScript
 // loops), and is kept for the thread's life, like the HTTP body buffers it copies from.
+import { compileEmbedded, instantiate, type WasmMemory } from '../wasm-module.ts';
 import { JSON_KERNEL_BASE64 } from './json-kernel-bytes.ts';
 
 /** Replies above this are read by the JavaScript loops alone (the memory kept is ~3× it). */
 export const KERNEL_MAX_BYTES = 64 * 1024 * 1024;
 
-// The part of the WebAssembly JS API used here (neither lib ES2023 nor @types/node 20 declares it).
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-}
 interface KernelExports {
   memory: WasmMemory;
   end: { value: number };
@@ -41,8 +32,6 @@ const FLOAT32_TEXT_BYTES = 18;
  * spare bytes after the room for a float array's text: its 8-byte stores past the text's end. */
 const PADDING = 16;
 const PAGE = 65_536;
-
-const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 
 /** The thread's kernel: undefined until first use, null without WebAssembly. */
 let kernel: Kernel | null | undefined;
@@ -204,18 +193,16 @@ function current(kernel: Kernel, generation: number): Kernel {
   return kernel;
 }
 
-function instantiate(): Kernel | null {
-  if (wasmApi === undefined) return null;
-  const bytes = Uint8Array.from(Buffer.from(JSON_KERNEL_BASE64, 'base64'));
-  const instance = new wasmApi.Instance(new wasmApi.Module(bytes), {});
-  return new Kernel(instance.exports as unknown as KernelExports);
+function instantiateKernel(): Kernel | null {
+  const module = compileEmbedded(JSON_KERNEL_BASE64);
+  return module === null ? null : new Kernel(instantiate<KernelExports>(module));
 }
 
 /** `reply` copied into this thread's kernel; undefined when it is over KERNEL_MAX_BYTES or this
  * runtime has no WebAssembly. */
 export function loadReply(reply: Uint8Array): KernelReply | undefined {
   if (reply.length > KERNEL_MAX_BYTES) return undefined;
-  kernel ??= instantiate();
+  kernel ??= instantiateKernel();
   return kernel?.load(reply);
 }
 
@@ -223,6 +210,6 @@ export function loadReply(reply: Uint8Array): KernelReply | undefined {
  * more than KERNEL_MAX_BYTES or this runtime has no WebAssembly. */
 export function loadFloats(values: Float32Array): KernelFloats | undefined {
   if (values.length * FLOAT32_TEXT_BYTES > KERNEL_MAX_BYTES) return undefined;
-  kernel ??= instantiate();
+  kernel ??= instantiateKernel();
   return kernel?.loadFloats(values);
 }

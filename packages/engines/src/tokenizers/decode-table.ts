@@ -6,39 +6,22 @@
 // JavaScript over an ordinary buffer; every other token is the tokenizer's to write. One table a
 // tokenizer (decode is synchronous: one call at a time), grown to the longest decode and kept.
 import type { TokenIds } from '../types.ts';
+import { compileEmbedded, instantiate, type WasmMemory } from '../wasm-module.ts';
 import { DECODE_KERNEL_BASE64 } from './decode-kernel-bytes.ts';
 
 /** Bytes of a row: up to 15 of the token's, its count in the last. */
 export const ROW_BYTES = 16;
 const PAGE = 65_536;
 
-// The part of the WebAssembly JS API used here (neither lib ES2023 nor @types/node 20 declares it).
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-}
 interface KernelExports {
   memory: WasmMemory;
   end: { value: number };
   copy_rows(ids: number, from: number, count: number, rows: number, out: number): number;
 }
 
-const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
-/** undefined: not tried yet; null: this runtime has no WebAssembly SIMD. */
+/** undefined: not tried yet; null: this runtime has no WebAssembly SIMD (the loop stores a row
+ * as one v128). */
 let compiled: object | null | undefined;
-
-function kernelModule(): object | null {
-  if (compiled !== undefined) return compiled;
-  const bytes = Uint8Array.from(Buffer.from(DECODE_KERNEL_BASE64, 'base64'));
-  // validate() is false where the engine lacks SIMD (the loop stores a row as one v128)
-  compiled = wasmApi?.validate(bytes) ? new wasmApi.Module(bytes) : null;
-  return compiled;
-}
 
 /** Where the rows are copied from and written to: the kernel's memory, or a plain buffer. */
 interface Backing {
@@ -117,8 +100,7 @@ export class DecodeTable {
   private current: ArrayBuffer;
   private words: Int32Array;
   private bytes: Uint8Array;
-  /** Where the ids of the current decode end and its bytes start. */
-  private outAt = 0;
+  /** How many ids the current decode has. */
   private count = 0;
 
   /** `kernel: false` runs the JavaScript loop even where the kernel could run (tests). */
@@ -126,11 +108,14 @@ export class DecodeTable {
     readonly rowCount: number,
     options: { kernel?: boolean } = {},
   ) {
-    const module = options.kernel === false ? null : kernelModule();
+    const module =
+      options.kernel === false
+        ? null
+        : compiled === undefined
+          ? (compiled = compileEmbedded(DECODE_KERNEL_BASE64))
+          : compiled;
     this.backing =
-      module === null || wasmApi === undefined
-        ? new ScriptBacking()
-        : new KernelBacking(new wasmApi.Instance(module, {}).exports as unknown as KernelExports);
+      module === null ? new ScriptBacking() : new KernelBacking(instantiate<KernelExports>(module));
     this.idsAt = ROW_BYTES * rowCount;
     this.backing.reserve(this.idsAt);
     this.current = this.backing.buffer();
@@ -153,11 +138,11 @@ export class DecodeTable {
    * their bytes start. Throws a RangeError for an id that is not an int32. */
   load(ids: TokenIds): number {
     this.count = ids.length;
-    this.outAt = this.idsAt + 4 * ids.length;
-    this.reserve(this.outAt + ROW_BYTES * (ids.length + 1));
+    const outAt = this.idsAt + 4 * ids.length;
+    this.reserve(outAt + ROW_BYTES * (ids.length + 1));
     if (ids instanceof Int32Array) {
       this.words.set(ids, this.idsAt / 4);
-      return this.outAt;
+      return outAt;
     }
     // A number that is not an int32 would be wrapped or truncated into another token's id.
     const words = this.words;
@@ -167,7 +152,7 @@ export class DecodeTable {
       if ((id | 0) !== id) throw new RangeError(`token id ${id} is outside the vocabulary`);
       words[base + i] = id;
     }
-    return this.outAt;
+    return outAt;
   }
 
   /** The bytes of the loaded ids from index `from`, written at `out`, up to the first token whose
