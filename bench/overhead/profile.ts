@@ -112,9 +112,12 @@ export function summarise(profile: CpuProfile, top: number): ProfileSummary {
   for (const node of profile.nodes)
     for (const child of node.children ?? []) parent.set(child, node.id);
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) =>
-    self.set(id, (self.get(id) ?? 0) + profile.timeDeltas[i]! / 1000),
-  );
+  // A sample stands for the time since the one before it; the first one's delta is the time from
+  // Profiler.start to the first sample (the inspector's own `dispatch`, ≈ 95 ms here), not a
+  // sample of anything the step ran, so it is left out.
+  profile.samples.forEach((id, i) => {
+    if (i > 0) self.set(id, (self.get(id) ?? 0) + profile.timeDeltas[i]! / 1000);
+  });
   const functions = new Map<string, number>();
   const areas = new Map<string, number>();
   let totalMs = 0;
