@@ -32,6 +32,9 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
+      // `import { type A } from 'm'` keeps `import 'm'` under verbatimModuleSyntax: the module is
+      // loaded (and bundled) for nothing; `import type { A }` is erased.
+      '@typescript-eslint/no-import-type-side-effects': 'error',
     },
   },
   {

@@ -2,7 +2,7 @@
 // the same burst through plain BullMQ), queued-together priority order, a binding tenant cap,
 // and an idle window. Each returns what it measured; main.ts judges and prints.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { bullPriority } from '@anneal/protocol';
 import {

@@ -84,8 +84,12 @@ const candidates: Candidate[] = [
 const plane = await startControlPlane();
 try {
   // ANNEAL_REQUIRE_BUILD: the bin fails instead of silently timing tsx on a stale dist/.
+  // Without what every node start would add alike: NODE_EXTRA_CA_CERTS alone costs a start
+  // ≈ 60 ms here (the certificates are read and parsed), which inflated `node -e 0` and hid the
+  // commands' own cost in the ratios (3.4× read as 2.0×); NODE_OPTIONS may preload anything.
+  const { NODE_EXTRA_CA_CERTS: _certs, NODE_OPTIONS: _options, ...inherited } = process.env;
   const env = {
-    ...process.env,
+    ...inherited,
     ANNEAL_URL: plane.url,
     ANNEAL_TOKEN: plane.token,
     ANNEAL_REQUIRE_BUILD: '1',

@@ -12,7 +12,7 @@ import type { StepRecord } from '@anneal/protocol';
 import { ApiClient } from '../src/api/client.ts';
 import { DemoRunError, followRun, readSteps, submitRun } from '../src/demo/api.ts';
 import { PlainDisplay } from '../src/demo/display.ts';
-import { type DemoReport } from '../src/demo/report.ts';
+import type { DemoReport } from '../src/demo/report.ts';
 import { type DemoSession, runDemo } from '../src/demo/run-demo.ts';
 import { QUICK_SIZES } from '../src/demo/specs.ts';
 import { startStack } from '../src/demo/stack.ts';

@@ -2,9 +2,11 @@
 // registering the commands loads no heavy module: the engines and envs (protobufjs, tar, ONNX),
 // the control plane and worker (fastify, bullmq), telemetry (pino, prom-client) and the demo's
 // progress bars load when their command runs. This runs the CLI's sources with a module-resolve
-// hook that records every module and checks none of those was loaded.
+// hook that records every module and checks none of those was loaded. In the bundle the bin runs,
+// the run spec's schemas (TypeBox) and the YAML parser load with the commands that parse specs:
+// the second test reads which sources the bundle's entry loads before it parses its arguments.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -65,5 +67,41 @@ describe('CLI start-up imports', () => {
     const loaded = await modulesLoadedBy(args);
     expect(loaded.some((url) => url.endsWith('/apps/cli/src/main.ts'))).toBe(true);
     expect(loaded.filter((url) => HEAVY.some((heavy) => heavy.test(url)))).toEqual([]);
+  });
+});
+
+const BUNDLE = path.join(repoRoot, 'apps/cli/dist/bundle');
+
+/** The sources of every chunk the bundle's entry imports statically (chunk by chunk, from their
+ * source maps): what a start evaluates before commander parses the arguments. */
+function bundledStartupSources(): string[] {
+  const sources = new Set<string>();
+  const pending = ['anneal.js'];
+  const seen = new Set<string>();
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const code = readFileSync(path.join(BUNDLE, file), 'utf8');
+    // `import … from "./x.js"` and `import "./x.js"`; not `import("./x.js")`, loaded on use
+    for (const match of code.matchAll(/(?:\bfrom|\bimport)\s*"\.\/([^"]+\.js)"/g)) {
+      pending.push(match[1]!);
+    }
+    const map = JSON.parse(readFileSync(path.join(BUNDLE, `${file}.map`), 'utf8')) as {
+      sources: string[];
+    };
+    for (const source of map.sources) {
+      sources.add(path.relative(repoRoot, path.resolve(BUNDLE, source)));
+    }
+  }
+  return [...sources];
+}
+
+describe('the bundled CLI at start-up', () => {
+  it('loads neither the spec schemas (TypeBox) nor the YAML parser', () => {
+    expect(existsSync(path.join(BUNDLE, 'anneal.js')), 'npm run build makes the bundle').toBe(true);
+    const sources = bundledStartupSources();
+    expect(sources).toContain('apps/cli/src/main.ts');
+    expect(sources.some((s) => s.includes('node_modules/commander/'))).toBe(true);
+    expect(sources.filter((s) => /node_modules\/(yaml|@sinclair\/typebox)\//.test(s))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // Adapter capacity through the API (docs/operations.md "Adapter capacity"): a run's demand is
 // computed at submission and shown on the run; a run that could never fit is refused; a run
 // that does not fit now waits queued and GET /v1/runs/{id} says for what.
-import { type OperatorConfig } from '@anneal/protocol';
+import type { OperatorConfig } from '@anneal/protocol';
 import { readAdapterSlots, startRun } from '@anneal/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../src/jobs/reconcile.ts';

@@ -3,7 +3,7 @@
 import { METRIC_NAME_PATTERN } from '@anneal/protocol';
 import type { MetricDefinition, MetricUnit } from './catalogue.ts';
 import { FORBIDDEN_LABELS, LABELS, type LabelDefinition } from './labels.ts';
-import { type StepMetricTable } from './step-metrics.ts';
+import type { StepMetricTable } from './step-metrics.ts';
 import { labelValues, recordBindings } from '@anneal/protocol';
 
 const NAME_PATTERN = /^anneal_[a-z][a-z0-9]*(_[a-z0-9]+)*$/;

@@ -6,7 +6,7 @@ import { EVAL_CELL_SERIES, evalCellLabels } from './eval-series.ts';
 import type { TelemetryEvents } from './events.ts';
 import { GUARDRAIL_ACTIONS, type Usage } from '@anneal/protocol';
 import { SUBSYSTEMS, TOKEN_TYPES, USAGE_ITEMS, type TokenType, type UsageItem } from './labels.ts';
-import { type StepMetricTable } from './step-metrics.ts';
+import type { StepMetricTable } from './step-metrics.ts';
 import { recordBindings } from '@anneal/protocol';
 import type { MetricWriter } from './writer.ts';
 

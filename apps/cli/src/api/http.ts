@@ -1,8 +1,8 @@
 // One HTTP request through node:http(s), for ApiClient.request. Not fetch: on Node 20 the first
 // fetch() initialises undici, about 0.25 s of CPU — more than the rest of `anneal runs ls`
-// (bench/startup); a node:http request costs a few milliseconds. Streams (SSE) keep fetch.
-import http from 'node:http';
-import https from 'node:https';
+// (bench/startup); a node:http request costs a few milliseconds. Streams (SSE) keep fetch. The
+// transport is loaded by the first request, not at start-up: node:https brings TLS, and a command
+// such as `anneal --help` sends none.
 
 export interface HttpReply {
   status: number;
@@ -16,12 +16,15 @@ export interface HttpRequest {
   body?: string;
 }
 
+async function transportFor(url: URL) {
+  if (url.protocol === 'http:') return (await import('node:http')).default;
+  if (url.protocol === 'https:') return (await import('node:https')).default;
+  throw new Error(`unsupported protocol ${url.protocol} (use http or https)`);
+}
+
 /** Rejects with the socket error (its `code`: ECONNREFUSED, ENOTFOUND…) when there is no reply. */
-export function send(url: URL, init: HttpRequest): Promise<HttpReply> {
-  const transport = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : null;
-  if (!transport) {
-    return Promise.reject(new Error(`unsupported protocol ${url.protocol} (use http or https)`));
-  }
+export async function send(url: URL, init: HttpRequest): Promise<HttpReply> {
+  const transport = await transportFor(url);
   const headers =
     init.body === undefined
       ? init.headers

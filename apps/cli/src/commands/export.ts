@@ -10,9 +10,15 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Command } from 'commander';
-import { type CheckpointList, EXPORT_MANIFEST_FILE, type ExportManifest } from '@anneal/protocol';
+import type { CheckpointList, ExportManifest } from '@anneal/protocol';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { writeErr, writeOut } from '../ops/terminal-text.ts';
+
+/** The export's manifest file name. @anneal/protocol's values load when an export runs, not
+ * when the commands are registered (its schemas and YAML parser are most of a cold start:
+ * bench/startup). */
+const manifestFile = async (): Promise<string> =>
+  (await import('@anneal/protocol')).EXPORT_MANIFEST_FILE;
 
 /** The resume point's step (always kept), else the newest kept one; throws when the run has
  * none. One page of one entry, whatever the catalogue's length. */
@@ -32,10 +38,9 @@ export async function exportCheckpoint(
   options: { step?: number; out: string },
 ): Promise<ExportManifest> {
   const out = path.resolve(options.out);
-  if (existsSync(path.join(out, EXPORT_MANIFEST_FILE))) {
-    throw new Error(
-      `${out} already holds an export (${EXPORT_MANIFEST_FILE}); choose another --out`,
-    );
+  const manifestName = await manifestFile();
+  if (existsSync(path.join(out, manifestName))) {
+    throw new Error(`${out} already holds an export (${manifestName}); choose another --out`);
   }
   const step = options.step ?? (await latestKeptStep(client, runId));
   const response = await client.stream(`/v1/runs/${runId}/checkpoints/${step}/export`, {
@@ -54,9 +59,7 @@ export async function exportCheckpoint(
     const body = Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>);
     body.on('data', (chunk: Uint8Array) => (received += chunk.length));
     await pipeline(body, extract({ cwd: temp, strict: true }));
-    manifest = JSON.parse(
-      await readFile(path.join(temp, EXPORT_MANIFEST_FILE), 'utf8'),
-    ) as ExportManifest;
+    manifest = JSON.parse(await readFile(path.join(temp, manifestName), 'utf8')) as ExportManifest;
   } catch (error) {
     await rm(temp, { recursive: true, force: true });
     const expected = response.headers.get('content-length');
@@ -68,7 +71,7 @@ export async function exportCheckpoint(
     );
   }
   try {
-    await moveInto(temp, out);
+    await moveInto(temp, out, manifestName);
   } finally {
     await rm(temp, { recursive: true, force: true });
   }
@@ -77,13 +80,13 @@ export async function exportCheckpoint(
 
 /** Moves the unpacked export into `out`: the whole folder when `out` does not exist, else each
  * entry, the manifest last (an export is complete once its manifest is there). */
-async function moveInto(temp: string, out: string): Promise<void> {
+async function moveInto(temp: string, out: string, manifest: string): Promise<void> {
   if (!existsSync(out)) {
     await rename(temp, out);
     return;
   }
-  const names = (await readdir(temp)).filter((name) => name !== EXPORT_MANIFEST_FILE);
-  const order = [...names, EXPORT_MANIFEST_FILE];
+  const names = (await readdir(temp)).filter((name) => name !== manifest);
+  const order = [...names, manifest];
   const taken = order.find((name) => existsSync(path.join(out, name)));
   if (taken) throw new Error(`${path.join(out, taken)} already exists; choose another --out`);
   for (const name of order) await rename(path.join(temp, name), path.join(out, name));
@@ -110,7 +113,7 @@ export function registerExport(runs: Command): void {
         writeOut(
           `exported ${manifest.run.id} step ${manifest.step} (${manifest.weights.format}, base ` +
             `${manifest.baseModel.name}) to ${path.resolve(options.out)}: ` +
-            `${[EXPORT_MANIFEST_FILE, ...manifest.weights.files].join(', ')}\n`,
+            `${[await manifestFile(), ...manifest.weights.files].join(', ')}\n`,
         );
       } catch (error) {
         writeErr(`${formatApiError(error)}\n`);

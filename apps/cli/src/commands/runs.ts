@@ -2,14 +2,8 @@
 // (ANNEAL_URL, ANNEAL_TOKEN). A sweep document (`kind: sweep`) is submitted to POST /v1/sweeps.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import {
-  RUN_STATES,
-  type RunEstimate,
-  type RunResource,
-  type RunUsage,
-  type SweepResource,
-  isSweepDocument,
-} from '@anneal/protocol';
+import type { RunEstimate, RunResource, RunUsage, SweepResource } from '@anneal/protocol';
+import { RUN_STATES } from '@anneal/protocol/run-states';
 import { type ApiClient, clientFromEnv, formatApiError } from '../api/client.ts';
 import { table } from '../ops/output.ts';
 import { estimateLines, usageLine } from '../ops/usage.ts';
@@ -62,6 +56,8 @@ export function register(program: Command): void {
           exitCode: 2,
         });
       }
+      // loaded here, not at start: it parses YAML and builds the spec schemas (bench/startup)
+      const { isSweepDocument } = await import('@anneal/protocol');
       const sweep = isSweepDocument(text);
       if (options.dryRun && sweep) {
         return command.error('error: --dry-run prices run specs, not sweeps', { exitCode: 2 });

@@ -4,7 +4,8 @@
 // it failed or was cancelled (or the watch itself failed).
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { type RunEvent, type RunResource, type RunUsage, isTerminal } from '@anneal/protocol';
+import type { RunEvent, RunResource, RunUsage } from '@anneal/protocol';
+import { isTerminal } from '@anneal/protocol/run-states';
 import { withApi } from '../ops/output.ts';
 import { usageLine } from '../ops/usage.ts';
 import { WatchRenderer } from '../watch/render.ts';

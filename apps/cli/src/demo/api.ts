@@ -1,13 +1,7 @@
 // What the demo does through the REST API (docs/api.md): submit a run, follow its events over
 // SSE until it ends, read its step history. Nothing here touches Redis or the worker directly.
-import {
-  type EvalItem,
-  type EvalItemPage,
-  type RunEvent,
-  type RunResource,
-  type StepRecord,
-  isTerminal,
-} from '@anneal/protocol';
+import type { EvalItem, EvalItemPage, RunEvent, RunResource, StepRecord } from '@anneal/protocol';
+import { isTerminal } from '@anneal/protocol/run-states';
 import type { ApiClient } from '../api/client.ts';
 import { followEvents } from '../watch/stream.ts';
 import type { RunSpecJson } from './specs.ts';
