@@ -62,6 +62,7 @@ export const PREREQUISITES = {
 export const NEEDS = {
   test: ['node', 'redis', 'prometheus', 'promtool', 'rsvg-convert', 'chromium'],
   demo: ['node', 'redis'],
-  bench: ['node', 'redis'],
+  // bench/console opens the console's runs list in a headless Chromium
+  bench: ['node', 'redis', 'chromium'],
   soak: ['node', 'redis'],
 };

@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 import { buildApp, sha256Hex } from '@anneal/control-plane';
 import { type RunSpec, validateOperatorConfig } from '@anneal/protocol';
 import { createRun, createStoreContext, deleteKeysWithPrefix } from '@anneal/store';
+import { chromiumPath } from '@anneal/testing';
 // @ts-expect-error: a plain .mjs build script without declarations
 import { bundleConsole } from '../../scripts/bundle-console.mjs';
 
@@ -19,7 +20,6 @@ const RUNS = Number(process.env.BENCH_CONSOLE_RUNS ?? 10_000);
 const LOADS = 15;
 const TARGET_MS = 1000;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const chromiumBin = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 
 const prefix = `{anneal-bench-console-${randomUUID()}}`;
 const tokens = { big: `big-${randomUUID()}`, small: `small-${randomUUID()}` };
@@ -74,7 +74,7 @@ const app = await buildApp({
     return client;
   },
 });
-const browser = await chromium.launch({ executablePath: chromiumBin, headless: true });
+const browser = await chromium.launch({ executablePath: chromiumPath(), headless: true });
 try {
   // A resolved spec as the API stores it, then RUNS runs written straight to the store.
   const submitted = await app.inject({

@@ -1,3 +1,4 @@
+export { chromiumPath } from './chromium.ts';
 export { eventually } from './eventually.ts';
 export { freePort } from './free-port.ts';
 export {
