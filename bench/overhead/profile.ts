@@ -10,6 +10,8 @@ interface ProfileNode {
 }
 export interface CpuProfile {
   nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
@@ -112,11 +114,15 @@ export function summarise(profile: CpuProfile, top: number): ProfileSummary {
   for (const node of profile.nodes)
     for (const child of node.children ?? []) parent.set(child, node.id);
   const self = new Map<number, number>();
-  // A sample stands for the time since the one before it; the first one's delta is the time from
-  // Profiler.start to the first sample (the inspector's own `dispatch`, ≈ 95 ms here), not a
-  // sample of anything the step ran, so it is left out.
+  // Sample i is taken timeDeltas[i] µs after sample i − 1 and stands until sample i + 1 (the
+  // last one until endTime), as in api/cpu-profile.ts: the time from Profiler.start to the first
+  // sample (≈ 95 ms here, charged to the inspector's `dispatch` until 2026-12-07) is no sample's.
+  let elapsed = profile.timeDeltas[0] ?? 0;
   profile.samples.forEach((id, i) => {
-    if (i > 0) self.set(id, (self.get(id) ?? 0) + profile.timeDeltas[i]! / 1000);
+    const us =
+      profile.timeDeltas[i + 1] ?? Math.max(0, profile.endTime - profile.startTime - elapsed);
+    elapsed += us;
+    self.set(id, (self.get(id) ?? 0) + us / 1000);
   });
   const functions = new Map<string, number>();
   const areas = new Map<string, number>();

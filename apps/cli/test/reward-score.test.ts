@@ -329,11 +329,14 @@ describe('anneal reward score', { timeout: 120_000 }, () => {
     expect(run.stderr).toContain('Usage: anneal reward score [options]');
   });
 
-  it('--help documents the defaults and exits 0', async () => {
-    const run = await anneal(['reward', 'score', '--help']);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(
-      /alphaWin\s+1\n\s+alphaLose\s+1\n\s+betaLose\s+0\.1\n\s+lambdaTool\s+0\.1\n\s+lambdaLen\s+0\.1\n\s+gate\s+true\n\s+normalizeStd\s+false/,
-    );
-  });
+  it.each([[['reward', 'score', '--help']], [['reward', 'help', 'score']]])(
+    'anneal %s documents the defaults and exits 0',
+    async (args) => {
+      const run = await anneal(args);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(
+        /alphaWin\s+1\n\s+alphaLose\s+1\n\s+betaLose\s+0\.1\n\s+lambdaTool\s+0\.1\n\s+lambdaLen\s+0\.1\n\s+gate\s+true\n\s+normalizeStd\s+false/,
+      );
+    },
+  );
 });

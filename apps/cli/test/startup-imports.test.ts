@@ -2,11 +2,12 @@
 // registering the commands loads no heavy module: the engines and envs (protobufjs, tar, ONNX),
 // the control plane and worker (fastify, bullmq), telemetry (pino, prom-client) and the demo's
 // progress bars load when their command runs. This runs the CLI's sources with a module-resolve
-// hook that records every module and checks none of those was loaded. In the bundle the bin runs,
-// the run spec's schemas (TypeBox) and the YAML parser load with the commands that parse specs:
-// the second test reads which sources the bundle's entry loads before it parses its arguments.
+// hook that records every module and checks none of those was loaded. The run spec's schemas
+// (TypeBox) and the YAML parser load with the commands that parse specs, also in the bundle the
+// bin runs: the last test bundles the sources as `npm run build` does and reads which sources the
+// bundle's entry loads before it parses its arguments.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +24,7 @@ const HEAVY = [
   /\/packages\/telemetry\//,
   /\/apps\/(control-plane|worker)\//,
   /\/node_modules\/(protobufjs|tar|onnxruntime-node|fastify|bullmq|pino|prom-client|cli-progress)\//,
+  /\/node_modules\/(yaml|@sinclair\/typebox)\//,
 ];
 
 /** Every module URL the CLI resolves while running args from its sources. */
@@ -70,7 +72,12 @@ describe('CLI start-up imports', () => {
   });
 });
 
-const BUNDLE = path.join(repoRoot, 'apps/cli/dist/bundle');
+// Inside the repository, so the packages the bundle leaves external resolve from node_modules
+// (as in bundle-workers.test.ts).
+const cache = path.join(repoRoot, 'node_modules', '.cache');
+mkdirSync(cache, { recursive: true });
+const bundleDir = mkdtempSync(path.join(cache, 'anneal-startup-test-'));
+afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
 
 /** The sources of every chunk the bundle's entry imports statically (chunk by chunk, from their
  * source maps): what a start evaluates before commander parses the arguments. */
@@ -81,24 +88,27 @@ function bundledStartupSources(): string[] {
   for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
     if (seen.has(file)) continue;
     seen.add(file);
-    const code = readFileSync(path.join(BUNDLE, file), 'utf8');
+    const code = readFileSync(path.join(bundleDir, file), 'utf8');
     // `import … from "./x.js"` and `import "./x.js"`; not `import("./x.js")`, loaded on use
     for (const match of code.matchAll(/(?:\bfrom|\bimport)\s*"\.\/([^"]+\.js)"/g)) {
       pending.push(match[1]!);
     }
-    const map = JSON.parse(readFileSync(path.join(BUNDLE, `${file}.map`), 'utf8')) as {
+    const map = JSON.parse(readFileSync(path.join(bundleDir, `${file}.map`), 'utf8')) as {
       sources: string[];
     };
     for (const source of map.sources) {
-      sources.add(path.relative(repoRoot, path.resolve(BUNDLE, source)));
+      sources.add(path.relative(repoRoot, path.resolve(bundleDir, source)));
     }
   }
   return [...sources];
 }
 
 describe('the bundled CLI at start-up', () => {
-  it('loads neither the spec schemas (TypeBox) nor the YAML parser', () => {
-    expect(existsSync(path.join(BUNDLE, 'anneal.js')), 'npm run build makes the bundle').toBe(true);
+  it('loads neither the spec schemas (TypeBox) nor the YAML parser', async () => {
+    await run(process.execPath, ['scripts/bundle-cli.mjs', '--outdir', bundleDir], {
+      cwd: repoRoot,
+      timeout: 120_000,
+    });
     const sources = bundledStartupSources();
     expect(sources).toContain('apps/cli/src/main.ts');
     expect(sources.some((s) => s.includes('node_modules/commander/'))).toBe(true);

@@ -1,7 +1,7 @@
 // `anneal reward score`: debug reward shaping on recorded rollouts (docs/recipe.md §4, §2). The input,
 // config and output formats are a public contract, documented in apps/cli/README.md.
 // The scoring (reward/run-score.ts) and the defaults (read from the run spec's schemas) load when
-// `reward score` runs or shows its help, not on every start of the CLI (bench/startup).
+// a `reward` command runs or shows its help, not on every start of the CLI (bench/startup).
 import { InvalidArgumentError, type Command } from 'commander';
 import type { RewardConfig } from '@anneal/rl';
 import type { ScoreOptions } from '../reward/run-score.ts';
@@ -32,13 +32,12 @@ function parseSeed(value: string): number {
 
 export function register(program: Command): void {
   let defaults: Readonly<RewardConfig> | undefined;
-  const reward = program
-    .command('reward')
-    .description('reward shaping tools (docs/recipe.md §4)')
-    // before a subcommand parses its flags (--help included): what its help text shows
-    .hook('preSubcommand', async () => {
-      defaults = (await import('../reward/defaults.ts')).REWARD_DEFAULTS;
-    });
+  const reward = program.command('reward').description('reward shaping tools (docs/recipe.md §4)');
+  // Before `reward` parses anything — `reward score --help` and `reward help score` included —
+  // the defaults its score help lists.
+  program.hook('preSubcommand', async (_program, subcommand) => {
+    if (subcommand === reward) defaults ??= (await import('../reward/defaults.ts')).REWARD_DEFAULTS;
+  });
   reward
     .command('score')
     .description('score recorded GRPO groups: anchored penalties, gated reward, advantages')
