@@ -87,6 +87,21 @@ function rows(totals: Map<string, number>, busyMs: number, top: number): Row[] {
     .slice(0, top);
 }
 
+/** Microseconds each sample stands for. Sample i is taken timeDeltas[i] µs after sample i − 1
+ * (the first, after startTime) and lasts until sample i + 1; the last one until endTime. The time
+ * before the first sample (the profiler starting) is no sample's. */
+export function sampleDurations(
+  profile: Pick<CpuProfile, 'startTime' | 'endTime' | 'samples' | 'timeDeltas'>,
+): number[] {
+  let elapsedUs = profile.timeDeltas[0] ?? 0;
+  return profile.samples.map((_, i) => {
+    const us =
+      profile.timeDeltas[i + 1] ?? Math.max(0, profile.endTime - profile.startTime - elapsedUs);
+    elapsedUs += us;
+    return us;
+  });
+}
+
 export function summarise(profile: CpuProfile, top = 15): Summary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
@@ -104,15 +119,11 @@ export function summarise(profile: CpuProfile, top = 15): Summary {
     }
   }
 
-  // Sample i is taken timeDeltas[i] µs after sample i - 1 (the first, after startTime) and lasts
-  // until sample i + 1; the last one until endTime.
   const selfUs = new Map<number, number>();
   let totalUs = 0;
-  let elapsedUs = profile.timeDeltas[0] ?? 0;
+  const durations = sampleDurations(profile);
   profile.samples.forEach((id, i) => {
-    const next = profile.timeDeltas[i + 1];
-    const us = next ?? Math.max(0, profile.endTime - profile.startTime - elapsedUs);
-    elapsedUs += us;
+    const us = durations[i]!;
     if (profilerOwn.has(id)) return;
     totalUs += us;
     selfUs.set(id, (selfUs.get(id) ?? 0) + us);

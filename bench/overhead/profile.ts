@@ -2,6 +2,7 @@
 // function (self time) and by area of the code (each sample charged to its innermost frame in a
 // repository module or a dependency, so JSON.parse or GC inside the vLLM client counts there).
 import { Session } from 'node:inspector/promises';
+import { sampleDurations } from '../api/cpu-profile.ts';
 
 interface ProfileNode {
   id: number;
@@ -114,16 +115,10 @@ export function summarise(profile: CpuProfile, top: number): ProfileSummary {
   for (const node of profile.nodes)
     for (const child of node.children ?? []) parent.set(child, node.id);
   const self = new Map<number, number>();
-  // Sample i is taken timeDeltas[i] µs after sample i − 1 and stands until sample i + 1 (the
-  // last one until endTime), as in api/cpu-profile.ts: the time from Profiler.start to the first
-  // sample (≈ 95 ms here, charged to the inspector's `dispatch` until 2026-12-07) is no sample's.
-  let elapsed = profile.timeDeltas[0] ?? 0;
-  profile.samples.forEach((id, i) => {
-    const us =
-      profile.timeDeltas[i + 1] ?? Math.max(0, profile.endTime - profile.startTime - elapsed);
-    elapsed += us;
-    self.set(id, (self.get(id) ?? 0) + us / 1000);
-  });
+  // the time from Profiler.start to the first sample (≈ 95 ms here) is no sample's: until
+  // 2026-12-07 it was charged to the inspector's `dispatch`
+  const durations = sampleDurations(profile);
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + durations[i]! / 1000));
   const functions = new Map<string, number>();
   const areas = new Map<string, number>();
   let totalMs = 0;

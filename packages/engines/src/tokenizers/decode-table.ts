@@ -23,6 +23,12 @@ interface KernelExports {
  * as one v128). */
 let compiled: object | null | undefined;
 
+/** The decode kernel, compiled once a thread. */
+function kernelModule(): object | null {
+  if (compiled === undefined) compiled = compileEmbedded(DECODE_KERNEL_BASE64);
+  return compiled;
+}
+
 /** Where the rows are copied from and written to: the kernel's memory, or a plain buffer. */
 interface Backing {
   buffer(): ArrayBuffer;
@@ -108,12 +114,7 @@ export class DecodeTable {
     readonly rowCount: number,
     options: { kernel?: boolean } = {},
   ) {
-    const module =
-      options.kernel === false
-        ? null
-        : compiled === undefined
-          ? (compiled = compileEmbedded(DECODE_KERNEL_BASE64))
-          : compiled;
+    const module = options.kernel === false ? null : kernelModule();
     this.backing =
       module === null ? new ScriptBacking() : new KernelBacking(instantiate<KernelExports>(module));
     this.idsAt = ROW_BYTES * rowCount;
